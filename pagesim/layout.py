@@ -1,0 +1,147 @@
+"""Layout: the address space as regions (start, length, page size), like ``pmap -sx``.
+
+A heap can use 4 MiB pages while everything else uses 8 KiB (Solaris MPSS); a 16 MiB buffer can be
+one 16 MiB hugetlb page. Regions never overlap, and each starts and ends on its page size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .units import format_size, parse_page_size, parse_size
+
+MAX_PAGES = 1 << 28  # simulated pages across all regions: the page-state arrays take one byte each
+DEFAULT_BASE = 1 << 40  # where generated workloads place their first array (1 TiB, aligned to 1 GiB)
+
+
+@dataclass(frozen=True)
+class Region:
+    start: int
+    length: int
+    page_size: int
+    name: str = ""
+    mode: str = "rw---"
+
+    def __post_init__(self):
+        n = f"region {self.name!r}" if self.name else "region"
+        object.__setattr__(self, "start", parse_size(self.start, f"{n} start"))
+        object.__setattr__(self, "length", parse_size(self.length, f"{n} length"))
+        object.__setattr__(self, "page_size", parse_page_size(self.page_size, f"{n} page_size"))
+        if self.length <= 0:
+            raise ValueError(f"{n} length={self.length} must be positive")
+        if self.start % self.page_size:
+            raise ValueError(f"{n} start={self.start:#x} is not aligned to its page size {format_size(self.page_size)}")
+        if self.length % self.page_size:
+            raise ValueError(
+                f"{n} length={self.length} is not a multiple of its page size {format_size(self.page_size)}; "
+                "use Region.covering() to round it out"
+            )
+
+    @property
+    def end(self) -> int:
+        return self.start + self.length
+
+    @property
+    def pages(self) -> int:
+        return self.length // self.page_size
+
+    @classmethod
+    def covering(cls, start, length, page_size, name: str = "", mode: str = "rw---") -> "Region":
+        """The smallest page-aligned region holding [start, start+length), as mmap rounds a request."""
+        p = parse_page_size(page_size)
+        s = parse_size(start, "start")
+        e = s + parse_size(length, "length")
+        s0 = s - s % p
+        e0 = -(-e // p) * p
+        return cls(s0, e0 - s0, p, name, mode)
+
+
+@dataclass(frozen=True)
+class Layout:
+    regions: tuple[Region, ...]
+
+    def __post_init__(self):
+        regs = tuple(self.regions)
+        for r in regs:
+            if not isinstance(r, Region):
+                raise TypeError(f"Layout regions must be Region objects, got {type(r).__name__}")
+        if not regs:
+            raise ValueError("a Layout needs at least one region")
+        regs = tuple(sorted(regs, key=lambda r: r.start))
+        for a, b in zip(regs, regs[1:]):
+            if b.start < a.end:
+                raise ValueError(
+                    f"regions overlap: {a.name or 'region'} [{a.start:#x}, {a.end:#x}) and "
+                    f"{b.name or 'region'} [{b.start:#x}, {b.end:#x})"
+                )
+        total = sum(r.pages for r in regs)
+        if total > MAX_PAGES:
+            raise ValueError(
+                f"layout maps {total} pages; pagesim simulates at most {MAX_PAGES} pages (2**28, one byte of state each): "
+                "use a larger page size or a smaller working set"
+            )
+        object.__setattr__(self, "regions", regs)
+
+    @classmethod
+    def single(cls, length, page_size, start=DEFAULT_BASE, name: str = "[ anon ]") -> "Layout":
+        return cls((Region.covering(start, length, page_size, name),))
+
+    @classmethod
+    def covering_addresses(cls, addresses, page_size, granule="2M", name: str = "[ trace ]") -> "Layout":
+        """Regions covering every address in ``addresses``: granule-aligned blocks, merged when adjacent."""
+        p = parse_page_size(page_size)
+        g = max(parse_page_size(granule, "granule"), p)
+        a = np.asarray(addresses, dtype=np.uint64)
+        if a.size == 0:
+            raise ValueError("addresses is empty: nothing to lay out")
+        blocks = np.unique(a >> np.uint64(g.bit_length() - 1))
+        regions, run_start, prev = [], int(blocks[0]), int(blocks[0])
+        for b in blocks[1:].tolist() + [None]:
+            if b is not None and b == prev + 1:
+                prev = b
+                continue
+            regions.append(Region(run_start * g, (prev - run_start + 1) * g, p, f"{name} {len(regions)}"))
+            if b is not None:
+                run_start = prev = b
+        return cls(tuple(regions))
+
+    def check_machine(self, machine) -> None:
+        limit = 1 << min(machine.va_bits, 63)
+        for r in self.regions:
+            machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
+            if r.end > limit:
+                raise ValueError(
+                    f"region {r.name!r} ends at {r.end:#x}, beyond the {min(machine.va_bits, 63)}-bit virtual address space "
+                    f"of machine {machine.name!r} (addresses must be below {limit:#x})"
+                )
+
+    @property
+    def total_pages(self) -> int:
+        return sum(r.pages for r in self.regions)
+
+    def pages_by_size(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for r in self.regions:
+            out[r.page_size] = out.get(r.page_size, 0) + r.pages
+        return out
+
+    def pmap(self, rss_pages=None, title: str = "pagesim") -> str:
+        """A ``pmap -sx``-like table. ``rss_pages`` (optional) gives touched pages per region."""
+        lines = [f"{title}", " Address          Kbytes        RSS   Pgsz Mode   Mapped File"]
+        tk = tr = 0
+        for i, r in enumerate(self.regions):
+            kb = r.length // 1024
+            rss = kb if rss_pages is None else int(rss_pages[i]) * r.page_size // 1024
+            tk += kb
+            tr += rss
+            lines.append(f" {r.start:016X} {kb:>9} {rss:>10} {format_size(r.page_size):>6} {r.mode:<6} {r.name}")
+        lines.append(" ---------------- --------- ----------")
+        lines.append(f" total Kb         {tk:>9} {tr:>10}")
+        return "\n".join(lines)
+
+    def to_records(self) -> list[dict]:
+        return [
+            {"name": r.name, "start": r.start, "length": r.length, "page_size": r.page_size, "mode": r.mode}
+            for r in self.regions
+        ]

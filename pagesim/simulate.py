@@ -1,0 +1,300 @@
+"""simulate(): one machine, one layout, one workload -> an xarray.Dataset of counters and costs."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import xarray as xr
+
+from . import __version__
+from ._kernels import translate as K
+from .costs import add_costs
+from .layout import DEFAULT_BASE, Layout, Region
+from .machines import Machine, machine as get_machine
+from .units import format_size, is_power_of_two, log2, parse_page_size
+from .workloads import Addresses, Workload, workload as make_workload
+
+KINDS = ("data", "instr")
+POLICY = {"lru": K.LRU, "fifo": K.FIFO, "random": K.RANDOM}
+WALK = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB, "vhpt": K.VHPT}
+MAX_CHUNK = 1 << 24
+PROGRAM_THRESHOLD = 8  # "when there are 8 or more pages using the larger page-size" (002_7166aff63bc805c7.txt)
+
+
+def place(w: Workload, page_size: int, base: int = DEFAULT_BASE, gap: int = 1 << 30) -> Layout:
+    """Lay a workload's arrays out one after another from ``base``, each rounded out to the page
+    size and starting on a ``gap``-aligned boundary (at least the page size)."""
+    align = max(gap, page_size)
+    regions, at = [], base - base % align
+    for name, length in w.spans():
+        r = Region.covering(at, length, page_size, name)
+        regions.append(r)
+        at = -(-(r.end + 1) // align) * align
+    return Layout(tuple(regions))
+
+
+def resolve_programmable(m: Machine, layout: Layout) -> tuple[Machine, dict]:
+    """Program each programmable structure to the large size with the most mapped pages, when it has
+    at least 8 (the Solaris rule for UltraSPARC III Cu); otherwise leave it unused."""
+    programmed = {}
+    by_size = layout.pages_by_size()
+    for s in m.structures:
+        if not s.programmable:
+            continue
+        cands = [(by_size.get(p, 0), p) for p in s.sizes]
+        pages, p = max(cands)
+        if pages >= PROGRAM_THRESHOLD:
+            m = m.program(s.name, p)
+            programmed[s.name] = p
+    return m, programmed
+
+
+def _build(m: Machine, layout: Layout, seed: int):
+    sizes = list(m.page_sizes)
+    nk = len(sizes)
+    zidx = {p: i for i, p in enumerate(sizes)}
+    tlbs = list(m.structures)
+    structs = tlbs + ([m.slb] if m.slb is not None else [])
+    pwcs = list(m.walker.pwc) if m.walker.kind == "radix" else []
+    ns = len(structs) + len(pwcs)
+    sets = np.array([s.sets for s in structs] + [p.entries // p.ways for p in pwcs], dtype=np.int64)
+    ways = np.array([s.ways for s in structs] + [p.ways for p in pwcs], dtype=np.int64)
+    policy = np.array([POLICY[s.replacement] for s in structs] + [POLICY[p.replacement] for p in pwcs], dtype=np.int64)
+    mask = np.array([x - 1 if is_power_of_two(int(x)) else -1 for x in sets], dtype=np.int64)
+    base = np.zeros(ns, dtype=np.int64)
+    base[1:] = np.cumsum(sets * ways)[:-1]
+    tag_shift = np.zeros((ns, nk), dtype=np.int64)
+    for i, s in enumerate(tlbs):
+        for z, p in enumerate(sizes):
+            tag_shift[i, z] = log2(s.entry_size(p))
+    if m.slb is not None:
+        tag_shift[len(tlbs), :] = K.SEGMENT_SHIFT
+    for j, p in enumerate(pwcs):
+        tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
+    chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
+    L = max(1, max(len(c) for c in chains.values()))
+    chain = np.full((2, nk, L), -1, dtype=np.int64)
+    for (k, z), c in chains.items():
+        chain[k, z, : len(c)] = c
+    firsts = [{c[0] for (kk, _), c in chains.items() if kk == k and c} for k in range(2)]
+    shared_first = 1 if firsts[0] & firsts[1] else 0
+    regs = layout.regions
+    reg_pages = np.array([r.pages for r in regs], dtype=np.int64)
+    reg_base = np.zeros(len(regs), dtype=np.int64)
+    reg_base[1:] = np.cumsum(reg_pages)[:-1]
+    w = m.walker
+    radix_refs = np.array([w.leaf_refs(p) if w.kind == "radix" else 1 for p in sizes], dtype=np.int64)
+    one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
+    cfg = K.Config(
+        st_sets=sets, st_ways=ways, st_mask=mask, st_policy=policy, st_base=base,
+        tag_shift=tag_shift, chain=chain,
+        reg_start=np.array([r.start for r in regs], dtype=np.int64),
+        reg_end=np.array([r.end for r in regs], dtype=np.int64),
+        reg_size=np.array([zidx[r.page_size] for r in regs], dtype=np.int64),
+        reg_base=reg_base,
+        page_shift=np.array([log2(p) for p in sizes], dtype=np.int64),
+        walk_kind=one(WALK[w.kind]), radix_refs=radix_refs,
+        pwc_struct=np.arange(len(structs), ns, dtype=np.int64),
+        pwc_skip=np.array([p.skip for p in pwcs], dtype=np.int64),
+        slb_struct=one(len(tlbs) if m.slb is not None else -1),
+        tsb_mask=one(w.tsb_entries - 1 if w.kind == "tsb" else 0),
+        sw_walk_refs=one(w.sw_walk_refs),
+        hpt_mask=one(w.hpt_ptegs - 1 if w.kind == "hashed" else 0),
+        shared_first=one(shared_first),
+    )
+    total = int(reg_pages.sum())
+    hashed = w.kind == "hashed"
+    st = K.State(
+        tags=np.full(int((sets * ways).sum()), -1, dtype=np.int64),
+        stamps=np.zeros(int((sets * ways).sum()), dtype=np.int64),
+        clock=np.zeros(1, dtype=np.int64),
+        rng=np.array([(int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 64) or 1], dtype=np.uint64),
+        page_state=np.zeros(total, dtype=np.uint8),
+        page_hpt=np.zeros(total if hashed else 1, dtype=np.uint8),
+        tsb=np.full(nk * w.tsb_entries if w.kind == "tsb" else 1, -1, dtype=np.int64),
+        hpt_slots=np.zeros(w.hpt_ptegs * 8 if hashed else 1, dtype=np.int64),
+        hpt_rr=np.zeros(w.hpt_ptegs if hashed else 1, dtype=np.uint8),
+        memo_addr=np.full(2, -1, dtype=np.int64),
+        memo_shift=np.zeros(2, dtype=np.int64),
+        memo_s=np.zeros(2, dtype=np.int64),
+        memo_z=np.zeros(2, dtype=np.int64),
+        run=np.zeros(2, dtype=np.int64),
+    )
+    cnt = K.Counters(
+        accesses=np.zeros((2, nk), dtype=np.int64),
+        hits=np.zeros((ns, nk), dtype=np.int64),
+        misses=np.zeros((ns, nk), dtype=np.int64),
+        walks=np.zeros((2, nk), dtype=np.int64),
+        walk_refs=np.zeros((2, nk), dtype=np.int64),
+        tsb_hits=np.zeros((2, nk), dtype=np.int64),
+        tsb_misses=np.zeros((2, nk), dtype=np.int64),
+        faults=np.zeros(nk, dtype=np.int64),
+        hpt_secondary=np.zeros(nk, dtype=np.int64),
+        hpt_events=np.zeros(2, dtype=np.int64),
+    )
+    return cfg, st, cnt, structs, pwcs
+
+
+def _check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    if not 0 <= int(seed) < (1 << 63):
+        raise ValueError(f"seed={seed} is out of range: allowed 0..2**63-1")
+    return int(seed)
+
+
+def simulate(
+    machine,
+    workload=None,
+    *,
+    page_size=None,
+    layout: Layout | None = None,
+    addresses=None,
+    kinds=None,
+    seed: int = 0,
+    chunk_size: int = 1 << 20,
+    work_cycles: float | None = None,
+    progress: bool = False,
+    **workload_params,
+) -> xr.Dataset:
+    """Simulate address translation for ``workload`` on ``machine``.
+
+    machine: a preset name ('skylake', 'power6', ...) or a :class:`Machine`.
+    workload: a :class:`Workload`, or a name ('random', 'stream', 'md', ...) with its parameters
+        as keywords (``working_set='1G', accesses=10**6``); or pass ``addresses`` (any integer
+        array; ``kinds``: 0 data, 1 instruction) instead.
+    page_size: the page size every region uses (default: the machine's base page). Ignored when
+        ``layout`` is given, which fixes each region's page size (e.g. a 4M heap, 8K elsewhere).
+    seed: every random choice comes from it; the same inputs give the same Dataset.
+    work_cycles: non-translation cycles per access for the cost model (default: the workload's).
+
+    Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
+    """
+    m = get_machine(machine)
+    seed = _check_seed(seed)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or not 1 <= chunk_size <= MAX_CHUNK:
+        raise ValueError(f"chunk_size={chunk_size!r} must be an int in 1..{MAX_CHUNK}")
+    if addresses is not None:
+        if workload is not None or workload_params:
+            raise ValueError("give either addresses or a workload, not both")
+        w = Addresses(addresses=addresses, kinds=kinds)
+    elif workload is None:
+        raise ValueError("simulate needs a workload (a Workload or a name such as 'random') or addresses=")
+    else:
+        w = make_workload(workload, **workload_params)
+    if layout is None:
+        p = m.check_page_size(page_size if page_size is not None else m.base_page)
+        layout = Layout.covering_addresses(w.addresses, p) if isinstance(w, Addresses) else place(w, p)
+    else:
+        if not isinstance(layout, Layout):
+            raise TypeError(f"layout must be a pagesim Layout, got {type(layout).__name__}")
+        if isinstance(w, Workload) and not isinstance(w, Addresses) and len(layout.regions) < len(w.spans()):
+            raise ValueError(f"layout has {len(layout.regions)} regions but workload {w.label} needs {len(w.spans())} ({[n for n, _ in w.spans()]})")
+        if page_size is not None:
+            raise ValueError("give page_size or layout, not both: a layout fixes each region's page size")
+    layout.check_machine(m)
+    if not isinstance(w, Addresses):
+        for (name, length), r in zip(w.spans(), layout.regions):
+            if length > r.length:
+                raise ValueError(f"region {r.name!r} is {r.length} bytes but workload array {name!r} needs {length}")
+    m_eff, programmed = resolve_programmable(m, layout)
+    cfg, st, cnt, structs, pwcs = _build(m_eff, layout, seed)
+    bases = [r.start for r in layout.regions]
+    empty = np.zeros(0, dtype=np.uint8)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=w.n_accesses, desc=f"{m.name} {w.label}", unit="acc", unit_scale=True, leave=False)
+    done = 0
+    for addrs, kk in w.chunks(bases, int(chunk_size), seed):
+        a = np.ascontiguousarray(addrs, dtype=np.uint64).view(np.int64)
+        ka = empty if kk is None else np.ascontiguousarray(kk, dtype=np.uint8)
+        bad = K.translate_chunk(a, ka, cfg, st, cnt)
+        if bad >= 0:
+            addr = int(a[bad]) & ((1 << 64) - 1)
+            raise ValueError(
+                f"address {addr:#x} (access {done + bad}) lies outside every region of the layout: "
+                f"regions are {', '.join(f'[{r.start:#x}, {r.end:#x})' for r in layout.regions)}"
+            )
+        done += a.shape[0]
+        if bar is not None:
+            bar.update(a.shape[0])
+    K.finish(st, cnt)
+    if bar is not None:
+        bar.close()
+    ds = _dataset(m_eff, layout, w, cnt, st, structs, pwcs)
+    ds.attrs.update(
+        {
+            "machine": m.name,
+            "machine_title": m.title,
+            "machine_changes": json.dumps(list(m.changes)),
+            "programmed": json.dumps({k: format_size(v) for k, v in programmed.items()}),
+            "workload": w.name,
+            "workload_label": w.label,
+            "workload_params": json.dumps({k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in w.params().items()}),
+            "layout": json.dumps(layout.to_records()),
+            "page_size_requested": parse_page_size(page_size) if page_size is not None else 0,
+            "seed": seed,
+            "pagesim_version": __version__,
+            "assumptions": json.dumps(m.assumptions),
+        }
+    )
+    wc = float(w.work_cycles if work_cycles is None else work_cycles)
+    if wc < 0:
+        raise ValueError(f"work_cycles={work_cycles} must be zero or more")
+    return add_costs(ds, m_eff, wc)
+
+
+def _dataset(m, layout, w, cnt, st, structs, pwcs) -> xr.Dataset:
+    sizes = list(m.page_sizes)
+    labels = [format_size(p) for p in sizes]
+    snames = [s.name for s in structs]
+    nt = len(structs)
+    coords = {
+        "page_size": ("page_size", np.array(sizes, dtype=np.int64), {"units": "bytes"}),
+        "page": ("page_size", labels),
+        "side": ("side", list(KINDS)),
+        "structure": ("structure", snames),
+        "level": ("structure", [s.level for s in structs]),
+        "structure_side": ("structure", [s.side for s in structs]),
+        "entries": ("structure", [s.entries for s in structs]),
+        "latency": ("structure", [s.latency for s in structs], {"units": "cycles"}),
+    }
+    dv = {
+        "accesses": (("side", "page_size"), cnt.accesses.copy(), {"units": "accesses", "long_name": "accesses by side and page size"}),
+        "hits": (("structure", "page_size"), cnt.hits[:nt].copy(), {"units": "lookups", "long_name": "lookups that hit"}),
+        "misses": (("structure", "page_size"), cnt.misses[:nt].copy(), {"units": "lookups", "long_name": "lookups that missed (and filled)"}),
+        "walks": (("side", "page_size"), cnt.walks.copy(), {"units": "walks", "long_name": "page-table walks (misses in every structure)"}),
+        "walk_refs": (("side", "page_size"), cnt.walk_refs.copy(), {"units": "memory references", "long_name": "page-table memory references"}),
+        "faults": (("page_size",), cnt.faults.copy(), {"units": "faults", "long_name": "first-touch page faults"}),
+    }
+    page_state = st.page_state
+    pages_by_size = np.zeros(len(sizes), dtype=np.int64)
+    touched_by_region = []
+    off = 0
+    for r in layout.regions:
+        t = int(np.count_nonzero(page_state[off : off + r.pages]))
+        touched_by_region.append(t)
+        pages_by_size[sizes.index(r.page_size)] += t
+        off += r.pages
+    dv["pages_touched"] = (("page_size",), pages_by_size, {"units": "pages", "long_name": "distinct pages touched"})
+    mapped = np.zeros(len(sizes), dtype=np.int64)
+    for r in layout.regions:
+        mapped[sizes.index(r.page_size)] += r.pages
+    dv["pages_mapped"] = (("page_size",), mapped, {"units": "pages", "long_name": "pages the layout maps"})
+    if pwcs:
+        coords["pwc"] = ("pwc", [p.name for p in pwcs])
+        dv["pwc_hits"] = (("pwc", "page_size"), cnt.hits[nt:].copy(), {"units": "lookups"})
+        dv["pwc_misses"] = (("pwc", "page_size"), cnt.misses[nt:].copy(), {"units": "lookups"})
+    if m.walker.kind == "tsb":
+        dv["tsb_hits"] = (("side", "page_size"), cnt.tsb_hits.copy(), {"units": "probes"})
+        dv["tsb_misses"] = (("side", "page_size"), cnt.tsb_misses.copy(), {"units": "probes"})
+    if m.walker.kind == "hashed":
+        dv["hpt_secondary"] = (("page_size",), cnt.hpt_secondary.copy(), {"units": "walks", "long_name": "walks resolved in the secondary PTEG"})
+        dv["hpt_evictions"] = ((), int(cnt.hpt_events[0]), {"units": "entries"})
+        dv["hpt_refills"] = ((), int(cnt.hpt_events[1]), {"units": "faults", "long_name": "hash faults re-inserting an evicted entry"})
+    ds = xr.Dataset(dv, coords=coords)
+    ds["region_pages_touched"] = (("region",), np.array(touched_by_region, dtype=np.int64), {"units": "pages"})
+    ds = ds.assign_coords(region=[r.name or f"region {i}" for i, r in enumerate(layout.regions)])
+    return ds

@@ -1,0 +1,428 @@
+"""Workloads: named generators of virtual addresses, produced in chunks from a seed.
+
+Each workload names the arrays it touches (``spans``: name and length in bytes); ``simulate``
+places them as regions of a layout and the workload then yields absolute addresses, chunk by
+chunk, so 10**9 accesses need no more memory than 10**6. The same seed gives the same addresses
+whatever the chunk size.
+
+>>> import pagesim
+>>> w = pagesim.workload("random", working_set="1G", accesses=1_000_000)
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._kernels.workloads import (
+    gen_blocked_matrix,
+    gen_md,
+    gen_pointer_chase,
+    gen_uniform_random,
+)
+from .units import format_size, parse_size
+
+MAX_ACCESSES = 1 << 40  # about 10**12: beyond that a run takes days
+ELEMENT = 8  # bytes of one double / pointer
+
+
+def _count(name, value, lo=1, hi=MAX_ACCESSES) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a whole number, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if not lo <= value <= hi:
+        raise ValueError(f"{name}={value} is out of range: allowed {lo}..{hi}")
+    return value
+
+
+def _bytes(name, value, lo=ELEMENT, hi=1 << 46) -> int:
+    v = parse_size(value, name)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name}={format_size(v)} is out of range: allowed {format_size(lo)}..{format_size(hi)} (64 TiB)")
+    return v
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Base class. Subclasses define ``spans()`` and ``_chunks(bases, chunk, seed)``."""
+
+    name = "workload"
+    #: non-translation work per access, in cycles (modelling assumption used by the cost model)
+    work_cycles: float = 1.0
+
+    def spans(self) -> list[tuple[str, int]]:
+        raise NotImplementedError
+
+    @property
+    def n_accesses(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def working_set(self) -> int:
+        return sum(n for _, n in self.spans())
+
+    def chunks(self, bases, chunk: int = 1 << 20, seed: int = 0):
+        """Yield (addresses uint64, kinds or None) with at most ``chunk`` accesses each."""
+        for a in self._chunks([int(b) for b in bases], int(chunk), int(seed)):
+            yield a, None
+
+    def params(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}({format_size(self.working_set)})"
+
+
+@dataclass(frozen=True)
+class Sequential(Workload):
+    """Read every ``stride`` bytes of one array from start to end, ``passes`` times (memset when stride=8)."""
+
+    name = "sequential"
+    size: int = 1 << 20
+    stride: int = ELEMENT
+    passes: int = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", _bytes("size", self.size))
+        object.__setattr__(self, "stride", _bytes("stride", self.stride, 1, self.size))
+        object.__setattr__(self, "passes", _count("passes", self.passes, 1, 1 << 20))
+
+    def spans(self):
+        return [("array", self.size)]
+
+    @property
+    def per_pass(self):
+        return -(-self.size // self.stride)
+
+    @property
+    def n_accesses(self):
+        return self.per_pass * self.passes
+
+    def _chunks(self, bases, chunk, seed):
+        per = self.per_pass
+        for start in range(0, self.n_accesses, chunk):
+            idx = np.arange(start, min(start + chunk, self.n_accesses), dtype=np.uint64)
+            yield np.uint64(bases[0]) + (idx % np.uint64(per)) * np.uint64(self.stride)
+
+
+@dataclass(frozen=True)
+class Strided(Sequential):
+    """Like :class:`Sequential` with a large stride: one access per ``stride`` bytes (strided solvers)."""
+
+    name = "strided"
+    stride: int = 4096
+
+
+@dataclass(frozen=True)
+class StreamTriad(Workload):
+    """STREAM triad a[i] = b[i] + q*c[i] over three arrays of ``n`` doubles: loads b[i], c[i], stores a[i]."""
+
+    name = "stream"
+    n: int = 1 << 17
+    passes: int = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", _count("n", self.n, 1, 1 << 40))
+        object.__setattr__(self, "passes", _count("passes", self.passes, 1, 1 << 20))
+
+    def spans(self):
+        return [("a", self.n * ELEMENT), ("b", self.n * ELEMENT), ("c", self.n * ELEMENT)]
+
+    @property
+    def n_accesses(self):
+        return 3 * self.n * self.passes
+
+    def _chunks(self, bases, chunk, seed):
+        order = np.array([bases[1], bases[2], bases[0]], dtype=np.uint64)  # b, c, a
+        for start in range(0, self.n_accesses, chunk):
+            idx = np.arange(start, min(start + chunk, self.n_accesses), dtype=np.uint64)
+            i = (idx // np.uint64(3)) % np.uint64(self.n)
+            yield order[(idx % np.uint64(3)).astype(np.intp)] + i * np.uint64(ELEMENT)
+
+
+@dataclass(frozen=True)
+class UniformRandom(Workload):
+    """``accesses`` uniformly random 8-byte accesses over ``size`` bytes (GUPS / RandomAccess)."""
+
+    name = "random"
+    size: int = 1 << 30
+    accesses: int = 1_000_000
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", _bytes("size", self.size))
+        object.__setattr__(self, "accesses", _count("accesses", self.accesses))
+
+    def spans(self):
+        return [("table", self.size)]
+
+    @property
+    def n_accesses(self):
+        return self.accesses
+
+    def _chunks(self, bases, chunk, seed):
+        slots = self.size // ELEMENT
+        for start in range(0, self.accesses, chunk):
+            out = np.empty(min(chunk, self.accesses - start), dtype=np.int64)
+            gen_uniform_random(out, start, seed, slots, bases[0], ELEMENT)
+            yield out.view(np.uint64)
+
+
+@dataclass(frozen=True)
+class PointerChase(Workload):
+    """Follow a random cycle through ``size / node`` nodes of ``node`` bytes, ``accesses`` steps.
+
+    The cycle is a full-period linear congruential sequence over the next power of two, skipping
+    values past the last node, so it needs no permutation table (memory stays flat)."""
+
+    name = "pointer_chase"
+    size: int = 1 << 30
+    accesses: int = 1_000_000
+    node: int = 64
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", _bytes("size", self.size))
+        object.__setattr__(self, "node", _bytes("node", self.node, ELEMENT, self.size))
+        object.__setattr__(self, "accesses", _count("accesses", self.accesses))
+
+    def spans(self):
+        return [("nodes", self.size)]
+
+    @property
+    def n_accesses(self):
+        return self.accesses
+
+    def _chunks(self, bases, chunk, seed):
+        nodes = self.size // self.node
+        bits = max(2, int(nodes - 1).bit_length())
+        rng = np.random.default_rng(seed)
+        a = int(rng.integers(0, 1 << 20)) * 4 + 1  # a = 1 mod 4 and c odd: full period mod 2**bits
+        c = int(rng.integers(0, 1 << 20)) * 2 + 1
+        state = np.array([int(rng.integers(0, nodes))], dtype=np.int64)
+        for start in range(0, self.accesses, chunk):
+            out = np.empty(min(chunk, self.accesses - start), dtype=np.int64)
+            gen_pointer_chase(out, state, a, c, bits, nodes, bases[0], self.node)
+            yield out.view(np.uint64)
+
+
+@dataclass(frozen=True)
+class BlockedMatrix(Workload):
+    """Tiled matrix multiply C += A B on n x n doubles with b x b tiles (DGEMM / HPL-like):
+    for each tile triple, for i, for k: load A[i,k]; for j: load B[k,j], update C[i,j]."""
+
+    name = "blocked_matrix"
+    n: int = 256
+    block: int = 32
+    max_accesses: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", _count("n", self.n, 1, 1 << 16))
+        object.__setattr__(self, "block", _count("block", self.block, 1, self.n))
+        object.__setattr__(self, "max_accesses", _count("max_accesses", self.max_accesses, 0))
+
+    def spans(self):
+        m = self.n * self.n * ELEMENT
+        return [("A", m), ("B", m), ("C", m)]
+
+    @property
+    def full_accesses(self):
+        tiles = -(-self.n // self.block)
+        return self.n * self.n * tiles + 2 * self.n ** 3
+
+    @property
+    def n_accesses(self):
+        return min(self.full_accesses, self.max_accesses) if self.max_accesses else self.full_accesses
+
+    def _chunks(self, bases, chunk, seed):
+        state = np.zeros(7, dtype=np.int64)  # ii, jj, kk, i, k, j, phase
+        left = self.n_accesses
+        while left:
+            out = np.empty(min(chunk, left), dtype=np.int64)
+            gen_blocked_matrix(out, state, self.n, self.block, bases[0], bases[1], bases[2])
+            left -= out.shape[0]
+            yield out.view(np.uint64)
+
+
+@dataclass(frozen=True)
+class MolecularDynamics(Workload):
+    """Neighbour access of a cell-list MD code: ``atoms`` records of ``atom_bytes`` in a cubic grid
+    of cells (``atoms_per_cell`` each); cells are visited in order and every atom of a cell is
+    compared with every atom of the 27 neighbouring cells, ``steps`` times. ``shuffle`` is the
+    fraction of atoms stored at a random place in memory instead of in cell order (1.0: atoms
+    'distributed in a pseudo-random fashion in memory', as the CSCS paper says)."""
+
+    name = "md"
+    atoms: int = 32768
+    atom_bytes: int = 64
+    atoms_per_cell: int = 8
+    shuffle: float = 1.0
+    steps: int = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "atoms", _count("atoms", self.atoms, 27, 1 << 26))
+        object.__setattr__(self, "atom_bytes", _bytes("atom_bytes", self.atom_bytes, ELEMENT, 1 << 20))
+        object.__setattr__(self, "atoms_per_cell", _count("atoms_per_cell", self.atoms_per_cell, 1, 1024))
+        object.__setattr__(self, "steps", _count("steps", self.steps, 1, 1 << 20))
+        if not (isinstance(self.shuffle, (int, float)) and 0.0 <= float(self.shuffle) <= 1.0):
+            raise ValueError(f"shuffle={self.shuffle!r} must be a fraction between 0.0 and 1.0")
+
+    @property
+    def cells_per_side(self):
+        return max(3, round((self.atoms / self.atoms_per_cell) ** (1 / 3)))
+
+    @property
+    def n_cells(self):
+        return self.cells_per_side ** 3
+
+    def spans(self):
+        return [("atoms", self.n_cells * self.atoms_per_cell * self.atom_bytes)]
+
+    @property
+    def n_accesses(self):
+        per_cell = self.atoms_per_cell * (1 + 27 * self.atoms_per_cell)
+        return self.n_cells * per_cell * self.steps
+
+    def _chunks(self, bases, chunk, seed):
+        total_atoms = self.n_cells * self.atoms_per_cell
+        rng = np.random.default_rng(seed)
+        slot = np.arange(total_atoms, dtype=np.int64)
+        moved = rng.random(total_atoms) < float(self.shuffle)
+        idx = np.flatnonzero(moved)
+        slot[idx] = slot[rng.permutation(idx)]
+        state = np.zeros(4, dtype=np.int64)  # cell, atom in cell, neighbour, neighbour atom
+        left = self.n_accesses
+        while left:
+            out = np.empty(min(chunk, left), dtype=np.int64)
+            gen_md(out, state, slot, self.cells_per_side, self.atoms_per_cell, self.atom_bytes, bases[0])
+            left -= out.shape[0]
+            yield out.view(np.uint64)
+
+
+@dataclass(frozen=True)
+class Touch(Workload):
+    """Touch a freshly mapped region: ``pattern='memset'`` writes every 8 bytes in order;
+    ``pattern='random'`` touches ``accesses`` random 8-byte offsets (the POWER8 mmap study's two
+    access patterns)."""
+
+    name = "touch"
+    size: int = 16 << 20
+    pattern: str = "memset"
+    accesses: int = 4096
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", _bytes("size", self.size))
+        if self.pattern not in ("memset", "random"):
+            raise ValueError(f"pattern={self.pattern!r} is not allowed: use 'memset' or 'random'")
+        object.__setattr__(self, "accesses", _count("accesses", self.accesses))
+
+    def spans(self):
+        return [("buffer", self.size)]
+
+    @property
+    def n_accesses(self):
+        return self.size // ELEMENT if self.pattern == "memset" else self.accesses
+
+    def _chunks(self, bases, chunk, seed):
+        inner = Sequential(size=self.size) if self.pattern == "memset" else UniformRandom(size=self.size, accesses=self.accesses)
+        yield from inner._chunks(bases, chunk, seed)
+
+
+@dataclass(frozen=True)
+class Addresses(Workload):
+    """Any array of virtual addresses (and optionally kinds: 0 data, 1 instruction)."""
+
+    name = "addresses"
+    addresses: np.ndarray = None
+    kinds: np.ndarray = None
+
+    def __post_init__(self):
+        a = np.asarray(self.addresses)
+        if a.ndim != 1 or a.size == 0:
+            raise ValueError(f"addresses must be a non-empty 1-D array, got shape {a.shape}")
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"addresses must be integers, got dtype {a.dtype}")
+        if a.dtype.kind == "i" and a.size and int(a.min()) < 0:
+            raise ValueError(f"addresses must be non-negative, found {int(a.min())} at index {int(a.argmin())}")
+        object.__setattr__(self, "addresses", a.astype(np.uint64, copy=False))
+        if self.kinds is not None:
+            k = np.asarray(self.kinds)
+            if k.shape != a.shape:
+                raise ValueError(f"kinds has shape {k.shape}, addresses {a.shape}: give one kind per address")
+            if k.size and (k.min() < 0 or k.max() > 1):
+                raise ValueError("kinds must be 0 (data) or 1 (instruction)")
+            object.__setattr__(self, "kinds", k.astype(np.uint8))
+
+    def spans(self):
+        return []
+
+    @property
+    def working_set(self):
+        return int(np.unique(self.addresses >> np.uint64(12)).size) << 12
+
+    @property
+    def n_accesses(self):
+        return int(self.addresses.size)
+
+    def params(self):
+        return {"n": self.n_accesses}
+
+    @property
+    def label(self):
+        return f"addresses({self.n_accesses})"
+
+    def chunks(self, bases, chunk=1 << 20, seed=0):
+        for s in range(0, self.addresses.size, chunk):
+            yield self.addresses[s : s + chunk], (None if self.kinds is None else self.kinds[s : s + chunk])
+
+
+WORKLOADS = {
+    "sequential": Sequential,
+    "strided": Strided,
+    "stream": StreamTriad,
+    "random": UniformRandom,
+    "gups": UniformRandom,
+    "pointer_chase": PointerChase,
+    "blocked_matrix": BlockedMatrix,
+    "dgemm": BlockedMatrix,
+    "md": MolecularDynamics,
+    "touch": Touch,
+}
+
+
+def workload(name, working_set=None, accesses=None, **params) -> Workload:
+    """Make a workload by name. ``working_set`` (bytes or '1G') and ``accesses`` are mapped onto each
+    workload's own parameters where they have one; other keywords go to the workload itself."""
+    if isinstance(name, Workload):
+        if working_set is not None or accesses is not None or params:
+            raise ValueError("give either a Workload object or a workload name with parameters, not both")
+        return name
+    if not isinstance(name, str) or name not in WORKLOADS:
+        raise ValueError(f"workload={name!r} is not known: choose one of {', '.join(sorted(WORKLOADS))}")
+    cls = WORKLOADS[name]
+    fields = {f.name for f in dataclasses.fields(cls)}
+    if working_set is not None:
+        ws = parse_size(working_set, "working_set")
+        if cls is StreamTriad:
+            params.setdefault("n", max(1, ws // (3 * ELEMENT)))
+        elif cls is BlockedMatrix:
+            params.setdefault("n", max(1, int((ws / (3 * ELEMENT)) ** 0.5)))
+        elif cls is MolecularDynamics:
+            params.setdefault("atoms", max(27, ws // params.get("atom_bytes", 64)))
+        else:
+            params.setdefault("size", ws)
+    if accesses is not None:
+        acc = _count("accesses", accesses)
+        if "accesses" in fields:
+            params.setdefault("accesses", acc)
+        elif cls is BlockedMatrix:
+            params.setdefault("max_accesses", acc)
+        elif "passes" in fields:
+            probe = cls(**params)
+            params.setdefault("passes", max(1, -(-acc // probe.n_accesses)))
+    bad = sorted(set(params) - fields)
+    if bad:
+        raise ValueError(f"workload {name!r} has no parameter(s) {bad}; it takes {sorted(fields)}")
+    return cls(**params)

@@ -1,0 +1,38 @@
+"""Turn a simulate() Dataset into the reference model's counter dict, for exact comparison."""
+import numpy as np
+
+
+def dataset_counters(ds):
+    sizes = list(ds["page_size"].values)
+    out = {}
+
+    def put(key, v):
+        v = int(v)
+        if v:
+            out[key] = v
+
+    for k, side in enumerate(ds["side"].values):
+        for z in range(len(sizes)):
+            put(("accesses", str(side), z), ds["accesses"].values[k, z])
+            put(("walks", str(side), z), ds["walks"].values[k, z])
+            put(("walk_refs", str(side), z), ds["walk_refs"].values[k, z])
+            if "tsb_hits" in ds:
+                put(("tsb_hits", str(side), z), ds["tsb_hits"].values[k, z])
+                put(("tsb_misses", str(side), z), ds["tsb_misses"].values[k, z])
+    for i, s in enumerate(ds["structure"].values):
+        for z in range(len(sizes)):
+            put(("hits", str(s), z), ds["hits"].values[i, z])
+            put(("misses", str(s), z), ds["misses"].values[i, z])
+    if "pwc_hits" in ds:
+        for i, s in enumerate(ds["pwc"].values):
+            for z in range(len(sizes)):
+                put(("pwc_hits", str(s), z), ds["pwc_hits"].values[i, z])
+                put(("pwc_misses", str(s), z), ds["pwc_misses"].values[i, z])
+    for z in range(len(sizes)):
+        put(("faults", z), ds["faults"].values[z])
+        if "hpt_secondary" in ds:
+            put(("hpt_secondary", z), ds["hpt_secondary"].values[z])
+    if "hpt_evictions" in ds:
+        put("hpt_evictions", ds["hpt_evictions"].values)
+        put("hpt_refills", ds["hpt_refills"].values)
+    return out, int(np.asarray(ds["pages_touched"]).sum())

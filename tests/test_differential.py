@@ -1,0 +1,133 @@
+"""The numba kernel against the plain-Python reference model: identical counters, every run."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pagesim
+from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
+from helpers import dataset_counters
+from reference import reference_simulate
+
+KIB = 1024
+
+
+@st.composite
+def machines(draw):
+    kind = draw(st.sampled_from(["radix", "hashed", "tsb", "vhpt"]))
+    if kind == "radix":
+        bits = draw(st.sampled_from([(3, 3, 3, 3), (2, 4, 3), (4, 4, 4, 4), (9, 9, 9, 9)]))
+        base = 12
+        leaves, acc = [], base
+        for b in reversed(bits):
+            leaves.append(1 << acc)
+            acc += b
+        pool = leaves[:3]
+        npwc = draw(st.integers(0, len(bits) - 1))
+        skips = draw(st.permutations(list(range(1, len(bits)))))[:npwc]
+        pwc = tuple(
+            PageWalkCache(f"pwc{s}", s, *draw(st.sampled_from([(1, 1), (2, 2), (4, 2), (4, 1)])), replacement=draw(st.sampled_from(["lru", "fifo", "random"])))
+            for s in skips
+        )
+        walker = Walker("radix", level_bits=bits, base_shift=base, pwc=pwc)
+    else:
+        pool = [4 * KIB, 8 * KIB, 64 * KIB, 2048 * KIB]
+        walker = Walker(kind, tsb_entries=draw(st.sampled_from([1, 4, 64])), hpt_ptegs=draw(st.sampled_from([1, 2, 16])), sw_walk_refs=draw(st.integers(1, 4)))
+    sizes = sorted(draw(st.sets(st.sampled_from(pool), min_size=1, max_size=3)))
+    structs = []
+    nlev = draw(st.integers(0, 3))
+    for level in range(1, nlev + 1):
+        sides = draw(st.sampled_from([("unified",), ("data", "instr"), ("data",)]))
+        for side in sides:
+            held = draw(st.sets(st.sampled_from(sizes), min_size=1))
+            groups = [sorted(held)] if draw(st.booleans()) else [[p] for p in sorted(held)]
+            for g in groups:
+                ways = draw(st.sampled_from([1, 2, 4]))
+                sets = draw(st.sampled_from([1, 2, 3, 4]))
+                max_entry = draw(st.sampled_from([None, None, 4 * KIB])) if min(g) >= 4 * KIB else None
+                structs.append(
+                    Structure(
+                        name=f"L{level}{side[0]}{'-'.join(map(str, g))}", level=level, side=side, entries=sets * ways, ways=ways,
+                        sizes=tuple(g), replacement=draw(st.sampled_from(["lru", "fifo", "random"])), max_entry=max_entry,
+                    )
+                )
+    slb = None
+    if kind == "hashed" and structs and draw(st.booleans()):
+        slb = Structure("SLB", 1, "unified", 2, 2, (sizes[0],))
+    return Machine(name="random", title="hypothesis machine", page_sizes=tuple(sizes), base_page=sizes[0], structures=tuple(structs), walker=walker, slb=slb)
+
+
+@st.composite
+def cases(draw):
+    m = draw(machines())
+    nreg = draw(st.integers(1, 3))
+    regions, at = [], 1 << 33
+    for i in range(nreg):
+        p = draw(st.sampled_from(m.page_sizes))
+        npages = draw(st.integers(1, 6))
+        at = -(-at // p) * p + draw(st.sampled_from([0, 1, 3])) * p
+        regions.append(Region(at, npages * p, p, f"r{i}"))
+        at += npages * p
+        if draw(st.booleans()):
+            at += draw(st.sampled_from([1 << 28, 1 << 30]))  # another SLB segment / PWC tag
+    layout = Layout(tuple(regions))
+    seed = draw(st.integers(0, 2**32))
+    n = draw(st.integers(1, 400))
+    rng = np.random.default_rng(seed)
+    addrs, prev = [], None
+    for _ in range(n):
+        u = rng.random()
+        if prev is not None and u < 0.4:
+            a = prev + int(rng.integers(-64, 64))  # near the last access: the fast path
+            r = next((r for r in regions if r.start <= a < r.end), None)
+            if r is None:
+                a = prev
+        elif prev is not None and u < 0.5:
+            a = prev
+        else:
+            r = regions[int(rng.integers(len(regions)))]
+            a = r.start + int(rng.integers(r.length))
+        addrs.append(a)
+        prev = a
+    kinds = rng.integers(0, 2, n).astype(np.uint8) if draw(st.booleans()) else None
+    return m, layout, np.array(addrs, dtype=np.uint64), kinds, seed
+
+
+@given(cases(), st.sampled_from([1, 7, 1 << 20]))
+def test_kernel_matches_reference(case, chunk):
+    m, layout, addrs, kinds, seed = case
+    ds = pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=layout, seed=seed, chunk_size=chunk)
+    got, touched = dataset_counters(ds)
+    want, ref_touched = reference_simulate(m, layout, [int(a) for a in addrs], None if kinds is None else list(kinds), seed)
+    assert got == want
+    assert touched == ref_touched
+
+
+def _presets_cases():
+    rng = np.random.default_rng(5)
+    for name in pagesim.machines():
+        m = pagesim.machine(name)
+        regions, at = [], 1 << 36
+        for i, p in enumerate(m.page_sizes[:3]):
+            at = -(-at // p) * p
+            regions.append(Region(at, min(4, max(1, (64 << 20) // p)) * p, p, f"r{i}"))
+            at += regions[-1].length + (1 << 30)
+        layout = Layout(tuple(regions))
+        addrs = []
+        for _ in range(3000):
+            r = regions[int(rng.integers(len(regions)))]
+            addrs.append(r.start + int(rng.integers(min(r.length, 8 << 20))))
+        yield pytest.param(m, layout, np.array(addrs, dtype=np.uint64), rng.integers(0, 2, len(addrs)).astype(np.uint8), id=name)
+
+
+@pytest.mark.parametrize("m,layout,addrs,kinds", list(_presets_cases()))
+def test_presets_match_reference(m, layout, addrs, kinds):
+    ds = pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=layout, seed=3)
+    got, touched = dataset_counters(ds)
+    m_eff, _ = pagesim.simulate.__wrapped__ if hasattr(pagesim.simulate, "__wrapped__") else (None, None)
+    from pagesim.simulate import resolve_programmable
+
+    m_eff, _ = resolve_programmable(m, layout)
+    want, ref_touched = reference_simulate(m_eff, layout, [int(a) for a in addrs], list(kinds), 3)
+    assert got == want
+    assert touched == ref_touched
