@@ -33,6 +33,7 @@ WALKERS = ("radix", "hashed", "tsb", "vhpt")
 MAX_ENTRIES = 1 << 20  # a structure of more than a million entries is not a TLB
 MAX_LEVEL = 8
 MAX_PAGE_SIZES = 15  # kernels pack the page-size index into 4 bits of a tag
+MAX_CHAIN = 4  # structures one access may look up in turn (kernel limit; POWER8 uses 3)
 
 
 def _check_int(name: str, value, lo: int, hi: int, what: str = "") -> int:
@@ -320,6 +321,13 @@ class Machine:
                             f"for {kind} accesses; pagesim looks up one structure per level and page size"
                         )
                     seen[key] = s.name
+            for p in self.page_sizes:
+                n = sum(1 for s in structs if s.serves(kind) and s.holds(p))
+                if n > MAX_CHAIN:
+                    raise ValueError(
+                        f"machine {self.name!r}: {kind} accesses to {format_size(p)} pages would look up {n} structures in turn; "
+                        f"pagesim allows at most {MAX_CHAIN}"
+                    )
 
     # ----------------------------------------------------------------------- lookups
     def structure(self, name: str) -> Structure:

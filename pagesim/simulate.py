@@ -15,7 +15,19 @@ from .units import format_size, is_power_of_two, log2, parse_page_size
 from .workloads import Addresses, Workload, workload as make_workload
 
 KINDS = ("data", "instr")
-POLICY = {"lru": K.LRU, "fifo": K.FIFO, "random": K.RANDOM}
+def _mode(policy: str, ways: int) -> int:
+    if policy == "random":
+        return K.RANDOM_FILL
+    if ways <= 16:
+        return K.ORDER_LRU if policy == "lru" else K.ORDER_FIFO
+    return K.STAMP_LRU if policy == "lru" else K.STAMP_FIFO
+
+
+def _initial_order(ways: int, mode: int) -> int:
+    """Recency word with way 0 at the least-recent end, so empty ways fill in order 0, 1, 2..."""
+    if mode not in (K.ORDER_LRU, K.ORDER_FIFO):
+        return 0
+    return sum((ways - 1 - r) << (4 * r) for r in range(ways))
 WALK = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB, "vhpt": K.VHPT}
 MAX_CHUNK = 1 << 24
 PROGRAM_THRESHOLD = 8  # "when there are 8 or more pages using the larger page-size" (002_7166aff63bc805c7.txt)
@@ -59,10 +71,16 @@ def _build(m: Machine, layout: Layout, seed: int):
     ns = len(structs) + len(pwcs)
     sets = np.array([s.sets for s in structs] + [p.entries // p.ways for p in pwcs], dtype=np.int64)
     ways = np.array([s.ways for s in structs] + [p.ways for p in pwcs], dtype=np.int64)
-    policy = np.array([POLICY[s.replacement] for s in structs] + [POLICY[p.replacement] for p in pwcs], dtype=np.int64)
+    mode = np.array([_mode(s.replacement, s.ways) for s in structs] + [_mode(p.replacement, p.ways) for p in pwcs], dtype=np.int64)
     mask = np.array([x - 1 if is_power_of_two(int(x)) else -1 for x in sets], dtype=np.int64)
+    pways = (ways + 3) // 4 * 4
     base = np.zeros(ns, dtype=np.int64)
-    base[1:] = np.cumsum(sets * ways)[:-1]
+    base[1:] = np.cumsum(sets * pways)[:-1]
+    obase = np.zeros(ns, dtype=np.int64)
+    obase[1:] = np.cumsum(sets)[:-1]
+    order = np.concatenate([np.zeros(1, dtype=np.uint64)] + [np.full(int(n), _initial_order(int(w), int(md)), dtype=np.uint64) for n, w, md in zip(sets, ways, mode)])[1:].copy()
+    if order.size == 0:
+        order = np.zeros(1, dtype=np.uint64)
     tag_shift = np.zeros((ns, nk), dtype=np.int64)
     for i, s in enumerate(tlbs):
         for z, p in enumerate(sizes):
@@ -73,6 +91,7 @@ def _build(m: Machine, layout: Layout, seed: int):
         tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
     chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
     L = max(1, max(len(c) for c in chains.values()))
+    assert L <= K.MAX_CHAIN, "Machine validation guarantees chains of at most MAX_CHAIN structures"
     chain = np.full((2, nk, L), -1, dtype=np.int64)
     for (k, z), c in chains.items():
         chain[k, z, : len(c)] = c
@@ -86,7 +105,7 @@ def _build(m: Machine, layout: Layout, seed: int):
     radix_refs = np.array([w.leaf_refs(p) if w.kind == "radix" else 1 for p in sizes], dtype=np.int64)
     one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
     cfg = K.Config(
-        st_sets=sets, st_ways=ways, st_mask=mask, st_policy=policy, st_base=base,
+        st_sets=sets, st_ways=ways, st_mask=mask, st_mode=mode, st_base=base, st_pways=pways, st_obase=obase,
         tag_shift=tag_shift, chain=chain,
         reg_start=np.array([r.start for r in regs], dtype=np.int64),
         reg_end=np.array([r.end for r in regs], dtype=np.int64),
@@ -105,26 +124,26 @@ def _build(m: Machine, layout: Layout, seed: int):
     total = int(reg_pages.sum())
     hashed = w.kind == "hashed"
     st = K.State(
-        tags=np.full(int((sets * ways).sum()), -1, dtype=np.int64),
-        stamps=np.zeros(int((sets * ways).sum()), dtype=np.int64),
+        tags=np.full(max(1, int((sets * pways).sum())), -1, dtype=np.int64),
+        stamps=np.zeros(int((sets * pways).sum()) if np.isin(mode, (K.STAMP_LRU, K.STAMP_FIFO)).any() else 1, dtype=np.int64),
+        order=order,
         clock=np.zeros(1, dtype=np.int64),
         rng=np.array([(int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 64) or 1], dtype=np.uint64),
         page_state=np.zeros(total, dtype=np.uint8),
+        mapped=np.zeros((total + 63) // 64, dtype=np.uint64),
         page_hpt=np.zeros(total if hashed else 1, dtype=np.uint8),
         tsb=np.full(nk * w.tsb_entries if w.kind == "tsb" else 1, -1, dtype=np.int64),
         hpt_slots=np.zeros(w.hpt_ptegs * 8 if hashed else 1, dtype=np.int64),
         hpt_rr=np.zeros(w.hpt_ptegs if hashed else 1, dtype=np.uint8),
         memo_addr=np.full(2, -1, dtype=np.int64),
         memo_shift=np.zeros(2, dtype=np.int64),
-        memo_s=np.zeros(2, dtype=np.int64),
         memo_z=np.zeros(2, dtype=np.int64),
         run=np.zeros(2, dtype=np.int64),
     )
     cnt = K.Counters(
-        accesses=np.zeros((2, nk), dtype=np.int64),
+        resolved=np.zeros((2, nk, L + 1), dtype=np.int64),
         hits=np.zeros((ns, nk), dtype=np.int64),
         misses=np.zeros((ns, nk), dtype=np.int64),
-        walks=np.zeros((2, nk), dtype=np.int64),
         walk_refs=np.zeros((2, nk), dtype=np.int64),
         tsb_hits=np.zeros((2, nk), dtype=np.int64),
         tsb_misses=np.zeros((2, nk), dtype=np.int64),
@@ -133,6 +152,26 @@ def _build(m: Machine, layout: Layout, seed: int):
         hpt_events=np.zeros(2, dtype=np.int64),
     )
     return cfg, st, cnt, structs, pwcs
+
+
+def tlb_counters(cfg, cnt):
+    """Per-structure hits and misses, accesses and walks, from where each access was resolved:
+    the lookup at chain position j happens exactly when positions 0..j-1 missed."""
+    res = cnt.resolved
+    nk, L = res.shape[1], res.shape[2] - 1
+    hits = cnt.hits.copy()
+    misses = cnt.misses.copy()
+    for k in range(2):
+        for z in range(nk):
+            for j in range(L):
+                s = int(cfg.chain[k, z, j])
+                if s < 0:
+                    break
+                hits[s, z] += res[k, z, j]
+                misses[s, z] += res[k, z, j + 1 :].sum()
+    accesses = res.sum(axis=2)
+    walks = res[:, :, L].copy()
+    return hits, misses, accesses, walks
 
 
 def _check_seed(seed) -> int:
@@ -210,7 +249,7 @@ def simulate(
     for addrs, kk in w.chunks(bases, int(chunk_size), seed):
         a = np.ascontiguousarray(addrs, dtype=np.uint64).view(np.int64)
         ka = empty if kk is None else np.ascontiguousarray(kk, dtype=np.uint8)
-        bad = K.translate_chunk(a, ka, cfg, st, cnt)
+        bad = K.run_chunk(a, ka, cfg, st, cnt)
         if bad >= 0:
             addr = int(a[bad]) & ((1 << 64) - 1)
             raise ValueError(
@@ -223,7 +262,7 @@ def simulate(
     K.finish(st, cnt)
     if bar is not None:
         bar.close()
-    ds = _dataset(m_eff, layout, w, cnt, st, structs, pwcs)
+    ds = _dataset(m_eff, layout, w, cfg, cnt, st, structs, pwcs)
     ds.attrs.update(
         {
             "machine": m.name,
@@ -246,7 +285,8 @@ def simulate(
     return add_costs(ds, m_eff, wc)
 
 
-def _dataset(m, layout, w, cnt, st, structs, pwcs) -> xr.Dataset:
+def _dataset(m, layout, w, cfg, cnt, st, structs, pwcs) -> xr.Dataset:
+    hits, misses, accesses, walks = tlb_counters(cfg, cnt)
     sizes = list(m.page_sizes)
     labels = [format_size(p) for p in sizes]
     snames = [s.name for s in structs]
@@ -262,10 +302,10 @@ def _dataset(m, layout, w, cnt, st, structs, pwcs) -> xr.Dataset:
         "latency": ("structure", [s.latency for s in structs], {"units": "cycles"}),
     }
     dv = {
-        "accesses": (("side", "page_size"), cnt.accesses.copy(), {"units": "accesses", "long_name": "accesses by side and page size"}),
-        "hits": (("structure", "page_size"), cnt.hits[:nt].copy(), {"units": "lookups", "long_name": "lookups that hit"}),
-        "misses": (("structure", "page_size"), cnt.misses[:nt].copy(), {"units": "lookups", "long_name": "lookups that missed (and filled)"}),
-        "walks": (("side", "page_size"), cnt.walks.copy(), {"units": "walks", "long_name": "page-table walks (misses in every structure)"}),
+        "accesses": (("side", "page_size"), accesses, {"units": "accesses", "long_name": "accesses by side and page size"}),
+        "hits": (("structure", "page_size"), hits[:nt], {"units": "lookups", "long_name": "lookups that hit"}),
+        "misses": (("structure", "page_size"), misses[:nt], {"units": "lookups", "long_name": "lookups that missed (and filled)"}),
+        "walks": (("side", "page_size"), walks, {"units": "walks", "long_name": "page-table walks (misses in every structure)"}),
         "walk_refs": (("side", "page_size"), cnt.walk_refs.copy(), {"units": "memory references", "long_name": "page-table memory references"}),
         "faults": (("page_size",), cnt.faults.copy(), {"units": "faults", "long_name": "first-touch page faults"}),
     }

@@ -10,3 +10,4 @@ OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
 
 def jit(fn):
     return numba.njit(**OPTIONS)(fn)
+

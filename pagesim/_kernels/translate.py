@@ -17,9 +17,14 @@ Model (the plain-Python twin in tests/reference.py must agree on every counter):
   nothing), so it only counts. When one structure is first in both kinds' chains, any slow access
   ends both fast paths.
 
-Replacement: the victim is the way with the smallest stamp; empty ways have stamp 0, so the
-lowest-numbered empty way fills first. LRU stamps on fill and hit, FIFO on fill only. Random fills
-an empty way if there is one, else way ``xorshift64() % ways``; one generator serves all structures.
+Replacement is exact LRU, FIFO or random; empty ways fill first, lowest-numbered first. Sets of
+up to 16 ways keep their recency order packed in one 64-bit word (4 bits a way, most recent in the
+low nibble): a miss takes the victim from the top nibble and rotates, a hit finds the way's rank
+with a SWAR zero-nibble search and moves it to the front, both O(1). Wider sets keep stamps (LRU:
+stamped on fill and hit; FIFO: on fill) and evict the smallest. Random fills an empty way if there
+is one, else way ``xorshift64() % ways``; one generator serves all structures. Every set is padded
+to a multiple of 4 ways (padding never matches) so the tag search runs in branch-free groups of 4:
+with a run-time way count a plain loop measured 4x slower.
 """
 from collections import namedtuple
 
@@ -27,16 +32,21 @@ import numpy as np
 
 from ._jit import jit
 
-LRU, FIFO, RANDOM = 0, 1, 2
+# How a structure keeps its replacement state (chosen in Python from policy and ways):
+ORDER_LRU, ORDER_FIFO, STAMP_LRU, STAMP_FIFO, RANDOM_FILL = 0, 1, 2, 3, 4
+NIBBLE_ONES = np.uint64(0x1111111111111111)
+NIBBLE_HIGHS = np.uint64(0x8888888888888888)
 RADIX, HASHED, TSB, VHPT = 0, 1, 2, 3
 NOT_IN_HPT, PRIMARY, SECONDARY = 0, 1, 2
 SEGMENT_SHIFT = 28  # 256 MiB segments (SLB tags)
+MAX_CHAIN = 4  # structures one access may look up in turn (the deepest preset, POWER8, has 3)
 VSID_MULT = 0x5DEECE66D  # modelling assumption: a multiplicative VSID scramble
 
 Config = namedtuple(
     "Config",
     [
-        "st_sets", "st_ways", "st_mask", "st_policy", "st_base",  # int64[NS]
+        "st_sets", "st_ways", "st_mask", "st_mode", "st_base",  # int64[NS]
+        "st_pways", "st_obase",  # int64[NS]: ways padded to a multiple of 4; first order word
         "tag_shift",  # int64[NS, K]
         "chain",  # int64[2, K, L]; -1 ends a chain
         "reg_start", "reg_end", "reg_size", "reg_base",  # int64[R]
@@ -52,23 +62,25 @@ Config = namedtuple(
 State = namedtuple(
     "State",
     [
-        "tags", "stamps",  # int64[sum sets*ways]
+        "tags", "stamps",  # int64[sum sets*padded ways]; stamps used by STAMP_* sets only
+        "order",  # uint64[sum sets]: packed recency order (ORDER_*) or fill count (RANDOM_FILL)
         "clock", "rng",  # int64[1], uint64[1]
         "page_state",  # uint8[total pages]: 0 never touched, 1 mapped
+        "mapped",  # uint64[ceil(total pages / 64)]: bit set once a page is mapped (L1-cache sized)
         "page_hpt",  # uint8[total pages or 1]: where the HPT holds the page
         "tsb",  # int64[K * tsb_entries or 1]
         "hpt_slots",  # int64[ptegs * 8 or 1]: global page id + 1, 0 empty
         "hpt_rr",  # uint8[ptegs or 1]: round-robin eviction pointer per group
-        "memo_addr", "memo_shift", "memo_s", "memo_z", "run",  # int64[2] each (per kind)
+        "memo_addr", "memo_shift", "memo_z", "run",  # int64[2] each (per kind)
     ],
 )
 
 Counters = namedtuple(
     "Counters",
     [
-        "accesses",  # int64[2, K]
-        "hits", "misses",  # int64[NS, K]
-        "walks", "walk_refs",  # int64[2, K]
+        "resolved",  # int64[2, K, L+1]: accesses resolved at chain position j (L: by a walk)
+        "hits", "misses",  # int64[NS, K]: SLB and page-walk caches only (TLB counts follow from resolved)
+        "walk_refs",  # int64[2, K]
         "tsb_hits", "tsb_misses",  # int64[2, K]
         "faults",  # int64[K]
         "hpt_secondary",  # int64[K]: walks resolved in the secondary group
@@ -78,211 +90,320 @@ Counters = namedtuple(
 
 
 @jit
-def _rng_next(rng):
-    x = rng[0]
-    x ^= x << np.uint64(13)
-    x ^= x >> np.uint64(7)
-    x ^= x << np.uint64(17)
-    rng[0] = x
-    return x
-
-
-@jit
-def _lookup(s, key, tag, cfg, st):
-    """Look ``tag`` up in structure ``s``; on a miss, fill it. Returns True on a hit."""
-    ways = cfg.st_ways[s]
-    m = cfg.st_mask[s]
-    if m >= 0:
-        set_idx = key & m
-    else:
-        set_idx = key % cfg.st_sets[s]
-    base = cfg.st_base[s] + set_idx * ways
-    tags = st.tags
-    stamps = st.stamps
-    victim = base
-    vstamp = np.int64(0x7FFFFFFFFFFFFFFF)
-    for w in range(base, base + ways):
-        if tags[w] == tag:
-            if cfg.st_policy[s] == LRU:
-                st.clock[0] += 1
-                stamps[w] = st.clock[0]
-            return True
-        sw = stamps[w]
-        if sw < vstamp:
-            vstamp = sw
-            victim = w
-    policy = cfg.st_policy[s]
-    if policy == RANDOM:
-        if vstamp != 0:
-            victim = base + np.int64(_rng_next(st.rng) % np.uint64(ways))
-        stamps[victim] = 1
-    else:
-        st.clock[0] += 1
-        stamps[victim] = st.clock[0]
-    tags[victim] = tag
-    return False
-
-
-@jit
-def _find_region(a, cfg):
-    lo = 0
-    hi = cfg.reg_start.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if cfg.reg_start[mid] <= a:
-            lo = mid
-        else:
-            hi = mid - 1
-    if cfg.reg_start[lo] <= a and a < cfg.reg_end[lo]:
-        return lo
-    return -1
-
-
-@jit
-def _hpt_insert(gid, a, z, cfg, st, cnt):
-    shift = cfg.page_shift[z]
-    seg_shift = SEGMENT_SHIFT if shift < SEGMENT_SHIFT else 40
-    vsid = ((a >> seg_shift) * VSID_MULT) & 0xFFFFFFFFF
-    pidx = (a & ((np.int64(1) << seg_shift) - 1)) >> shift
-    h = (vsid ^ pidx) & cfg.hpt_mask[0]
-    for grp, where in ((h, PRIMARY), ((~h) & cfg.hpt_mask[0], SECONDARY)):
-        for w in range(grp * 8, grp * 8 + 8):
-            if st.hpt_slots[w] == 0:
-                st.hpt_slots[w] = gid + 1
-                st.page_hpt[gid] = where
-                return
-    # both groups full: evict round-robin from the primary group
-    rr = np.int64(st.hpt_rr[h])
-    slot = h * 8 + rr
-    old = st.hpt_slots[slot] - 1
-    st.page_hpt[old] = NOT_IN_HPT
-    cnt.hpt_events[0] += 1
-    st.hpt_slots[slot] = gid + 1
-    st.page_hpt[gid] = PRIMARY
-    st.hpt_rr[h] = np.uint8((rr + 1) & 7)
-
-
-@jit
-def _walk(a, k, z, gid, faulted, cfg, st, cnt):
-    """References of the walk for address ``a`` (page size index ``z``, global page id ``gid``)."""
-    kind = cfg.walk_kind[0]
-    if kind == RADIX:
-        refs = cfg.radix_refs[z]
-        best = 0
-        for p in range(cfg.pwc_struct.shape[0]):
-            skip = cfg.pwc_skip[p]
-            if skip < refs:
-                s = cfg.pwc_struct[p]
-                key = a >> cfg.tag_shift[s, 0]
-                if _lookup(s, key, key * 16, cfg, st):
-                    cnt.hits[s, z] += 1
-                    if skip > best:
-                        best = skip
-                else:
-                    cnt.misses[s, z] += 1
-        return refs - best
-    if kind == HASHED:
-        where = st.page_hpt[gid]
-        if where == PRIMARY:
-            return 1
-        if where == SECONDARY:
-            cnt.hpt_secondary[z] += 1
-            return 2
-        if not faulted:
-            cnt.hpt_events[1] += 1
-        _hpt_insert(gid, a, z, cfg, st, cnt)
-        return 2
-    if kind == TSB:
-        vpn = a >> cfg.page_shift[z]
-        slot = z * (cfg.tsb_mask[0] + 1) + (vpn & cfg.tsb_mask[0])
-        if st.tsb[slot] == vpn:
-            cnt.tsb_hits[k, z] += 1
-            return 1
-        cnt.tsb_misses[k, z] += 1
-        st.tsb[slot] = vpn
-        return 1 + cfg.sw_walk_refs[0]
-    return 1
-
-
-@jit
 def _flush(k, st, cnt):
     r = st.run[k]
     if r:
-        cnt.hits[st.memo_s[k], st.memo_z[k]] += r
-        cnt.accesses[k, st.memo_z[k]] += r
+        cnt.resolved[k, st.memo_z[k], 0] += r
         st.run[k] = 0
-
-
-@jit
-def _invalidate(k, st, cnt):
-    _flush(k, st, cnt)
-    st.memo_addr[k] = -1
-    st.memo_shift[k] = 0
 
 
 @jit
 def translate_chunk(addrs, kinds, cfg, st, cnt):
     """Simulate ``addrs`` (int64, all below 2**63). ``kinds`` is uint8 per access (0 data,
-    1 instruction) or empty for all-data. Returns -1, or the index of the first address outside
-    every region (the chunk stops there; the counters hold the accesses before it)."""
+    1 instruction) or empty for all-data. Returns (-1 or the index of the first address outside
+    every region, where the chunk stops; then the fast-path memo). Call it through ``run_chunk``.
+
+    Every array is taken out of the tuples once, here: reading ``cfg.x`` inside the loop costs a
+    reference-count round trip per read, which measured ~600 ns per access. The helpers are
+    closures, which numba inlines."""
+    st_sets, st_ways, st_mask, st_mode, st_base = cfg.st_sets, cfg.st_ways, cfg.st_mask, cfg.st_mode, cfg.st_base
+    st_pways, st_obase = cfg.st_pways, cfg.st_obase
+    tag_shift, chain = cfg.tag_shift, cfg.chain
+    reg_start, reg_end, reg_size, reg_base = cfg.reg_start, cfg.reg_end, cfg.reg_size, cfg.reg_base
+    page_shift, radix_refs = cfg.page_shift, cfg.radix_refs
+    pwc_struct, pwc_skip = cfg.pwc_struct, cfg.pwc_skip
+    walk_kind = cfg.walk_kind[0]
+    slb_struct = cfg.slb_struct[0]
+    tsb_mask = cfg.tsb_mask[0]
+    sw_walk_refs = cfg.sw_walk_refs[0]
+    hpt_mask = cfg.hpt_mask[0]
+    shared = cfg.shared_first[0] != 0
+    tags, stamps, order, clock, rng = st.tags, st.stamps, st.order, st.clock, st.rng
+    page_state, page_hpt, tsb, hpt_slots, hpt_rr = st.page_state, st.page_hpt, st.tsb, st.hpt_slots, st.hpt_rr
+    memo_addr, memo_shift, memo_z, run = st.memo_addr, st.memo_shift, st.memo_z, st.run
+    mapped = st.mapped
+    resolved, hits, misses, walk_refs = cnt.resolved, cnt.hits, cnt.misses, cnt.walk_refs
+    tsb_hits, tsb_misses, faults, hpt_secondary, hpt_events = cnt.tsb_hits, cnt.tsb_misses, cnt.faults, cnt.hpt_secondary, cnt.hpt_events
+    npwc = pwc_struct.shape[0]
+    nreg = reg_start.shape[0]
+    last_reg = 0
+
+    def lookup_g(key, tag, m, sets, pw, sbase, obase, ways, mode):
+        """Look ``tag`` up in the structure with this geometry; on a miss, fill it. True on a hit."""
+        if m >= 0:
+            set_idx = key & m
+        else:
+            set_idx = key % sets
+        base = sbase + set_idx * pw
+        osl = obase + set_idx
+        hw = -1
+        for gi in range(pw >> 2):
+            g = base + 4 * gi
+            if (tags[g] == tag) | (tags[g + 1] == tag) | (tags[g + 2] == tag) | (tags[g + 3] == tag):
+                for w in range(g, g + 4):
+                    if tags[w] == tag:
+                        hw = w - base
+                break
+        if hw >= 0:
+            if mode == ORDER_LRU:
+                o = order[osl]
+                x = o ^ (np.uint64(hw) * NIBBLE_ONES)
+                t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
+                below = (t & (~t + np.uint64(1))) >> np.uint64(3)
+                order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
+            elif mode == STAMP_LRU:
+                clock[0] += 1
+                stamps[base + hw] = clock[0]
+            return True
+        if mode == ORDER_LRU or mode == ORDER_FIFO:
+            o = order[osl]
+            victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
+            if ways < 16:
+                order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+            else:
+                order[osl] = (o << np.uint64(4)) | victim
+            tags[base + np.int64(victim)] = tag
+        elif mode == RANDOM_FILL:
+            filled = np.int64(order[osl])
+            if filled < ways:
+                order[osl] = np.uint64(filled + 1)
+                tags[base + filled] = tag
+            else:
+                x = rng[0]
+                x ^= x << np.uint64(13)
+                x ^= x >> np.uint64(7)
+                x ^= x << np.uint64(17)
+                rng[0] = x
+                tags[base + np.int64(x % np.uint64(ways))] = tag
+        else:  # stamps: the way with the smallest stamp (empty ways have 0, lowest index first)
+            victim = base
+            vstamp = np.int64(0x7FFFFFFFFFFFFFFF)
+            for w in range(base, base + ways):
+                if stamps[w] < vstamp:
+                    vstamp = stamps[w]
+                    victim = w
+            clock[0] += 1
+            stamps[victim] = clock[0]
+            tags[victim] = tag
+        return False
+
+    def lookup(s, key, tag):
+        return lookup_g(key, tag, st_mask[s], st_sets[s], st_pways[s], st_base[s], st_obase[s], st_ways[s], st_mode[s])
+
+    def hpt_insert(gid, a, z):
+        shift = page_shift[z]
+        seg_shift = SEGMENT_SHIFT if shift < SEGMENT_SHIFT else 40
+        vsid = ((a >> seg_shift) * VSID_MULT) & 0xFFFFFFFFF
+        pidx = (a & ((np.int64(1) << seg_shift) - 1)) >> shift
+        h = (vsid ^ pidx) & hpt_mask
+        h2 = (~h) & hpt_mask
+        for w in range(h * 8, h * 8 + 8):
+            if hpt_slots[w] == 0:
+                hpt_slots[w] = gid + 1
+                page_hpt[gid] = PRIMARY
+                return
+        for w in range(h2 * 8, h2 * 8 + 8):
+            if hpt_slots[w] == 0:
+                hpt_slots[w] = gid + 1
+                page_hpt[gid] = SECONDARY
+                return
+        # both groups full: evict round-robin from the primary group
+        rr = np.int64(hpt_rr[h])
+        slot = h * 8 + rr
+        page_hpt[hpt_slots[slot] - 1] = NOT_IN_HPT
+        hpt_events[0] += 1
+        hpt_slots[slot] = gid + 1
+        page_hpt[gid] = PRIMARY
+        hpt_rr[h] = np.uint8((rr + 1) & 7)
+
+    def walk(a, k, z, gid, faulted):
+        if walk_kind == RADIX:
+            refs = radix_refs[z]
+            best = 0
+            for p in range(npwc):
+                skip = pwc_skip[p]
+                if skip < refs:
+                    s = pwc_struct[p]
+                    key = a >> tag_shift[s, 0]
+                    if lookup(s, key, key * 16):
+                        hits[s, z] += 1
+                        if skip > best:
+                            best = skip
+                    else:
+                        misses[s, z] += 1
+            return refs - best
+        if walk_kind == HASHED:
+            where = page_hpt[gid]
+            if where == PRIMARY:
+                return 1
+            if where == SECONDARY:
+                hpt_secondary[z] += 1
+                return 2
+            if not faulted:
+                hpt_events[1] += 1
+            hpt_insert(gid, a, z)
+            return 2
+        if walk_kind == TSB:
+            vpn = a >> page_shift[z]
+            slot = z * (tsb_mask + 1) + (vpn & tsb_mask)
+            if tsb[slot] == vpn:
+                tsb_hits[k, z] += 1
+                return 1
+            tsb_misses[k, z] += 1
+            tsb[slot] = vpn
+            return 1 + sw_walk_refs
+        return 1
+
     n = addrs.shape[0]
     all_data = kinds.shape[0] == 0
-    L = cfg.chain.shape[2]
-    shared = cfg.shared_first[0] != 0
+    L = chain.shape[2]
+    # The current chain's geometry lives in local scalars (up to MAX_CHAIN positions), reloaded
+    # only when the (kind, page size) pair changes: held in arrays, every store to ``tags`` could
+    # alias them and LLVM reloads them on the critical path (measured 76 -> 45 M accesses/s).
+    cur_k = -1
+    cur_z = -1
+    nc = 0
+    s0 = s1 = s2 = s3 = -1
+    h0 = h1 = h2 = h3 = 0  # tag shifts
+    m0 = m1 = m2 = m3 = 0  # set masks (-1: modulo)
+    n0 = n1 = n2 = n3 = 1  # sets
+    p0 = p1 = p2 = p3 = 4  # padded ways
+    b0 = b1 = b2 = b3 = 0  # first tag slot
+    o0 = o1 = o2 = o3 = 0  # first order word
+    w0 = w1 = w2 = w3 = 1  # ways
+    d0 = d1 = d2 = d3 = 0  # replacement mode
+    # Fast-path memo per kind in locals (a0/a1: last address, f0/f1: its entry shift, g0/g1: its
+    # page-size index, r0/r1: pending run of fast hits), written back to ``st`` at the end.
+    bad = -1
+    a0, f0, g0, r0 = memo_addr[0], memo_shift[0], memo_z[0], run[0]
+    a1, f1, g1, r1 = memo_addr[1], memo_shift[1], memo_z[1], run[1]
     for i in range(n):
         a = addrs[i]
         k = 0 if all_data else np.int64(kinds[i])
-        if ((a ^ st.memo_addr[k]) >> st.memo_shift[k]) == 0:
-            st.run[k] += 1
+        if k == 0:
+            if ((a ^ a0) >> f0) == 0:
+                r0 += 1
+                continue
+        elif ((a ^ a1) >> f1) == 0:
+            r1 += 1
             continue
         # ---------------------------------------------------------------- slow path
-        _flush(k, st, cnt)
+        if r0 and (k == 0 or shared):
+            resolved[0, g0, 0] += r0
+            r0 = 0
+        if r1 and (k == 1 or shared):
+            resolved[1, g1, 0] += r1
+            r1 = 0
         if shared:
-            _invalidate(1 - k, st, cnt)
-        r = _find_region(a, cfg)
-        if r < 0:
-            st.memo_addr[k] = -1
-            st.memo_shift[k] = 0
-            return i
-        z = cfg.reg_size[r]
-        gid = cfg.reg_base[r] + ((a - cfg.reg_start[r]) >> cfg.page_shift[z])
-        cnt.accesses[k, z] += 1
-        hit = False
-        for j in range(L):
-            s = cfg.chain[k, z, j]
-            if s < 0:
-                break
-            key = a >> cfg.tag_shift[s, z]
-            if _lookup(s, key, key * 16 + z, cfg, st):
-                cnt.hits[s, z] += 1
-                hit = True
-                break
-            cnt.misses[s, z] += 1
-            if j == 0 and cfg.slb_struct[0] >= 0:
-                sl = cfg.slb_struct[0]
-                skey = a >> SEGMENT_SHIFT
-                if _lookup(sl, skey, skey * 16, cfg, st):
-                    cnt.hits[sl, z] += 1
+            if k == 0:
+                a1 = -1
+                f1 = 0
+            else:
+                a0 = -1
+                f0 = 0
+        # region: the last one again, or a binary search for the last start <= a
+        lo = last_reg
+        if not (reg_start[lo] <= a and a < reg_end[lo]):
+            lo = 0
+            hi = nreg - 1
+            while lo < hi:
+                mid = (lo + hi + 1) >> 1
+                if reg_start[mid] <= a:
+                    lo = mid
                 else:
-                    cnt.misses[sl, z] += 1
-        if not hit:
-            cnt.walks[k, z] += 1
-            faulted = False
-            if st.page_state[gid] == 0:
-                st.page_state[gid] = 1
-                cnt.faults[z] += 1
-                faulted = True
-            cnt.walk_refs[k, z] += _walk(a, k, z, gid, faulted, cfg, st, cnt)
-        s0 = cfg.chain[k, z, 0]
-        if s0 >= 0:
-            st.memo_addr[k] = a
-            st.memo_shift[k] = cfg.tag_shift[s0, z]
-            st.memo_s[k] = s0
-            st.memo_z[k] = z
+                    hi = mid - 1
+            if not (reg_start[lo] <= a and a < reg_end[lo]):
+                if k == 0:
+                    a0 = -1
+                    f0 = 0
+                else:
+                    a1 = -1
+                    f1 = 0
+                bad = i
+                break
+            last_reg = lo
+        z = reg_size[lo]
+        if k != cur_k or z != cur_z:
+            cur_k = k
+            cur_z = z
+            nc = 0
+            while nc < L and chain[k, z, nc] >= 0:
+                nc += 1
+            s0 = chain[k, z, 0]
+            if nc > 0:
+                h0, m0, n0, p0, b0, o0, w0, d0 = tag_shift[s0, z], st_mask[s0], st_sets[s0], st_pways[s0], st_base[s0], st_obase[s0], st_ways[s0], st_mode[s0]
+            if nc > 1:
+                s1 = chain[k, z, 1]
+                h1, m1, n1, p1, b1, o1, w1, d1 = tag_shift[s1, z], st_mask[s1], st_sets[s1], st_pways[s1], st_base[s1], st_obase[s1], st_ways[s1], st_mode[s1]
+            if nc > 2:
+                s2 = chain[k, z, 2]
+                h2, m2, n2, p2, b2, o2, w2, d2 = tag_shift[s2, z], st_mask[s2], st_sets[s2], st_pways[s2], st_base[s2], st_obase[s2], st_ways[s2], st_mode[s2]
+            if nc > 3:
+                s3 = chain[k, z, 3]
+                h3, m3, n3, p3, b3, o3, w3, d3 = tag_shift[s3, z], st_mask[s3], st_sets[s3], st_pways[s3], st_base[s3], st_obase[s3], st_ways[s3], st_mode[s3]
+        j = nc  # where the access is resolved; nc means a walk
+        if nc > 0:
+            key = a >> h0
+            if lookup_g(key, key * 16 + z, m0, n0, p0, b0, o0, w0, d0):
+                j = 0
+            else:
+                if slb_struct >= 0:
+                    skey = a >> SEGMENT_SHIFT
+                    if lookup(slb_struct, skey, skey * 16):
+                        hits[slb_struct, z] += 1
+                    else:
+                        misses[slb_struct, z] += 1
+                if nc > 1:
+                    key = a >> h1
+                    if lookup_g(key, key * 16 + z, m1, n1, p1, b1, o1, w1, d1):
+                        j = 1
+                    elif nc > 2:
+                        key = a >> h2
+                        if lookup_g(key, key * 16 + z, m2, n2, p2, b2, o2, w2, d2):
+                            j = 2
+                        elif nc > 3:
+                            key = a >> h3
+                            if lookup_g(key, key * 16 + z, m3, n3, p3, b3, o3, w3, d3):
+                                j = 3
+        if j < nc:
+            resolved[k, z, j] += 1
         else:
-            st.memo_addr[k] = -1
-            st.memo_shift[k] = 0
-    return -1
+            resolved[k, z, L] += 1
+            gid = reg_base[lo] + ((a - reg_start[lo]) >> page_shift[z])
+            faulted = False
+            word = mapped[gid >> 6]
+            bit = np.uint64(1) << np.uint64(gid & 63)
+            if (word & bit) == 0:
+                mapped[gid >> 6] = word | bit
+                page_state[gid] = 1
+                faults[z] += 1
+                faulted = True
+            walk_refs[k, z] += walk(a, k, z, gid, faulted)
+        if k == 0:
+            if nc > 0:
+                a0, f0, g0 = a, h0, z
+            else:
+                a0, f0 = -1, 0
+        else:
+            if nc > 0:
+                a1, f1, g1 = a, h0, z
+            else:
+                a1, f1 = -1, 0
+    # The memo goes back to the caller as a return value: stored here into st.memo_* after the loop,
+    # the stores were lost under numba 0.68.1 (even at NUMBA_OPT=0; a print beside them made them
+    # appear), so ``run_chunk`` stores it.
+    return bad, a0, f0, g0, r0, a1, f1, g1, r1
+
+
+def run_chunk(addrs, kinds, cfg, st, cnt) -> int:
+    """Simulate one chunk and keep the fast-path memo in ``st``. Returns -1 or the index of the
+    first address outside every region."""
+    bad, a0, f0, g0, r0, a1, f1, g1, r1 = translate_chunk(addrs, kinds, cfg, st, cnt)
+    st.memo_addr[:] = (a0, a1)
+    st.memo_shift[:] = (f0, f1)
+    st.memo_z[:] = (g0, g1)
+    st.run[:] = (r0, r1)
+    return bad
 
 
 @jit
