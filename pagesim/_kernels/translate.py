@@ -112,19 +112,22 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     reg_start, reg_end, reg_size, reg_base = cfg.reg_start, cfg.reg_end, cfg.reg_size, cfg.reg_base
     page_shift, radix_refs = cfg.page_shift, cfg.radix_refs
     pwc_struct, pwc_skip = cfg.pwc_struct, cfg.pwc_skip
+    # <scalars> (specialize replaces these with constants)
     walk_kind = cfg.walk_kind[0]
     slb_struct = cfg.slb_struct[0]
     tsb_mask = cfg.tsb_mask[0]
     sw_walk_refs = cfg.sw_walk_refs[0]
     hpt_mask = cfg.hpt_mask[0]
     shared = cfg.shared_first[0] != 0
+    npwc = pwc_struct.shape[0]
+    all_data = kinds.shape[0] == 0
+    # </scalars>
     tags, stamps, order, clock, rng = st.tags, st.stamps, st.order, st.clock, st.rng
     page_state, page_hpt, tsb, hpt_slots, hpt_rr = st.page_state, st.page_hpt, st.tsb, st.hpt_slots, st.hpt_rr
     memo_addr, memo_shift, memo_z, run = st.memo_addr, st.memo_shift, st.memo_z, st.run
     mapped = st.mapped
     resolved, hits, misses, walk_refs = cnt.resolved, cnt.hits, cnt.misses, cnt.walk_refs
     tsb_hits, tsb_misses, faults, hpt_secondary, hpt_events = cnt.tsb_hits, cnt.tsb_misses, cnt.faults, cnt.hpt_secondary, cnt.hpt_events
-    npwc = pwc_struct.shape[0]
     nreg = reg_start.shape[0]
     last_reg = 0
 
@@ -255,11 +258,11 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         return 1
 
     n = addrs.shape[0]
-    all_data = kinds.shape[0] == 0
     L = chain.shape[2]
     # The current chain's geometry lives in local scalars (up to MAX_CHAIN positions), reloaded
     # only when the (kind, page size) pair changes: held in arrays, every store to ``tags`` could
     # alias them and LLVM reloads them on the critical path (measured 76 -> 45 M accesses/s).
+    # <geometry> (pagesim._kernels.specialize replaces this block with constants)
     cur_k = -1
     cur_z = -1
     nc = 0
@@ -272,6 +275,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     o0 = o1 = o2 = o3 = 0  # first order word
     w0 = w1 = w2 = w3 = 1  # ways
     d0 = d1 = d2 = d3 = 0  # replacement mode
+    # </geometry>
     # Fast-path memo per kind in locals (a0/a1: last address, f0/f1: its entry shift, g0/g1: its
     # page-size index, r0/r1: pending run of fast hits), written back to ``st`` at the end.
     bad = -1
@@ -323,7 +327,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 break
             last_reg = lo
         z = reg_size[lo]
-        if k != cur_k or z != cur_z:
+        if k != cur_k or z != cur_z:  # <reload>
             cur_k = k
             cur_z = z
             nc = 0
@@ -341,6 +345,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             if nc > 3:
                 s3 = chain[k, z, 3]
                 h3, m3, n3, p3, b3, o3, w3, d3 = tag_shift[s3, z], st_mask[s3], st_sets[s3], st_pways[s3], st_base[s3], st_obase[s3], st_ways[s3], st_mode[s3]
+            # </reload>
         j = nc  # where the access is resolved; nc means a walk
         if nc > 0:
             key = a >> h0
