@@ -12,10 +12,16 @@ assumptions unless a source is given) or a structure's ``latency``.
 """
 from __future__ import annotations
 
-import xarray as xr
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of pagesim's import time
+    import xarray as xr
+
 
 
 def add_costs(ds: xr.Dataset, m, work_cycles: float) -> xr.Dataset:
+    import xarray as xr
+
     c = m.costs
     lat = ds["latency"]
     tlb_mask = ds["structure"] != "SLB" if m.slb is not None else xr.ones_like(lat, dtype=bool)
@@ -72,7 +78,8 @@ def summary(ds: xr.Dataset) -> str:
         for pwc in ds["pwc"].values:
             h = int(ds["pwc_hits"].sel(pwc=pwc).sum())
             mi = int(ds["pwc_misses"].sel(pwc=pwc).sum())
-            lines.append(f"page-walk cache {pwc}: hits {h:,}, misses {mi:,}")
+            if h + mi:
+                lines.append(f"page-walk cache {pwc}: hits {h:,}, misses {mi:,}")
     if "tsb_misses" in ds:
         lines.append(f"TSB: hits {int(ds['tsb_hits'].sum()):,}, misses {int(ds['tsb_misses'].sum()):,}")
     if "hpt_secondary" in ds:

@@ -373,17 +373,19 @@ class Machine:
         return out
 
     # ----------------------------------------------------------------------- variants
-    def _variant(self, structures, change: str, **kw) -> "Machine":
+    def _variant(self, structures, change: str, name: str | None = None, **kw) -> "Machine":
         return dataclasses.replace(
             self,
+            name=name or self.name + "*",
             structures=tuple(structures),
             derived_from=self.derived_from or self.name,
             changes=self.changes + (change,),
             **kw,
         )
 
-    def replace_structure(self, name: str, **changes) -> "Machine":
-        """A copy with structure ``name`` changed, e.g. ``replace_structure("L2 DTLB 4K", entries=1024)``."""
+    def replace_structure(self, name: str, new_name: str | None = None, **changes) -> "Machine":
+        """A copy with structure ``name`` changed, e.g. ``replace_structure("L2 DTLB 4K", entries=1024)``.
+        The copy is named ``new_name`` (default: this name with a '*')."""
         old = self.structure(name)
         fields = {f.name for f in dataclasses.fields(Structure)}
         bad = sorted(set(changes) - fields)
@@ -393,18 +395,19 @@ class Machine:
         assumed = tuple(sorted(set(old.assumed) | set(changes)))
         new = dataclasses.replace(new, assumed=assumed, source=(old.source + " | what-if: " + ", ".join(f"{k}={v}" for k, v in changes.items())))
         desc = f"{name}: " + ", ".join(f"{k}={v!r}" for k, v in changes.items())
-        return self._variant([new if s.name == name else s for s in self.structures], desc)
+        return self._variant([new if s.name == name else s for s in self.structures], desc, new_name)
 
-    def add_structure(self, **fields) -> "Machine":
-        """A copy with one more structure, e.g. the 2M L2 DTLB the CSCS paper asks AMD for."""
+    def add_structure(self, new_name: str | None = None, **fields) -> "Machine":
+        """A copy with one more structure, e.g. the 2M L2 DTLB the CSCS paper asks AMD for.
+        The copy is named ``new_name`` (default: this name with a '*')."""
         fields.setdefault("source", "what-if structure (not real hardware)")
         fields.setdefault("assumed", ("entries", "ways", "latency"))
         s = Structure(**fields)
-        return self._variant(list(self.structures) + [s], f"added {s.name} ({s.entries} entries, {s.organisation()}, {'/'.join(map(format_size, s.sizes))})")
+        return self._variant(list(self.structures) + [s], f"added {s.name} ({s.entries} entries, {s.organisation()}, {'/'.join(map(format_size, s.sizes))})", new_name)
 
-    def remove_structure(self, name: str) -> "Machine":
+    def remove_structure(self, name: str, new_name: str | None = None) -> "Machine":
         self.structure(name)
-        return self._variant([s for s in self.structures if s.name != name], f"removed {name}")
+        return self._variant([s for s in self.structures if s.name != name], f"removed {name}", new_name)
 
     def program(self, name: str, page_size) -> "Machine":
         """Program a per-process programmable structure (UltraSPARC III Cu T512_1) to one page size."""

@@ -1,10 +1,14 @@
 """simulate(): one machine, one layout, one workload -> an xarray.Dataset of counters and costs."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of pagesim's import time
+    import xarray as xr
+
 import json
 
 import numpy as np
-import xarray as xr
 
 from . import __version__
 from ._kernels import translate as K
@@ -316,6 +320,8 @@ def simulate(
 
 
 def _dataset(m, layout, w, cfg, cnt, st, structs, pwcs) -> xr.Dataset:
+    import xarray as xr
+
     hits, misses, accesses, walks = tlb_counters(cfg, cnt)
     sizes = list(m.page_sizes)
     labels = [format_size(p) for p in sizes]

@@ -1,0 +1,34 @@
+# pagesim: the two commands of the README, plus benchmarks. Each creates .venv if needed and
+# installs what it needs; Python 3.10 or newer is the only prerequisite.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench clean
+
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "pagesim needs Python 3.10 or newer, found " + sys.version.split()[0])'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[test,bench]"
+	@touch $(STAMP)
+
+## The main job: for now the demonstration of the documents' exact counts (notebooks later).
+run: $(STAMP)
+	@mkdir -p build
+	$(VENV)/bin/pagesim demo | tee build/demo.txt
+
+## The tests: differential (kernel vs reference model), hand-checked cases, errors, API, CLI.
+test: $(STAMP)
+	$(PY) -m pytest
+
+## Speed and memory benchmarks (printed figures and ratios; not part of the tests).
+bench: $(STAMP)
+	$(PY) benchmarks/bench_pycachesim.py
+	$(PY) benchmarks/bench_memory.py
+
+clean:
+	rm -rf build .pytest_cache .hypothesis

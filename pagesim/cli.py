@@ -1,0 +1,155 @@
+"""The ``pagesim`` command.
+
+    pagesim machines [--sources] [NAME ...]
+    pagesim simulate --machine skylake --workload random --working-set 1G --page-size 4K [--accesses N]
+    pagesim demo
+
+Errors are one line on standard error and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _parse_params(items):
+    out = {}
+    for it in items or []:
+        if "=" not in it:
+            raise ValueError(f"--param {it!r} must look like name=value")
+        k, v = it.split("=", 1)
+        for conv in (int, float):
+            try:
+                v = conv(v)
+                break
+            except ValueError:
+                continue
+        out[k.strip()] = v
+    return out
+
+
+def cmd_machines(args) -> int:
+    from .machines import machine, machines
+    from .units import format_size
+
+    names = args.names or machines()
+    if args.sources:
+        for n in names:
+            print(machine(n).describe(sources=True))
+            print()
+        return 0
+    rows = []
+    for n in names:
+        m = machine(n)
+        reach = []
+        for p in m.page_sizes:
+            r = m.reach(p, "data")
+            reach.append(f"{format_size(p)}:{format_size(r) if r else '0'}")
+        nassumed = len(m.assumptions)
+        rows.append((m.name, m.title, ", ".join(reach), f"{nassumed} assumption{'s' if nassumed != 1 else ''}"))
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    w2 = max(len(r[2]) for r in rows)
+    print(f"{'preset':<{w0}}  {'processor':<{w1}}  {'data TLB reach per page size (largest level)':<{w2}}  modelling")
+    for r in rows:
+        print(f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]:<{w2}}  {r[3]}")
+    print("\nSources (every structure's own source and each modelling assumption: pagesim machines --sources NAME):")
+    for n in names:
+        m = machine(n)
+        srcs = []
+        for st in m.structures:
+            short = st.source.split(" | what-if")[0]
+            short = short if len(short) <= 90 else short[:87] + "..."
+            if short not in srcs:
+                srcs.append(short)
+        print(f"  {m.name}:")
+        for x in srcs:
+            print(f"      {x}")
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from .costs import summary
+    from .simulate import simulate
+
+    params = _parse_params(args.param)
+    if args.working_set is not None:
+        params["working_set"] = args.working_set
+    if args.accesses is not None:
+        params["accesses"] = args.accesses
+    ds = simulate(args.machine, args.workload, page_size=args.page_size, seed=args.seed, progress=not args.quiet, **params)
+    print(summary(ds))
+    return 0
+
+
+def cmd_demo(args) -> int:
+    """A short demonstration: the documents' exact counts, reproduced."""
+    from .layout import Layout
+    from .machines import machine
+    from .simulate import simulate
+    from .units import format_size
+
+    failures = 0
+
+    def check(what, got, want):
+        nonlocal failures
+        ok = got == want
+        failures += not ok
+        print(f"  {'ok  ' if ok else 'FAIL'} {what}: simulation {got}, document {want}")
+
+    print("pagesim demonstration: exact counts from the source documents\n")
+    p5 = machine("power5+")
+    check("POWER5+ TLB reach with 4K pages, 2048 entries (000_1774b52266f446e5.txt, Introduction)", format_size(p5.reach("4K", structure="TLB")), "8M")
+    check("... with 64K pages: 16 times more", p5.reach("64K", structure="TLB") // p5.reach("4K", structure="TLB"), 16)
+    for page, want in (("4K", 16), ("64K", 1)):
+        ds = simulate("power6", "touch", size="64K", pattern="memset", page_size=page)
+        check(f"64 KiB touched with {page} pages on POWER6: page faults (000_..., Page Fault Handling)", int(ds["faults"].sum()), want)
+    for page, want in (("64K", 256), ("16M", 1)):
+        for pattern in ("memset", "random"):
+            ds = simulate("power8", "touch", size="16M", pattern=pattern, page_size=page, seed=1)
+            check(f"16 MiB {pattern} touch with {page} pages on POWER8: faults (003_e083a135b5a1afda.txt, §VII)", int(ds["faults"].sum()), want)
+    k8 = machine("opteron-k8")
+    check("Opteron 2M pages: TLB entries overall (001_ec4ce787d7978bc9.txt, §3)", sum(s.entries for s in k8.chain("data", 2 << 20)), 8)
+    print("\nA random walk over 64 MiB on the Opteron, 4K vs 2M pages (the CSCS trade-off):")
+    for page in ("4K", "2M"):
+        ds = simulate("opteron-k8", "random", working_set="64M", accesses=200_000, page_size=page, seed=1)
+        trans = float(ds["cycles"].sel(component=["tlb_hit_latency", "walk", "slb_miss"]).sum())
+        print(
+            f"  {page}: walks {int(ds['walks'].sum()):,} of 200,000 accesses, walk references {int(ds['walk_refs'].sum()):,}, "
+            f"modelled translation cycles per access {trans / 200_000:.1f}"
+        )
+    print("\nThe Solaris MPSS heap layout, as pmap -sx shows it (002_7166aff63bc805c7.txt):")
+    from .layout import Region
+
+    lay = Layout((Region(0x22000, 3960 * 1024, "8K", "[ heap ]"), Region(0x400000, 128 << 20, "4M", "[ heap ]")))
+    print(lay.pmap(title="2953:   ./testprog (simulated)"))
+    print(f"\n{failures} of the checks failed" if failures else "\nall checks hold")
+    return 1 if failures else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="pagesim", description="Simulate TLBs, page walks and page faults.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("machines", help="list the machine presets with their TLB reach")
+    m.add_argument("names", nargs="*", help="presets to show (default: all)")
+    m.add_argument("--sources", action="store_true", help="every structure with its source and the modelling assumptions")
+    s = sub.add_parser("simulate", help="simulate one workload on one machine and print a summary")
+    s.add_argument("--machine", required=True, help="a preset name (see 'pagesim machines')")
+    s.add_argument("--workload", required=True, help="sequential, strided, stream, random, pointer_chase, blocked_matrix, md, touch")
+    s.add_argument("--working-set", help="bytes, or a size such as 64M or 1G")
+    s.add_argument("--page-size", help="page size for every region (default: the machine's base page)")
+    s.add_argument("--accesses", type=int, help="number of accesses (workloads with passes repeat to reach it)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--param", action="append", metavar="NAME=VALUE", help="another workload parameter, e.g. --param stride=4096")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    sub.add_parser("demo", help="a short demonstration: the documents' exact counts, reproduced")
+    args = ap.parse_args(argv)
+    try:
+        return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo}[args.cmd](args)
+    except (ValueError, TypeError) as e:
+        print(f"pagesim: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Every bad input gets a ValueError or TypeError naming the parameter, the value and what is allowed."""
+import numpy as np
+import pytest
+
+import pagesim
+from pagesim import Layout, Machine, Region, Structure, Walker
+from pagesim.units import parse_size
+
+
+def S(**kw):
+    base = dict(name="T", level=1, side="data", entries=64, ways=4, sizes=("4K",))
+    base.update(kw)
+    return Structure(**base)
+
+
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        (dict(entries=60, ways=8), "entries=60 is not divisible by ways=8"),
+        (dict(sizes=("3K",)), "not a power of two"),
+        (dict(sizes=("5000",)), "not a power of two"),
+        (dict(entries=0), "entries=0 is out of range"),
+        (dict(entries=1 << 30, ways=1 << 30), "out of range"),
+        (dict(side="both"), "side='both' is not allowed"),
+        (dict(replacement="plru"), "replacement='plru' is not allowed"),
+        (dict(level=0), "level=0 is out of range"),
+        (dict(latency=-1), "latency=-1 is out of range"),
+    ],
+)
+def test_bad_structure(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        S(**kw)
+
+
+def test_structure_size_machine_lacks():
+    with pytest.raises(ValueError, match="holds 2M, which machine 'm' lacks"):
+        Machine(name="m", title="m", page_sizes=("4K",), base_page="4K", structures=(S(sizes=("2M",)),), walker=Walker("vhpt"))
+
+
+def test_two_structures_same_level_and_size():
+    with pytest.raises(ValueError, match="both hold 4K pages at level 1"):
+        Machine(name="m", title="m", page_sizes=("4K",), base_page="4K", structures=(S(), S(name="U")), walker=Walker("vhpt"))
+
+
+def test_chain_too_long():
+    structs = tuple(S(name=f"L{i}", level=i) for i in range(1, 6))
+    with pytest.raises(ValueError, match="at most 4"):
+        Machine(name="m", title="m", page_sizes=("4K",), base_page="4K", structures=structs, walker=Walker("vhpt"))
+
+
+def test_radix_page_size_not_a_leaf():
+    with pytest.raises(ValueError, match="page_size=64K is not a leaf of this radix table: allowed 4K, 2M, 1G, 512G"):
+        Machine(name="m", title="m", page_sizes=("4K", "64K"), base_page="4K", structures=(), walker=Walker("radix", level_bits=(9, 9, 9, 9)))
+
+
+def test_page_size_machine_lacks():
+    with pytest.raises(ValueError, match=r"page_size=1G is not supported by machine 'opteron-k8': allowed 4K, 2M"):
+        pagesim.simulate("opteron-k8", "random", working_set="1G", page_size="1G")
+
+
+def test_page_size_not_power_of_two():
+    with pytest.raises(ValueError, match=r"page_size='3000' \(3000 bytes\) is not a power of two"):
+        pagesim.simulate("skylake", "random", page_size="3000")
+
+
+def test_unknown_machine_and_workload():
+    with pytest.raises(ValueError, match="machine='pentium' is not a preset: choose one of"):
+        pagesim.simulate("pentium", "random")
+    with pytest.raises(ValueError, match="workload='fft' is not known: choose one of"):
+        pagesim.simulate("skylake", "fft")
+    with pytest.raises(ValueError, match=r"workload 'random' has no parameter\(s\) \['strid'\]"):
+        pagesim.simulate("skylake", "random", strid=4)
+
+
+def test_overlapping_regions():
+    with pytest.raises(ValueError, match="regions overlap"):
+        Layout((Region(0, "8K", "4K", "a"), Region("4K", "8K", "4K", "b")))
+
+
+def test_misaligned_region():
+    with pytest.raises(ValueError, match=r"region 'a' start=0x1000 is not aligned to its page size 2M"):
+        Region("4K", "2M", "2M", "a")
+
+
+def test_region_beyond_va_width():
+    lay = Layout((Region(1 << 48, "4K", "4K", "high"),))
+    with pytest.raises(ValueError, match="beyond the 48-bit virtual address space of machine 'skylake'"):
+        pagesim.simulate("skylake", addresses=np.array([1 << 48], dtype=np.uint64), layout=lay)
+
+
+def test_address_outside_layout_names_it():
+    lay = Layout.single("8K", "4K", start=1 << 32)
+    with pytest.raises(ValueError, match=r"address 0x200000000 \(access 1\) lies outside every region"):
+        pagesim.simulate("skylake", addresses=np.array([1 << 32, 1 << 33], dtype=np.uint64), layout=lay)
+
+
+def test_absurd_sizes_name_the_limit():
+    with pytest.raises(ValueError, match=r"pagesim simulates at most 268435456 pages \(2\*\*28"):
+        pagesim.simulate("skylake", "random", working_set="4T", page_size="4K")
+    with pytest.raises(ValueError, match=r"size=128T is out of range: allowed 8B..64T"):
+        pagesim.workload("random", working_set="128T")
+    with pytest.raises(ValueError, match=r"accesses=0 is out of range"):
+        pagesim.workload("random", accesses=0)
+
+
+def test_negative_and_malformed_sizes():
+    with pytest.raises(ValueError, match="working_set=-5 is negative"):
+        parse_size(-5, "working_set")
+    with pytest.raises(ValueError, match=r"working_set='lots' is not a size"):
+        parse_size("lots", "working_set")
+    with pytest.raises(TypeError, match="must be a size in bytes"):
+        parse_size(1.5, "working_set")
+
+
+def test_bad_addresses():
+    with pytest.raises(ValueError, match="addresses must be non-negative, found -4 at index 1"):
+        pagesim.simulate("skylake", addresses=np.array([4096, -4]))
+    with pytest.raises(TypeError, match="addresses must be integers"):
+        pagesim.simulate("skylake", addresses=np.array([1.5]))
+    with pytest.raises(ValueError, match="kinds must be 0"):
+        pagesim.simulate("skylake", addresses=np.array([4096]), kinds=np.array([2]))
+
+
+def test_bad_seed_and_chunk():
+    with pytest.raises(TypeError, match="seed must be an int"):
+        pagesim.simulate("skylake", "random", seed="x")
+    with pytest.raises(ValueError, match="chunk_size=0 must be an int"):
+        pagesim.simulate("skylake", "random", chunk_size=0)
+
+
+def test_bad_derivations():
+    k8 = pagesim.machine("opteron-k8")
+    with pytest.raises(ValueError, match="has no structure 'L3'"):
+        k8.replace_structure("L3", entries=4)
+    with pytest.raises(ValueError, match=r"unknown field\(s\) \['entires'\]"):
+        k8.replace_structure("L2 DTLB 4K", entires=4)
+    with pytest.raises(ValueError, match="is not divisible by ways"):
+        k8.replace_structure("L2 DTLB 4K", entries=510)
