@@ -3,6 +3,7 @@
     pagesim machines [--sources] [NAME ...]
     pagesim simulate --machine skylake --workload random --working-set 1G --page-size 4K [--accesses N]
     pagesim demo
+    pagesim host [--size 64M]
 
 Errors are one line on standard error and exit status 2.
 """
@@ -127,6 +128,24 @@ def cmd_demo(args) -> int:
     return 1 if failures else 0
 
 
+def cmd_host(args) -> int:
+    """This machine's kernel against the simulation: minor faults of a real mmap."""
+    from .host import compare_faults, thp_mode, why_not
+
+    print(f"transparent huge pages: {thp_mode() or 'not available'}")
+    bad = 0
+    for thp in (False, True):
+        reason = why_not(thp)
+        if reason:
+            print(f"  {'THP' if thp else '4K'}: cannot compare here: {reason}")
+            continue
+        for pattern in ("sequential", "random"):
+            r = compare_faults(args.size, thp=thp, pattern=pattern)
+            bad += not r.equal
+            print(f"  {r}")
+    return 1 if bad else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="pagesim", description="Simulate TLBs, page walks and page faults.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -143,10 +162,12 @@ def main(argv=None) -> int:
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help="another workload parameter, e.g. --param stride=4096")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_parser("demo", help="a short demonstration: the documents' exact counts, reproduced")
+    h = sub.add_parser("host", help="real page faults of an mmap on this Linux machine beside the simulation's")
+    h.add_argument("--size", default="64M", help="region size, a multiple of 2M (default 64M)")
     args = ap.parse_args(argv)
     try:
-        return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo}[args.cmd](args)
-    except (ValueError, TypeError) as e:
+        return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo, "host": cmd_host}[args.cmd](args)
+    except (ValueError, TypeError, RuntimeError) as e:
         print(f"pagesim: error: {e}", file=sys.stderr)
         return 2
 
