@@ -5,7 +5,7 @@ assumptions unless a source is given) or a structure's ``latency``.
               + walks x walk_base_cycles                       (trap / walker start)
               + walk references x walk_ref_cycles
               + SLB misses x slb_miss_cycles
-  faults      = faults x (fault_cycles + page KiB x zero_cycles_per_kib)
+  faults      = faults x fault_cycles + pages mapped (faulting and prefaulted) x page KiB x zero_cycles_per_kib
   work        = accesses x work_cycles                          (everything else the program does)
   translation_share = translation / (work + translation + faults): what ``trapstat -t`` reports
   as %tim for TLB-miss handling.
@@ -28,7 +28,7 @@ def add_costs(ds: xr.Dataset, m, work_cycles: float) -> xr.Dataset:
     hit_cycles = (ds["hits"] * lat).where(tlb_mask, 0).sum("structure")
     walk_cycles = (ds["walks"] * c.walk_base_cycles + ds["walk_refs"] * c.walk_ref_cycles).sum("side")
     slb_cycles = ds["misses"].sel(structure="SLB") * c.slb_miss_cycles if m.slb is not None else xr.zeros_like(hit_cycles)
-    fault_cycles = ds["faults"] * (c.fault_cycles + (ds["page_size"] // 1024) * c.zero_cycles_per_kib)
+    fault_cycles = ds["faults"] * c.fault_cycles + (ds["faults"] + ds["prefaulted"]) * (ds["page_size"] // 1024) * c.zero_cycles_per_kib
     accesses = ds["accesses"].sum("side")
     work = accesses * work_cycles
     comp = xr.concat(

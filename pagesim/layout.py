@@ -22,9 +22,16 @@ class Region:
     page_size: int
     name: str = ""
     mode: str = "rw---"
+    #: pages one fault maps: the aligned group of this many pages around the faulting one (Linux
+    #: fault-around; POWER's 64 KiB emulation mode maps 16 contiguous 4 KiB pages per fault)
+    fault_around: int = 1
 
     def __post_init__(self):
         n = f"region {self.name!r}" if self.name else "region"
+        if isinstance(self.fault_around, bool) or not isinstance(self.fault_around, int) or not (
+            1 <= self.fault_around <= 1 << 16 and self.fault_around & (self.fault_around - 1) == 0
+        ):
+            raise ValueError(f"{n} fault_around={self.fault_around!r} must be a power of two from 1 to 65536 pages")
         object.__setattr__(self, "start", parse_size(self.start, f"{n} start"))
         object.__setattr__(self, "length", parse_size(self.length, f"{n} length"))
         object.__setattr__(self, "page_size", parse_page_size(self.page_size, f"{n} page_size"))
@@ -47,14 +54,14 @@ class Region:
         return self.length // self.page_size
 
     @classmethod
-    def covering(cls, start, length, page_size, name: str = "", mode: str = "rw---") -> "Region":
+    def covering(cls, start, length, page_size, name: str = "", mode: str = "rw---", fault_around: int = 1) -> "Region":
         """The smallest page-aligned region holding [start, start+length), as mmap rounds a request."""
         p = parse_page_size(page_size)
         s = parse_size(start, "start")
         e = s + parse_size(length, "length")
         s0 = s - s % p
         e0 = -(-e // p) * p
-        return cls(s0, e0 - s0, p, name, mode)
+        return cls(s0, e0 - s0, p, name, mode, fault_around)
 
 
 @dataclass(frozen=True)
@@ -84,8 +91,8 @@ class Layout:
         object.__setattr__(self, "regions", regs)
 
     @classmethod
-    def single(cls, length, page_size, start=DEFAULT_BASE, name: str = "[ anon ]") -> "Layout":
-        return cls((Region.covering(start, length, page_size, name),))
+    def single(cls, length, page_size, start=DEFAULT_BASE, name: str = "[ anon ]", fault_around: int = 1) -> "Layout":
+        return cls((Region.covering(start, length, page_size, name, fault_around=fault_around),))
 
     @classmethod
     def covering_addresses(cls, addresses, page_size, granule="2M", name: str = "[ trace ]") -> "Layout":
@@ -142,6 +149,6 @@ class Layout:
 
     def to_records(self) -> list[dict]:
         return [
-            {"name": r.name, "start": r.start, "length": r.length, "page_size": r.page_size, "mode": r.mode}
+            {"name": r.name, "start": r.start, "length": r.length, "page_size": r.page_size, "mode": r.mode, "fault_around": r.fault_around}
             for r in self.regions
         ]

@@ -37,13 +37,13 @@ MAX_CHUNK = 1 << 24
 PROGRAM_THRESHOLD = 8  # "when there are 8 or more pages using the larger page-size" (002_7166aff63bc805c7.txt)
 
 
-def place(w: Workload, page_size: int, base: int = DEFAULT_BASE, gap: int = 1 << 30) -> Layout:
+def place(w: Workload, page_size: int, base: int = DEFAULT_BASE, gap: int = 1 << 30, fault_around: int = 1) -> Layout:
     """Lay a workload's arrays out one after another from ``base``, each rounded out to the page
     size and starting on a ``gap``-aligned boundary (at least the page size)."""
     align = max(gap, page_size)
     regions, at = [], base - base % align
     for name, length in w.spans():
-        r = Region.covering(at, length, page_size, name)
+        r = Region.covering(at, length, page_size, name, fault_around=fault_around)
         regions.append(r)
         at = -(-(r.end + 1) // align) * align
     return Layout(tuple(regions))
@@ -115,6 +115,7 @@ def _build(m: Machine, layout: Layout, seed: int):
         reg_end=np.array([r.end for r in regs], dtype=np.int64),
         reg_size=np.array([zidx[r.page_size] for r in regs], dtype=np.int64),
         reg_base=reg_base,
+        reg_fa=np.array([r.fault_around for r in regs], dtype=np.int64),
         page_shift=np.array([log2(p) for p in sizes], dtype=np.int64),
         walk_kind=one(WALK[w.kind]), radix_refs=radix_refs,
         pwc_struct=np.arange(len(structs), ns, dtype=np.int64),
@@ -124,6 +125,7 @@ def _build(m: Machine, layout: Layout, seed: int):
         sw_walk_refs=one(w.sw_walk_refs),
         hpt_mask=one(w.hpt_ptegs - 1 if w.kind == "hashed" else 0),
         shared_first=one(shared_first),
+        any_fa=one(1 if any(r.fault_around > 1 for r in regs) else 0),
     )
     total = int(reg_pages.sum())
     hashed = w.kind == "hashed"
@@ -152,6 +154,7 @@ def _build(m: Machine, layout: Layout, seed: int):
         tsb_hits=np.zeros((2, nk), dtype=np.int64),
         tsb_misses=np.zeros((2, nk), dtype=np.int64),
         faults=np.zeros(nk, dtype=np.int64),
+        prefaulted=np.zeros(nk, dtype=np.int64),
         hpt_secondary=np.zeros(nk, dtype=np.int64),
         hpt_events=np.zeros(2, dtype=np.int64),
     )
@@ -221,6 +224,7 @@ def simulate(
     work_cycles: float | None = None,
     progress: bool = False,
     specialize="auto",
+    fault_around: int = 1,
     **workload_params,
 ) -> xr.Dataset:
     """Simulate address translation for ``workload`` on ``machine``.
@@ -233,6 +237,8 @@ def simulate(
         ``layout`` is given, which fixes each region's page size (e.g. a 4M heap, 8K elsewhere).
     seed: every random choice comes from it; the same inputs give the same Dataset.
     work_cycles: non-translation cycles per access for the cost model (default: the workload's).
+    fault_around: pages one fault maps in the generated layout (16 with 4K pages: POWER's 64 KiB
+        emulation mode). With ``layout``, each Region says its own.
     specialize: run a copy of the kernel compiled for this machine's geometry (same results,
         about 1.8x faster on TLB-missing traces; the first compile of a new geometry takes seconds,
         then it is cached on disk). "auto": when every access is a data access to one page size and
@@ -254,7 +260,9 @@ def simulate(
         w = make_workload(workload, **workload_params)
     if layout is None:
         p = m.check_page_size(page_size if page_size is not None else m.base_page)
-        layout = Layout.covering_addresses(w.addresses, p) if isinstance(w, Addresses) else place(w, p)
+        layout = Layout.covering_addresses(w.addresses, p) if isinstance(w, Addresses) else place(w, p, fault_around=fault_around)
+        if isinstance(w, Addresses) and fault_around != 1:
+            layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name, r.mode, fault_around) for r in layout.regions))
     else:
         if not isinstance(layout, Layout):
             raise TypeError(f"layout must be a pagesim Layout, got {type(layout).__name__}")
@@ -262,6 +270,8 @@ def simulate(
             raise ValueError(f"layout has {len(layout.regions)} regions but workload {w.label} needs {len(w.spans())} ({[n for n, _ in w.spans()]})")
         if page_size is not None:
             raise ValueError("give page_size or layout, not both: a layout fixes each region's page size")
+        if fault_around != 1:
+            raise ValueError("give fault_around or layout, not both: each Region of a layout has its own fault_around")
     layout.check_machine(m)
     if not isinstance(w, Addresses):
         for (name, length), r in zip(w.spans(), layout.regions):
@@ -347,14 +357,20 @@ def _dataset(m, layout, w, cfg, cnt, st, structs, pwcs) -> xr.Dataset:
     }
     page_state = st.page_state
     pages_by_size = np.zeros(len(sizes), dtype=np.int64)
+    untouched_by_size = np.zeros(len(sizes), dtype=np.int64)
     touched_by_region = []
     off = 0
     for r in layout.regions:
-        t = int(np.count_nonzero(page_state[off : off + r.pages]))
+        t = int(np.count_nonzero(page_state[off : off + r.pages] == 1))
+        u = int(np.count_nonzero(page_state[off : off + r.pages] == 2))
         touched_by_region.append(t)
         pages_by_size[sizes.index(r.page_size)] += t
+        untouched_by_size[sizes.index(r.page_size)] += u
         off += r.pages
     dv["pages_touched"] = (("page_size",), pages_by_size, {"units": "pages", "long_name": "distinct pages touched"})
+    dv["prefaulted"] = (("page_size",), cnt.prefaulted.copy(), {"units": "pages", "long_name": "pages mapped by fault-around beside the faulting page"})
+    dv["prefaulted_untouched"] = (("page_size",), untouched_by_size, {"units": "pages", "long_name": "prefaulted pages never touched"})
+    dv["prefault_waste"] = (("page_size",), untouched_by_size * np.array(sizes, dtype=np.int64), {"units": "bytes", "long_name": "memory held by prefaulted pages never touched"})
     mapped = np.zeros(len(sizes), dtype=np.int64)
     for r in layout.regions:
         mapped[sizes.index(r.page_size)] += r.pages

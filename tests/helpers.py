@@ -30,6 +30,7 @@ def dataset_counters(ds):
                 put(("pwc_misses", str(s), z), ds["pwc_misses"].values[i, z])
     for z in range(len(sizes)):
         put(("faults", z), ds["faults"].values[z])
+        put(("prefaulted", z), ds["prefaulted"].values[z])
         if "hpt_secondary" in ds:
             put(("hpt_secondary", z), ds["hpt_secondary"].values[z])
     if "hpt_evictions" in ds:

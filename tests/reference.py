@@ -80,7 +80,7 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0):
     pwcs = [(p, RefCache(p.entries // p.ways, p.ways, p.replacement, rng)) for p in w.pwc] if w.kind == "radix" else []
     chains = {(kind, p): m.chain(kind, p) for kind in ("data", "instr") for p in sizes}
     regions = sorted(layout.regions, key=lambda r: r.start)
-    mapped = set()
+    state = {}  # page -> 1 touched, 2 prefaulted and not yet touched
     hpt_where = {}  # page -> 1 primary, 2 secondary (absent: not in the table)
     hpt_groups = defaultdict(list)  # group -> list of 8 slots
     hpt_rr = defaultdict(int)
@@ -136,10 +136,19 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0):
         if hit:
             continue
         c[("walks", kind, z)] += 1
-        faulted = page not in mapped
+        faulted = page not in state
         if faulted:
-            mapped.add(page)
             c[("faults", z)] += 1
+            vpn = a // p
+            for q in range(vpn - vpn % r.fault_around, vpn - vpn % r.fault_around + r.fault_around):
+                qpage = (r.start, (q * p - r.start) // p)
+                if r.start <= q * p < r.end and qpage not in state:
+                    state[qpage] = 2
+                    c[("prefaulted", z)] += 1
+            c[("prefaulted", z)] -= 1
+            state[page] = 1
+        elif state[page] == 2:
+            state[page] = 1
         if w.kind == "radix":
             refs = w.leaf_refs(p)
             best = 0
@@ -177,4 +186,4 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0):
         else:
             refs = 1
         c[("walk_refs", kind, z)] += refs
-    return dict(c), len(mapped)
+    return {k: v for k, v in c.items() if v}, sum(1 for v in state.values() if v == 1)

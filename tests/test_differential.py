@@ -66,7 +66,7 @@ def cases(draw):
         p = draw(st.sampled_from(m.page_sizes))
         npages = draw(st.sampled_from([1, 2, 3, 6, 40]))
         at = -(-at // p) * p + draw(st.sampled_from([0, 1, 3])) * p
-        regions.append(Region(at, npages * p, p, f"r{i}"))
+        regions.append(Region(at, npages * p, p, f"r{i}", fault_around=draw(st.sampled_from([1, 1, 2, 4, 16]))))
         at += npages * p
         if draw(st.booleans()):
             at += draw(st.sampled_from([1 << 28, 1 << 30]))  # another SLB segment / PWC tag

@@ -3,7 +3,7 @@
 Each case compiles one specialised copy (seconds, then cached on disk), so the cases are chosen to
 cover every branch the constants remove: each replacement mode (order-word LRU and FIFO, stamp LRU
 and FIFO above 16 ways, random), modulo set indexing, entries covering part of a page, chains of
-1 to 4 structures, and each walker kind.
+1 to 4 structures, each walker kind, and regions with and without fault-around.
 """
 import numpy as np
 import pytest
@@ -37,7 +37,8 @@ def test_specialised_matches_reference(name):
     sizes = tuple(sorted({K4, page} if walker.kind != "radix" else {K4, M2}))
     slb = Structure("SLB", 1, "unified", 2, 2, (sizes[0],)) if walker.kind == "hashed" else None
     m = Machine(name=name, title=name, page_sizes=sizes, base_page=sizes[0], structures=tuple(structs), walker=walker, slb=slb)
-    regions = (Region(1 << 34, 40 * page, page, "a"), Region((1 << 34) + (1 << 30), 24 * page, page, "b"))
+    fa = 4 if name in ("tsb-16way", "fifo-random-stamps-4level-vhpt") else 1  # both settings of any_fa
+    regions = (Region(1 << 34, 40 * page, page, "a"), Region((1 << 34) + (1 << 30), 24 * page, page, "b", fault_around=fa))
     layout = Layout(regions)
     rng = np.random.default_rng(11)
     addrs, prev = [], regions[0].start

@@ -53,7 +53,7 @@ def chain_constants(cfg, z: int) -> tuple[int, ...] | None:
     chain = [int(s) for s in cfg.chain[0, z] if s >= 0]
     if len(chain) > K.MAX_CHAIN:
         return None
-    consts = [0, z, len(chain), int(cfg.walk_kind[0]), int(cfg.slb_struct[0]), int(cfg.pwc_struct.shape[0])]
+    consts = [0, z, len(chain), int(cfg.walk_kind[0]), int(cfg.slb_struct[0]), int(cfg.pwc_struct.shape[0]), int(cfg.any_fa[0])]
     for j in range(K.MAX_CHAIN):
         if j < len(chain):
             s = chain[j]
@@ -65,11 +65,11 @@ def chain_constants(cfg, z: int) -> tuple[int, ...] | None:
 
 
 def _render(consts) -> str:
-    k, z, nc, walk_kind, slb, npwc = consts[:6]
+    k, z, nc, walk_kind, slb, npwc, any_fa = consts[:7]
     lines = ["    # specialised geometry (generated)", f"    cur_k = {k}", f"    cur_z = {z}", f"    nc = {nc}"]
     names = ["s", "h", "m", "n", "p", "b", "o", "w", "d"]
     for j in range(K.MAX_CHAIN):
-        vals = consts[6 + 9 * j : 15 + 9 * j]
+        vals = consts[7 + 9 * j : 16 + 9 * j]
         for nm, v in zip(names, vals):
             lines.append(f"    {nm}{j} = {v}")
     start = _SOURCE.index("    # <geometry>")
@@ -88,6 +88,7 @@ def _render(consts) -> str:
         "    shared = False",
         f"    npwc = {npwc}",
         "    all_data = True",
+        f"    any_fa = {bool(any_fa)}",
     ]
     s0 = src.index("    # <scalars>")
     s1 = src.index("    # </scalars>\n") + len("    # </scalars>\n")

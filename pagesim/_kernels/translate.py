@@ -50,12 +50,14 @@ Config = namedtuple(
         "tag_shift",  # int64[NS, K]
         "chain",  # int64[2, K, L]; -1 ends a chain
         "reg_start", "reg_end", "reg_size", "reg_base",  # int64[R]
+        "reg_fa",  # int64[R]: pages one fault maps (1: demand paging)
         "page_shift",  # int64[K]
         "walk_kind", "radix_refs",  # int64[1], int64[K]
         "pwc_struct", "pwc_skip",  # int64[P]
         "slb_struct",  # int64[1]: -1 if none
         "tsb_mask", "sw_walk_refs", "hpt_mask",  # int64[1] each
         "shared_first",  # int64[1]: 1 if a structure is first in both kinds' chains
+        "any_fa",  # int64[1]: 1 if a region maps more than one page per fault
     ],
 )
 
@@ -65,7 +67,7 @@ State = namedtuple(
         "tags", "stamps",  # int64[sum sets*padded ways]; stamps used by STAMP_* sets only
         "order",  # uint64[sum sets]: packed recency order (ORDER_*) or fill count (RANDOM_FILL)
         "clock", "rng",  # int64[1], uint64[1]
-        "page_state",  # uint8[total pages]: 0 never touched, 1 mapped
+        "page_state",  # uint8[total pages]: 0 unmapped, 1 mapped and touched, 2 prefaulted, not yet touched
         "mapped",  # uint64[ceil(total pages / 64)]: bit set once a page is mapped (L1-cache sized)
         "page_hpt",  # uint8[total pages or 1]: where the HPT holds the page
         "tsb",  # int64[K * tsb_entries or 1]
@@ -83,6 +85,7 @@ Counters = namedtuple(
         "walk_refs",  # int64[2, K]
         "tsb_hits", "tsb_misses",  # int64[2, K]
         "faults",  # int64[K]
+        "prefaulted",  # int64[K]: pages mapped by fault-around beside the faulting page
         "hpt_secondary",  # int64[K]: walks resolved in the secondary group
         "hpt_events",  # int64[2]: evictions, refills (entry missing from HPT on a mapped page)
     ],
@@ -109,7 +112,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     st_sets, st_ways, st_mask, st_mode, st_base = cfg.st_sets, cfg.st_ways, cfg.st_mask, cfg.st_mode, cfg.st_base
     st_pways, st_obase = cfg.st_pways, cfg.st_obase
     tag_shift, chain = cfg.tag_shift, cfg.chain
-    reg_start, reg_end, reg_size, reg_base = cfg.reg_start, cfg.reg_end, cfg.reg_size, cfg.reg_base
+    reg_start, reg_end, reg_size, reg_base, reg_fa = cfg.reg_start, cfg.reg_end, cfg.reg_size, cfg.reg_base, cfg.reg_fa
     page_shift, radix_refs = cfg.page_shift, cfg.radix_refs
     pwc_struct, pwc_skip = cfg.pwc_struct, cfg.pwc_skip
     # <scalars> (specialize replaces these with constants)
@@ -121,6 +124,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     shared = cfg.shared_first[0] != 0
     npwc = pwc_struct.shape[0]
     all_data = kinds.shape[0] == 0
+    any_fa = cfg.any_fa[0] != 0
     # </scalars>
     tags, stamps, order, clock, rng = st.tags, st.stamps, st.order, st.clock, st.rng
     page_state, page_hpt, tsb, hpt_slots, hpt_rr = st.page_state, st.page_hpt, st.tsb, st.hpt_slots, st.hpt_rr
@@ -128,6 +132,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     mapped = st.mapped
     resolved, hits, misses, walk_refs = cnt.resolved, cnt.hits, cnt.misses, cnt.walk_refs
     tsb_hits, tsb_misses, faults, hpt_secondary, hpt_events = cnt.tsb_hits, cnt.tsb_misses, cnt.faults, cnt.hpt_secondary, cnt.hpt_events
+    prefaulted = cnt.prefaulted
     nreg = reg_start.shape[0]
     last_reg = 0
 
@@ -379,10 +384,28 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             word = mapped[gid >> 6]
             bit = np.uint64(1) << np.uint64(gid & 63)
             if (word & bit) == 0:
-                mapped[gid >> 6] = word | bit
-                page_state[gid] = 1
                 faults[z] += 1
                 faulted = True
+                fa = reg_fa[lo] if any_fa else 1
+                if fa == 1:
+                    mapped[gid >> 6] = word | bit
+                    page_state[gid] = 1
+                else:
+                    # fault-around: map the group of fa pages around this one, aligned in the
+                    # virtual address space (fa pages of the region's size), within the region
+                    first = reg_base[lo]
+                    last = first + ((reg_end[lo] - reg_start[lo]) >> page_shift[z])
+                    grp = gid - ((a >> page_shift[z]) & (fa - 1))
+                    for q in range(max(grp, first), min(grp + fa, last)):
+                        qb = np.uint64(1) << np.uint64(q & 63)
+                        if (mapped[q >> 6] & qb) == 0:
+                            mapped[q >> 6] |= qb
+                            if q != gid:
+                                page_state[q] = 2
+                                prefaulted[z] += 1
+                    page_state[gid] = 1
+            elif any_fa and page_state[gid] == 2:
+                page_state[gid] = 1  # first touch of a prefaulted page: no fault
             walk_refs[k, z] += walk(a, k, z, gid, faulted)
         if k == 0:
             if nc > 0:
