@@ -6,6 +6,7 @@ assumptions unless a source is given) or a structure's ``latency``.
               + walk references x walk_ref_cycles
               + SLB misses x slb_miss_cycles
   faults      = faults x fault_cycles + pages mapped (faulting and prefaulted) x page KiB x zero_cycles_per_kib
+              + pages migrated by compaction x migrate_cycles_per_page
   work        = accesses x work_cycles                          (everything else the program does)
   translation_share = translation / (work + translation + faults): what ``trapstat -t`` reports
   as %tim for TLB-miss handling.
@@ -29,6 +30,8 @@ def add_costs(ds: xr.Dataset, m, work_cycles: float) -> xr.Dataset:
     walk_cycles = (ds["walks"] * c.walk_base_cycles + ds["walk_refs"] * c.walk_ref_cycles).sum("side")
     slb_cycles = ds["misses"].sel(structure="SLB") * c.slb_miss_cycles if m.slb is not None else xr.zeros_like(hit_cycles)
     fault_cycles = ds["faults"] * c.fault_cycles + (ds["faults"] + ds["prefaulted"]) * (ds["page_size"] // 1024) * c.zero_cycles_per_kib
+    migrate = float(ds["pages_migrated"]) * c.migrate_cycles_per_page if "pages_migrated" in ds else 0.0
+    fault_cycles = fault_cycles + xr.where(ds["page_size"] == ds["page_size"].max(), migrate, 0.0)  # compaction, charged once
     accesses = ds["accesses"].sum("side")
     work = accesses * work_cycles
     comp = xr.concat(

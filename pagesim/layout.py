@@ -25,6 +25,9 @@ class Region:
     #: pages one fault maps: the aligned group of this many pages around the faulting one (Linux
     #: fault-around; POWER's 64 KiB emulation mode maps 16 contiguous 4 KiB pages per fault)
     fault_around: int = 1
+    #: how the OS backs the region when simulate() is given a PhysicalMemory: 'base', 'thp',
+    #: 'mpss' (huge page per chunk if the allocator has one, else base pages) or 'hugetlb' (pool)
+    policy: str = "base"
 
     def __post_init__(self):
         n = f"region {self.name!r}" if self.name else "region"
@@ -32,6 +35,8 @@ class Region:
             1 <= self.fault_around <= 1 << 16 and self.fault_around & (self.fault_around - 1) == 0
         ):
             raise ValueError(f"{n} fault_around={self.fault_around!r} must be a power of two from 1 to 65536 pages")
+        if self.policy not in ("base", "thp", "mpss", "hugetlb"):
+            raise ValueError(f"{n} policy={self.policy!r} is not allowed: use 'base', 'thp', 'mpss' or 'hugetlb'")
         object.__setattr__(self, "start", parse_size(self.start, f"{n} start"))
         object.__setattr__(self, "length", parse_size(self.length, f"{n} length"))
         object.__setattr__(self, "page_size", parse_page_size(self.page_size, f"{n} page_size"))
@@ -147,8 +152,22 @@ class Layout:
         lines.append(f" total Kb         {tk:>9} {tr:>10}")
         return "\n".join(lines)
 
+    @classmethod
+    def from_records(cls, records) -> "Layout":
+        return cls(tuple(Region(**r) for r in records))
+
     def to_records(self) -> list[dict]:
         return [
-            {"name": r.name, "start": r.start, "length": r.length, "page_size": r.page_size, "mode": r.mode, "fault_around": r.fault_around}
+            {"name": r.name, "start": r.start, "length": r.length, "page_size": r.page_size, "mode": r.mode,
+             "fault_around": r.fault_around, "policy": r.policy}
             for r in self.regions
         ]
+
+
+def pmap(ds, title: str | None = None) -> str:
+    """The ``pmap -sx`` view of a simulate() result: the backing actually given, with RSS."""
+    import json
+
+    lay = Layout.from_records(json.loads(ds.attrs["layout"]))
+    rss = ds["region_pages_touched"].values
+    return lay.pmap(rss_pages=rss, title=title or f"{ds.attrs['machine']}: {ds.attrs['workload_label']} (simulated)")

@@ -243,11 +243,12 @@ class Costs:
     slb_miss_cycles: int = 100
     fault_cycles: int = 2000
     zero_cycles_per_kib: int = 100
+    migrate_cycles_per_page: int = 3000
     source: str = ""
-    assumed: tuple[str, ...] = ("walk_ref_cycles", "walk_base_cycles", "slb_miss_cycles", "fault_cycles", "zero_cycles_per_kib")
+    assumed: tuple[str, ...] = ("walk_ref_cycles", "walk_base_cycles", "slb_miss_cycles", "fault_cycles", "zero_cycles_per_kib", "migrate_cycles_per_page")
 
     def __post_init__(self):
-        for f in ("walk_ref_cycles", "walk_base_cycles", "slb_miss_cycles", "fault_cycles", "zero_cycles_per_kib"):
+        for f in ("walk_ref_cycles", "walk_base_cycles", "slb_miss_cycles", "fault_cycles", "zero_cycles_per_kib", "migrate_cycles_per_page"):
             _check_int(f"costs {f}", getattr(self, f), 0, 10_000_000, " cycles")
         object.__setattr__(self, "assumed", tuple(self.assumed))
 

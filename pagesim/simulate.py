@@ -37,13 +37,15 @@ MAX_CHUNK = 1 << 24
 PROGRAM_THRESHOLD = 8  # "when there are 8 or more pages using the larger page-size" (002_7166aff63bc805c7.txt)
 
 
-def place(w: Workload, page_size: int, base: int = DEFAULT_BASE, gap: int = 1 << 30, fault_around: int = 1) -> Layout:
+def place(w: Workload, page_size: int, base: int = DEFAULT_BASE, gap: int = 1 << 30, fault_around: int = 1, policy: str = "base") -> Layout:
     """Lay a workload's arrays out one after another from ``base``, each rounded out to the page
     size and starting on a ``gap``-aligned boundary (at least the page size)."""
     align = max(gap, page_size)
     regions, at = [], base - base % align
     for name, length in w.spans():
         r = Region.covering(at, length, page_size, name, fault_around=fault_around)
+        if policy != "base":
+            r = Region(r.start, r.length, r.page_size, r.name, r.mode, r.fault_around, policy)
         regions.append(r)
         at = -(-(r.end + 1) // align) * align
     return Layout(tuple(regions))
@@ -225,6 +227,9 @@ def simulate(
     progress: bool = False,
     specialize="auto",
     fault_around: int = 1,
+    policy: str = "base",
+    memory=None,
+    compaction: bool = False,
     **workload_params,
 ) -> xr.Dataset:
     """Simulate address translation for ``workload`` on ``machine``.
@@ -239,6 +244,12 @@ def simulate(
     work_cycles: non-translation cycles per access for the cost model (default: the workload's).
     fault_around: pages one fault maps in the generated layout (16 with 4K pages: POWER's 64 KiB
         emulation mode). With ``layout``, each Region says its own.
+    policy: how the OS backs the generated layout's regions: 'base', 'thp', 'mpss', 'hugetlb'
+        (see pagesim.paging). With ``layout``, each Region says its own.
+    memory: a PhysicalMemory. Given, the OS stage decides fault by fault what backs each region
+        (huge pages or the fallback to base pages) and the translation stage runs on that backing;
+        without it every request is granted. ``compaction``: a THP/MPSS request that finds no free
+        block may migrate movable pages.
     specialize: run a copy of the kernel compiled for this machine's geometry (same results,
         about 1.8x faster on TLB-missing traces; the first compile of a new geometry takes seconds,
         then it is cached on disk). "auto": when every access is a data access to one page size and
@@ -260,7 +271,7 @@ def simulate(
         w = make_workload(workload, **workload_params)
     if layout is None:
         p = m.check_page_size(page_size if page_size is not None else m.base_page)
-        layout = Layout.covering_addresses(w.addresses, p) if isinstance(w, Addresses) else place(w, p, fault_around=fault_around)
+        layout = Layout.covering_addresses(w.addresses, p) if isinstance(w, Addresses) else place(w, p, fault_around=fault_around, policy=policy)
         if isinstance(w, Addresses) and fault_around != 1:
             layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name, r.mode, fault_around) for r in layout.regions))
     else:
@@ -270,17 +281,29 @@ def simulate(
             raise ValueError(f"layout has {len(layout.regions)} regions but workload {w.label} needs {len(w.spans())} ({[n for n, _ in w.spans()]})")
         if page_size is not None:
             raise ValueError("give page_size or layout, not both: a layout fixes each region's page size")
-        if fault_around != 1:
-            raise ValueError("give fault_around or layout, not both: each Region of a layout has its own fault_around")
+        if fault_around != 1 or policy != "base":
+            raise ValueError("give fault_around/policy or layout, not both: each Region of a layout has its own")
     layout.check_machine(m)
     if not isinstance(w, Addresses):
         for (name, length), r in zip(w.spans(), layout.regions):
             if length > r.length:
                 raise ValueError(f"region {r.name!r} is {r.length} bytes but workload array {name!r} needs {length}")
+    bases = [r.start for r in layout.regions]  # addresses follow the layout asked for
+    requested = layout
+    backing = None
+    if memory is not None:
+        import copy
+
+        from .memory import PhysicalMemory
+        from .paging import resolve
+
+        if not isinstance(memory, PhysicalMemory):
+            raise TypeError(f"memory must be a pagesim PhysicalMemory, got {type(memory).__name__}")
+        layout, backing, _ = resolve(layout, w.chunks(bases, int(chunk_size), seed), copy.deepcopy(memory), m.base_page, compaction)
+        layout.check_machine(m)
     m_eff, programmed = resolve_programmable(m, layout)
     cfg, st, cnt, structs, pwcs = _build(m_eff, layout, seed)
     run_chunk = _choose_kernel(specialize, cfg, w)
-    bases = [r.start for r in layout.regions]
     empty = np.zeros(0, dtype=np.uint8)
     bar = None
     if progress:
@@ -317,12 +340,15 @@ def simulate(
             "workload_label": w.label,
             "workload_params": json.dumps({k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in w.params().items()}),
             "layout": json.dumps(layout.to_records()),
+            "requested_layout": json.dumps(requested.to_records()),
+            "backing": json.dumps(backing) if backing is not None else "every request granted (no PhysicalMemory given)",
             "page_size_requested": parse_page_size(page_size) if page_size is not None else 0,
             "seed": seed,
             "pagesim_version": __version__,
             "assumptions": json.dumps(m.assumptions),
         }
     )
+    ds["pages_migrated"] = ((), int(backing["pages_migrated"]) if backing else 0, {"units": "pages", "long_name": "pages moved by compaction"})
     wc = float(w.work_cycles if work_cycles is None else work_cycles)
     if wc < 0:
         raise ValueError(f"work_cycles={work_cycles} must be zero or more")

@@ -1,0 +1,134 @@
+"""Physical memory, fragmentation scenarios, hugetlb pools and the backing the OS gives."""
+import copy
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pagesim
+from pagesim import Layout, OutOfMemory, PhysicalMemory, Region
+from pagesim.memory import FREE
+from pagesim.paging import resolve
+from reference_os import reference_backing
+
+
+def brute_force_block_free(state, order):
+    size = 1 << order
+    n = state.size // size
+    return bool((state[: n * size].reshape(n, size) == FREE).all(axis=1).any())
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 4)), max_size=120), st.integers(0, 2**31))
+def test_buddy_allocator_matches_brute_force(ops, seed):
+    m = PhysicalMemory(64 * 4096, "4K", "64K")  # 64 frames, orders 0..4
+    rng = np.random.default_rng(seed)
+    live = []
+    for is_alloc, order in ops:
+        if is_alloc or not live:
+            expect = brute_force_block_free(m.state, order)
+            b = m.alloc(order)
+            assert (b is not None) == expect
+            if b is not None:
+                assert b % (1 << order) == 0
+                live.append((b, order))
+        else:
+            b, order = live.pop(int(rng.integers(len(live))))
+            m.free(b, order)
+        # free lists cover exactly the free frames, disjointly
+        cover = np.zeros(m.nframes, dtype=int)
+        for start, o in m._heads.items():
+            cover[start : start + (1 << o)] += 1
+        assert (cover == (m.state == FREE)).all()
+        for k in range(m.max_order + 1):
+            assert (m.free_blocks(4096 << k) > 0) == brute_force_block_free(m.state, k)
+
+
+def test_scenarios():
+    fresh = PhysicalMemory("1G", "4K", "4M")
+    assert fresh.free_blocks("2M") == 512
+    scattered = fresh.fragment(held=0.95, seed=3)
+    assert scattered.free_blocks("2M") == 0 and scattered.free_frames() == fresh.nframes - round(0.95 * fresh.nframes)
+    caged = fresh.fragment(held=0.5, placement="caged")
+    assert caged.free_blocks("2M") == 256  # the cage leaves the upper half whole
+    assert fresh.free_blocks("2M") == 512  # fragment() returns a copy
+
+
+def test_hugetlb_reservation_fails_at_reservation_time():
+    fresh = PhysicalMemory("1G", "4K", "4M")
+    with pytest.raises(OutOfMemory, match="larger than memory"):
+        fresh.reserve_hugetlb(600, "2M")
+    with pytest.raises(OutOfMemory, match="failed after 0: no free aligned 2M block"):
+        fresh.fragment(held=0.95, seed=1).reserve_hugetlb(1, "2M")
+    pool = fresh.reserve_hugetlb(8, "2M")
+    assert len(pool.hugetlb_pool[2 << 20]) == 8
+    lay = Layout((Region(1 << 40, "32M", "2M", "pool", policy="hugetlb"),))
+    with pytest.raises(OutOfMemory, match="needs 16 hugetlb pages of 2M but the pool has 8"):
+        pagesim.simulate("zen4", "touch", layout=lay, memory=pool)
+
+
+def _layout():
+    return Layout((
+        Region(1 << 40, "8M", "2M", "thp", policy="thp"),
+        Region((1 << 40) + (1 << 30), "64K", "4K", "plain"),
+        Region((1 << 40) + (2 << 30), "8M", "2M", "mpss", policy="mpss"),
+    ))
+
+
+@pytest.mark.parametrize("held,placement,movable,compaction", [(0.0, "scattered", 0, False), (0.9, "scattered", 0, False), (0.6, "scattered", 0.8, True), (0.4, "caged", 0, False)])
+def test_backing_matches_per_access_reference(held, placement, movable, compaction):
+    mem = PhysicalMemory("64M", "4K", "2M").fragment(held=held, placement=placement, movable=movable, seed=2)
+    lay = _layout()
+    rng = np.random.default_rng(7)
+    addrs = []
+    for _ in range(3000):
+        r = lay.regions[int(rng.integers(3))]
+        addrs.append(r.start + int(rng.integers(r.length)))
+    chunks = [(np.array(addrs, dtype=np.uint64), None)]
+    got_layout, report, got_mem = resolve(lay, chunks, copy.deepcopy(mem), 4096, compaction)
+    huge, granted, fallbacks, ref_state = reference_backing(lay, addrs, copy.deepcopy(mem), 4096, compaction)
+    assert (got_mem.state == ref_state).all()
+    got_huge = {(i, (r.start - lay.regions[i].start) // (2 << 20) + j) for r in got_layout.regions if r.page_size == 2 << 20
+                for i, orig in enumerate(lay.regions) if orig.start <= r.start < orig.end for j in range(r.pages)}
+    assert got_huge == huge
+    assert {k: v for k, v in report["huge_granted"].items() if v} == granted
+    assert {k: v for k, v in report["huge_fallbacks"].items() if v} == fallbacks
+
+
+def test_power8_thp_under_pressure_falls_back():
+    # 003_e083a135b5a1afda.txt: 16 MiB, 64K base pages. Fresh memory: one 16M THP fault. With 95%
+    # of memory held by scattered pinned pages no 16M block is free: the region falls back to 64K.
+    fresh = PhysicalMemory("8G", "64K", "16M")
+    kw = dict(size="16M", pattern="memset", page_size="16M", policy="thp")
+    assert int(pagesim.simulate("power8", "touch", memory=fresh, **kw)["faults"].sum()) == 1
+    ds = pagesim.simulate("power8", "touch", memory=fresh.fragment(held=0.95, seed=1), **kw)
+    assert int(ds["faults"].sum()) == 256
+    assert "64K" in pagesim.pmap(ds) and json.loads(ds.attrs["backing"])["huge_fallbacks"]["buffer"] == 1
+    # movable background pages and compaction: the huge page is had, at the cost of migration
+    ds = pagesim.simulate("power8", "touch", memory=fresh.fragment(held=0.95, movable=1.0, seed=1), compaction=True, **kw)
+    assert int(ds["faults"].sum()) == 1 and int(ds["pages_migrated"]) > 0
+
+
+def test_solaris_kernel_cage_keeps_large_pages_available():
+    # 002_7166aff63bc805c7.txt: locked small pages fragment memory; the kernel cage confines them
+    fresh = PhysicalMemory("2G", "8K", "4M")
+    kw = dict(working_set="128M", accesses=20000, page_size="4M", policy="mpss", seed=1)
+    scattered = pagesim.simulate("ultrasparc-iii-cu", "random", memory=fresh.fragment(held=0.5, seed=1), **kw)
+    caged = pagesim.simulate("ultrasparc-iii-cu", "random", memory=fresh.fragment(held=0.5, placement="caged"), **kw)
+    assert json.loads(scattered.attrs["backing"])["huge_granted"]["table"] == 0
+    assert json.loads(caged.attrs["backing"])["huge_granted"]["table"] == 32
+    assert int(caged["walks"].sum()) < int(scattered["walks"].sum())
+
+
+def test_memory_errors():
+    with pytest.raises(ValueError, match="pagesim models at most 16777216"):
+        PhysicalMemory("1T", "4K")
+    with pytest.raises(ValueError, match="held=1.5 must be a fraction"):
+        PhysicalMemory("1G").fragment(held=1.5)
+    with pytest.raises(ValueError, match="placement='random'"):
+        PhysicalMemory("1G").fragment(held=0.5, placement="random")
+    with pytest.raises(ValueError, match="memory frames are 4K but the machine's base page is 64K"):
+        pagesim.simulate("power8", "touch", memory=PhysicalMemory("1G", "4K"))
+    with pytest.raises(OutOfMemory, match="memory is full"):
+        pagesim.simulate("zen4", "touch", size="64M", page_size="4K", memory=PhysicalMemory("32M", "4K"))
