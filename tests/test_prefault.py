@@ -41,5 +41,5 @@ def test_fault_around_costs_zeroing_for_every_mapped_page():
 def test_bad_fault_around():
     with pytest.raises(ValueError, match="fault_around=3 must be a power of two"):
         Region(0, "64K", "4K", "r", fault_around=3)
-    with pytest.raises(ValueError, match="give fault_around or layout, not both"):
+    with pytest.raises(ValueError, match="give fault_around/policy or layout, not both"):
         pagesim.simulate("power6", "touch", layout=Layout.single("64K", "4K"), fault_around=16)
