@@ -7,8 +7,10 @@ assumptions unless a source is given) or a structure's ``latency``.
               + SLB misses x slb_miss_cycles
   faults      = faults x fault_cycles + pages mapped (faulting and prefaulted) x page KiB x zero_cycles_per_kib
               + pages migrated by compaction x migrate_cycles_per_page
+  swap        = major faults x swap_in_cycles + swap-outs x swap_out_cycles (with a Ram limit;
+                charged once, on the largest page size's column like compaction)
   work        = accesses x work_cycles                          (everything else the program does)
-  translation_share = translation / (work + translation + faults): what ``trapstat -t`` reports
+  translation_share = translation / (work + translation + faults + swap): what ``trapstat -t`` reports
   as %tim for TLB-miss handling.
 """
 from __future__ import annotations
@@ -20,7 +22,7 @@ if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of p
 
 
 
-def add_costs(ds: xr.Dataset, m, work_cycles: float) -> xr.Dataset:
+def add_costs(ds: xr.Dataset, m, work_cycles: float, ram=None) -> xr.Dataset:
     import xarray as xr
 
     c = m.costs
@@ -32,11 +34,13 @@ def add_costs(ds: xr.Dataset, m, work_cycles: float) -> xr.Dataset:
     fault_cycles = ds["faults"] * c.fault_cycles + (ds["faults"] + ds["prefaulted"]) * (ds["page_size"] // 1024) * c.zero_cycles_per_kib
     migrate = float(ds["pages_migrated"]) * c.migrate_cycles_per_page if "pages_migrated" in ds else 0.0
     fault_cycles = fault_cycles + xr.where(ds["page_size"] == ds["page_size"].max(), migrate, 0.0)  # compaction, charged once
+    swap = float(ds["major_faults"]) * ram.swap_in_cycles + float(ds["swap_outs"]) * ram.swap_out_cycles if ram is not None and "major_faults" in ds else 0.0
+    swap_cycles = xr.where(ds["page_size"] == ds["page_size"].max(), swap, 0.0)
     accesses = ds["accesses"].sum("side")
     work = accesses * work_cycles
     comp = xr.concat(
-        [work.astype(float), hit_cycles.astype(float), walk_cycles.astype(float), slb_cycles.astype(float), fault_cycles.astype(float)],
-        dim=xr.DataArray(["work", "tlb_hit_latency", "walk", "slb_miss", "fault"], dims="component", name="component"),
+        [work.astype(float), hit_cycles.astype(float), walk_cycles.astype(float), slb_cycles.astype(float), fault_cycles.astype(float), swap_cycles.astype(float)],
+        dim=xr.DataArray(["work", "tlb_hit_latency", "walk", "slb_miss", "fault", "swap"], dims="component", name="component"),
     )
     ds = ds.assign(cycles=comp.transpose("component", "page_size"))
     ds["cycles"].attrs = {"units": "cycles", "long_name": "modelled cycles by component and page size"}
@@ -46,6 +50,7 @@ def add_costs(ds: xr.Dataset, m, work_cycles: float) -> xr.Dataset:
     ds["total_cycles"] = ((), total, {"units": "cycles"})
     ds["translation_share"] = ((), trans / total if total else 0.0, {"units": "1", "long_name": "share of modelled time in TLB-miss handling (trapstat %tim)"})
     ds["fault_share"] = ((), faults / total if total else 0.0, {"units": "1", "long_name": "share of modelled time in page faults"})
+    ds["swap_share"] = ((), swap / total if total else 0.0, {"units": "1", "long_name": "share of modelled time swapping (major faults and swap-outs)"})
     ds.attrs["work_cycles_per_access"] = float(work_cycles)
     ds.attrs["costs"] = str({k: getattr(c, k) for k in ("walk_ref_cycles", "walk_base_cycles", "slb_miss_cycles", "fault_cycles", "zero_cycles_per_kib")})
     return ds
@@ -87,6 +92,12 @@ def summary(ds: xr.Dataset) -> str:
         lines.append(f"TSB: hits {int(ds['tsb_hits'].sum()):,}, misses {int(ds['tsb_misses'].sum()):,}")
     if "hpt_secondary" in ds:
         lines.append(f"hashed page table: secondary-group walks {int(ds['hpt_secondary'].sum()):,}, evictions {int(ds['hpt_evictions'])}")
+    if "major_faults" in ds:
+        lines.append(
+            f"RAM limit: minor faults {int(ds['minor_faults']):,}, major faults (swap-ins) {int(ds['major_faults']):,}, "
+            f"swap-outs {int(ds['swap_outs']):,}, peak resident {int(ds['resident_peak']) / 2**20:,.1f} MiB, "
+            f"swapping {float(ds['swap_share']):.1%} of modelled time"
+        )
     lines.append(
         f"modelled cycles {float(ds['total_cycles']):,.0f}: translation {float(ds['translation_share']):.1%}, "
         f"faults {float(ds['fault_share']):.1%} (cost parameters are modelling assumptions)"

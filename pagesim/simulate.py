@@ -230,6 +230,7 @@ def simulate(
     policy: str = "base",
     memory=None,
     compaction: bool = False,
+    ram=None,
     **workload_params,
 ) -> xr.Dataset:
     """Simulate address translation for ``workload`` on ``machine``.
@@ -250,6 +251,9 @@ def simulate(
         (huge pages or the fallback to base pages) and the translation stage runs on that backing;
         without it every request is granted. ``compaction``: a THP/MPSS request that finds no free
         block may migrate movable pages.
+    ram: a :class:`pagesim.pressure.Ram` (a RAM limit with clock or LRU reclaim). Given, the
+        accesses are replayed against it and the Dataset gains minor and major faults, swap-outs,
+        reclaim scans and the peak resident memory; swapping is charged as its own cost component.
     specialize: run a copy of the kernel compiled for this machine's geometry (same results,
         about 1.8x faster on TLB-missing traces; the first compile of a new geometry takes seconds,
         then it is cached on disk). "auto": when every access is a data access to one page size and
@@ -301,6 +305,11 @@ def simulate(
             raise TypeError(f"memory must be a pagesim PhysicalMemory, got {type(memory).__name__}")
         layout, backing, _ = resolve(layout, w.chunks(bases, int(chunk_size), seed), copy.deepcopy(memory), m.base_page, compaction)
         layout.check_machine(m)
+    pressure = None
+    if ram is not None:
+        from .pressure import run as run_pressure
+
+        pressure = run_pressure(layout, w.chunks(bases, int(chunk_size), seed), ram)
     m_eff, programmed = resolve_programmable(m, layout)
     cfg, st, cnt, structs, pwcs = _build(m_eff, layout, seed)
     run_chunk = _choose_kernel(specialize, cfg, w)
@@ -349,10 +358,25 @@ def simulate(
         }
     )
     ds["pages_migrated"] = ((), int(backing["pages_migrated"]) if backing else 0, {"units": "pages", "long_name": "pages moved by compaction"})
+    if pressure is not None:
+        meaning = {
+            "minor_faults": ("faults", "faults on pages never resident before (zero-fill) under the RAM limit"),
+            "major_faults": ("faults", "faults that read a swapped-out page back (swap-ins)"),
+            "swap_outs": ("pages", "pages evicted to swap to make room"),
+            "reclaim_scans": ("pages", "pages the clock hand examined"),
+            "resident_peak": ("bytes", "most memory the program held at once"),
+            "resident_end": ("bytes", "memory the program held at the end"),
+        }
+        for k, (u, ln) in meaning.items():
+            ds[k] = ((), pressure[k], {"units": u, "long_name": ln})
+        ds.attrs["ram"] = json.dumps({"limit": ram.limit, "kernel": ram.kernel, "reclaim": ram.reclaim,
+                                      "swap_in_cycles": ram.swap_in_cycles, "swap_out_cycles": ram.swap_out_cycles})
+    else:
+        ds.attrs["ram"] = "no RAM limit (ram=None)"
     wc = float(w.work_cycles if work_cycles is None else work_cycles)
     if wc < 0:
         raise ValueError(f"work_cycles={work_cycles} must be zero or more")
-    return add_costs(ds, m_eff, wc)
+    return add_costs(ds, m_eff, wc, ram)
 
 
 def _dataset(m, layout, w, cfg, cnt, st, structs, pwcs) -> xr.Dataset:
