@@ -253,6 +253,15 @@ class Costs:
         object.__setattr__(self, "assumed", tuple(self.assumed))
 
 
+# What a context switch does to the TLBs (pagesim.processes):
+#   flush         every TLB structure and page-walk cache is emptied (x86 without PCID)
+#   flush-level1  the level-1 structures (POWER's EA-tagged ERATs) and the SLB are emptied; the
+#                 rest hold address-space-qualified entries and survive
+#   tagged        entries carry an address-space ID (PCID, ASID, SPARC context, Itanium region
+#                 ID) and survive; nothing is flushed
+CONTEXT_SWITCH = ("flush", "flush-level1", "tagged")
+
+
 @dataclass(frozen=True)
 class Machine:
     """One processor's translation hardware. Immutable: derive variants with
@@ -272,8 +281,14 @@ class Machine:
     notes: str = ""
     derived_from: str = ""
     changes: tuple[str, ...] = ()
+    context_switch: str = "flush"
+    context_switch_source: str = ""
 
     def __post_init__(self):
+        if self.context_switch not in CONTEXT_SWITCH:
+            raise ValueError(
+                f"machine {self.name!r} context_switch={self.context_switch!r} is not allowed: use one of {', '.join(CONTEXT_SWITCH)}"
+            )
         object.__setattr__(self, "page_sizes", _sizes(f"machine {self.name!r} page_sizes", self.page_sizes))
         if not self.page_sizes:
             raise ValueError(f"machine {self.name!r} page_sizes is empty")
@@ -370,6 +385,8 @@ class Machine:
         out += [f"walker.{a}" for a in self.walker.assumed]
         out += [f"walker.{p.name}.{a}" for p in self.walker.pwc for a in p.assumed]
         out += [f"costs.{a}" for a in self.costs.assumed]
+        if not self.context_switch_source:
+            out.append("context_switch")
         out += [f"what-if: {c}" for c in self.changes]
         return out
 
@@ -481,6 +498,8 @@ class Machine:
                 lines.append(f"      {p.name}: {p.source}")
         if self.slb is not None:
             lines.append(f"  SLB {self.slb.entries} entries (256M segments)" + (f"; source: {self.slb.source}" if sources else ""))
+        cs = {"flush": "flushes every TLB and walk cache", "flush-level1": "flushes the level-1 structures (and SLB)", "tagged": "keeps address-space-tagged entries"}[self.context_switch]
+        lines.append(f"  context switch: {cs}" + ((f"; source: {self.context_switch_source}" if self.context_switch_source else " (modelling assumption)") if sources else ""))
         if sources:
             lines.append(f"  notes: {self.notes}")
             lines.append("  modelling assumptions: " + "; ".join(self.assumptions))

@@ -67,7 +67,8 @@ def resolve_programmable(m: Machine, layout: Layout) -> tuple[Machine, dict]:
     return m, programmed
 
 
-def _build(m: Machine, layout: Layout, seed: int):
+def _build(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
+    """Kernel inputs. ``log_walks``: the most accesses a chunk will have, to log every walk (0: no log)."""
     sizes = list(m.page_sizes)
     nk = len(sizes)
     zidx = {p: i for i, p in enumerate(sizes)}
@@ -128,6 +129,7 @@ def _build(m: Machine, layout: Layout, seed: int):
         hpt_mask=one(w.hpt_ptegs - 1 if w.kind == "hashed" else 0),
         shared_first=one(shared_first),
         any_fa=one(1 if any(r.fault_around > 1 for r in regs) else 0),
+        log_walks=one(1 if log_walks else 0),
     )
     total = int(reg_pages.sum())
     hashed = w.kind == "hashed"
@@ -147,6 +149,8 @@ def _build(m: Machine, layout: Layout, seed: int):
         memo_shift=np.zeros(2, dtype=np.int64),
         memo_z=np.zeros(2, dtype=np.int64),
         run=np.zeros(2, dtype=np.int64),
+        wlog=np.zeros(2 * log_walks if log_walks else 1, dtype=np.int64),
+        wlog_n=np.zeros(1, dtype=np.int64),
     )
     cnt = K.Counters(
         resolved=np.zeros((2, nk, L + 1), dtype=np.int64),
@@ -189,6 +193,8 @@ SPECIALIZE_MIN_ACCESSES = 5_000_000
 def _choose_kernel(specialize, cfg, w):
     if specialize not in (True, False, "auto"):
         raise ValueError(f"specialize={specialize!r} must be True, False or 'auto'")
+    if cfg.log_walks[0]:
+        return K.run_chunk  # specialised copies never log walks
     zs = set(cfg.reg_size.tolist())
     data_only = not (isinstance(w, Addresses) and w.kinds is not None)
     if specialize is False or len(zs) != 1 or not data_only:

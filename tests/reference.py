@@ -67,9 +67,14 @@ def _log2(v):
     return v.bit_length() - 1
 
 
-def reference_simulate(machine, layout, accesses, kinds=None, seed=0):
+def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=None, walk_log=None):
     """Simulate ``accesses`` (ints) and return a dict of counters keyed like the Dataset variables,
-    each a dict {(...index...): count} with only non-zero entries."""
+    each a dict {(...index...): count} with only non-zero entries.
+
+    flush_at: {access index: structure names (TLBs, page-walk caches, 'SLB')} emptied just before
+    that access (a context switch). walk_log: a list that receives (address, references, page-size
+    index) for every walk."""
+    flush_at = flush_at or {}
     m = machine
     rng = XorShift(seed)
     sizes = list(m.page_sizes)
@@ -116,6 +121,16 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0):
         hpt_rr[h] = (hpt_rr[h] + 1) % 8
 
     for i, a in enumerate(accesses):
+        for name in flush_at.get(i, ()):
+            if name == "SLB":
+                slb = RefCache(m.slb.sets, m.slb.ways, m.slb.replacement, rng)
+            elif name in caches:
+                s = next(s for s in tlbs if s.name == name)
+                caches[name] = RefCache(s.sets, s.ways, s.replacement, rng)
+            else:
+                j = next(j for j, (pw, _) in enumerate(pwcs) if pw.name == name)
+                pw = pwcs[j][0]
+                pwcs[j] = (pw, RefCache(pw.entries // pw.ways, pw.ways, pw.replacement, rng))
         kind = "data" if kinds is None or kinds[i] == 0 else "instr"
         r = region_of(a)
         p = r.page_size
@@ -186,4 +201,6 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0):
         else:
             refs = 1
         c[("walk_refs", kind, z)] += refs
+        if walk_log is not None:
+            walk_log.append((a, refs, z))
     return {k: v for k, v in c.items() if v}, sum(1 for v in state.values() if v == 1)

@@ -89,6 +89,7 @@ def _render(consts) -> str:
         f"    npwc = {npwc}",
         "    all_data = True",
         f"    any_fa = {bool(any_fa)}",
+        "    log_walks = False",
     ]
     s0 = src.index("    # <scalars>")
     s1 = src.index("    # </scalars>\n") + len("    # </scalars>\n")

@@ -58,6 +58,7 @@ Config = namedtuple(
         "tsb_mask", "sw_walk_refs", "hpt_mask",  # int64[1] each
         "shared_first",  # int64[1]: 1 if a structure is first in both kinds' chains
         "any_fa",  # int64[1]: 1 if a region maps more than one page per fault
+        "log_walks",  # int64[1]: 1 to append every walk to st.wlog
     ],
 )
 
@@ -74,6 +75,7 @@ State = namedtuple(
         "hpt_slots",  # int64[ptegs * 8 or 1]: global page id + 1, 0 empty
         "hpt_rr",  # uint8[ptegs or 1]: round-robin eviction pointer per group
         "memo_addr", "memo_shift", "memo_z", "run",  # int64[2] each (per kind)
+        "wlog", "wlog_n",  # int64[2 * chunk or 1], int64[1]: walks as (address, refs * 16 + z) pairs
     ],
 )
 
@@ -125,11 +127,13 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     npwc = pwc_struct.shape[0]
     all_data = kinds.shape[0] == 0
     any_fa = cfg.any_fa[0] != 0
+    log_walks = cfg.log_walks[0] != 0
     # </scalars>
     tags, stamps, order, clock, rng = st.tags, st.stamps, st.order, st.clock, st.rng
     page_state, page_hpt, tsb, hpt_slots, hpt_rr = st.page_state, st.page_hpt, st.tsb, st.hpt_slots, st.hpt_rr
     memo_addr, memo_shift, memo_z, run = st.memo_addr, st.memo_shift, st.memo_z, st.run
     mapped = st.mapped
+    wlog, wlog_n = st.wlog, st.wlog_n
     resolved, hits, misses, walk_refs = cnt.resolved, cnt.hits, cnt.misses, cnt.walk_refs
     tsb_hits, tsb_misses, faults, hpt_secondary, hpt_events = cnt.tsb_hits, cnt.tsb_misses, cnt.faults, cnt.hpt_secondary, cnt.hpt_events
     prefaulted = cnt.prefaulted
@@ -406,7 +410,13 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                     page_state[gid] = 1
             elif any_fa and page_state[gid] == 2:
                 page_state[gid] = 1  # first touch of a prefaulted page: no fault
-            walk_refs[k, z] += walk(a, k, z, gid, faulted)
+            wr = walk(a, k, z, gid, faulted)
+            walk_refs[k, z] += wr
+            if log_walks:
+                q = wlog_n[0]
+                wlog[q] = a
+                wlog[q + 1] = wr * 16 + z
+                wlog_n[0] = q + 2
         if k == 0:
             if nc > 0:
                 a0, f0, g0 = a, h0, z

@@ -1,0 +1,32 @@
+"""A small set-associative data-cache model for page-walk references.
+
+Each line address looks up the levels in order; a hit ends the lookups and a miss fills the level
+it missed in (every level looked in is filled, as the TLB chain does). Replacement is LRU by
+stamps; empty ways fill first, lowest first. tests/test_processes.py checks it against a plain
+list-based model."""
+from ._jit import jit
+
+
+@jit
+def cache_lines(lines, sets, ways, base, tags, stamps, clock, hits, misses):
+    nlev = sets.shape[0]
+    for i in range(lines.shape[0]):
+        line = lines[i]
+        for c in range(nlev):
+            b = base[c] + (line % sets[c]) * ways[c]
+            clock[0] += 1
+            found = -1
+            victim = b
+            for w in range(b, b + ways[c]):
+                if tags[w] == line:
+                    found = w
+                    break
+                if stamps[w] < stamps[victim]:
+                    victim = w
+            if found >= 0:
+                stamps[found] = clock[0]
+                hits[c] += 1
+                break
+            misses[c] += 1
+            tags[victim] = line
+            stamps[victim] = clock[0]

@@ -1,0 +1,360 @@
+"""Several processes time-sliced on one core, each with its own address space and page tables.
+
+``simulate_processes`` runs ``processes`` copies of a workload (each with its own seed) round
+robin, ``quantum`` accesses at a time, on one core. Every process sees the same virtual layout;
+regions named in ``shared`` are the same memory in every process (a database buffer pool).
+
+Address spaces. TLB entries of different processes never match: each process's addresses are
+moved into their own slice of the virtual address space, a multiple of every structure's sets x
+entry span above the process's own addresses, so an entry's set is the one its own address gives
+(as with an address-space ID) and only the tag differs. What a switch does follows the machine's
+``context_switch`` ('flush': every TLB and page-walk cache emptied, as x86 without PCID;
+'flush-level1': the level-1 structures and the SLB, as POWER's EA-tagged ERATs; 'tagged': nothing),
+or the ``switch`` argument. Modelling simplification: the TSB and the hashed page table are one
+table for all processes.
+
+Page-table memory and the data cache (radix walkers). Every walk is logged with the number of
+page-table references it made (after page-walk-cache hits); the references are the entries of the
+lowest levels, leaf last. Each process has its own tables; with ``shared_tables`` the leaf-level
+tables of shared regions are one set for all processes (the 2006 linux-mm patch,
+004_b9bff536459e6bfe.txt). Table pages are placed one after another in physical memory in the
+order (owner, level, index) (a modelling assumption; any placement gives the same distinct-line
+count). The referenced entries' cache lines go through ``caches``, a small model of the data
+caches the walker loads through (default 32 KiB 8-way L1 and 1 MiB 16-way L2 with 64-byte lines,
+modelling assumptions), fed only page-table references: the program's own data is not modelled.
+With shared tables a page another process has already mapped does not fault again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import __version__
+from ._kernels import dcache as D
+from ._kernels import translate as K
+from .costs import add_costs
+from .layout import Layout, Region
+from .machines import CONTEXT_SWITCH, machine as get_machine
+from .units import format_size, parse_size
+from .workloads import Addresses, workload as make_workload
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+MAX_PROCESSES = 1024
+ENTRY_BYTES = 8  # bytes per page-table entry (x86-64, Arm, POWER9 radix)
+
+
+@dataclass(frozen=True)
+class DataCache:
+    """One level of the data-cache model: ``size`` bytes, ``ways``-way, ``line``-byte lines."""
+
+    name: str
+    size: int
+    ways: int
+    line: int = 64
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", parse_size(self.size, f"cache {self.name!r} size"))
+        if isinstance(self.line, bool) or not isinstance(self.line, (int, np.integer)) or self.line not in (16, 32, 64, 128, 256):
+            raise ValueError(f"cache {self.name!r} line={self.line!r} must be 16, 32, 64, 128 or 256 bytes")
+        if isinstance(self.ways, bool) or not isinstance(self.ways, (int, np.integer)) or not 1 <= self.ways <= 64:
+            raise ValueError(f"cache {self.name!r} ways={self.ways!r} must be an int in 1..64")
+        if not 0 < self.size <= 1 << 30 or self.size % (self.line * self.ways):
+            raise ValueError(
+                f"cache {self.name!r} size={self.size} must be a positive multiple of line x ways "
+                f"({self.line * self.ways} bytes), at most 1 GiB"
+            )
+
+    @property
+    def sets(self) -> int:
+        return self.size // (self.line * self.ways)
+
+
+DEFAULT_CACHES = (DataCache("L1D", "32K", 8), DataCache("L2", "1M", 16))
+
+
+def _lcm(a: int, b: int) -> int:
+    return a // gcd(a, b) * b
+
+
+def asid_stride(cfg, layout: Layout, va_bits: int, n: int) -> int:
+    """The distance between processes' address-space slices: above every local address, and a
+    multiple of every structure's (sets << tag shift) so a slice moves no entry to another set."""
+    span = 1 << max(1, (max(r.end for r in layout.regions) - 1).bit_length())
+    mult = 1
+    for s in range(cfg.st_sets.shape[0]):
+        for z in range(cfg.tag_shift.shape[1]):
+            mult = _lcm(mult, int(cfg.st_sets[s]) << int(cfg.tag_shift[s, z]))
+    stride = _lcm(span, mult)
+    if n * stride > (1 << va_bits):
+        raise ValueError(
+            f"processes={n}: {n} address-space slices of {format_size(stride)} do not fit in {va_bits} virtual-address bits; "
+            "use fewer processes or a smaller layout"
+        )
+    return stride
+
+
+def _flush_structures(cfg, st, cnt, which):
+    """Empty the structures ``which`` (indices into the kernel's structures and walk caches),
+    after attributing the pending fast-path hits."""
+    from .simulate import _initial_order
+
+    K.finish(st, cnt)
+    st.memo_addr[:] = -1
+    st.memo_shift[:] = 0
+    for s in which:
+        a = int(cfg.st_base[s])
+        b = a + int(cfg.st_sets[s] * cfg.st_pways[s])
+        st.tags[a:b] = -1
+        if st.stamps.shape[0] > 1:
+            st.stamps[a:b] = 0
+        o = int(cfg.st_obase[s])
+        st.order[o : o + int(cfg.st_sets[s])] = np.uint64(_initial_order(int(cfg.st_ways[s]), int(cfg.st_mode[s])))
+
+
+def simulate_processes(
+    machine,
+    workload=None,
+    *,
+    processes: int = 2,
+    quantum: int = 10_000,
+    switch: str | None = None,
+    shared=(),
+    shared_tables: bool = False,
+    caches=DEFAULT_CACHES,
+    page_size=None,
+    layout: Layout | None = None,
+    addresses=None,
+    kinds=None,
+    seed: int = 0,
+    work_cycles: float | None = None,
+    **workload_params,
+) -> xr.Dataset:
+    """Run ``processes`` copies of ``workload`` time-sliced on one core of ``machine``.
+
+    workload / workload_params: as for :func:`pagesim.simulate`; process i uses seed ``seed + i``.
+        Or ``addresses``: a list with one address array per process (then give ``layout``), and
+        ``kinds`` a list with one kinds array per process (0 data, 1 instruction), if wanted.
+    quantum: accesses a process runs before the next one is switched in.
+    switch: 'flush', 'flush-level1' or 'tagged' (default: the machine's ``context_switch``).
+    shared: names of regions that are the same memory in every process (e.g. ('table',)).
+    shared_tables: share the leaf page tables of the shared regions.
+    caches: the data-cache levels page-table references go through (radix walkers), or () for none.
+
+    Returns the counters summed over processes as :func:`pagesim.simulate` does, plus
+    ``context_switches``, ``faults_per_process`` and, with caches, ``walk_cache_hits`` /
+    ``walk_cache_misses`` by cache level, ``pt_lines`` and ``pt_tables`` (distinct page-table cache
+    lines and table pages the walks touched).
+    """
+    from .simulate import _build, _check_seed, _dataset, place, resolve_programmable
+
+    m = get_machine(machine)
+    seed = _check_seed(seed)
+    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) or not 1 <= processes <= MAX_PROCESSES:
+        raise ValueError(f"processes={processes!r} must be an int in 1..{MAX_PROCESSES}")
+    n = int(processes)
+    if isinstance(quantum, bool) or not isinstance(quantum, (int, np.integer)) or not 1 <= quantum <= K_MAX_QUANTUM:
+        raise ValueError(f"quantum={quantum!r} must be an int in 1..{K_MAX_QUANTUM} accesses")
+    switch = m.context_switch if switch is None else switch
+    if switch not in CONTEXT_SWITCH:
+        raise ValueError(f"switch={switch!r} is not allowed: use one of {', '.join(CONTEXT_SWITCH)}")
+    caches = tuple(caches)
+    for c in caches:
+        if not isinstance(c, DataCache):
+            raise TypeError(f"caches must hold pagesim DataCache levels, got {type(c).__name__}")
+    if caches and m.walker.kind != "radix":
+        raise ValueError(f"the data-cache model follows radix walks; machine {m.name!r} has a {m.walker.kind} walker: pass caches=()")
+    if addresses is not None:
+        if workload is not None or workload_params:
+            raise ValueError("give either addresses or a workload, not both")
+        if layout is None:
+            raise ValueError("with addresses=, give the layout every process shares")
+        if len(addresses) != n:
+            raise ValueError(f"addresses has {len(addresses)} arrays but processes={n}")
+        if kinds is not None and len(kinds) != n:
+            raise ValueError(f"kinds has {len(kinds)} arrays but processes={n}")
+        works = [Addresses(addresses=a, kinds=None if kinds is None else kinds[i]) for i, a in enumerate(addresses)]
+    elif workload is None:
+        raise ValueError("simulate_processes needs a workload (a name such as 'random') or addresses=")
+    else:
+        works = [make_workload(workload, **workload_params)] * n
+    w0 = works[0]
+    if layout is None:
+        p = m.check_page_size(page_size if page_size is not None else m.base_page)
+        layout = place(w0, p)
+    elif not isinstance(layout, Layout):
+        raise TypeError(f"layout must be a pagesim Layout, got {type(layout).__name__}")
+    elif page_size is not None:
+        raise ValueError("give page_size or layout, not both")
+    layout.check_machine(m)
+    shared = (shared,) if isinstance(shared, str) else tuple(shared)
+    names = [r.name for r in layout.regions]
+    for s in shared:
+        if s not in names:
+            raise ValueError(f"shared={s!r} names no region of the layout: regions are {names}")
+    if shared_tables and not shared:
+        raise ValueError("shared_tables=True needs shared regions (shared=('name',))")
+    if any(r.fault_around != 1 for r in layout.regions) and shared_tables:
+        raise ValueError("shared_tables with fault-around regions is not modelled")
+    m_eff, programmed = resolve_programmable(m, layout)
+
+    # one combined layout: process i's regions moved up by i * stride
+    probe, *_ = _build(m_eff, layout, seed)
+    stride = asid_stride(probe, layout, m.va_bits, n)
+    combined = Layout(tuple(
+        Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}", r.mode, r.fault_around, r.policy)
+        for i in range(n) for r in layout.regions
+    ))
+    cfg, st, cnt, structs, pwcs = _build(m_eff, combined, seed, log_walks=int(quantum) if caches else 0)
+    nt = len(m_eff.structures)
+    if switch == "flush":
+        flushed = list(range(len(structs) + len(pwcs)))
+    elif switch == "flush-level1":
+        flushed = [i for i, s in enumerate(structs) if i >= nt or s.level == 1]
+    else:
+        flushed = []
+
+    bases = [r.start for r in layout.regions]
+    gens = [iter(w.chunks(bases, int(quantum), seed + i)) for i, w in enumerate(works)]
+    live = list(range(n))
+    logs = []
+    switches = 0
+    current = None
+    empty = np.zeros(0, dtype=np.uint8)
+    while live:
+        for i in list(live):
+            try:
+                addrs, kk = next(gens[i])
+            except StopIteration:
+                live.remove(i)
+                continue
+            if current is not None and current != i:
+                switches += 1
+                if flushed:
+                    _flush_structures(cfg, st, cnt, flushed)
+            current = i
+            a = np.ascontiguousarray(addrs, dtype=np.uint64).view(np.int64) + np.int64(i * stride)
+            ka = empty if kk is None else np.ascontiguousarray(kk, dtype=np.uint8)
+            bad = K.run_chunk(a, ka, cfg, st, cnt)
+            if bad >= 0:
+                raise ValueError(f"process {i}: address {int(a[bad]) - i * stride:#x} lies outside every region of the layout")
+            if caches:
+                k = int(st.wlog_n[0])
+                logs.append(st.wlog[:k].copy())
+                st.wlog_n[0] = 0
+    K.finish(st, cnt)
+    ds = _dataset(m_eff, combined, w0, cfg, cnt, st, structs, pwcs)
+
+    # faults: per process; with shared tables a shared page faults once, in whichever process first
+    page_state = st.page_state
+    off = 0
+    per_region = []
+    for r in combined.regions:
+        per_region.append(page_state[off : off + r.pages] != 0)
+        off += r.pages
+    nr = len(layout.regions)
+    faults_pp = np.array([sum(int(per_region[i * nr + j].sum()) for j in range(nr)) for i in range(n)], dtype=np.int64)
+    saved = 0
+    if shared_tables:
+        sizes = list(m_eff.page_sizes)
+        faults = ds["faults"].values.copy()
+        for j, r in enumerate(layout.regions):
+            if r.name in shared:
+                stack = np.array([per_region[i * nr + j] for i in range(n)])
+                union = int(stack.any(axis=0).sum())
+                extra = int(stack.sum()) - union
+                faults[sizes.index(r.page_size)] -= extra
+                saved += extra
+        ds["faults"] = (("page_size",), faults, ds["faults"].attrs)
+    ds["faults_per_process"] = (("process",), faults_pp, {"units": "faults", "long_name": "pages each process mapped itself (private tables)"})
+    ds["faults_saved_by_sharing"] = ((), saved, {"units": "faults"})
+    ds["context_switches"] = ((), switches, {"units": "switches"})
+
+    if caches:
+        log = np.concatenate(logs) if logs else np.zeros(0, dtype=np.int64)
+        lines, tables = _walk_lines(m_eff, layout, log, stride, shared if shared_tables else (), n, caches[0].line)
+        sets = np.array([c.sets for c in caches], dtype=np.int64)
+        ways = np.array([c.ways for c in caches], dtype=np.int64)
+        cbase = np.zeros(len(caches), dtype=np.int64)
+        cbase[1:] = np.cumsum(sets * ways)[:-1]
+        tags = np.full(int((sets * ways).sum()), -1, dtype=np.int64)
+        stamps = np.zeros_like(tags)
+        hits = np.zeros(len(caches), dtype=np.int64)
+        misses = np.zeros(len(caches), dtype=np.int64)
+        if len({c.line for c in caches}) != 1:
+            raise ValueError("every cache level must have the same line size")
+        D.cache_lines(lines, sets, ways, cbase, tags, stamps, np.zeros(1, dtype=np.int64), hits, misses)
+        ds = ds.assign_coords(cache=[c.name for c in caches])
+        ds["walk_cache_hits"] = (("cache",), hits, {"units": "references", "long_name": "page-table references that hit in this cache level"})
+        ds["walk_cache_misses"] = (("cache",), misses, {"units": "references", "long_name": "page-table references that missed this cache level"})
+        ds["pt_lines"] = ((), int(np.unique(lines).size), {"units": "cache lines", "long_name": "distinct page-table cache lines walks touched"})
+        ds["pt_tables"] = ((), tables, {"units": "table pages", "long_name": "distinct page-table pages walks touched"})
+        ds.attrs["caches"] = str([(c.name, c.size, c.ways, c.line) for c in caches])
+    import json
+
+    ds.attrs.update({
+        "machine": m.name, "machine_title": m.title, "workload": w0.name, "workload_label": w0.label,
+        "processes": n, "quantum": int(quantum), "switch": switch, "shared": json.dumps(list(shared)),
+        "shared_tables": int(bool(shared_tables)), "asid_stride": stride, "seed": seed,
+        "layout": json.dumps(layout.to_records()), "pagesim_version": __version__,
+        "programmed": json.dumps({k: format_size(v) for k, v in programmed.items()}),
+        "machine_changes": json.dumps(list(m.changes)), "assumptions": json.dumps(m.assumptions),
+    })
+    wc = float(w0.work_cycles if work_cycles is None else work_cycles)
+    if wc < 0:
+        raise ValueError(f"work_cycles={work_cycles} must be zero or more")
+    return add_costs(ds, m_eff, wc)
+
+
+K_MAX_QUANTUM = 1 << 22
+
+
+def walk_references(m, layout: Layout, log: np.ndarray, stride: int, shared_leaf=(), nproc: int = 1):
+    """The page-table entries each logged walk read, in order: arrays (owner, level, table index,
+    entry index). ``owner`` is the process, or ``nproc`` for a shared leaf table."""
+    w = m.walker
+    bits = list(w.level_bits)
+    nl = len(bits)
+    sizes = list(m.page_sizes)
+    a = log[0::2]
+    code = log[1::2]
+    refs = code >> 4
+    z = code & 15
+    proc = a // stride
+    local = a - proc * stride
+    leaf = np.array([w.leaf_refs(p) - 1 for p in sizes], dtype=np.int64)[z]  # level index of the leaf entry
+    starts = np.array([r.start for r in layout.regions], dtype=np.int64)
+    ends = np.array([r.end for r in layout.regions], dtype=np.int64)
+    ri = np.searchsorted(starts, local, side="right") - 1
+    is_shared = np.zeros(len(layout.regions), dtype=bool)
+    for j, r in enumerate(layout.regions):
+        is_shared[j] = r.name in shared_leaf
+    assert ((local >= starts[ri]) & (local < ends[ri])).all()
+    sh = is_shared[ri]
+    shifts = [w.base_shift + sum(bits[l + 1 :]) for l in range(nl)]
+    O, L, T, E = [], [], [], []
+    for lvl in range(nl):
+        used = (lvl <= leaf) & (lvl > leaf - refs)
+        O.append(np.where(used, np.where(sh & (lvl == leaf), nproc, proc), -1))
+        L.append(np.full(a.shape, lvl))
+        T.append(local >> (shifts[lvl] + bits[lvl]))
+        E.append((local >> shifts[lvl]) & ((1 << bits[lvl]) - 1))
+    # walk order: one row per walk, levels top first
+    O, L, T, E = (np.stack(x, axis=1).ravel() for x in (O, L, T, E))
+    keep = O >= 0
+    return O[keep], L[keep], T[keep], E[keep]
+
+
+def _walk_lines(m, layout, log, stride, shared_leaf, nproc, line):
+    o, lvl, t, e = walk_references(m, layout, log, stride, shared_leaf, nproc)
+    if o.size == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    key = np.stack([o, lvl, t], axis=1)
+    uniq, inv = np.unique(key, axis=0, return_inverse=True)
+    table_bytes = ENTRY_BYTES << max(m.walker.level_bits)
+    lines = (inv.reshape(-1).astype(np.int64) * table_bytes + e * ENTRY_BYTES) // line
+    return lines.astype(np.int64), int(uniq.shape[0])

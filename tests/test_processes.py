@@ -1,0 +1,182 @@
+"""Several processes on one core: context switches (flush or tagged), shared page tables, and the
+data-cache model of walk references, against the plain reference models."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pagesim
+from pagesim import Layout, Region
+from pagesim.processes import DataCache, simulate_processes
+from pagesim.simulate import _build, resolve_programmable
+from helpers import dataset_counters
+from reference import reference_simulate
+from test_differential import cases
+
+
+def interleave(traces, quantum, stride, flushed_names):
+    """The driver's schedule written out: round robin, ``quantum`` accesses a turn; a switch to
+    another process flushes ``flushed_names`` before its first access."""
+    pos = [0] * len(traces)
+    live = list(range(len(traces)))
+    out, flush_at, current, switches = [], {}, None, 0
+    while live:
+        for i in list(live):
+            if pos[i] >= len(traces[i]):
+                live.remove(i)
+                continue
+            if current is not None and current != i:
+                switches += 1
+                if flushed_names:
+                    flush_at[len(out)] = flushed_names
+            current = i
+            out += [int(a) + i * stride for a in traces[i][pos[i] : pos[i] + quantum]]
+            pos[i] += quantum
+    return out, flush_at, switches
+
+
+def flushed(m, switch):
+    names = [s.name for s in m.structures]
+    pwcs = [p.name for p in m.walker.pwc] if m.walker.kind == "radix" else []
+    slb = ["SLB"] if m.slb is not None else []
+    if switch == "flush":
+        return names + slb + pwcs
+    if switch == "flush-level1":
+        return [s.name for s in m.structures if s.level == 1] + slb
+    return []
+
+
+class PlainCache:
+    def __init__(self, caches):
+        self.levels = [(c.sets, c.ways, [[] for _ in range(c.sets)]) for c in caches]
+        self.hits = [0] * len(caches)
+        self.misses = [0] * len(caches)
+
+    def access(self, line):
+        for j, (sets, ways, s) in enumerate(self.levels):
+            lst = s[line % sets]
+            if line in lst:
+                lst.remove(line)
+                lst.insert(0, line)
+                self.hits[j] += 1
+                return
+            self.misses[j] += 1
+            lst.insert(0, line)
+            del lst[ways:]
+
+
+def plain_lines(m, layout, log, stride, shared, nproc, line=64):
+    """Table pages numbered in sorted (owner, level, table index) order, as the module states."""
+    bits = list(m.walker.level_bits)
+    nl = len(bits)
+    refs_out = []
+    for a, refs, z in log:
+        i, local = divmod(a, stride)
+        r = next(r for r in layout.regions if r.start <= local < r.end)
+        leaf = m.walker.leaf_refs(m.page_sizes[z]) - 1
+        for lvl in range(leaf - refs + 1, leaf + 1):
+            shift = m.walker.base_shift + sum(bits[lvl + 1 :])
+            owner = nproc if (r.name in shared and lvl == leaf) else i
+            refs_out.append(((owner, lvl, local >> (shift + bits[lvl])), (local >> shift) & ((1 << bits[lvl]) - 1)))
+    tables = sorted({t for t, _ in refs_out})
+    num = {t: k for k, t in enumerate(tables)}
+    tb = 8 << max(bits)
+    return [(num[t] * tb + e * 8) // line for t, e in refs_out], len(tables)
+
+
+@given(cases(), st.integers(1, 3), st.sampled_from([1, 5, 50]), st.sampled_from(["flush", "flush-level1", "tagged"]), st.booleans())
+def test_processes_match_reference(case, n, quantum, switch, share):
+    m, layout, addrs, kinds, seed = case
+    m, _ = resolve_programmable(m, layout)
+    if any(r.fault_around != 1 for r in layout.regions):
+        layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name) for r in layout.regions))
+    rng = np.random.default_rng(seed)
+    traces = [addrs if i == 0 else rng.permutation(addrs) for i in range(n)]
+    ks = None if kinds is None else [kinds] * n
+    radix = m.walker.kind == "radix"
+    caches = (DataCache("a", 512, 2), DataCache("b", 2048, 4)) if radix else ()
+    shared = (layout.regions[0].name,) if share else ()
+    ds = simulate_processes(m, addresses=traces, kinds=ks, layout=layout, processes=n, quantum=quantum, switch=switch,
+                            seed=seed, caches=caches, shared=shared, shared_tables=share)
+    stride = int(ds.attrs["asid_stride"])
+    trace, flush_at, switches = interleave(traces, quantum, stride, flushed(m, switch))
+    combined = Layout(tuple(Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}") for i in range(n) for r in layout.regions))
+    log = []
+    want, touched = reference_simulate(m, combined, trace, None if kinds is None else _kinds(traces, ks, quantum), seed, flush_at, log)
+    got, got_touched = dataset_counters(ds)
+    if share:  # shared tables: a shared page faults once, not once per process
+        saved = int(ds["faults_saved_by_sharing"])
+        z = list(m.page_sizes).index(layout.regions[0].page_size)
+        got[("faults", z)] = got.get(("faults", z), 0) + saved
+        got = {k: v for k, v in got.items() if v}
+    assert got == want
+    assert int(ds["context_switches"]) == switches
+    if radix:
+        lines, tables = plain_lines(m, layout, log, stride, shared, n)
+        pc = PlainCache(caches)
+        for ln in lines:
+            pc.access(ln)
+        assert ds["walk_cache_hits"].values.tolist() == pc.hits
+        assert ds["walk_cache_misses"].values.tolist() == pc.misses
+        assert int(ds["pt_lines"]) == len(set(lines)) and int(ds["pt_tables"]) == tables
+
+
+def _kinds(traces, ks, quantum):
+    """Kinds in the interleaved order."""
+    pos = [0] * len(traces)
+    live = list(range(len(traces)))
+    out = []
+    while live:
+        for i in list(live):
+            if pos[i] >= len(traces[i]):
+                live.remove(i)
+                continue
+            out += [int(k) for k in ks[i][pos[i] : pos[i] + quantum]]
+            pos[i] += quantum
+    return out
+
+
+def test_tagged_tlb_keeps_entries_across_switches():
+    # two processes, 2 MiB each: together 1024 pages, inside Skylake's 1536-entry STLB
+    kw = dict(working_set="2M", accesses=100_000, processes=2, quantum=1000, caches=())
+    tagged = simulate_processes("skylake", "random", switch="tagged", **kw)
+    flush = simulate_processes("skylake", "random", switch="flush", **kw)
+    assert int(tagged["context_switches"]) == int(flush["context_switches"]) == 199
+    assert int(tagged["walks"].sum()) == 1024  # only the first touch of each page walks
+    assert int(flush["walks"].sum()) > 50 * int(tagged["walks"].sum())
+
+
+def test_shared_tables_touch_fewer_lines_and_miss_less():
+    kw = dict(working_set="64M", accesses=30_000, processes=8, quantum=2000, shared=("table",))
+    priv = simulate_processes("skylake", "random", **kw)
+    shr = simulate_processes("skylake", "random", shared_tables=True, **kw)
+    assert int(priv["walks"].sum()) == int(shr["walks"].sum())  # TLB entries stay per process
+    assert int(shr["pt_lines"]) < int(priv["pt_lines"]) / 4
+    assert int(shr["walk_cache_misses"].sel(cache="L2")) < int(priv["walk_cache_misses"].sel(cache="L2"))
+    assert int(shr["faults"].sum()) < int(priv["faults"].sum())
+    assert int(priv["faults_per_process"].sum()) == int(priv["faults"].sum())
+
+
+def test_machine_says_what_a_switch_does():
+    assert pagesim.machine("opteron-k8").context_switch == "flush"
+    assert pagesim.machine("power6").context_switch == "flush-level1"
+    assert pagesim.machine("skylake").context_switch == "tagged"
+    assert "context_switch" in pagesim.machine("skylake").assumptions
+    assert "context_switch" not in pagesim.machine("power6").assumptions
+
+
+def test_bad_process_input():
+    with pytest.raises(ValueError, match="processes=0 must be an int in 1..1024"):
+        simulate_processes("skylake", "random", processes=0)
+    with pytest.raises(ValueError, match="switch='never' is not allowed"):
+        simulate_processes("skylake", "random", switch="never")
+    with pytest.raises(ValueError, match="shared='heap' names no region"):
+        simulate_processes("skylake", "random", shared="heap")
+    with pytest.raises(ValueError, match="quantum=0"):
+        simulate_processes("skylake", "random", quantum=0)
+    with pytest.raises(ValueError, match="hashed walker: pass caches=()"):
+        simulate_processes("power6", "random")
+    with pytest.raises(ValueError, match="context_switch='sometimes' is not allowed"):
+        pagesim.machine("skylake").derive(context_switch="sometimes")
+    with pytest.raises(ValueError, match="cache 'x' ways=0"):
+        DataCache("x", "32K", 0)
