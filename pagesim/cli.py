@@ -10,6 +10,7 @@ Errors are one line on standard error and exit status 2.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 
@@ -124,8 +125,50 @@ def cmd_demo(args) -> int:
 
     lay = Layout((Region(0x22000, 3960 * 1024, "8K", "[ heap ]"), Region(0x400000, 128 << 20, "4M", "[ heap ]")))
     print(lay.pmap(title="2953:   ./testprog (simulated)"))
+    failures += _demo_os_side(check)
     print(f"\n{failures} of the checks failed" if failures else "\nall checks hold")
     return 1 if failures else 0
+
+
+def _demo_os_side(check) -> int:
+    """The OS side: huge pages on fragmented memory, fault-around waste, page-table memory,
+    memory pressure, small files. Returns the number of failed checks it found itself."""
+    from .layout import Layout, Region
+    from .memory import PhysicalMemory
+    from .pagecache import file_sizes, internal_fragmentation
+    from .pagetables import TWICHELL_8GB, shared_page_table_table
+    from .pressure import Ram
+    from .simulate import simulate
+    from .units import format_size
+
+    print("\nThe OS side")
+    thp = Layout((Region(1 << 32, 16 << 20, "16M", "[ anon ]", policy="thp"),))
+    ideal = PhysicalMemory("4G", frame="64K")
+    stressed = ideal.fragment(0.95, placement="scattered", seed=1)
+    for label, mem in (("ideal", ideal), ("95% held by scattered pages", stressed)):
+        ds = simulate("power8", "touch", size="16M", pattern="memset", layout=thp, memory=mem)
+        back = sorted({r["page_size"] for r in json.loads(ds.attrs["layout"])})
+        print(f"  POWER8, 16 MiB with THP, memory {label}: backed by {', '.join(map(format_size, back))} pages, faults {int(ds['faults'].sum())}")
+        check(f"  THP on {label} memory maps a 16M page", (16 << 20) in back, label == "ideal")
+    ds = simulate("power6", "touch", size="1M", pattern="random", accesses=8, page_size="4K", fault_around=16, seed=2)
+    print(
+        f"  POWER6 64 KiB emulation (one fault maps 16 x 4K), 8 random touches of 1 MiB: faults {int(ds['faults'].sum())}, "
+        f"prefaulted {int(ds['prefaulted'].sum())}, never touched {int(ds['prefaulted_untouched'].sum())} "
+        f"({int(ds['prefault_waste'].sum()) // 1024} KiB held for nothing)"
+    )
+    t = shared_page_table_table(**TWICHELL_8GB).set_index(["pool_pages", "page_tables"])["MiB"]
+    print(f"  page tables, {TWICHELL_8GB['processes']} processes sharing a {TWICHELL_8GB['buffer_pool'] >> 20} MiB buffer pool "
+          f"(stated parameters, pagesim.pagetables.TWICHELL_8GB): 4K pool {t['4K', 'private']:,.0f} -> {t['4K', 'shared']:,.0f} MiB shared; "
+          f"2M pool {t['2M', 'private']:,.0f} -> {t['2M', 'shared']:,.0f} MiB (004_b9bff536459e6bfe.txt: 1.65 GB -> 51 MB, 53 -> 37 MB)")
+    check("  shared page tables, small pages (MiB, rounded)", (float(round(t["4K", "private"] / 1024, 2)), round(t["4K", "shared"])), (1.65, 51))
+    check("  shared page tables, huge pages (MiB, rounded)", (round(t["2M", "private"]), round(t["2M", "shared"])), (53, 37))
+    ds = simulate("skylake", "random", working_set="96M", accesses=100_000, ram=Ram("128M"), seed=1)
+    print(f"  96 MiB random on Skylake with 64 MiB left to it of 128 MiB: major faults {int(ds['major_faults']):,}, "
+          f"swap-outs {int(ds['swap_outs']):,}, {float(ds['swap_share']):.0%} of modelled time swapping")
+    df = internal_fragmentation(file_sizes("3K", 1), ["4K", "64K"])
+    check("  a 3 KB file: unused share of a 4K / 64K page, % (000_..., Internal Fragmentation)",
+          (round(df.loc["4K", "unused_share"] * 100), round(df.loc["64K", "unused_share"] * 100)), (25, 95))
+    return 0
 
 
 def cmd_host(args) -> int:
