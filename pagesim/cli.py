@@ -74,6 +74,16 @@ def cmd_simulate(args) -> int:
     from .costs import summary
     from .simulate import simulate
 
+    if (args.workload is None) == (args.trace is None):
+        raise ValueError("give --workload or --trace (one of them)")
+    if args.trace is not None:
+        from .traces import read_trace
+
+        if args.param or args.working_set or args.accesses:
+            raise ValueError("--trace takes no --param, --working-set or --accesses: the trace fixes them")
+        ds = simulate(args.machine, read_trace(args.trace), page_size=args.page_size, seed=args.seed, progress=not args.quiet)
+        print(summary(ds))
+        return 0
     params = _parse_params(args.param)
     if args.working_set is not None:
         params["working_set"] = args.working_set
@@ -197,7 +207,8 @@ def main(argv=None) -> int:
     m.add_argument("--sources", action="store_true", help="every structure with its source and the modelling assumptions")
     s = sub.add_parser("simulate", help="simulate one workload on one machine and print a summary")
     s.add_argument("--machine", required=True, help="a preset name (see 'pagesim machines')")
-    s.add_argument("--workload", required=True, help="sequential, strided, stream, random, pointer_chase, blocked_matrix, md, touch")
+    s.add_argument("--workload", help="sequential, strided, stream, random, pointer_chase, blocked_matrix, md, touch")
+    s.add_argument("--trace", help="a memory trace file instead of a workload (valgrind lackey, din, or hex; .gz allowed)")
     s.add_argument("--working-set", help="bytes, or a size such as 64M or 1G")
     s.add_argument("--page-size", help="page size for every region (default: the machine's base page)")
     s.add_argument("--accesses", type=int, help="number of accesses (workloads with passes repeat to reach it)")

@@ -196,7 +196,7 @@ def _choose_kernel(specialize, cfg, w):
     if cfg.log_walks[0]:
         return K.run_chunk  # specialised copies never log walks
     zs = set(cfg.reg_size.tolist())
-    data_only = not (isinstance(w, Addresses) and w.kinds is not None)
+    data_only = not ((isinstance(w, Addresses) and w.kinds is not None) or getattr(w, "has_kinds", False))
     if specialize is False or len(zs) != 1 or not data_only:
         if specialize is True and (len(zs) != 1 or not data_only):
             raise ValueError("specialize=True needs data accesses only and one page size in the layout")
@@ -281,8 +281,13 @@ def simulate(
         w = make_workload(workload, **workload_params)
     if layout is None:
         p = m.check_page_size(page_size if page_size is not None else m.base_page)
-        layout = Layout.covering_addresses(w.addresses, p) if isinstance(w, Addresses) else place(w, p, fault_around=fault_around, policy=policy)
-        if isinstance(w, Addresses) and fault_around != 1:
+        if isinstance(w, Addresses):
+            layout = Layout.covering_addresses(w.addresses, p)
+        elif hasattr(w, "covering_layout"):  # a trace file (pagesim.traces)
+            layout = w.covering_layout(p)
+        else:
+            layout = place(w, p, fault_around=fault_around, policy=policy)
+        if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and fault_around != 1:
             layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name, r.mode, fault_around) for r in layout.regions))
     else:
         if not isinstance(layout, Layout):
