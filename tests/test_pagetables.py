@@ -1,5 +1,7 @@
 """Page-table memory, and the shared-page-tables figures from stated parameters."""
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pagesim.pagetables import TWICHELL_8GB, Mapping, database_mappings, page_table_bytes, process_tables, shared_page_table_table
 
@@ -41,3 +43,35 @@ def test_errors():
         page_table_bytes(0, database_mappings(GiB, MiB, MiB))
     with pytest.raises(ValueError, match="size must be positive"):
         Mapping("a", 0)
+
+
+def brute_force_tables(nproc, mappings, bits, base, shared_tables):
+    """Every table page a set of processes needs, found by mapping every page: mappings laid out one
+    after another from address 0, each on a level-2-span boundary (the module's stated placement)."""
+    n = len(bits)
+    shifts = [base + sum(bits[l + 1 :]) for l in range(n)]  # entry shift at each level
+    span2 = 1 << (shifts[2] + bits[2]) if n > 2 else 1
+    tables = set()
+    at = 0
+    for m in mappings:
+        leaf = next(l for l in range(n) if (1 << shifts[l]) == m.page_size)
+        for pid in range(nproc):
+            for a in range(at, at + m.size, m.page_size):
+                for lvl in range(leaf + 1):
+                    owner = "shared" if (shared_tables and m.shared and lvl == leaf) else pid
+                    tables.add((owner, lvl, a >> (shifts[lvl] + bits[lvl])))
+        at += -(-m.size // span2) * span2
+    by_level = [0] * n
+    for _, lvl, _ in tables:
+        by_level[lvl] += 1
+    return by_level
+
+
+@given(st.lists(st.tuples(st.integers(1, 40), st.sampled_from([4 * KiB, 32 * KiB]), st.booleans()), min_size=1, max_size=5),
+       st.integers(1, 3), st.booleans())
+def test_page_table_bytes_match_brute_force(maps, nproc, shared_tables):
+    bits, base = (3, 3, 3, 3), 12  # small tables (8 entries) so every page can be enumerated
+    mappings = [Mapping(f"m{i}", k * p, p, shared=s) for i, (k, p, s) in enumerate(maps)]
+    want = brute_force_tables(nproc, mappings, bits, base, shared_tables)
+    got = page_table_bytes(nproc, mappings, shared_tables=shared_tables, level_bits=bits, base_shift=base, table_bytes=64)
+    assert got["by_level"] == [64 * c for c in want]
