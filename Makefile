@@ -29,6 +29,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_pycachesim.py
 	$(PY) benchmarks/bench_memory.py
+	$(PY) benchmarks/bench_os.py
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
