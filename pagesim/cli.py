@@ -218,6 +218,12 @@ def main(argv=None) -> int:
     sub.add_parser("demo", help="a short demonstration: the documents' exact counts, reproduced")
     h = sub.add_parser("host", help="real page faults of an mmap on this Linux machine beside the simulation's")
     h.add_argument("--size", default="64M", help="region size, a multiple of 2M (default 64M)")
+    sub.add_parser("notebooks", help="execute every notebook with papermill and write the validation report (--quick, --out DIR)", add_help=False)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["notebooks"]:
+        from .notebooks import main as notebooks_main
+
+        return notebooks_main(argv[1:])
     args = ap.parse_args(argv)
     try:
         return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo, "host": cmd_host}[args.cmd](args)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ._kernels.workloads import (
     gen_blocked_matrix,
+    gen_hot_cold,
     gen_md,
     gen_pointer_chase,
     gen_uniform_random,
@@ -168,6 +169,45 @@ class UniformRandom(Workload):
         for start in range(0, self.accesses, chunk):
             out = np.empty(min(chunk, self.accesses - start), dtype=np.int64)
             gen_uniform_random(out, start, seed, slots, bases[0], ELEMENT)
+            yield out.view(np.uint64)
+
+
+@dataclass(frozen=True)
+class HotCold(Workload):
+    """Random 8-byte accesses with locality: a fraction ``hot_fraction`` of them falls uniformly in
+    the first ``hot`` bytes of the region (a live set: a Java heap's young objects, a solver's
+    current planes), the rest uniformly anywhere in ``size`` bytes. hot_fraction=0 is GUPS; 1 is
+    GUPS over ``hot`` bytes."""
+
+    name = "hot_cold"
+    size: int = 1 << 30
+    hot: int = 4 << 20
+    hot_fraction: float = 0.5
+    accesses: int = 1_000_000
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", _bytes("size", self.size))
+        object.__setattr__(self, "hot", _bytes("hot", self.hot))
+        if self.hot > self.size:
+            raise ValueError(f"hot={format_size(self.hot)} must not exceed size={format_size(self.size)}")
+        if isinstance(self.hot_fraction, bool) or not isinstance(self.hot_fraction, (int, float)) or not 0.0 <= float(self.hot_fraction) <= 1.0:
+            raise ValueError(f"hot_fraction={self.hot_fraction!r} must be a fraction between 0.0 and 1.0")
+        object.__setattr__(self, "accesses", _count("accesses", self.accesses))
+
+    def spans(self):
+        return [("heap", self.size)]
+
+    @property
+    def n_accesses(self):
+        return self.accesses
+
+    def _chunks(self, bases, chunk, seed):
+        slots = self.size // ELEMENT
+        hot = max(1, self.hot // ELEMENT)
+        thr = min((1 << 64) - 1, int(float(self.hot_fraction) * (1 << 64)))
+        for start in range(0, self.accesses, chunk):
+            out = np.empty(min(chunk, self.accesses - start), dtype=np.int64)
+            gen_hot_cold(out, start, seed, slots, hot, np.uint64(thr), bases[0], ELEMENT)
             yield out.view(np.uint64)
 
 
@@ -384,6 +424,7 @@ WORKLOADS = {
     "stream": StreamTriad,
     "random": UniformRandom,
     "gups": UniformRandom,
+    "hot_cold": HotCold,
     "pointer_chase": PointerChase,
     "blocked_matrix": BlockedMatrix,
     "dgemm": BlockedMatrix,

@@ -119,3 +119,22 @@ def gen_md(out, st, slot, c, apc, atom_bytes, base):
                             cell = 0
         pos += 1
     st[0], st[1], st[2], st[3] = cell, t, ph, u
+
+
+@jit
+def gen_hot_cold(out, start, seed, slots, hot_slots, hot_threshold, base, elem):
+    """Counter-based like gen_uniform_random: access i goes to the first ``hot_slots`` slots when
+    its first hash falls below ``hot_threshold`` (a fraction of 2**64), else anywhere."""
+    key = splitmix64(np.uint64(seed))
+    key2 = splitmix64(key ^ np.uint64(0x5DEECE66D))
+    s = np.uint64(slots)
+    hs = np.uint64(hot_slots)
+    thr = np.uint64(hot_threshold)
+    for i in range(out.shape[0]):
+        c = np.uint64(start + i)
+        h = splitmix64(key ^ c)
+        g = splitmix64(key2 ^ c)
+        if h < thr:
+            out[i] = base + np.int64(g % hs) * elem
+        else:
+            out[i] = base + np.int64(g % s) * elem

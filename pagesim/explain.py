@@ -1,0 +1,70 @@
+"""One virtual address translated step by step, as the simulator models it (for teaching).
+
+``translate(machine, address, page_size)`` returns a pandas DataFrame, a row per step: the page
+number and offset; the set and tag each TLB structure of the chain looks at; then the walk: the
+index at each radix level (which levels a page-walk cache can skip), the hashed-page-table groups
+POWER probes, or the TSB slot SPARC probes. The numbers are those the kernel computes.
+"""
+from __future__ import annotations
+
+from ._kernels.translate import SEGMENT_SHIFT, VSID_MULT
+from .machines import machine as get_machine
+from .units import format_size, log2, parse_size
+
+RADIX_NAMES = {4: ["PGD (PML4)", "PUD (PDPT)", "PMD (PD)", "PTE (PT)"], 5: ["PML5", "PML4", "PDPT", "PD", "PT"]}
+
+
+def translate(machine, address, page_size=None, side: str = "data"):
+    import pandas as pd
+
+    m = get_machine(machine)
+    p = m.check_page_size(page_size if page_size is not None else m.base_page)
+    a = parse_size(address, "address")
+    if a >= 1 << min(m.va_bits, 63):
+        raise ValueError(f"address={a:#x} is beyond the {m.va_bits}-bit virtual address space of {m.name!r}")
+    if side not in ("data", "instr"):
+        raise ValueError(f"side={side!r}: use 'data' or 'instr'")
+    s = log2(p)
+    rows = [
+        {"step": "split", "what": f"page number (address >> {s})", "value": f"{a >> s:#x}"},
+        {"step": "split", "what": f"offset in the {format_size(p)} page (low {s} bits)", "value": f"{a & (p - 1):#x}"},
+    ]
+    for st in m.chain(side, p):
+        es = log2(st.entry_size(p))
+        key = a >> es
+        rows.append({"step": f"TLB L{st.level}", "what": f"{st.name}: {st.entries} entries, {st.organisation()}",
+                     "value": f"set {key % st.sets} of {st.sets}, tag {key:#x}"})
+    w = m.walker
+    if w.kind == "radix":
+        n = len(w.level_bits)
+        names = RADIX_NAMES.get(n, [f"level {i}" for i in range(n)])
+        leaf = w.leaf_refs(p) - 1
+        for lvl in range(leaf + 1):
+            shift = w.base_shift + sum(w.level_bits[lvl + 1:])
+            idx = (a >> shift) & ((1 << w.level_bits[lvl]) - 1)
+            skippers = [c.name for c in w.pwc if c.skip > lvl]
+            rows.append({"step": f"walk level {lvl}", "what": f"{names[lvl]}: bits {shift + w.level_bits[lvl] - 1}..{shift}"
+                         + (" (leaf: holds the translation)" if lvl == leaf else "")
+                         + (f"; skipped on a hit in {', '.join(skippers)}" if skippers else ""),
+                         "value": f"index {idx} (entry at byte {idx * 8} of its table)"})
+    elif w.kind == "hashed":
+        seg_shift = SEGMENT_SHIFT if s < SEGMENT_SHIFT else 40
+        vsid = ((a >> seg_shift) * VSID_MULT) & 0xFFFFFFFFF
+        pidx = (a & ((1 << seg_shift) - 1)) >> s
+        h = (vsid ^ pidx) & (w.hpt_ptegs - 1)
+        rows += [
+            {"step": "segment", "what": f"ESID (address >> {seg_shift}), looked up in the SLB", "value": f"{a >> seg_shift:#x}"},
+            {"step": "segment", "what": "VSID (modelling assumption: a multiplicative scramble of the ESID)", "value": f"{vsid:#x}"},
+            {"step": "hash", "what": f"page index in the segment, XOR VSID, mod {w.hpt_ptegs} groups", "value": f"primary PTEG {h}"},
+            {"step": "hash", "what": "secondary group: the complement of the hash", "value": f"secondary PTEG {(~h) & (w.hpt_ptegs - 1)}"},
+            {"step": "walk", "what": "references: 1 if the entry is in the primary group (8 entries, one cache line), 2 in the secondary", "value": "1 or 2"},
+        ]
+    elif w.kind == "tsb":
+        rows += [
+            {"step": "trap", "what": "a TLB miss traps to software (UltraSPARC)", "value": ""},
+            {"step": "TSB", "what": f"direct-mapped TSB of {w.tsb_entries} entries per page size", "value": f"slot {(a >> s) & (w.tsb_entries - 1)}"},
+            {"step": "walk", "what": f"on a TSB miss, a software walk of {w.sw_walk_refs} loads", "value": f"1 or {1 + w.sw_walk_refs} references"},
+        ]
+    else:
+        rows.append({"step": "walk", "what": "the VHPT walker reads one hashed entry", "value": "1 reference"})
+    return pd.DataFrame(rows)

@@ -1,0 +1,140 @@
+"""The main job: execute every notebook headlessly with papermill, render HTML copies, and write the
+validation report (each document, each finding, the document's figure, the simulation's, whether it
+holds). ``pagesim notebooks [--quick] [--out build]``; exit status 1 if a finding fails or a
+notebook errors, naming the notebook and the cell.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+KERNEL = "python3"  # the kernel papermill starts: ipykernel of the Python running this command
+REQUIRED_PARAMETERS = {"quick", "result_path"}
+
+
+def notebooks_dir() -> Path:
+    d = Path(__file__).resolve().parents[1] / "notebooks"
+    if not d.is_dir():
+        raise FileNotFoundError(f"no notebooks folder at {d}: run from a checkout of the pagesim repository")
+    return d
+
+
+def list_notebooks(folder: Path | None = None) -> list[Path]:
+    return sorted((folder or notebooks_dir()).glob("[0-9][0-9]_*.ipynb"))
+
+
+def check_parameters(path: Path) -> dict:
+    """The notebook's parameters as papermill inspects them; raises if a required one is missing."""
+    import papermill as pm
+
+    params = pm.inspect_notebook(str(path))
+    missing = REQUIRED_PARAMETERS - set(params)
+    if missing:
+        raise ValueError(f"{path.name}: the cell tagged 'parameters' lacks {sorted(missing)}")
+    return params
+
+
+def execute(path: Path, out_dir: Path, quick: bool) -> dict:
+    """Run one notebook; returns a record with status, seconds, findings (or the error and cell)."""
+    import papermill as pm
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    params = check_parameters(path)
+    result = out_dir / f"{path.stem}.json"
+    if result.exists():
+        result.unlink()
+    out_nb = out_dir / path.name
+    kw = {"quick": bool(quick), "result_path": str(result.resolve())}
+    if "seed" in params:
+        kw["seed"] = 0
+    rec = {"notebook": path.name, "quick": bool(quick)}
+    t = time.perf_counter()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    try:
+        pm.execute_notebook(str(path), str(out_nb), parameters=kw, kernel_name=KERNEL, progress_bar=False,
+                            cwd=str(path.parent), log_output=False)
+        rec["status"] = "ok"
+    except pm.PapermillExecutionError as e:
+        rec["status"] = "error"
+        rec["error"] = f"cell {e.cell_index} (execution {e.exec_count}): {e.ename}: {e.evalue}"
+    rec["seconds"] = round(time.perf_counter() - t, 1)
+    if out_nb.exists():
+        _html(out_nb)
+    if result.exists():
+        rec.update(json.loads(result.read_text(encoding="utf-8")))
+    elif rec["status"] == "ok":
+        rec["status"] = "error"
+        rec["error"] = "the notebook wrote no findings (its last cell must call Findings.save(result_path))"
+    return rec
+
+
+def _html(out_nb: Path) -> None:
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(nbformat.read(out_nb, as_version=4))
+    out_nb.with_suffix(".html").write_text(body, encoding="utf-8")
+
+
+def report(records: list[dict]) -> str:
+    lines = ["# pagesim validation report", "",
+             "Each notebook executed headlessly with papermill; for each document, each finding, the document's",
+             "figure, the simulation's, and whether it holds ('exact': must be equal; 'direction': the document",
+             "measured a real machine, so the direction and rough size must agree; 'shown': not checked, with the reason).", ""]
+    lines += ["| notebook | status | seconds | peak MiB | findings holding |", "|---|---|---|---|---|"]
+    for r in records:
+        f = r.get("findings", [])
+        held = sum(1 for x in f if x["holds"] is True)
+        checked = sum(1 for x in f if x["holds"] is not None)
+        lines.append(f"| {r['notebook']} | {r['status']} | {r['seconds']} | {round(r['peak_rss_mib']) if r.get('peak_rss_mib') else ''} | {held} of {checked} |")
+    for r in records:
+        lines += ["", f"## {r['notebook']}" + (f" ({r['document']})" if r.get("document") else ""), ""]
+        if r["status"] != "ok":
+            lines += [f"**ERROR** in {r['notebook']}: {r.get('error', '')}", ""]
+        if r.get("findings"):
+            lines += ["| finding | source | document | simulation | check | holds |", "|---|---|---|---|---|---|"]
+            for x in r["findings"]:
+                holds = {True: "yes", False: "**NO**", None: "not checked: " + x.get("why", "")}[x["holds"]]
+                lines.append(f"| {x['finding']} | {x['source']} | {x['document']} | {x['simulation']} | {x['kind']} | {holds} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="pagesim notebooks", description="execute every notebook and write the validation report")
+    ap.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
+    ap.add_argument("--out", default="build", help="output folder (default build/)")
+    ap.add_argument("names", nargs="*", help="notebooks to run (default: all)")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    nbs = list_notebooks()
+    if args.names:
+        nbs = [p for p in nbs if any(n in p.name for n in args.names)]
+        if not nbs:
+            print(f"pagesim notebooks: no notebook matches {args.names}", file=sys.stderr)
+            return 2
+    records = []
+    for p in nbs:
+        print(f"running {p.name}{' (quick)' if args.quick else ''} ...", flush=True)
+        r = execute(p, out / "notebooks", args.quick)
+        records.append(r)
+        bad = [x["finding"] for x in r.get("findings", []) if x["holds"] is False]
+        print(f"  {r['status']} in {r['seconds']} s" + (f": {r['error']}" if r.get("error") else "") + (f"; failing: {bad}" if bad else ""), flush=True)
+    text = report(records)
+    (out / "report.md").write_text(text, encoding="utf-8")
+    (out / "report.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
+    failed = [r["notebook"] for r in records if r["status"] != "ok" or any(x["holds"] is False for x in r.get("findings", []))]
+    print(f"report: {out / 'report.md'}; HTML copies in {out / 'notebooks'}")
+    if failed:
+        print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    print("every finding holds")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
