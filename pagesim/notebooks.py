@@ -6,7 +6,6 @@ notebook errors, naming the notebook and the cell.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -52,7 +51,6 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
         kw["seed"] = 0
     rec = {"notebook": path.name, "quick": bool(quick)}
     t = time.perf_counter()
-    os.environ.setdefault("MPLBACKEND", "Agg")
     try:
         pm.execute_notebook(str(path), str(out_nb), parameters=kw, kernel_name=KERNEL, progress_bar=False,
                             cwd=str(path.parent), log_output=False)

@@ -68,6 +68,7 @@ def reach(df, title="TLB reach of every preset (largest level, data side)", ax=N
     sns.barplot(data=d, x="machine", y="reach MiB", hue="page", ax=ax)
     ax.set_yscale("log")
     ax.set_title(title)
+    ax.legend(title="page", bbox_to_anchor=(1.01, 1), loc="upper left")
     ax.tick_params(axis="x", rotation=45)
     for t in ax.get_xticklabels():
         t.set_ha("right")

@@ -119,6 +119,42 @@ class Strided(Sequential):
 
 
 @dataclass(frozen=True)
+class Planes(Workload):
+    """A solver sweeping the slow dimension of a 3-D array: ``planes`` planes of ``plane`` bytes; for
+    each position in a plane (every ``step`` bytes), touch that position in every plane in turn.
+    Consecutive accesses are ``plane`` bytes apart (the "large memory strides in a solver" of the
+    CSCS paper): the pages in use are one per plane, revisited at the next position."""
+
+    name = "planes"
+    planes: int = 64
+    plane: int = 1 << 20
+    step: int = ELEMENT
+    accesses: int = 1_000_000
+
+    def __post_init__(self):
+        object.__setattr__(self, "planes", _count("planes", self.planes, 1, 1 << 16))
+        object.__setattr__(self, "plane", _bytes("plane", self.plane))
+        object.__setattr__(self, "step", _bytes("step", self.step, 1, self.plane))
+        object.__setattr__(self, "accesses", _count("accesses", self.accesses))
+
+    def spans(self):
+        return [("grid", self.planes * self.plane)]
+
+    @property
+    def n_accesses(self):
+        return self.accesses
+
+    def _chunks(self, bases, chunk, seed):
+        per_plane = -(-self.plane // self.step)
+        total = per_plane * self.planes
+        for start in range(0, self.accesses, chunk):
+            idx = np.arange(start, min(start + chunk, self.accesses), dtype=np.uint64) % np.uint64(total)
+            k = idx % np.uint64(self.planes)
+            j = idx // np.uint64(self.planes)
+            yield np.uint64(bases[0]) + k * np.uint64(self.plane) + j * np.uint64(self.step)
+
+
+@dataclass(frozen=True)
 class StreamTriad(Workload):
     """STREAM triad a[i] = b[i] + q*c[i] over three arrays of ``n`` doubles: loads b[i], c[i], stores a[i]."""
 
@@ -421,6 +457,7 @@ class Addresses(Workload):
 WORKLOADS = {
     "sequential": Sequential,
     "strided": Strided,
+    "planes": Planes,
     "stream": StreamTriad,
     "random": UniformRandom,
     "gups": UniformRandom,
