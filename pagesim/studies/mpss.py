@@ -1,0 +1,111 @@
+"""Multiple Page Size Support on Solaris/UltraSPARC (002_7166aff63bc805c7.txt): trapstat before and
+after a 4 MB heap, the pmap -sx view, the UltraSPARC TLB designs, fragmentation and the kernel cage,
+large pages for text.
+
+The test program is ours (the document does not describe ./testprog's accesses): uniform random
+accesses over a 128 MiB heap (the size of the document's 4M heap mapping in its pmap -sx listing),
+with ``WORK`` cycles of other work per access. WORK is a MODELLING ASSUMPTION, CALIBRATED: 100
+cycles puts the 8K run near the document's 46.2% in TLB handling (the document does not say what the
+program does). The findings that are not calibrated are the after value (0.2% in the document), the
+ratio, and every comparison between machines and memory states.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..layout import Layout, Region
+from ..memory import PhysicalMemory
+from ..simulate import simulate
+from ..trapstat import trapstat
+
+HEAP = 128 << 20
+HEAP_START = 0x400000  # as in the document's pmap -sx listing
+WORK = 100.0  # calibrated to the 8K run's 46.2% (see above)
+
+
+def heap_layout(page: str, policy: str = "base") -> Layout:
+    return Layout((Region(0x22000, 3960 << 10, "8K", "[ heap ]"), Region(HEAP_START, HEAP, page, "[ heap ]", policy=policy)))
+
+
+def testprog(m="ultrasparc-iii-cu", page="8K", accesses=300_000, seed=0, memory=None, compaction=False, policy="base"):
+    """The simulated test program: returns the Dataset."""
+    lay = heap_layout(page, policy)
+    rng = np.random.default_rng(seed)
+    addrs = (HEAP_START + rng.integers(0, HEAP, accesses)).astype(np.uint64)
+    return simulate(m, addresses=addrs, layout=lay, work_cycles=WORK, memory=memory, compaction=compaction, seed=seed)
+
+
+def trapstat_before_after(m="ultrasparc-iii-cu", accesses=300_000, seed=0):
+    """trapstat -T tables of the test program with an 8K heap and with a 4M heap."""
+    out = {}
+    for run, page in (("before", "8K"), ("after", "4M")):
+        ds = testprog(m, page, accesses, seed)
+        out[run] = (ds, trapstat(ds, sizes=["8K", "64K", "512K", "4M"]))
+    return out
+
+
+def total_pct(t) -> float:
+    return float(t[(t.cpu == "ttl") & (t.event == "all")]["pct_time"].iloc[0])
+
+
+def designs(accesses=200_000, seed=0):
+    """%tim in TLB handling with an 8K and a 4M heap on UltraSPARC II, III (750 MHz) and III Cu."""
+    import pandas as pd
+
+    rows = []
+    for m in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu"):
+        r = {"machine": m}
+        for page in ("8K", "4M"):
+            ds = testprog(m, page, accesses, seed)
+            r[f"%tim {page} heap"] = total_pct(trapstat(ds))
+            r[f"dTLB misses {page} heap"] = int(ds["walks"].sel(side="data").sum())
+            if page == "4M":
+                r["programmed"] = ds.attrs["programmed"]
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def fragmentation(held=0.3, accesses=100_000, seed=1, ram="2G"):
+    """MPSS 4M heap requests on memory 30% held by locked (pinned) small pages, scattered or caged,
+    with and without the kernel's page relocation."""
+    import pandas as pd
+
+    base = PhysicalMemory(ram, frame="8K", max_block="4M")
+    cases = [
+        ("fresh after boot", base, False),
+        ("locked pages scattered", base.fragment(held, "scattered", seed=seed), False),
+        ("locked pages scattered, relocation on", base.fragment(held, "scattered", seed=seed), True),
+        ("movable pages scattered, relocation on", base.fragment(held, "scattered", movable=1.0, seed=seed), True),
+        ("kernel cage (locked pages caged)", base.fragment(held, "caged", seed=seed), False),
+    ]
+    rows = []
+    for label, mem, comp in cases:
+        ds = testprog("ultrasparc-iii-cu", "4M", accesses, seed, memory=mem, compaction=comp, policy="mpss")
+        b = json.loads(ds.attrs["backing"])
+        rows.append({"memory": label, "4M pages granted": sum(b["huge_granted"].values()),
+                     "fell back to 8K": sum(b["huge_fallbacks"].values()), "pages relocated": int(ds["pages_migrated"]),
+                     "%tim": total_pct(trapstat(ds))})
+    return pd.DataFrame(rows)
+
+
+def text_pages(m="ultrasparc-iii-cu", text="64M", accesses=200_000, seed=0):
+    """Instruction fetches over a large program text: calls to random functions, each running 16
+    instructions in sequence; iTLB misses with 8K and 4M text pages."""
+    import pandas as pd
+
+    from ..units import parse_size
+
+    size = parse_size(text)
+    rng = np.random.default_rng(seed)
+    calls = accesses // 16
+    entry = rng.integers(0, size // 64, calls) * 64
+    addrs = (0x10000000 + (entry[:, None] + np.arange(16) * 4)).ravel().astype(np.uint64)
+    kinds = np.ones(addrs.size, dtype=np.uint8)
+    rows = []
+    for page in ("8K", "4M"):
+        lay = Layout((Region(0x10000000, size, page, "text", mode="r-x--"),))
+        ds = simulate(m, addresses=addrs, kinds=kinds, layout=lay, work_cycles=WORK)
+        rows.append({"text pages": page, "iTLB misses": int(ds["walks"].sel(side="instr").sum()), "%tim": total_pct(trapstat(ds))})
+    return pd.DataFrame(rows)
