@@ -1,0 +1,54 @@
+"""Shared page tables for a database (004_b9bff536459e6bfe.txt): page-table memory from stated
+parameters, what the freed memory buys, walks and cache misses with sharing."""
+from __future__ import annotations
+
+from ..pagetables import TWICHELL_8GB, shared_page_table_table
+from ..processes import DataCache, simulate_processes
+
+GIB = 1 << 30
+# The Opteron's caches as 001_ec4ce787d7978bc9.txt (section 3) gives them: "64 kilobytes of primary data
+# cache and 1 Megabyte of unified secondary cache"; the associativities are modelling assumptions.
+OPTERON_CACHES = (DataCache("L1D", "64K", 2), DataCache("L2", "1M", 16))
+
+
+def page_table_memory(params=TWICHELL_8GB):
+    t = shared_page_table_table(**params)
+    return t[["pool_pages", "page_tables", "bytes", "MiB"]]
+
+
+def freed_share(params=TWICHELL_8GB, ram=8 * GIB) -> float:
+    t = shared_page_table_table(**params).set_index(["pool_pages", "page_tables"])["bytes"]
+    return (t["4K", "private"] - t["4K", "shared"]) / ram
+
+
+def buffer_pool_io(pool: float, freed: float, database_sizes):
+    """A stated model of what the freed memory buys: transactions read pages uniformly from a
+    database of size D; a read misses the buffer pool with probability 1 - pool / D, and each miss is
+    a disk I/O. Returns the I/O reduction when the pool grows by ``freed``, for each D."""
+    import pandas as pd
+
+    rows = []
+    for d in database_sizes:
+        before = max(0.0, 1 - pool / d)
+        after = max(0.0, 1 - (pool + freed) / d)
+        rows.append({"database GiB": d / GIB, "miss ratio before": before, "miss ratio after": after,
+                     "disk I/O reduction %": 100 * (1 - after / before) if before else 0.0})
+    return pd.DataFrame(rows)
+
+
+def walks_and_misses(processes=8, accesses=60_000, quantum=2_000, working_set="512M", seed=0, machine="opteron-k8"):
+    """N database processes time-sliced on one core, reading one shared buffer pool at random:
+    private versus shared leaf page tables."""
+    import pandas as pd
+
+    rows = []
+    for shared in (False, True):
+        ds = simulate_processes(machine, "random", working_set=working_set, accesses=accesses, processes=processes,
+                                quantum=quantum, shared=("table",), shared_tables=shared, caches=OPTERON_CACHES, seed=seed)
+        rows.append({"page tables": "shared" if shared else "private", "walks": int(ds["walks"].sum()),
+                     "walk references": int(ds["walk_refs"].sum()),
+                     "page-table lines touched": int(ds["pt_lines"]), "page-table pages touched": int(ds["pt_tables"]),
+                     "L1D misses (walks)": int(ds["walk_cache_misses"].sel(cache="L1D")),
+                     "L2 misses (walks)": int(ds["walk_cache_misses"].sel(cache="L2")),
+                     "page faults": int(ds["faults"].sum())})
+    return pd.DataFrame(rows)
