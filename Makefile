@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run demo test bench clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "pagesim needs Python 3.10 or newer, found " + sys.version.split()[0])'
@@ -16,12 +16,16 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test,bench]"
 	@touch $(STAMP)
 
-## The main job: for now the demonstration of the documents' exact counts (notebooks later).
+## The main job: execute every notebook with papermill, write build/report.md and HTML copies.
 run: $(STAMP)
+	$(VENV)/bin/pagesim notebooks --out build
+
+## A one-page demonstration of the documents' exact counts.
+demo: $(STAMP)
 	@mkdir -p build
 	$(VENV)/bin/pagesim demo | tee build/demo.txt
 
-## The tests: differential (kernel vs reference model), hand-checked cases, errors, API, CLI.
+## The tests: reference models, hand-checked cases, errors, API, CLI, every notebook in quick mode.
 test: $(STAMP)
 	$(PY) -m pytest
 

@@ -57,7 +57,7 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
         rec["status"] = "ok"
     except pm.PapermillExecutionError as e:
         rec["status"] = "error"
-        rec["error"] = f"cell {e.cell_index} (execution {e.exec_count}): {e.ename}: {e.evalue}"
+        rec["error"] = f"cell {_source_index(out_nb, e.cell_index)} (execution {e.exec_count}): {e.ename}: {e.evalue}"
     rec["seconds"] = round(time.perf_counter() - t, 1)
     if out_nb.exists():
         _html(out_nb)
@@ -67,6 +67,19 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
         rec["status"] = "error"
         rec["error"] = "the notebook wrote no findings (its last cell must call Findings.save(result_path))"
     return rec
+
+
+def _source_index(out_nb: Path, idx: int) -> int:
+    """The index of a cell in the committed notebook (papermill inserts its injected-parameters cell
+    into the executed copy)."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(out_nb, as_version=4)
+    except (OSError, ValueError):
+        return idx
+    inj = [i for i, c in enumerate(nb.cells) if "injected-parameters" in c.metadata.get("tags", [])]
+    return idx - 1 if inj and idx > inj[0] else idx
 
 
 def _html(out_nb: Path) -> None:
