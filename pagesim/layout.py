@@ -107,13 +107,18 @@ class Layout:
         a = np.asarray(addresses, dtype=np.uint64)
         if a.size == 0:
             raise ValueError("addresses is empty: nothing to lay out")
-        blocks = np.unique(a >> np.uint64(g.bit_length() - 1))
+        return cls.from_blocks(np.unique(a >> np.uint64(g.bit_length() - 1)).tolist(), g, p, name)
+
+    @classmethod
+    def from_blocks(cls, blocks, block_size: int, page_size: int, name: str = "[ trace ]") -> "Layout":
+        """Regions over the sorted block numbers ``blocks`` (each ``block_size`` bytes), adjacent
+        blocks merged into one region of ``page_size`` pages."""
         regions, run_start, prev = [], int(blocks[0]), int(blocks[0])
-        for b in blocks[1:].tolist() + [None]:
+        for b in list(blocks[1:]) + [None]:
             if b is not None and b == prev + 1:
                 prev = b
                 continue
-            regions.append(Region(run_start * g, (prev - run_start + 1) * g, p, f"{name} {len(regions)}"))
+            regions.append(Region(run_start * block_size, (prev - run_start + 1) * block_size, page_size, f"{name} {len(regions)}"))
             if b is not None:
                 run_start = prev = b
         return cls(tuple(regions))

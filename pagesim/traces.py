@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .layout import Layout, Region
+from .layout import Layout
 from .units import parse_page_size
 from .workloads import Workload
 
@@ -157,16 +157,7 @@ class Trace(Workload):
         """Regions over the 2 MiB blocks the trace touches (merged when adjacent), all of ``page_size``."""
         p = parse_page_size(page_size)
         g = max(1 << GRANULE_SHIFT, p)
-        blocks = sorted({(b << GRANULE_SHIFT) // g for b in self.blocks})
-        regions, start, prev = [], blocks[0], blocks[0]
-        for b in blocks[1:] + [None]:
-            if b is not None and b == prev + 1:
-                prev = b
-                continue
-            regions.append(Region(start * g, (prev - start + 1) * g, p, f"[ trace ] {len(regions)}"))
-            if b is not None:
-                start = prev = b
-        return Layout(tuple(regions))
+        return Layout.from_blocks(sorted({(b << GRANULE_SHIFT) // g for b in self.blocks}), g, p)
 
     def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
         for a, k in _iter_chunks(Path(self.path), self.format, int(chunk), True):

@@ -16,10 +16,28 @@ Model (tests/reference_pressure.py is the plain twin that must agree on every co
 import numpy as np
 
 from ._jit import jit
+from .regions import find_region
 
 NEVER, RESIDENT, SWAPPED = 0, 1, 2
 # counter slots
 MINOR, MAJOR, SWAP_OUT, SCANS, USED, PEAK, HEAD, TAIL, LAST = range(9)
+
+
+@jit
+def _unlink(prev, nxt, g):
+    p = prev[g]
+    q = nxt[g]
+    nxt[p] = q
+    prev[q] = p
+
+
+@jit
+def _push_front(prev, nxt, sent, g):
+    f = nxt[sent]
+    nxt[sent] = g
+    prev[g] = sent
+    nxt[g] = f
+    prev[f] = g
 
 
 @jit
@@ -28,41 +46,23 @@ def pressure_chunk(addrs, reg_start, reg_end, reg_base, reg_shift, page_shift, c
     doubly linked LRU list over pages with sentinel ``n_pages`` (most recent after the sentinel).
     ``queue``: the clock ring, ``n_pages + 1`` slots. Returns -1 or the index of the first address
     outside every region."""
-    nreg = reg_start.shape[0]
     sent = prev.shape[0] - 1
     qn = queue.shape[0]
     last_reg = 0
     for i in range(addrs.shape[0]):
         a = addrs[i]
-        lo = last_reg
-        if not (reg_start[lo] <= a and a < reg_end[lo]):
-            lo = 0
-            hi = nreg - 1
-            while lo < hi:
-                mid = (lo + hi + 1) >> 1
-                if reg_start[mid] <= a:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            if not (reg_start[lo] <= a and a < reg_end[lo]):
-                return i
-            last_reg = lo
+        lo = find_region(a, reg_start, reg_end, last_reg)
+        if lo < 0:
+            return i
+        last_reg = lo
         g = reg_base[lo] + ((a - reg_start[lo]) >> reg_shift[lo])
         if g == c[LAST]:
             continue
         c[LAST] = g
         if state[g] == RESIDENT:
             if lru:
-                # move to the front
-                p = prev[g]
-                q = nxt[g]
-                nxt[p] = q
-                prev[q] = p
-                f = nxt[sent]
-                nxt[sent] = g
-                prev[g] = sent
-                nxt[g] = f
-                prev[f] = g
+                _unlink(prev, nxt, g)
+                _push_front(prev, nxt, sent, g)
             else:
                 ref[g] = 1
             continue
@@ -74,9 +74,7 @@ def pressure_chunk(addrs, reg_start, reg_end, reg_base, reg_shift, page_shift, c
         while c[USED] + need > cap:
             if lru:
                 v = prev[sent]
-                p = prev[v]
-                nxt[p] = sent
-                prev[sent] = p
+                _unlink(prev, nxt, v)
             else:
                 while True:
                     v = queue[c[HEAD]]
@@ -96,11 +94,7 @@ def pressure_chunk(addrs, reg_start, reg_end, reg_base, reg_shift, page_shift, c
         if c[USED] > c[PEAK]:
             c[PEAK] = c[USED]
         if lru:
-            f = nxt[sent]
-            nxt[sent] = g
-            prev[g] = sent
-            nxt[g] = f
-            prev[f] = g
+            _push_front(prev, nxt, sent, g)
         else:
             ref[g] = 1
             queue[c[TAIL]] = g
