@@ -20,7 +20,7 @@ import functools
 import importlib.resources
 from dataclasses import dataclass, field
 
-from .units import format_size, is_power_of_two, log2, parse_page_size, parse_size
+from .units import format_size, is_power_of_two, log2, parse_page_size
 
 try:  # Python 3.11+
     import tomllib

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .units import format_size, log2, parse_page_size, parse_size
+from .units import format_size, parse_page_size, parse_size
 
 X86_64 = dict(level_bits=(9, 9, 9, 9), base_shift=12, entry_bytes=8, table_bytes=4096)
 

@@ -28,7 +28,7 @@ def reference_pressure(layout, addresses, available, reclaim):
             ever.add(page)
         while used + r.page_size > available:
             if reclaim == "lru":
-                victim, size = resident.popitem(last=False)
+                _, size = resident.popitem(last=False)
             else:
                 while True:
                     v = queue.popleft()
@@ -38,7 +38,7 @@ def reference_pressure(layout, addresses, available, reclaim):
                         queue.append(v)
                     else:
                         break
-                victim, size = v, resident.pop(v)
+                size = resident.pop(v)
             used -= size
             outs += 1
         resident[page] = r.page_size

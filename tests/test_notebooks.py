@@ -1,7 +1,6 @@
 """The notebooks: committed clean, parameterised, and every one executes in quick mode with every
 finding holding (the same runner as the main job, `pagesim notebooks`)."""
 import json
-from pathlib import Path
 
 import nbformat
 import papermill as pm

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import pagesim
 from pagesim import Layout, Region
 from pagesim.processes import DataCache, simulate_processes
-from pagesim.simulate import _build, resolve_programmable
+from pagesim.simulate import resolve_programmable
 from helpers import dataset_counters
 from reference import reference_simulate
 from test_differential import cases
@@ -68,7 +68,6 @@ class PlainCache:
 def plain_lines(m, layout, log, stride, shared, nproc, line=64):
     """Table pages numbered in sorted (owner, level, table index) order, as the module states."""
     bits = list(m.walker.level_bits)
-    nl = len(bits)
     refs_out = []
     for a, refs, z in log:
         i, local = divmod(a, stride)

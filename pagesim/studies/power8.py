@@ -44,7 +44,6 @@ def matrix(seed: int = 0):
             for kind in KINDS:
                 ds = run(kind, pattern, mem, seed=seed)
                 back = sorted({r["page_size"] for r in json.loads(ds.attrs["layout"])})
-                c = ds.attrs["costs"]
                 rows.append({
                     "environment": env, "access": pattern, "page kind": kind,
                     "backed by": "/".join(f"{b >> 10}K" if b < 1 << 20 else f"{b >> 20}M" for b in back),
