@@ -2,7 +2,8 @@
 
 ``compare_faults`` maps an anonymous region, with or without ``MADV_HUGEPAGE``, touches it
 sequentially (one write per 4 KiB page) or at random offsets, and reads the minor-fault count from
-``getrusage`` before and after the touch. It simulates the same region and the same touches with
+``getrusage`` (of the touching thread, RUSAGE_THREAD, so other threads of a Jupyter kernel do not
+count) before and after the touch. It simulates the same region and the same touches with
 pagesim and returns both counts. With transparent huge pages a fault in a 2 MiB-aligned range maps
 a whole 2 MiB page, so the region is aligned to 2 MiB (the mapping is over-allocated by 2 MiB and
 the aligned part used).
@@ -128,13 +129,14 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
             offsets = np.random.default_rng(seed).integers(0, n, touches, dtype=np.int64)
         idx = offsets + off
         target = arr[off : off + n : BASE_PAGE] if pattern == "sequential" else arr
-        resource.getrusage(resource.RUSAGE_SELF)  # every object the touch needs exists before the first reading
-        r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # this thread only, where Linux offers it
+        resource.getrusage(who)  # every object the touch needs exists before the first reading
+        r0 = resource.getrusage(who).ru_minflt
         if pattern == "sequential":
             target[:] = 1
         else:
             target[idx] = 1
-        r1 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        r1 = resource.getrusage(who).ru_minflt
         huge_kib = _anon_huge_kib(base + off, base + off + n) if thp else 0
         del arr, target
     finally:
