@@ -22,7 +22,7 @@ from .layout import Layout
 from .units import format_size, log2, parse_size
 
 RECLAIM = ("clock", "lru")
-MAX_PAGES = 1 << 26  # the kernel keeps ~13 bytes a page of state
+MAX_PAGES = 1 << 26  # per page: 1 byte of size, 1 of state, and 1 + 4 (clock) or 8 (LRU) of order
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def run(layout: Layout, chunks, ram: Ram) -> dict:
     base = np.zeros(len(regs), dtype=np.int64)
     base[1:] = np.cumsum(pages)[:-1]
     shifts = np.array([log2(r.page_size) for r in regs], dtype=np.int64)
-    page_shift = np.repeat(shifts, pages).astype(np.int64) if total else np.zeros(1, dtype=np.int64)
+    page_shift = np.repeat(shifts, pages).astype(np.uint8) if total else np.zeros(1, dtype=np.uint8)
     lru = ram.reclaim == "lru"
     state = np.zeros(max(total, 1), dtype=np.uint8)
     ref = np.zeros(max(total, 1) if not lru else 1, dtype=np.uint8)
