@@ -102,8 +102,14 @@ def _build(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     chain = np.full((2, nk, L), -1, dtype=np.int64)
     for (k, z), c in chains.items():
         chain[k, z, : len(c)] = c
+    # The fast path of kind k skips accesses that hit the first structure of its chain again. It
+    # stays exact only while no access of the other kind touches that structure: so when a
+    # structure first in any chain of one kind is anywhere in a chain of the other kind (a
+    # unified L2 that is the instruction side's only TLB, Skylake's STLB for 1G code pages), every
+    # slow access ends the other kind's fast path.
     firsts = [{c[0] for (kk, _), c in chains.items() if kk == k and c} for k in range(2)]
-    shared_first = 1 if firsts[0] & firsts[1] else 0
+    anywhere = [{s for (kk, _), c in chains.items() if kk == k for s in c} for k in range(2)]
+    shared_first = 1 if (firsts[0] & anywhere[1]) or (firsts[1] & anywhere[0]) else 0
     regs = layout.regions
     reg_pages = np.array([r.pages for r in regs], dtype=np.int64)
     reg_base = np.zeros(len(regs), dtype=np.int64)

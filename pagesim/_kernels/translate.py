@@ -14,8 +14,9 @@ Model (the plain-Python twin in tests/reference.py must agree on every counter):
   tsb = 1 TSB probe, plus ``sw_walk_refs`` on a TSB miss; vhpt = 1.
 - Fast path: an access in the same entry granule as the previous access of its kind is an L1 hit
   that changes no state (LRU: the entry is already most recent; FIFO and random: hits change
-  nothing), so it only counts. When one structure is first in both kinds' chains, any slow access
-  ends both fast paths.
+  nothing), so it only counts. When a structure first in one kind's chains appears anywhere in the
+  other kind's chains (unified first in both, or a unified L2 that is first for instructions), any
+  slow access ends the other kind's fast path.
 
 Replacement is exact LRU, FIFO or random; empty ways fill first, lowest-numbered first. Sets of
 up to 16 ways keep their recency order packed in one 64-bit word (4 bits a way, most recent in the
@@ -56,7 +57,7 @@ Config = namedtuple(
         "pwc_struct", "pwc_skip",  # int64[P]
         "slb_struct",  # int64[1]: -1 if none
         "tsb_mask", "sw_walk_refs", "hpt_mask",  # int64[1] each
-        "shared_first",  # int64[1]: 1 if a structure is first in both kinds' chains
+        "shared_first",  # int64[1]: 1 if a structure first in one kind's chains is in the other kind's
         "any_fa",  # int64[1]: 1 if a region maps more than one page per fault
         "log_walks",  # int64[1]: 1 to append every walk to st.wlog
     ],
