@@ -127,6 +127,11 @@ class Layout:
         limit = 1 << min(machine.va_bits, 63)
         for r in self.regions:
             machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
+            if r.end >= 1 << 63:
+                raise ValueError(
+                    f"region {r.name!r} ends at {r.end:#x}: pagesim simulates regions that end below 2**63 "
+                    f"(its kernels hold addresses as signed 64-bit integers), whatever the machine's va_bits"
+                )
             if r.end > limit:
                 raise ValueError(
                     f"region {r.name!r} ends at {r.end:#x}, beyond the {min(machine.va_bits, 63)}-bit virtual address space "

@@ -31,6 +31,7 @@ SIDES = ("data", "instr", "unified")
 REPLACEMENTS = ("lru", "fifo", "random")
 WALKERS = ("radix", "hashed", "tsb", "vhpt")
 MAX_ENTRIES = 1 << 20  # a structure of more than a million entries is not a TLB
+MAX_WAYS = 1024  # a lookup compares every way; the widest preset structure has 256 (POWER8's secondary D-ERAT)
 MAX_LEVEL = 8
 MAX_PAGE_SIZES = 15  # kernels pack the page-size index into 4 bits of a tag
 MAX_CHAIN = 4  # structures one access may look up in turn (kernel limit; POWER8 uses 3)
@@ -47,6 +48,8 @@ def _check_int(name: str, value, lo: int, hi: int, what: str = "") -> int:
 def _sizes(name: str, values) -> tuple[int, ...]:
     if isinstance(values, (str, int)):
         values = [values]
+    if isinstance(values, dict) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be page sizes (a list such as ['4K', '2M']), got {type(values).__name__} {values!r}")
     out = tuple(sorted({parse_page_size(v, name) for v in values}))
     return out
 
@@ -84,7 +87,7 @@ class Structure:
         if self.side not in SIDES:
             raise ValueError(f"{n} side={self.side!r} is not allowed: use one of {', '.join(SIDES)}")
         _check_int(f"{n} entries", self.entries, 1, MAX_ENTRIES, " (a TLB larger than 2**20 entries is not modelled)")
-        _check_int(f"{n} ways", self.ways, 1, MAX_ENTRIES)
+        _check_int(f"{n} ways", self.ways, 1, MAX_WAYS, " (wider structures are searched way by way, too slowly to simulate)")
         if self.entries % self.ways:
             raise ValueError(
                 f"{n}: entries={self.entries} is not divisible by ways={self.ways}; "
@@ -138,7 +141,7 @@ class PageWalkCache:
         n = f"page-walk cache {self.name!r}"
         _check_int(f"{n} skip", self.skip, 1, 6, " levels")
         _check_int(f"{n} entries", self.entries, 1, MAX_ENTRIES)
-        _check_int(f"{n} ways", self.ways, 1, MAX_ENTRIES)
+        _check_int(f"{n} ways", self.ways, 1, MAX_WAYS, " (wider structures are searched way by way, too slowly to simulate)")
         if self.entries % self.ways:
             raise ValueError(f"{n}: entries={self.entries} is not divisible by ways={self.ways}")
         if self.replacement not in REPLACEMENTS:
@@ -285,6 +288,11 @@ class Machine:
     context_switch_source: str = ""
 
     def __post_init__(self):
+        if not isinstance(self.walker, Walker):
+            raise TypeError(
+                f"machine {self.name!r} walker must be a pagesim Walker such as Walker('radix', level_bits=(9, 9, 9, 9)), "
+                f"got {type(self.walker).__name__} {self.walker!r}"
+            )
         if self.context_switch not in CONTEXT_SWITCH:
             raise ValueError(
                 f"machine {self.name!r} context_switch={self.context_switch!r} is not allowed: use one of {', '.join(CONTEXT_SWITCH)}"

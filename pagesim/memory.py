@@ -21,6 +21,7 @@ import heapq
 
 import numpy as np
 
+from ._check import check_seed
 from .units import format_size, log2, parse_page_size, parse_size
 
 MAX_FRAMES = 1 << 24  # 64 GiB of 4 KiB frames: the frame-state array takes one byte a frame
@@ -138,6 +139,7 @@ class PhysicalMemory:
             raise ValueError(f"movable={movable!r} must be a fraction in [0, 1] of the held pages")
         if placement not in ("scattered", "caged"):
             raise ValueError(f"placement={placement!r} is not allowed: use 'scattered' or 'caged'")
+        seed = check_seed(seed)
         m = copy.deepcopy(self)
         free_idx = np.flatnonzero(m.state == FREE)
         n = int(round(held * m.nframes))

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import __version__
 from ._kernels import translate as K
+from ._check import check_choice, check_int, check_number, check_seed
 from .costs import add_costs
 from .layout import DEFAULT_BASE, Layout, Region
 from .machines import Machine, machine as get_machine
@@ -197,8 +198,6 @@ SPECIALIZE_MIN_ACCESSES = 5_000_000
 
 
 def _choose_kernel(specialize, cfg, w):
-    if specialize not in (True, False, "auto"):
-        raise ValueError(f"specialize={specialize!r} must be True, False or 'auto'")
     if cfg.log_walks[0]:
         return K.run_chunk  # specialised copies never log walks
     zs = set(cfg.reg_size.tolist())
@@ -217,12 +216,7 @@ def _choose_kernel(specialize, cfg, w):
     return K.run_chunk
 
 
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
-    if not 0 <= int(seed) < (1 << 63):
-        raise ValueError(f"seed={seed} is out of range: allowed 0..2**63-1")
-    return int(seed)
+_check_seed = check_seed  # processes.py imports it from here
 
 
 def simulate(
@@ -275,8 +269,9 @@ def simulate(
     """
     m = get_machine(machine)
     seed = _check_seed(seed)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or not 1 <= chunk_size <= MAX_CHUNK:
-        raise ValueError(f"chunk_size={chunk_size!r} must be an int in 1..{MAX_CHUNK}")
+    chunk_size = check_int("chunk_size", chunk_size, 1, MAX_CHUNK)
+    wc_given = None if work_cycles is None else check_number("work_cycles", work_cycles, 0)
+    check_choice("specialize", specialize, (True, False, "auto"))
     if addresses is not None:
         if workload is not None or workload_params:
             raise ValueError("give either addresses or a workload, not both")
@@ -293,8 +288,9 @@ def simulate(
             layout = w.covering_layout(p)
         else:
             layout = place(w, p, fault_around=fault_around, policy=policy)
-        if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and fault_around != 1:
-            layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name, r.mode, fault_around) for r in layout.regions))
+        if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and (fault_around != 1 or policy != "base"):
+            # the covering regions take the fault-around and OS policy asked for, as generated layouts do
+            layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name, r.mode, fault_around, policy) for r in layout.regions))
     else:
         if not isinstance(layout, Layout):
             raise TypeError(f"layout must be a pagesim Layout, got {type(layout).__name__}")
@@ -341,7 +337,10 @@ def simulate(
         a = np.ascontiguousarray(addrs, dtype=np.uint64).view(np.int64)
         ka = empty if kk is None else np.ascontiguousarray(kk, dtype=np.uint8)
         if ka.shape[0] and run_chunk is not K.run_chunk:
-            raise AssertionError("a specialised kernel was chosen for a workload with instruction accesses")
+            raise RuntimeError("internal error: a specialised kernel was chosen for a workload with instruction accesses")
+        # Addresses of 2**63 and above would be negative here and must never reach the kernel (its
+        # fast-path memo uses -1 as "no entry"): address arrays are checked when made
+        # (workloads.Addresses), trace files line by line as they are read (traces._iter_chunks).
         bad = run_chunk(a, ka, cfg, st, cnt)
         if bad >= 0:
             addr = int(a[bad]) & ((1 << 64) - 1)
@@ -390,9 +389,7 @@ def simulate(
                                       "swap_in_cycles": ram.swap_in_cycles, "swap_out_cycles": ram.swap_out_cycles})
     else:
         ds.attrs["ram"] = "no RAM limit (ram=None)"
-    wc = float(w.work_cycles if work_cycles is None else work_cycles)
-    if wc < 0:
-        raise ValueError(f"work_cycles={work_cycles} must be zero or more")
+    wc = float(w.work_cycles) if wc_given is None else wc_given
     return add_costs(ds, m_eff, wc, ram)
 
 

@@ -42,7 +42,7 @@ def _count(name, value, lo=1, hi=MAX_ACCESSES) -> int:
 def _bytes(name, value, lo=ELEMENT, hi=1 << 46) -> int:
     v = parse_size(value, name)
     if not lo <= v <= hi:
-        raise ValueError(f"{name}={format_size(v)} is out of range: allowed {format_size(lo)}..{format_size(hi)} (64 TiB)")
+        raise ValueError(f"{name}={format_size(v)} is out of range: allowed {format_size(lo)}..{format_size(hi)}")
     return v
 
 
@@ -406,6 +406,9 @@ class Touch(Workload):
         yield from inner._chunks(bases, chunk, seed)
 
 
+MAX_ADDRESS = 1 << 63  # kernels hold addresses as signed 64-bit integers
+
+
 @dataclass(frozen=True)
 class Addresses(Workload):
     """Any array of virtual addresses (and optionally kinds: 0 data, 1 instruction)."""
@@ -422,13 +425,19 @@ class Addresses(Workload):
             raise TypeError(f"addresses must be integers, got dtype {a.dtype}")
         if a.dtype.kind == "i" and a.size and int(a.min()) < 0:
             raise ValueError(f"addresses must be non-negative, found {int(a.min())} at index {int(a.argmin())}")
+        if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and int(a.max()) >= MAX_ADDRESS:
+            i = int(a.argmax())
+            raise ValueError(f"addresses[{i}]={int(a[i]):#x} is out of range: pagesim simulates addresses below 2**63 ({MAX_ADDRESS:#x})")
         object.__setattr__(self, "addresses", a.astype(np.uint64, copy=False))
         if self.kinds is not None:
             k = np.asarray(self.kinds)
             if k.shape != a.shape:
                 raise ValueError(f"kinds has shape {k.shape}, addresses {a.shape}: give one kind per address")
-            if k.size and (k.min() < 0 or k.max() > 1):
-                raise ValueError("kinds must be 0 (data) or 1 (instruction)")
+            if k.dtype.kind not in "biu":
+                raise TypeError(f"kinds must be integers 0 (data) or 1 (instruction), got dtype {k.dtype}")
+            if k.size and (int(k.min()) < 0 or int(k.max()) > 1):
+                i = int(k.argmin()) if int(k.min()) < 0 else int(k.argmax())
+                raise ValueError(f"kinds[{i}]={int(k[i])} is not allowed: kinds are 0 (data) or 1 (instruction)")
             object.__setattr__(self, "kinds", k.astype(np.uint8))
 
     def spans(self):
@@ -490,7 +499,7 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
         elif cls is MolecularDynamics:
             params.setdefault("atoms", max(27, ws // params.get("atom_bytes", 64)))
         else:
-            params.setdefault("size", ws)
+            params.setdefault("size", _bytes("working_set", ws))  # checked here, so the error names working_set
     if accesses is not None:
         acc = _count("accesses", accesses)
         if "accesses" in fields:

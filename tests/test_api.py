@@ -128,3 +128,31 @@ def test_cli_simulate_and_errors():
     r = _cli("simulate", "--machine", "opteron-k8", "--workload", "random", "--page-size", "1G")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert "page_size=1G is not supported" in r.stderr
+
+
+@pytest.mark.parametrize("order", [["skylake", "power6"], ["power6", "skylake"], ["ultrasparc-iii", "apple-m1", "itanium2"]])
+def test_sweep_machines_with_different_page_sizes(order):
+    """Once failed with xarray's MergeError on 'page' (45 of 182 ordered preset pairs)."""
+    ds = pagesim.sweep({"machine": order}, workload="random", working_set="4M", accesses=500, progress=False)
+    for name in order:
+        single = pagesim.simulate(name, "random", working_set="4M", accesses=500)
+        got = ds["walks"].sel(machine=name).sel(page_size=single["page_size"].values)
+        assert got.fillna(0).astype(int).values.tolist() == single["walks"].values.tolist()
+    labels = dict(zip(ds["page_size"].values.tolist(), ds["page"].values.tolist()))
+    assert all(labels[p] == pagesim.units.format_size(p) for p in labels)
+
+
+def test_sweep_axes_that_once_failed():
+    with pytest.raises(ValueError, match=r"axis 'seed' is empty: give at least one value"):
+        pagesim.sweep({"seed": []}, machine="skylake", workload="random", progress=False)
+    arrays = [np.array([1 << 33]), np.array([(1 << 33) + 4096, (1 << 33) + 8192])]
+    ds = pagesim.sweep({"addresses": arrays}, machine="skylake", progress=False)
+    assert list(ds["addresses"].values) == ["array(1)", "array(2)"]
+    assert int(ds["faults"].sel(addresses="array(2)").sum()) == 2
+    w1 = pagesim.workload("random", working_set="4M", accesses=100)
+    w2 = pagesim.workload("random", working_set="4M", accesses=200)
+    ds = pagesim.sweep({"workload": [w1, w2]}, machine="skylake", progress=False)
+    assert list(ds["workload"].values) == ["random(4M) accesses=100", "random(4M) accesses=200"]
+    assert int(ds["accesses"].sel(workload="random(4M) accesses=200").sum()) == 200
+    with pytest.raises(ValueError, match="repeated values"):
+        pagesim.sweep({"workload": [w1, w1]}, machine="skylake", progress=False)

@@ -97,7 +97,7 @@ def test_address_outside_layout_names_it():
 def test_absurd_sizes_name_the_limit():
     with pytest.raises(ValueError, match=r"pagesim simulates at most 268435456 pages \(2\*\*28"):
         pagesim.simulate("skylake", "random", working_set="4T", page_size="4K")
-    with pytest.raises(ValueError, match=r"size=128T is out of range: allowed 8B..64T"):
+    with pytest.raises(ValueError, match=r"working_set=128T is out of range: allowed 8B..64T"):
         pagesim.workload("random", working_set="128T")
     with pytest.raises(ValueError, match=r"accesses=0 is out of range"):
         pagesim.workload("random", accesses=0)
@@ -117,14 +117,66 @@ def test_bad_addresses():
         pagesim.simulate("skylake", addresses=np.array([4096, -4]))
     with pytest.raises(TypeError, match="addresses must be integers"):
         pagesim.simulate("skylake", addresses=np.array([1.5]))
-    with pytest.raises(ValueError, match="kinds must be 0"):
+    with pytest.raises(ValueError, match=r"kinds\[0\]=2 is not allowed: kinds are 0 \(data\) or 1"):
         pagesim.simulate("skylake", addresses=np.array([4096]), kinds=np.array([2]))
+    for bad in ([0.5], [np.nan], ["i"]):  # once: 0.5 and nan became data accesses, "i" a numpy UFuncTypeError
+        with pytest.raises(TypeError, match="kinds must be integers 0 .data. or 1 .instruction., got dtype"):
+            pagesim.simulate("skylake", addresses=np.array([4096]), kinds=bad)
+
+
+def test_addresses_at_or_above_2_63():
+    """2**64-1 once matched the fast path's empty memo (address -1, shift 0) and counted an L1 hit
+    outside every region; 2**63-1 on a 64-bit machine raised OverflowError deep in simulate."""
+    layout = Layout((Region(1 << 40, 1 << 20, 4096),))
+    with pytest.raises(ValueError, match=r"addresses\[0\]=0xffffffffffffffff is out of range: pagesim simulates addresses below 2\*\*63"):
+        pagesim.simulate("skylake", addresses=np.array([2**64 - 1], dtype=np.uint64), layout=layout)
+    with pytest.raises(ValueError, match=r"addresses\[1\]=0x8000000000000000 is out of range"):
+        pagesim.simulate("skylake", addresses=np.array([1 << 40, 1 << 63], dtype=np.uint64), layout=layout)
+    m64 = pagesim.machine("skylake").derive(va_bits=64)
+    with pytest.raises(ValueError, match=r"ends at 0x8000000000000000: pagesim simulates regions that end below 2\*\*63"):
+        pagesim.simulate(m64, addresses=np.array([2**63 - 1], dtype=np.uint64))
+    ds = pagesim.simulate(m64, addresses=np.array([2**62], dtype=np.uint64))  # high but representable: fine
+    assert int(ds["walks"].sum()) == 1
+
+
+def test_non_finite_work_cycles():
+    """NaN once gave NaN work cycles beside translation_share 0.017 (NaN skipped), inf gave 0.0."""
+    for bad in (np.nan, float("inf"), -float("inf")):
+        with pytest.raises(ValueError, match=r"work_cycles=.* must be a finite number"):
+            pagesim.simulate("skylake", "random", working_set="4M", accesses=10, work_cycles=bad)
+    with pytest.raises(TypeError, match="work_cycles must be a number, got str 'x'"):
+        pagesim.simulate("skylake", "random", working_set="4M", accesses=10, work_cycles="x")
+    with pytest.raises(ValueError, match=r"work_cycles=-1 is out of range: allowed 0.."):
+        pagesim.simulate("skylake", "random", working_set="4M", accesses=10, work_cycles=-1)
+
+
+def test_policy_applies_to_address_arrays():
+    """policy= with addresses= was silently ignored: the covering regions now take it."""
+    import json
+
+    ds = pagesim.simulate("skylake", addresses=np.array([1 << 33]), policy="mpss", page_size="2M")
+    assert {r["policy"] for r in json.loads(ds.attrs["requested_layout"])} == {"mpss"}
+
+
+def test_unclear_errors_name_the_parameter():
+    with pytest.raises(ValueError, match=r"seed=-1 is out of range: allowed 0\.\."):
+        pagesim.PhysicalMemory("64M").fragment(0.5, seed=-1)
+    with pytest.raises(TypeError, match=r"walker must be a pagesim Walker .* got str 'radix'"):
+        pagesim.Machine(name="x", title="x", page_sizes=(4096,), base_page=4096, structures=(), walker="radix")
+    with pytest.raises(TypeError, match=r"structure 'D1' sizes must be page sizes .* got NoneType None"):
+        pagesim.Structure("D1", 1, "data", 2, 2, None)
+    with pytest.raises(ValueError, match=r"ways=1048576 is out of range: allowed 1..1024"):
+        pagesim.Structure("F", 1, "data", 1 << 20, 1 << 20, ("4K",))
+    with pytest.raises(ValueError, match=r"working_set=128T is out of range: allowed 8B..64T$"):
+        pagesim.workload("random", working_set="128T")
+    with pytest.raises(ValueError, match=r"specialize='yes' is not allowed"):
+        pagesim.simulate("skylake", "random", working_set="4M", accesses=10, specialize="yes")
 
 
 def test_bad_seed_and_chunk():
     with pytest.raises(TypeError, match="seed must be an int"):
         pagesim.simulate("skylake", "random", seed="x")
-    with pytest.raises(ValueError, match="chunk_size=0 must be an int"):
+    with pytest.raises(ValueError, match=r"chunk_size=0 is out of range: allowed 1\.\."):
         pagesim.simulate("skylake", "random", chunk_size=0)
 
 
