@@ -3,7 +3,7 @@
     pagesim machines [--sources] [NAME ...]
     pagesim simulate --machine skylake --workload random --working-set 1G --page-size 4K [--accesses N]
     pagesim demo
-    pagesim host [--size 64M]
+    pagesim host [--size 64M ...] [--offset 0]
 
 Errors are one line on standard error and exit status 2.
 """
@@ -182,19 +182,22 @@ def _demo_os_side(check) -> None:
 
 def cmd_host(args) -> int:
     """This machine's kernel against the simulation: minor faults of a real mmap."""
-    from .host import compare_faults, thp_mode, why_not
+    from .host import HUGE, compare_faults, thp_mode, why_not
+    from .units import parse_size
 
     print(f"transparent huge pages: {thp_mode() or 'not available'}")
     bad = 0
-    for thp in (False, True):
-        reason = why_not(thp)
-        if reason:
-            print(f"  {'THP' if thp else '4K'}: cannot compare here: {reason}")
-            continue
-        for pattern in ("sequential", "random"):
-            r = compare_faults(args.size, thp=thp, pattern=pattern)
-            bad += not r.equal
-            print(f"  {r}")
+    for size in args.size or ["64M"]:
+        partial = bool(parse_size(size, "--size") % HUGE or parse_size(args.offset, "--offset") % HUGE)
+        for thp in (False, True):
+            reason = why_not(thp, partial)
+            if reason:
+                print(f"  {size} {'THP' if thp else '4K'}: cannot compare here: {reason}")
+                continue
+            for pattern in ("sequential", "random"):
+                r = compare_faults(size, thp=thp, pattern=pattern, offset=args.offset)
+                bad += not r.equal
+                print(f"  {r}")
     return 1 if bad else 0
 
 
@@ -216,7 +219,8 @@ def main(argv=None) -> int:
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_parser("demo", help="a short demonstration: the documents' exact counts, reproduced")
     h = sub.add_parser("host", help="real page faults of an mmap on this Linux machine beside the simulation's")
-    h.add_argument("--size", default="64M", help="region size, a multiple of 2M (default 64M)")
+    h.add_argument("--size", action="append", help="region size, a multiple of 4K such as 3M or 2M+4K; repeat for more (default 64M)")
+    h.add_argument("--offset", default="0", help="where the region starts past a 2M boundary, a multiple of 4K below 2M (default 0)")
     sub.add_parser("notebooks", help="execute every notebook with papermill and write the validation report (--quick, --out DIR)", add_help=False)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["notebooks"]:

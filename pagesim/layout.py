@@ -1,7 +1,10 @@
 """Layout: the address space as regions (start, length, page size), like ``pmap -sx``.
 
 A heap can use 4 MiB pages while everything else uses 8 KiB (Solaris MPSS); a 16 MiB buffer can be
-one 16 MiB hugetlb page. Regions never overlap, and each starts and ends on its page size.
+one 16 MiB hugetlb page. Regions never overlap, and each starts and ends on its page size, except
+a THP or MPSS region: it asks for huge pages but starts and ends on the machine's base page (a
+3 MiB ``MADV_HUGEPAGE`` mapping), and the OS stage (``pagesim.paging``) backs its partial huge
+pages with base pages.
 """
 from __future__ import annotations
 
@@ -25,8 +28,9 @@ class Region:
     #: pages one fault maps: the aligned group of this many pages around the faulting one (Linux
     #: fault-around; POWER's 64 KiB emulation mode maps 16 contiguous 4 KiB pages per fault)
     fault_around: int = 1
-    #: how the OS backs the region when simulate() is given a PhysicalMemory: 'base', 'thp',
-    #: 'mpss' (huge page per chunk if the allocator has one, else base pages) or 'hugetlb' (pool)
+    #: how the OS backs the region: 'base', 'thp', 'mpss' (a huge page of ``page_size`` for each
+    #: aligned huge-page range wholly inside the region, when the allocator has one; base pages
+    #: elsewhere) or 'hugetlb' (pool). See pagesim.paging.
     policy: str = "base"
 
     def __post_init__(self):
@@ -42,6 +46,13 @@ class Region:
         object.__setattr__(self, "page_size", parse_page_size(self.page_size, f"{n} page_size"))
         if self.length <= 0:
             raise ValueError(f"{n} length={self.length} must be positive")
+        if self.policy != "base" and self.fault_around != 1:
+            raise ValueError(
+                f"{n} fault_around={self.fault_around} with policy={self.policy!r}: fault-around applies to "
+                "policy='base' regions only; use fault_around=1"
+            )
+        if self.policy in ("thp", "mpss"):
+            return  # starts and ends on the base page: Layout.check_machine checks it against the machine
         if self.start % self.page_size:
             raise ValueError(f"{n} start={self.start:#x} is not aligned to its page size {format_size(self.page_size)}")
         if self.length % self.page_size:
@@ -56,7 +67,8 @@ class Region:
 
     @property
     def pages(self) -> int:
-        return self.length // self.page_size
+        """Pages of ``page_size`` the region spans (a partial huge page of a THP region counts as one)."""
+        return -(-self.length // self.page_size)
 
     @classmethod
     def covering(cls, start, length, page_size, name: str = "", mode: str = "rw---", fault_around: int = 1) -> "Region":
@@ -125,12 +137,25 @@ class Layout:
 
     def check_machine(self, machine) -> None:
         limit = 1 << min(machine.va_bits, 63)
+        base = machine.base_page
         for r in self.regions:
             machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
             if r.end >= 1 << 63:
                 raise ValueError(
                     f"region {r.name!r} ends at {r.end:#x}: pagesim simulates regions that end below 2**63 "
                     f"(its kernels hold addresses as signed 64-bit integers), whatever the machine's va_bits"
+                )
+            if r.policy != "base" and r.page_size <= base:
+                larger = ", ".join(format_size(p) for p in machine.page_sizes if p > base) or "none on this machine"
+                raise ValueError(
+                    f"region {r.name!r} page_size={format_size(r.page_size)} with policy={r.policy!r}: a {r.policy} region's "
+                    f"page_size is the huge page it asks for, larger than the base page {format_size(base)} "
+                    f"of machine {machine.name!r}; allowed: {larger} (or policy='base' for base pages)"
+                )
+            if r.policy in ("thp", "mpss") and (r.start % base or r.length % base):
+                raise ValueError(
+                    f"region {r.name!r} [{r.start:#x}, {r.end:#x}) with policy={r.policy!r} does not start and end on "
+                    f"the base page {format_size(base)} of machine {machine.name!r}"
                 )
             if r.end > limit:
                 raise ValueError(

@@ -38,6 +38,7 @@ from ._kernels import translate as K
 from .costs import add_costs
 from .layout import Layout, Region
 from .machines import CONTEXT_SWITCH, machine as get_machine
+from .paging import granted
 from .units import format_size, parse_size
 from .workloads import Addresses, workload as make_workload
 
@@ -191,6 +192,8 @@ def simulate_processes(
     elif page_size is not None:
         raise ValueError("give page_size or layout, not both")
     layout.check_machine(m)
+    bases = [r.start for r in layout.regions]  # addresses follow the layout asked for
+    layout = granted(layout, m.base_page)  # a THP/MPSS region's partial huge pages are base pages
     shared = (shared,) if isinstance(shared, str) else tuple(shared)
     names = [r.name for r in layout.regions]
     for s in shared:
@@ -218,7 +221,6 @@ def simulate_processes(
     else:
         flushed = []
 
-    bases = [r.start for r in layout.regions]
     gens = [iter(w.chunks(bases, int(quantum), seed + i)) for i, w in enumerate(works)]
     live = list(range(n))
     logs = []

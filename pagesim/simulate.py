@@ -38,15 +38,17 @@ MAX_CHUNK = 1 << 24
 PROGRAM_THRESHOLD = 8  # "when there are 8 or more pages using the larger page-size" (002_7166aff63bc805c7.txt)
 
 
-def place(w: Workload, page_size: int, base: int = DEFAULT_BASE, gap: int = 1 << 30, fault_around: int = 1, policy: str = "base") -> Layout:
+def place(w: Workload, page_size: int, base: int = DEFAULT_BASE, gap: int = 1 << 30, fault_around: int = 1, policy: str = "base",
+          base_page: int | None = None) -> Layout:
     """Lay a workload's arrays out one after another from ``base``, each rounded out to the page
-    size and starting on a ``gap``-aligned boundary (at least the page size)."""
+    size (a THP/MPSS region only to ``base_page``, as mmap rounds a length: its partial huge page
+    is base pages) and starting on a ``gap``-aligned boundary (at least the page size)."""
     align = max(gap, page_size)
     regions, at = [], base - base % align
     for name, length in w.spans():
-        r = Region.covering(at, length, page_size, name, fault_around=fault_around)
+        r = Region.covering(at, length, base_page if base_page and policy in ("thp", "mpss") else page_size, name, fault_around=fault_around)
         if policy != "base":
-            r = Region(r.start, r.length, r.page_size, r.name, r.mode, r.fault_around, policy)
+            r = Region(r.start, r.length, page_size, r.name, r.mode, r.fault_around, policy)
         regions.append(r)
         at = -(-(r.end + 1) // align) * align
     return Layout(tuple(regions))
@@ -252,7 +254,9 @@ def simulate(
     fault_around: pages one fault maps in the generated layout (16 with 4K pages: POWER's 64 KiB
         emulation mode). With ``layout``, each Region says its own.
     policy: how the OS backs the generated layout's regions: 'base', 'thp', 'mpss', 'hugetlb'
-        (see pagesim.paging). With ``layout``, each Region says its own.
+        (see pagesim.paging). With a policy other than 'base', ``page_size`` is the huge page asked
+        for (default: the machine's, ``pagesim.paging.default_huge_page``: 2M on x86-64). With
+        ``layout``, each Region says its own.
     memory: a PhysicalMemory. Given, the OS stage decides fault by fault what backs each region
         (huge pages or the fallback to base pages) and the translation stage runs on that backing;
         without it every request is granted. ``compaction``: a THP/MPSS request that finds no free
@@ -281,13 +285,17 @@ def simulate(
     else:
         w = make_workload(workload, **workload_params)
     if layout is None:
+        if policy != "base":  # page_size is the huge page the policy asks for
+            from .paging import huge_page_for
+
+            page_size = huge_page_for(m, policy, page_size)
         p = m.check_page_size(page_size if page_size is not None else m.base_page)
         if isinstance(w, Addresses):
             layout = Layout.covering_addresses(w.addresses, p)
         elif hasattr(w, "covering_layout"):  # a trace file (pagesim.traces)
             layout = w.covering_layout(p)
         else:
-            layout = place(w, p, fault_around=fault_around, policy=policy)
+            layout = place(w, p, fault_around=fault_around, policy=policy, base_page=m.base_page)
         if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and (fault_around != 1 or policy != "base"):
             # the covering regions take the fault-around and OS policy asked for, as generated layouts do
             layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name, r.mode, fault_around, policy) for r in layout.regions))
@@ -318,6 +326,10 @@ def simulate(
             raise TypeError(f"memory must be a pagesim PhysicalMemory, got {type(memory).__name__}")
         layout, backing, _ = resolve(layout, w.chunks(bases, int(chunk_size), seed), copy.deepcopy(memory), m.base_page, compaction)
         layout.check_machine(m)
+    else:
+        from .paging import granted
+
+        layout = granted(layout, m.base_page)  # partial huge pages of THP/MPSS regions are base pages
     pressure = None
     if ram is not None:
         from .pressure import run as run_pressure

@@ -11,21 +11,22 @@ def parse_size(value, name: str = "size") -> int:
     """Return ``value`` as a whole number of bytes.
 
     Accepts a non-negative int or a string with a binary unit: ``"4K"``, ``"4KiB"``, ``"2 MiB"``,
-    ``"16M"``, ``"1G"``, ``"512B"``. ``K`` always means 1024 (the documents write 4K and 64KB for
-    4096 and 65536 bytes). ``name`` is the parameter named in the error message.
+    ``"16M"``, ``"1G"``, ``"512B"``, or a sum of them: ``"2M+4K"``. ``K`` always means 1024 (the
+    documents write 4K and 64KB for 4096 and 65536 bytes). ``name`` is the parameter named in the
+    error message.
     """
     if isinstance(value, bool):
         raise TypeError(f"{name} must be a size in bytes (int) or a string such as '4KiB', got bool {value!r}")
     if isinstance(value, int) or (hasattr(value, "__index__") and not isinstance(value, str)):
         v = int(value)
     elif isinstance(value, str):
-        m = _SIZE_RE.match(value)
-        if not m:
+        terms = [_SIZE_RE.match(t) for t in value.split("+")]
+        if not all(terms):
             raise ValueError(
                 f"{name}={value!r} is not a size: use bytes or a number with K, M, G, T or P "
-                "(binary units), for example '4KiB', '64K', '2MiB', '16M', '1G'"
+                "(binary units), for example '4KiB', '64K', '2MiB', '16M', '1G', or a sum such as '2M+4K'"
             )
-        v = int(m.group(1)) * _UNITS[m.group(2).upper()]
+        v = sum(int(m.group(1)) * _UNITS[m.group(2).upper()] for m in terms)
     else:
         raise TypeError(f"{name} must be a size in bytes (int) or a string such as '4KiB', got {type(value).__name__} {value!r}")
     if v < 0:

@@ -1,36 +1,59 @@
 """A plain reference for the OS stage: walk the accesses one by one and apply each region's policy
 at each fault, with no first-touch pass. It shares only the allocator (tested on its own against a
-brute-force scan in test_memory.py)."""
+brute-force scan in test_memory.py).
+
+A THP/MPSS region's chunks are the huge-page-aligned ranges of its page size that it overlaps; a
+huge page is tried only for a chunk lying wholly inside the region (Linux maps a huge page only if
+``haddr >= vma->vm_start and haddr + HPAGE_PMD_SIZE <= vma->vm_end``); a partial chunk at the head
+or tail is base pages, and no fallback."""
 
 
 def reference_backing(layout, addresses, mem, base_page, compaction=False):
-    state = {}  # (region index, chunk) -> 'huge' | 'base'; (region index, 'p', base page) -> True
+    state = {}  # (region index, chunk start address) -> 'huge' | 'base'; (region index, 'p', base page) -> True
     granted, fallbacks = {}, {}
     for a in addresses:
         ri = next(i for i, r in enumerate(layout.regions) if r.start <= a < r.end)
         r = layout.regions[ri]
         if r.policy == "hugetlb":
             continue
-        chunk = (a - r.start) // r.page_size
+        chunk = a - a % r.page_size
         if r.policy == "base":
             if (ri, chunk) not in state:
                 state[(ri, chunk)] = "base"
                 assert mem.alloc(mem.order_of(r.page_size)) is not None
             continue
         if (ri, chunk) not in state:
-            k = mem.order_of(r.page_size)
-            b = mem.alloc(k)
-            if b is None and compaction and mem.compact(k) is not None:
+            if chunk < r.start or chunk + r.page_size > r.end:
+                state[(ri, chunk)] = "base"
+            else:
+                k = mem.order_of(r.page_size)
                 b = mem.alloc(k)
-            state[(ri, chunk)] = "huge" if b is not None else "base"
-            key = "huge" if b is not None else "base"
-            (granted if b is not None else fallbacks)[r.name] = (granted if b is not None else fallbacks).get(r.name, 0) + 1
-            if key == "huge":
-                continue
+                if b is None and compaction and mem.compact(k) is not None:
+                    b = mem.alloc(k)
+                state[(ri, chunk)] = "huge" if b is not None else "base"
+                tally = granted if b is not None else fallbacks
+                tally[r.name] = tally.get(r.name, 0) + 1
+                if b is not None:
+                    continue
         if state[(ri, chunk)] == "base":
-            bp = (a - r.start) // base_page
+            bp = a - a % base_page
             if (ri, "p", bp) not in state:
                 state[(ri, "p", bp)] = True
                 assert mem.alloc(0) is not None
     huge_chunks = {k for k, v in state.items() if v == "huge"}
     return huge_chunks, granted, fallbacks, mem.state.copy()
+
+
+def reference_faults(layout, addresses, base_page, huge_chunks):
+    """First-touch faults given the huge chunks (as reference_backing returns them): one per huge
+    chunk touched, one per base page touched elsewhere, one per page of a base or hugetlb region."""
+    seen = set()
+    for a in addresses:
+        ri = next(i for i, r in enumerate(layout.regions) if r.start <= a < r.end)
+        r = layout.regions[ri]
+        chunk = a - a % r.page_size
+        if r.policy in ("base", "hugetlb") or (ri, chunk) in huge_chunks:
+            seen.add((ri, chunk))
+        else:
+            seen.add((ri, "p", a - a % base_page))
+    return len(seen)
