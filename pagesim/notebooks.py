@@ -90,27 +90,10 @@ def _html(out_nb: Path) -> None:
     out_nb.with_suffix(".html").write_text(body, encoding="utf-8")
 
 
-def report(records: list[dict]) -> str:
-    lines = ["# pagesim validation report", "",
-             "Each notebook executed headlessly with papermill; for each document, each finding, the document's",
-             "figure, the simulation's, and whether it holds ('exact': must be equal; 'direction': the document",
-             "measured a real machine, so the direction and rough size must agree; 'shown': not checked, with the reason).", ""]
-    lines += ["| notebook | status | seconds | peak MiB | findings holding |", "|---|---|---|---|---|"]
-    for r in records:
-        f = r.get("findings", [])
-        held = sum(1 for x in f if x["holds"] is True)
-        checked = sum(1 for x in f if x["holds"] is not None)
-        lines.append(f"| {r['notebook']} | {r['status']} | {r['seconds']} | {round(r['peak_rss_mib']) if r.get('peak_rss_mib') else ''} | {held} of {checked} |")
-    for r in records:
-        lines += ["", f"## {r['notebook']}" + (f" ({r['document']})" if r.get("document") else ""), ""]
-        if r["status"] != "ok":
-            lines += [f"**ERROR** in {r['notebook']}: {r.get('error', '')}", ""]
-        if r.get("findings"):
-            lines += ["| finding | source | document | simulation | check | holds |", "|---|---|---|---|---|---|"]
-            for x in r["findings"]:
-                holds = {True: "yes", False: "**NO**", None: "not checked: " + x.get("why", "")}[x["holds"]]
-                lines.append(f"| {x['finding']} | {x['source']} | {x['document']} | {x['simulation']} | {x['kind']} | {holds} |")
-    return "\n".join(lines) + "\n"
+def report(records: list[dict], quick: bool = False) -> str:
+    from .report import render
+
+    return render(records, quick)
 
 
 def main(argv=None) -> int:
@@ -119,6 +102,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="pagesim notebooks", description="execute every notebook and write the validation report")
     ap.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
     ap.add_argument("--out", default="build", help="output folder (default build/)")
+    ap.add_argument("--save-baseline", action="store_true",
+                    help="store this run's verdicts in notebooks/verdicts.json (the baseline a later run must not fall below)")
     ap.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     args = ap.parse_args(argv)
     out = Path(args.out)
@@ -133,18 +118,25 @@ def main(argv=None) -> int:
         print(f"running {p.name}{' (quick)' if args.quick else ''} ...", flush=True)
         r = execute(p, out / "notebooks", args.quick)
         records.append(r)
-        bad = [x["finding"] for x in r.get("findings", []) if x["holds"] is False]
-        print(f"  {r['status']} in {r['seconds']} s" + (f": {r['error']}" if r.get("error") else "") + (f"; failing: {bad}" if bad else ""), flush=True)
-    text = report(records)
+        bad = [x["id"] for x in r.get("findings", []) if x["verdict"] == "contradicted"]
+        print(f"  {r['status']} in {r['seconds']} s" + (f": {r['error']}" if r.get("error") else "") + (f"; contradicted: {bad}" if bad else ""), flush=True)
+    from .findings import regressions
+    from .report import headline, load_baseline, save_baseline
+
+    text = report(records, args.quick)
     (out / "report.md").write_text(text, encoding="utf-8")
     (out / "report.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
-    failed = [r["notebook"] for r in records if r["status"] != "ok" or any(x["holds"] is False for x in r.get("findings", []))]
     print(f"report: {out / 'report.md'}; HTML copies in {out / 'notebooks'}")
-    if failed:
-        print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
-        return 1
-    print("every finding holds")
-    return 0
+    print(headline(records))
+    if args.save_baseline:
+        print(f"baseline saved: {save_baseline(records, args.quick)}")
+    errors = [f"{r['notebook']}: {r.get('error', '')}" for r in records if r["status"] != "ok"]
+    reg = regressions(records, load_baseline(args.quick))
+    for x in errors:
+        print(f"ERROR {x}", file=sys.stderr)
+    for x in reg:
+        print(f"REGRESSION {x}", file=sys.stderr)
+    return 1 if errors or reg else 0
 
 
 if __name__ == "__main__":

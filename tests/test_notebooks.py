@@ -6,6 +6,8 @@ import papermill as pm
 import pytest
 
 from pagesim.notebooks import REQUIRED_PARAMETERS, execute, list_notebooks, notebooks_dir, report
+from pagesim.findings import VERDICTS, regressions
+from pagesim.report import load_baseline
 
 NOTEBOOKS = list_notebooks()
 
@@ -37,10 +39,12 @@ def test_executes_in_quick_mode(path, tmp_path):
     rec = execute(path, tmp_path, quick=True)
     assert rec["status"] == "ok", rec.get("error")
     assert rec["findings"], "a notebook must record findings"
-    failing = [f["finding"] for f in rec["findings"] if f["holds"] is False]
-    assert not failing
+    reg = regressions([rec], load_baseline(quick=True))
+    assert not reg, f"verdicts worse than notebooks/verdicts.json: {reg}"
     assert (tmp_path / f"{path.stem}.html").is_file()
-    assert "| yes |" in report([rec])
+    text = report([rec], quick=True)
+    assert all(f["id"] and f["verdict"] in VERDICTS for f in rec["findings"])
+    assert "0 regressions" in text
 
 
 def test_a_failing_notebook_is_named_with_its_cell(tmp_path):
@@ -55,3 +59,30 @@ def test_a_failing_notebook_is_named_with_its_cell(tmp_path):
 
 def test_notebooks_folder_found():
     assert notebooks_dir().name == "notebooks" and all(p.parent == notebooks_dir() for p in NOTEBOOKS)
+
+
+def test_verdicts_and_regressions():
+    from pagesim.findings import FindingFailed, Findings, classify
+    from pagesim.report import headline
+
+    assert classify(15, 14, 10, 20) == ("within", 14 / 15)
+    assert classify(15, 90, 10, 20) == ("direction", 6.0)
+    assert classify(15, -3, 10, 20)[0] == "contradicted"
+    F = Findings("x", "doc")
+    assert F.exact("a", "count", "s", 256, 256).verdict == "exact"
+    assert F.exact("b", "count", "s", 256, 255).verdict == "contradicted"
+    f = F.measured("c", "speed-up", "s", 15, 90, rel=0.5, unit="%")
+    assert (f.verdict, f.band, round(f.ratio, 1)) == ("direction", "+-50% of 15%: 7.5..22.5%", 6.0)
+    assert F.measured("d", "slow-down", "s", -1.5, -2.0, points=1, unit="%").verdict == "within"
+    assert F.calibrated("e", "share", "s", 46.2, 46.2, parameter="WORK").verdict == "calibrated"
+    with pytest.raises(FindingFailed, match="arithmetic of 'f' does not come out"):
+        F.arithmetic("f", "16 x 4K = 64K", "s", 65536, 65535, holds=False)
+    with pytest.raises(ValueError, match="recorded twice"):
+        F.exact("a", "again", "s", 1, 1)
+    rec = {"notebook": "x.ipynb", "status": "ok", "findings": [
+        {"id": i.id, "verdict": i.verdict} for i in F.items]}
+    assert regressions([rec], {"x": {"a": "exact", "c": "within"}}) == ["x.ipynb: c was within, now direction"]
+    assert regressions([rec], {"x": {"b": "contradicted", "zz": "exact"}}) == ["x.ipynb: zz was exact, now missing"]
+    assert regressions([rec], {"x": {"e": "exact"}}) == []  # relabelled calibrated: a change, not a regression
+    h = headline([rec])
+    assert "Every finding" not in h and "1 contradicted" in h and "Reproduced (exact or within their band): 2 of the 4 that are checked" in h
