@@ -111,26 +111,34 @@ class Findings:
         verdict = "exact" if document == simulation else "contradicted"
         return self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), verdict, why))
 
-    def measured(self, id: str, finding: str, source: str, document: float, simulation: float, *,  # noqa: A002
+    def measured(self, id: str, finding: str, source: str, document, simulation: float, *,  # noqa: A002
                  band: tuple[float, float] | None = None, rel: float | None = None, points: float | None = None,
                  unit: str = "", why: str = "", sensitivity: str = "") -> Finding:
         """A figure the document measured on a real machine (a speed-up in %, a miss reduction...).
-        The band is stated here: ``band=(lo, hi)`` (the document's own spread), or ``rel=0.5``
-        (+-50% of the document's figure), or ``points=5`` (+-5 in the figure's unit)."""
+        ``document`` is one figure or the document's spread ``(low, high)`` (two systems, a range).
+        The band is stated here: ``band=(lo, hi)`` explicitly, or ``rel=0.5`` (the document's
+        figure or spread widened by 50% of itself), or ``points=5`` (widened by 5 in its unit).
+        The ratio simulation/document uses the figure, or the middle of the spread."""
         if sum(x is not None for x in (band, rel, points)) != 1:
             raise ValueError("give exactly one of band=(lo, hi), rel= or points=")
-        d, s = float(document), float(simulation)
+        if isinstance(document, (tuple, list)):
+            d_lo, d_hi = sorted(float(x) for x in document)
+            doc_text = f"{_fmt(d_lo)}..{_fmt(d_hi)}{unit}" if d_lo != d_hi else f"{_fmt(d_lo)}{unit}"
+        else:
+            d_lo = d_hi = float(document)
+            doc_text = f"{_fmt(d_lo)}{unit}"
+        d, s = (d_lo + d_hi) / 2, float(simulation)
         if band is not None:
             lo, hi = float(band[0]), float(band[1])
             text = f"{_fmt(lo)}..{_fmt(hi)}{unit} (stated)"
         elif rel is not None:
-            lo, hi = sorted((d * (1 - rel), d * (1 + rel)))
-            text = f"+-{rel:.0%} of {_fmt(d)}{unit}: {_fmt(lo)}..{_fmt(hi)}{unit}"
+            lo, hi = min(d_lo * (1 - rel), d_lo * (1 + rel)), max(d_hi * (1 - rel), d_hi * (1 + rel))
+            text = f"document +-{rel:.0%}: {_fmt(lo)}..{_fmt(hi)}{unit}"
         else:
-            lo, hi = d - points, d + points
-            text = f"+-{_fmt(points)}{unit}: {_fmt(lo)}..{_fmt(hi)}{unit}"
+            lo, hi = d_lo - points, d_hi + points
+            text = f"document +-{_fmt(points)} {'points' if unit == '%' else unit or 'units'}: {_fmt(lo)}..{_fmt(hi)}{unit}"
         verdict, ratio = classify(d, s, lo, hi)
-        return self._add(Finding(id, finding, source, f"{_fmt(d)}{unit}", f"{_fmt(s)}{unit}", verdict, why, text, ratio, sensitivity))
+        return self._add(Finding(id, finding, source, doc_text, f"{_fmt(s)}{unit}", verdict, why, text, ratio, sensitivity))
 
     def direction(self, id: str, finding: str, source: str, document, simulation, holds: bool, *,  # noqa: A002
                   ratio: float | None = None, why: str = "", sensitivity: str = "") -> Finding:

@@ -72,7 +72,9 @@ def test_verdicts_and_regressions():
     assert F.exact("a", "count", "s", 256, 256).verdict == "exact"
     assert F.exact("b", "count", "s", 256, 255).verdict == "contradicted"
     f = F.measured("c", "speed-up", "s", 15, 90, rel=0.5, unit="%")
-    assert (f.verdict, f.band, round(f.ratio, 1)) == ("direction", "+-50% of 15%: 7.5..22.5%", 6.0)
+    assert (f.verdict, f.band, round(f.ratio, 1)) == ("direction", "document +-50%: 7.5..22.5%", 6.0)
+    g = F.measured("g", "speed-up on two systems", "s", (11.3, 14.4), 24.0, rel=0.5, unit="%")
+    assert (g.verdict, g.document, g.band, round(g.ratio, 3)) == ("direction", "11.3..14.4%", "document +-50%: 5.65..21.6%", round(24 / 12.85, 3))
     assert F.measured("d", "slow-down", "s", -1.5, -2.0, points=1, unit="%").verdict == "within"
     assert F.calibrated("e", "share", "s", 46.2, 46.2, parameter="WORK").verdict == "calibrated"
     with pytest.raises(FindingFailed, match="arithmetic of 'f' does not come out"):
@@ -85,4 +87,4 @@ def test_verdicts_and_regressions():
     assert regressions([rec], {"x": {"b": "contradicted", "zz": "exact"}}) == ["x.ipynb: zz was exact, now missing"]
     assert regressions([rec], {"x": {"e": "exact"}}) == []  # relabelled calibrated: a change, not a regression
     h = headline([rec])
-    assert "Every finding" not in h and "1 contradicted" in h and "Reproduced (exact or within their band): 2 of the 4 that are checked" in h
+    assert "Every finding" not in h and "1 contradicted" in h and "Reproduced (exact or within their band): 2 of the 5 that are checked" in h
