@@ -55,6 +55,8 @@ def test_round_trip(tmp_path_factory, fmt, items, chunk, compress):
     data = read_trace(p, instructions=False) if sum(kinds) < len(kinds) else None
     if data is not None:
         assert [x for c, _ in data.chunks(chunk=chunk) for x in c.tolist()] == [a for a, k in zip(addrs, kinds) if not k]
+        assert set(data.blocks) == {a >> T.GRANULE_SHIFT for a, k in zip(addrs, kinds) if not k}
+    assert set(tr.blocks) == {a >> T.GRANULE_SHIFT for a in addrs}
 
 
 @pytest.mark.parametrize("fmt,bad,expect", [
