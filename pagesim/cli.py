@@ -5,7 +5,9 @@
     pagesim demo
     pagesim host [--size 64M ...] [--offset 0]
 
-Errors are one line on standard error and exit status 2.
+Bad input (a bad option value, a missing or malformed trace file) is reported in one line,
+``pagesim: error: ...``, on standard error with exit status 2, never a traceback. Progress bars go
+to standard error when it is a terminal (never with --quiet).
 """
 from __future__ import annotations
 
@@ -28,6 +30,11 @@ def _parse_params(items):
                 continue
         out[k.strip()] = v
     return out
+
+
+def _progress(args) -> bool:
+    """Progress bars unless --quiet or standard error is not a terminal (a log file, CI)."""
+    return not args.quiet and sys.stderr.isatty()
 
 
 def cmd_machines(args) -> int:
@@ -81,7 +88,9 @@ def cmd_simulate(args) -> int:
 
         if args.param or args.working_set or args.accesses:
             raise ValueError("--trace takes no --param, --working-set or --accesses: the trace fixes them")
-        ds = simulate(args.machine, read_trace(args.trace), page_size=args.page_size, seed=args.seed, progress=not args.quiet)
+        progress = _progress(args)
+        trace = read_trace(args.trace, progress=progress)
+        ds = simulate(args.machine, trace, page_size=args.page_size, seed=args.seed, progress=progress)
         print(summary(ds))
         return 0
     params = _parse_params(args.param)
@@ -89,7 +98,7 @@ def cmd_simulate(args) -> int:
         params["working_set"] = args.working_set
     if args.accesses is not None:
         params["accesses"] = args.accesses
-    ds = simulate(args.machine, args.workload, page_size=args.page_size, seed=args.seed, progress=not args.quiet, **params)
+    ds = simulate(args.machine, args.workload, page_size=args.page_size, seed=args.seed, progress=_progress(args), **params)
     print(summary(ds))
     return 0
 
@@ -216,23 +225,38 @@ def main(argv=None) -> int:
     s.add_argument("--accesses", type=int, help="number of accesses (workloads with passes repeat to reach it)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help="another workload parameter, e.g. --param stride=4096")
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--quiet", action="store_true", help="no progress bars (there are none either when standard error is not a terminal)")
     sub.add_parser("demo", help="a short demonstration: the documents' exact counts, reproduced")
     h = sub.add_parser("host", help="real page faults of an mmap on this Linux machine beside the simulation's")
     h.add_argument("--size", action="append", help="region size, a multiple of 4K such as 3M or 2M+4K; repeat for more (default 64M)")
     h.add_argument("--offset", default="0", help="where the region starts past a 2M boundary, a multiple of 4K below 2M (default 0)")
     sub.add_parser("notebooks", help="execute every notebook with papermill and write the validation report (--quick, --out DIR)", add_help=False)
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["notebooks"]:
-        from .notebooks import main as notebooks_main
-
-        return notebooks_main(argv[1:])
-    args = ap.parse_args(argv)
     try:
+        if argv[:1] == ["notebooks"]:
+            from .notebooks import main as notebooks_main
+
+            return notebooks_main(argv[1:])
+        args = ap.parse_args(argv)
         return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo, "host": cmd_host}[args.cmd](args)
-    except (ValueError, TypeError, RuntimeError) as e:
-        print(f"pagesim: error: {e}", file=sys.stderr)
+    except USER_ERRORS as e:
+        print(f"pagesim: error: {_one_line(e)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("pagesim: interrupted", file=sys.stderr)
+        return 130
+
+
+# What bad input raises: pagesim's own checks (ValueError, TypeError; TraceFormatError is a
+# ValueError), a file that is missing or unreadable (OSError, which includes gzip.BadGzipFile),
+# compressed data that ends early (EOFError), and RuntimeError.
+USER_ERRORS = (ValueError, TypeError, OSError, EOFError, RuntimeError)
+
+
+def _one_line(e: BaseException) -> str:
+    """The message on one line (spaces inside a line kept: lackey's 'I  addr' has two)."""
+    msg = " ".join(part.strip() for part in str(e).splitlines() if part.strip())
+    return msg or type(e).__name__
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """The main job: execute every notebook headlessly with papermill, render HTML copies, and write the
-validation report (each document, each finding, the document's figure, the simulation's, whether it
-holds). ``pagesim notebooks [--quick] [--out build]``; exit status 1 if a finding fails or a
-notebook errors, naming the notebook and the cell.
+validation report (each document, each finding, the document's figure, the simulation's, and its
+verdict; see pagesim.report). ``pagesim notebooks [--quick] [--out build] [--save-baseline]``; exit
+status 1 if a notebook errors (naming the notebook and the cell) or a verdict regressed against
+``notebooks/verdicts.json``.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -87,7 +89,35 @@ def _html(out_nb: Path) -> None:
     from nbconvert import HTMLExporter
 
     body, _ = HTMLExporter().from_notebook_node(nbformat.read(out_nb, as_version=4))
-    out_nb.with_suffix(".html").write_text(body, encoding="utf-8")
+    _write_atomic({out_nb.with_suffix(".html"): body})
+
+
+def _write_atomic(files: dict[Path, str]) -> None:
+    """Write every file or none: each goes to a temporary file beside it, and they replace their
+    targets only once all are written (a killed or failed run leaves no half-written file)."""
+    tmps = {}
+    try:
+        for path, text in files.items():
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmps[path] = tmp
+            tmp.write_text(text, encoding="utf-8")
+        for path, tmp in tmps.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps.values():
+            tmp.unlink(missing_ok=True)
+
+
+def clear_outputs(out: Path, notebooks: list[Path]) -> None:
+    """Remove the report and every notebook's outputs that a previous run left in ``out``, so the
+    files there always come from one run: a run that is killed leaves its partial notebooks and
+    no report, never an old report beside new notebooks. Only files this command writes are
+    removed (``report.md``, ``report.json``, and ``notebooks/NN_name.{ipynb,html,json,json.part}``)."""
+    for name in ("report.md", "report.json"):
+        (out / name).unlink(missing_ok=True)
+    for nb in notebooks:
+        for suffix in (".ipynb", ".html", ".json", ".json.part"):
+            (out / "notebooks" / f"{nb.stem}{suffix}").unlink(missing_ok=True)
 
 
 def report(records: list[dict], quick: bool = False) -> str:
@@ -113,6 +143,7 @@ def main(argv=None) -> int:
         if not nbs:
             print(f"pagesim notebooks: no notebook matches {args.names}", file=sys.stderr)
             return 2
+    clear_outputs(out, list_notebooks())
     records = []
     for p in nbs:
         print(f"running {p.name}{' (quick)' if args.quick else ''} ...", flush=True)
@@ -123,9 +154,8 @@ def main(argv=None) -> int:
     from .findings import regressions
     from .report import headline, load_baseline, save_baseline
 
-    text = report(records, args.quick)
-    (out / "report.md").write_text(text, encoding="utf-8")
-    (out / "report.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
+    out.mkdir(parents=True, exist_ok=True)
+    _write_atomic({out / "report.md": report(records, args.quick), out / "report.json": json.dumps(records, indent=1)})
     print(f"report: {out / 'report.md'}; HTML copies in {out / 'notebooks'}")
     print(headline(records))
     if args.save_baseline:

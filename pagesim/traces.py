@@ -3,7 +3,11 @@
 ``read_trace(path)`` checks the whole file once (a malformed line is reported with the file and its
 line number, before anything is simulated), notes which 2 MiB blocks it touches, and returns a
 workload that streams the file again in chunks whenever it is simulated: a trace larger than
-memory is never loaded whole. Files ending in .gz are read compressed.
+memory is never loaded whole, and no line is held whole beyond ``MAX_LINE`` (64 KiB) bytes: a
+longer one is an error naming the file and the line. gzip data is decompressed as it is read
+(recognised by its first bytes; a file named .gz that is not gzip data is an error); a UTF-8
+byte-order mark and CRLF line ends are accepted. ``read_trace(..., progress=True)`` shows the
+bytes checked.
 
 Formats
   lackey   ``valgrind --tool=lackey --trace-mem=yes``: ``I  addr,size`` (instruction fetch),
@@ -19,7 +23,9 @@ An access is translated at its first byte; one that crosses a page boundary is c
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,22 +43,103 @@ _HEX = re.compile(r"^\s*(?:0[xX])?([0-9A-Fa-f]+)\s*$")
 GRANULE_SHIFT = 21  # the layout covers the 2 MiB blocks a trace touches
 
 
+MAX_LINE = 1 << 16  # the longest line read, in bytes: more is not a trace (and is never held whole)
+_BLOCK = 1 << 18  # bytes read at a time
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
 class TraceFormatError(ValueError):
-    """A line of a trace file that its format does not allow."""
+    """A trace file that its format does not allow (the message names the file, and the line where known)."""
 
 
-def _open(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="ascii", errors="replace")
-    return open(path, encoding="ascii", errors="replace")
+def _short(text: str, n: int = 80) -> str:
+    return repr(text if len(text) <= n else text[:n] + "...")
+
+
+def _lines(path: Path, bar=None):
+    """The lines of the file at ``path`` as ``(number of the first line, list of str)`` per block
+    of about ``_BLOCK`` bytes. gzip data (known by its first bytes) is decompressed; a UTF-8 byte
+    order mark is skipped; bytes that are not ASCII become U+FFFD (and then fail to parse); CRLF
+    line ends are accepted. Memory is bounded: a line longer than ``MAX_LINE`` bytes (not counting
+    its LF or CRLF) is an error, found without reading the rest of it. ``bar``: a tqdm bar advanced by the bytes read from disk
+    (compressed bytes for gzip)."""
+    with open(path, "rb") as raw:
+        head = raw.read(3)
+        raw.seek(0)
+        gz = head[:2] == _GZIP_MAGIC
+        if not gz and path.suffix == ".gz":
+            raise TraceFormatError(f"{path}: the name ends in .gz but the file is not gzip data (it starts with {head!r})")
+        src = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        carry = b""
+        n = 1  # the number of the line that carry begins
+        first = True
+        pos = 0
+        while True:
+            try:
+                block = src.read(_BLOCK)
+            except (EOFError, OSError, zlib.error) as e:
+                if isinstance(e, OSError) and not isinstance(e, gzip.BadGzipFile):
+                    raise  # a disk or permission error: its own message names the file
+                what = "ends early (is the file truncated?)" if isinstance(e, EOFError) else "is damaged"
+                done = f"lines 1 to {n - 1} were read" if n > 1 else "no line could be read"
+                raise TraceFormatError(f"{path}: the gzip data {what}; {done}: {e}") from e
+            if bar is not None:
+                bar.update(raw.tell() - pos)
+                pos = raw.tell()
+            if first:
+                first = False
+                if block.startswith(_UTF8_BOM):
+                    block = block[len(_UTF8_BOM):]
+                elif block[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                    raise TraceFormatError(f"{path}: the file is UTF-16 text; traces are ASCII (convert it, e.g. iconv -f UTF-16 -t ASCII)")
+            if not block:
+                break
+            buf = carry + block if carry else block
+            cut = buf.rfind(b"\n") + 1
+            carry = buf[cut:]
+            if cut:
+                text = buf[:cut].decode("ascii", "replace")
+                if "\r" in text:
+                    text = text.replace("\r\n", "\n")
+                lines = text.split("\n")
+                lines.pop()  # the empty piece after the last newline
+                if cut > MAX_LINE and max(map(len, lines)) > MAX_LINE:
+                    i = next(i for i, s in enumerate(lines) if len(s) > MAX_LINE)
+                    yield n, lines[:i]  # the lines before it are read first (an error there comes first)
+                    _too_long(path, n + i)
+                yield n, lines
+                n += len(lines)
+            if len(carry) - carry.endswith(b"\r") > MAX_LINE:  # (a CR may be the start of a CRLF)
+                _too_long(path, n)
+        if carry:
+            text = carry.decode("ascii", "replace")
+            text = text[:-1] if text.endswith("\r") else text
+            if len(text) > MAX_LINE:
+                _too_long(path, n)
+            yield n, [text]
+
+
+def _too_long(path: Path, n: int):
+    raise TraceFormatError(f"{path}, line {n}: longer than {MAX_LINE} bytes, the longest line a trace may have "
+                           "(is this a trace file? valgrind lackey, din and hex lines are a few dozen bytes)")
+
+
+def _check_path(path) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path={path!r} is not allowed: give the trace file's path as a str or os.PathLike, not {type(path).__name__}")
+    p = Path(path)
+    if not p.is_file():
+        what = "it is a directory" if p.is_dir() else "there is no such file" if not p.exists() else "it is not a regular file"
+        raise FileNotFoundError(f"trace path={str(path)!r} is not a file: {what}")
+    return p
 
 
 def detect_format(path) -> str:
     """Guess a trace file's format from its first meaningful lines."""
-    path = Path(path)
-    with _open(path) as f:
-        for n, line in enumerate(f, start=1):
-            s = line.rstrip("\n")
+    path = _check_path(path)
+    for n0, lines in _lines(path):
+        for n, s in enumerate(lines, start=n0):
             if not s.strip() or s.startswith("#"):
                 continue
             if s.startswith("==") or _LACKEY.match(s):
@@ -61,7 +148,7 @@ def detect_format(path) -> str:
                 return "din"
             if _HEX.match(s):
                 return "hex"
-            raise TraceFormatError(f"{path}, line {n}: cannot tell the trace format from {s[:60]!r}: pass format='lackey', 'din' or 'hex'")
+            raise TraceFormatError(f"{path}, line {n}: cannot tell the trace format from {_short(s, 60)}: pass format='lackey', 'din' or 'hex'")
     raise TraceFormatError(f"{path}: the file holds no accesses")
 
 
@@ -93,30 +180,67 @@ def _parse_line(s: str, fmt: str):
     return int(m.group(1), 16), 0
 
 
-def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool):
-    addrs = np.empty(chunk, dtype=np.uint64)
-    kinds = np.empty(chunk, dtype=np.uint8)
-    k = 0
-    with _open(path) as f:
-        for n, line in enumerate(f, start=1):
-            s = line.rstrip("\n")
+def _parse_lines(path: Path, n0: int, lines: list[str], fmt: str):
+    """The accesses of ``lines`` (the first is line ``n0`` of the file) as (addresses uint64,
+    kinds uint8) arrays. Raises TraceFormatError naming the file and the first bad line."""
+    addrs: list[int] = []
+    kinds: list[int] = []
+    add_a, add_k = addrs.append, kinds.append
+    match = {"lackey": _LACKEY, "din": _DIN, "hex": _HEX}[fmt].match
+    for n, s in enumerate(lines, start=n0):
+        m = match(s)  # the common case first: a line that holds an access, read as _parse_line reads it
+        if m is not None:
+            if fmt == "lackey":
+                a, k = int(m.group(2), 16), m.group(1) == "I "
+            elif fmt == "hex":
+                a, k = int(m.group(1), 16), 0
+            elif m.group(1) < "3":
+                a, k = int(m.group(2), 16), m.group(1) == "2"
+            else:
+                continue  # a din escape record
+        else:
             try:
                 r = _parse_line(s, fmt)
             except ValueError as e:
-                raise TraceFormatError(f"{path}, line {n}: {e}; got {s[:80]!r}") from None
+                raise TraceFormatError(f"{path}, line {n}: {e}; got {_short(s)}") from None
             if r is None:
                 continue
-            a, kind = r
-            if a > MAX_ADDRESS:
-                raise TraceFormatError(f"{path}, line {n}: address {a:#x} is beyond 2**63-1, the largest address pagesim models")
-            addrs[k] = a
-            kinds[k] = kind
-            k += 1
+            a, k = r
+        if a > MAX_ADDRESS:
+            raise TraceFormatError(f"{path}, line {n}: address {_short(hex(a), 40)[1:-1]} is beyond 2**63-1, the largest address pagesim models")
+        add_a(a)
+        add_k(k)
+    return np.array(addrs, dtype=np.uint64), np.array(kinds, dtype=np.uint8)
+
+
+def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
+    """The accesses of the file as (addresses uint64, kinds uint8 or None) arrays of ``chunk``
+    accesses (the last may be shorter)."""
+    out_a = np.empty(chunk, dtype=np.uint64)
+    out_k = np.empty(chunk, dtype=np.uint8)
+    k = 0
+    for n0, lines in _lines(path, bar):
+        a, kk = _parse_lines(path, n0, lines, fmt)
+        i = 0
+        while i < a.size:
+            take = min(chunk - k, a.size - i)
+            out_a[k:k + take] = a[i:i + take]
+            out_k[k:k + take] = kk[i:i + take]
+            k += take
+            i += take
             if k == chunk:
-                yield addrs.copy(), (kinds.copy() if want_kinds else None)
+                yield out_a.copy(), (out_k.copy() if want_kinds else None)
                 k = 0
     if k:
-        yield addrs[:k].copy(), (kinds[:k].copy() if want_kinds else None)
+        yield out_a[:k].copy(), (out_k[:k].copy() if want_kinds else None)
+
+
+def _bar(progress: bool, total: int, desc: str, unit: str):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, unit_divisor=1024 if unit == "B" else 1000, leave=False)
 
 
 @dataclass(frozen=True)
@@ -170,25 +294,32 @@ class Trace(Workload):
                 yield a, (k if self.has_kinds else None)
 
 
-def read_trace(path, format: str = "auto", instructions: bool = True) -> Trace:  # noqa: A002
+def read_trace(path, format: str = "auto", instructions: bool = True, progress: bool = False) -> Trace:  # noqa: A002
     """Check and summarise the trace at ``path``; returns a :class:`Trace` workload to pass to
-    ``simulate(machine, trace, page_size=...)``. ``instructions=False`` keeps data accesses only."""
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"trace path={str(path)!r} is not a file")
-    fmt = detect_format(p) if format == "auto" else format
-    if fmt not in FORMATS:
+    ``simulate(machine, trace, page_size=...)``. ``instructions=False`` keeps data accesses only.
+    ``progress``: a progress bar of the bytes checked (the check reads the whole file once)."""
+    p = _check_path(path)
+    if format != "auto" and format not in FORMATS:
         raise ValueError(f"format={format!r} is not allowed: use 'auto', {', '.join(repr(f) for f in FORMATS)}")
+    for name, v in (("instructions", instructions), ("progress", progress)):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name}={v!r} is not allowed: use True or False")
+    fmt = detect_format(p) if format == "auto" else format
     n = ni = 0
     blocks: set[int] = set()
-    for a, k in _iter_chunks(p, fmt, 1 << 18, True):
-        n += a.size
-        ni += int(k.sum())
-        blocks.update(np.unique(a >> np.uint64(GRANULE_SHIFT)).tolist())
+    data_blocks: set[int] = set()
+    bar = _bar(progress, p.stat().st_size, f"checking {p.name}", "B")
+    try:
+        for a, k in _iter_chunks(p, fmt, 1 << 18, True, bar):
+            n += a.size
+            ni += int(k.sum())
+            blocks.update(np.unique(a >> np.uint64(GRANULE_SHIFT)).tolist())
+            if not instructions:
+                data_blocks.update(np.unique(a[k == 0] >> np.uint64(GRANULE_SHIFT)).tolist())
+    finally:
+        if bar is not None:
+            bar.close()
     if n == 0 or (not instructions and n == ni):
         raise TraceFormatError(f"{p}: the file holds no {'data ' if not instructions else ''}accesses")
-    if not instructions:
-        blocks = set()
-        for a, k in _iter_chunks(p, fmt, 1 << 18, True):
-            blocks.update(np.unique(a[k == 0] >> np.uint64(GRANULE_SHIFT)).tolist())
-    return Trace(path=str(p), format=fmt, instructions=bool(instructions), accesses=n, instr_accesses=ni, blocks=tuple(sorted(blocks)))
+    return Trace(path=str(p), format=fmt, instructions=bool(instructions), accesses=n, instr_accesses=ni,
+                 blocks=tuple(sorted(blocks if instructions else data_blocks)))

@@ -1,6 +1,9 @@
 """Trace readers: lackey, din and hex round-trip, stream in chunks, and reject malformed lines
 with the file and line number; the real lackey sample runs through simulate."""
 import gzip
+import subprocess
+import sys
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pagesim
+import pagesim.traces as T
 from pagesim.traces import TraceFormatError, detect_format, read_trace
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "traces" / "ls-lackey.txt.gz"
@@ -51,6 +55,8 @@ def test_round_trip(tmp_path_factory, fmt, items, chunk, compress):
     data = read_trace(p, instructions=False) if sum(kinds) < len(kinds) else None
     if data is not None:
         assert [x for c, _ in data.chunks(chunk=chunk) for x in c.tolist()] == [a for a, k in zip(addrs, kinds) if not k]
+        assert set(data.blocks) == {a >> T.GRANULE_SHIFT for a, k in zip(addrs, kinds) if not k}
+    assert set(tr.blocks) == {a >> T.GRANULE_SHIFT for a in addrs}
 
 
 @pytest.mark.parametrize("fmt,bad,expect", [
@@ -75,8 +81,6 @@ def test_malformed_line_names_file_and_line(tmp_path, fmt, bad, expect):
 
 
 def test_bad_arguments(tmp_path):
-    with pytest.raises(FileNotFoundError, match="is not a file"):
-        read_trace(tmp_path / "none.txt")
     p = tmp_path / "x.txt"
     p.write_text("0x1000\n")
     with pytest.raises(ValueError, match="format='vcd' is not allowed"):
@@ -109,3 +113,202 @@ def test_real_sample_runs_for_two_page_sizes():
     assert int(small["accesses"].sum()) == int(huge["accesses"].sum()) == 773_752
     assert int(huge["faults"].sum()) < int(small["faults"].sum())
     assert int(small["accesses"].sel(side="instr").sum()) == 570_056
+
+
+# --- bad input: every error names the file (and the line where there is one) -------------------
+
+LACKEY = "==1== Lackey\nI  0400,4\n L 1000,8\n S 7fff0000,8\n"
+
+
+def test_path_of_the_wrong_type():
+    with pytest.raises(TypeError, match=r"path=5 is not allowed: give the trace file's path as a str or os.PathLike, not int"):
+        read_trace(5)
+    with pytest.raises(TypeError, match="path=None is not allowed"):
+        detect_format(None)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(FileNotFoundError, match="none.txt' is not a file: there is no such file"):
+        read_trace(tmp_path / "none.txt")
+    with pytest.raises(FileNotFoundError, match="is not a file: it is a directory"):
+        read_trace(tmp_path)
+
+
+def test_flags_must_be_booleans(tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_text(LACKEY)
+    with pytest.raises(TypeError, match="progress='yes' is not allowed: use True or False"):
+        read_trace(p, progress="yes")
+    with pytest.raises(TypeError, match="instructions=0 is not allowed"):
+        read_trace(p, instructions=0)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("text,fmt", [(LACKEY, "lackey"), ("0x1000\n0x2000\n", "hex"), ("0 1000\n2 400\n", "din")])
+def test_utf8_byte_order_mark_is_skipped(tmp_path, text, fmt, compress):
+    data = "\ufeff".encode() + text.encode()  # what Windows editors write first
+    p = tmp_path / ("t.txt.gz" if compress else "t.txt")
+    p.write_bytes(gzip.compress(data) if compress else data)
+    tr = read_trace(p)  # was: "cannot tell the trace format"
+    plain = tmp_path / "plain.txt"
+    plain.write_text(text)
+    assert tr.format == fmt and tr.n_accesses == read_trace(plain).n_accesses
+    assert [a.tolist() for a, _ in tr.chunks()] == [a.tolist() for a, _ in read_trace(plain).chunks()]
+
+
+def test_utf16_is_named(tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_bytes(LACKEY.encode("utf-16"))
+    with pytest.raises(TraceFormatError, match="t.txt: the file is UTF-16 text; traces are ASCII"):
+        read_trace(p)
+
+
+def _many_lines(n=50_000):
+    return "".join(f"I  {0x400000 + 4 * i:x},4\n" for i in range(n)).encode()
+
+
+@pytest.mark.parametrize("fmt", ["auto", "lackey"])
+def test_gzip_errors_name_the_file(tmp_path, fmt):
+    data = gzip.compress(_many_lines())
+    cases = {
+        "truncated.txt.gz": (data[: len(data) // 2], r"truncated.txt.gz: the gzip data ends early \(is the file truncated\?\); lines 1 to \d+ were read"),
+        "early.txt.gz": (data[:15], "early.txt.gz: the gzip data ends early .*; no line could be read"),
+        "notgzip.txt.gz": (LACKEY.encode(), "notgzip.txt.gz: the name ends in .gz but the file is not gzip data"),
+        "crc.txt.gz": (data[:-8] + bytes(8), "crc.txt.gz: the gzip data is damaged; .*CRC check failed"),
+    }
+    for name, (content, msg) in cases.items():
+        p = tmp_path / name
+        p.write_bytes(content)
+        with pytest.raises(TraceFormatError, match=msg):
+            read_trace(p, format=fmt)
+
+
+def test_gzip_data_is_recognised_by_content(tmp_path):
+    p = tmp_path / "trace.txt"  # compressed, but not named .gz
+    p.write_bytes(gzip.compress(LACKEY.encode()))
+    assert read_trace(p).n_accesses == 3
+
+
+@pytest.mark.parametrize("where", ["middle", "no newline at all", "last line"])
+def test_a_line_longer_than_the_limit_names_file_line_and_limit(tmp_path, where):
+    long = "0x" + "1" * (T.MAX_LINE + 10)
+    text = {"middle": f"0x1000\n0x2000\n{long}\n0x3000\n", "no newline at all": long, "last line": f"0x1000\n0x2000\n{long}"}[where]
+    line = 1 if where == "no newline at all" else 3
+    p = tmp_path / "long.txt"
+    p.write_text(text)
+    with pytest.raises(TraceFormatError, match=f"long.txt, line {line}: longer than {T.MAX_LINE} bytes"):
+        read_trace(p, format="hex")
+    with pytest.raises(TraceFormatError, match=f"long.txt, line {line}: longer than {T.MAX_LINE} bytes"):
+        read_trace(p)
+    ok = tmp_path / "ok.txt"  # a line of exactly the limit is allowed (and then malformed here)
+    ok.write_text("0x1000\n" + "#" + "x" * (T.MAX_LINE - 1) + "\n0x2000\n")
+    assert read_trace(ok).n_accesses == 2
+
+
+def test_memory_for_a_file_without_newlines_is_bounded(tmp_path):
+    p = tmp_path / "blob.txt"
+    p.write_bytes(b"1" * (16 << 20))  # 16 MiB, one "line"
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceFormatError, match=f"blob.txt, line 1: longer than {T.MAX_LINE} bytes"):
+            read_trace(p, format="hex")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, f"peak {peak / 2**20:.1f} MiB while rejecting a 16 MiB line"  # was: the whole line, twice
+
+
+# lines of every kind the formats know, valid and malformed, to cut into blocks anywhere
+LINE = st.sampled_from([
+    "I  0400,4", " L 1000,8", " S 7fff0000,8", " M 0abc,2", "I 0400,4", " L  \t 1000,8 ", "==12== message", "", "  ",
+    "0 1000", "1 0x2000", "2 400 extra", "3 0", "4 ff", "0x1000", "1000  ", "0XfF # comment", "# only a comment",
+    "ffffffffffffffff", "7fffffffffffffff", "0x00000000000000001000", "# a comment longer than twenty bytes", " X 0400,8", "I  zz,4", "5 100", "0xZZ", "\x0c0x1000", "0x10\x0b", "caf\u00e9",
+])
+
+
+def _reference(text: str, fmt: str, max_line: int):
+    """Line by line with _parse_line, as the format describes it: the accesses, or the line of the
+    first error (a malformed line, an address beyond 2**63-1, a line longer than max_line)."""
+    out = []
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for n, s in enumerate(lines, start=1):
+        if len(s) > max_line:
+            return n
+        try:
+            r = T._parse_line(s, fmt)
+        except ValueError:
+            return n
+        if r is not None:
+            if r[0] > T.MAX_ADDRESS:
+                return n
+            out.append(r)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(LINE, max_size=40), st.sampled_from(T.FORMATS), st.integers(1, 64), st.sampled_from([8, 12, 20, 1 << 16]),
+       st.booleans(), st.booleans())
+def test_blocks_cut_anywhere_read_as_line_by_line(tmp_path_factory, lines, fmt, block, max_line, crlf, final_newline):
+    """Reading in blocks of any size gives what reading line by line gives: the same accesses, or
+    an error naming the same line (the first bad one), with line-length limits of several sizes."""
+    text = ("\r\n" if crlf else "\n").join(lines) + ("\n" if final_newline and lines else "")
+    p = tmp_path_factory.mktemp("b") / "t.txt"
+    p.write_bytes(text.encode("utf-8"))
+    want = _reference(text.encode("utf-8").decode("ascii", "replace"), fmt, max_line)
+    saved = T._BLOCK, T.MAX_LINE
+    T._BLOCK, T.MAX_LINE = block, max_line
+    try:
+        if isinstance(want, int):
+            with pytest.raises(TraceFormatError, match=f"t.txt, line {want}: "):
+                list(T._iter_chunks(p, fmt, 5, True))
+        else:
+            got = [(int(a), int(k)) for aa, kk in T._iter_chunks(p, fmt, 5, True) for a, k in zip(aa, kk)]
+            assert got == want
+    finally:
+        T._BLOCK, T.MAX_LINE = saved
+
+
+def test_progress_counts_the_bytes_of_the_file(tmp_path, monkeypatch, capsys):
+    p = tmp_path / "t.txt"
+    p.write_bytes(_many_lines(20_000))
+    gz = tmp_path / "t.txt.gz"
+    gz.write_bytes(gzip.compress(p.read_bytes()))
+    bars = []
+    real = T._bar
+
+    def spy(*args):
+        bars.append(real(*args))
+        return bars[-1]
+
+    monkeypatch.setattr(T, "_bar", spy)
+    read_trace(p)
+    assert bars == [None] and capsys.readouterr().err == ""
+    for f in (p, gz):
+        read_trace(f, progress=True)
+        bar = bars[-1]
+        assert bar.total == bar.n == f.stat().st_size  # bytes read from disk (compressed for gzip)
+        assert f"checking {f.name}" in capsys.readouterr().err
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "pagesim", *args], capture_output=True, text=True)
+
+
+def test_cli_bad_trace_is_one_line_and_exit_2(tmp_path):
+    data = gzip.compress(_many_lines())
+    files = {
+        "truncated.txt.gz": data[: len(data) // 2],
+        "notgzip.txt.gz": LACKEY.encode(),
+        "long.txt": b"0x" + b"1" * (T.MAX_LINE + 1),
+        "bad.txt": b"I  0400,4\n X 12,4\n",
+    }
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+    for name in [*files, "missing.txt"]:
+        r = _cli("simulate", "--machine", "skylake", "--trace", str(tmp_path / name))
+        assert r.returncode == 2, (name, r.stderr)  # was: exit 1 and a traceback
+        assert r.stderr.startswith("pagesim: error: ") and r.stderr.count("\n") == 1 and name in r.stderr, r.stderr
+    r = _cli("simulate", "--machine", "skylake", "--trace", str(tmp_path / "bad.txt"))
+    assert "bad.txt, line 2: expected 'I  addr,size'" in r.stderr  # two spaces kept

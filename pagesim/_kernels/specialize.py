@@ -7,8 +7,9 @@ literal constants lets LLVM unroll the way search, drop the unused replacement m
 shifts: measured 33 -> 58 M accesses/s on a random trace over a two-level TLB.
 
 The copy is produced from ``translate.py`` itself by replacing the block between ``<geometry>``
-markers with constants and the ``<reload>`` block with nothing, written to a cache directory and
-imported, so numba's on-disk cache keeps the compiled kernel between processes. Nothing else
+markers with constants and the ``<reload>`` block with nothing, written to the cache directory
+chosen in ``_jit.py`` and imported, so numba's on-disk cache keeps the compiled kernel between
+processes (with no writable cache directory it is compiled from memory instead). Nothing else
 differs; tests/test_specialize.py checks specialised copies against the reference model.
 """
 from __future__ import annotations
@@ -17,35 +18,23 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
+import types
 from pathlib import Path
 
+from . import _jit
 from . import translate as K
 
 _SOURCE = Path(K.__file__).read_text(encoding="utf-8")
 _loaded: dict[str, object] = {}
 
 
-def cache_dir() -> Path:
-    """Where generated kernels go: $PAGESIM_CACHE_DIR, else $NUMBA_CACHE_DIR/pagesim, else
-    ~/.cache/pagesim, else a temporary directory (whichever is writable first)."""
-    cands = []
-    if os.environ.get("PAGESIM_CACHE_DIR"):
-        cands.append(Path(os.environ["PAGESIM_CACHE_DIR"]))
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        cands.append(Path(os.environ["NUMBA_CACHE_DIR"]) / "pagesim")
-    cands.append(Path.home() / ".cache" / "pagesim")
-    cands.append(Path(tempfile.gettempdir()) / f"pagesim-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
-    for d in cands:
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-            probe = d / ".write-test"
-            probe.write_text("ok")
-            probe.unlink()
-            return d
-        except OSError:
-            continue
-    raise RuntimeError("no writable directory for pagesim's generated kernels; set PAGESIM_CACHE_DIR")
+def cache_dir() -> Path | None:
+    """Where generated kernels go: ``<cache>/kernels`` of the cache directory chosen once in
+    ``_jit.py`` (PAGESIM_CACHE_DIR, ...), or None when nothing can be cached."""
+    d = _jit.KERNELS_DIR
+    if d is not None:
+        d.mkdir(parents=True, exist_ok=True)
+    return d
 
 
 def chain_constants(cfg, z: int) -> tuple[int, ...] | None:
@@ -113,12 +102,17 @@ def kernel(consts):
     if digest in _loaded:
         return _loaded[digest]
     d = cache_dir()
-    path = d / f"pagesim_kernel_{digest}.py"
+    name = f"pagesim_kernel_{digest}"
+    if d is None:  # no writable cache directory (see _jit.py): compile from memory, cache nothing
+        mod = types.ModuleType(name)
+        exec(compile(src, f"<pagesim kernel {digest}>", "exec"), mod.__dict__)  # noqa: S102 - our own generated source
+        _loaded[digest] = mod.run_chunk
+        return mod.run_chunk
+    path = d / f"{name}.py"
     if not path.exists() or path.read_text(encoding="utf-8") != src:
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(src, encoding="utf-8")
         os.replace(tmp, path)  # atomic: no half-written kernel is ever imported
-    name = f"pagesim_kernel_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
