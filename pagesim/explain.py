@@ -53,7 +53,9 @@ def translate(machine, address, page_size=None, side: str = "data"):
         pidx = (a & ((1 << seg_shift) - 1)) >> s
         h = (vsid ^ pidx) & (w.hpt_ptegs - 1)
         rows += [
-            {"step": "segment", "what": f"ESID (address >> {seg_shift}), looked up in the SLB", "value": f"{a >> seg_shift:#x}"},
+            {"step": "segment", "what": f"ESID (address >> {seg_shift}), looked up in the SLB"
+             + (" (256 MiB segments at every address: 1 TiB segments are not modelled, see the preset's SLB source)" if seg_shift == SEGMENT_SHIFT else ""),
+             "value": f"{a >> seg_shift:#x}"},
             {"step": "segment", "what": "VSID (modelling assumption: a multiplicative scramble of the ESID)", "value": f"{vsid:#x}"},
             {"step": "hash", "what": f"page index in the segment, XOR VSID, mod {w.hpt_ptegs} groups", "value": f"primary PTEG {h}"},
             {"step": "hash", "what": "secondary group: the complement of the hash", "value": f"secondary PTEG {(~h) & (w.hpt_ptegs - 1)}"},

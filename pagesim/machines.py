@@ -393,6 +393,8 @@ class Machine:
         out += [f"walker.{a}" for a in self.walker.assumed]
         out += [f"walker.{p.name}.{a}" for p in self.walker.pwc for a in p.assumed]
         out += [f"costs.{a}" for a in self.costs.assumed]
+        if self.slb is not None:
+            out += [f"{self.slb.name}.{a}" for a in self.slb.assumed]
         if not self.context_switch_source:
             out.append("context_switch")
         out += [f"what-if: {c}" for c in self.changes]
@@ -505,7 +507,8 @@ class Machine:
             for p in w.pwc:
                 lines.append(f"      {p.name}: {p.source}")
         if self.slb is not None:
-            lines.append(f"  SLB {self.slb.entries} entries (256M segments)" + (f"; source: {self.slb.source}" if sources else ""))
+            lines.append(f"  SLB {self.slb.entries} entries (256M segments at every address; 1T segments are not modelled)"
+                         + (f"; source: {self.slb.source}" if sources else ""))
         cs = {"flush": "flushes every TLB and walk cache", "flush-level1": "flushes the level-1 structures (and SLB)", "tagged": "keeps address-space-tagged entries"}[self.context_switch]
         lines.append(f"  context switch: {cs}" + ((f"; source: {self.context_switch_source}" if self.context_switch_source else " (modelling assumption)") if sources else ""))
         if sources:
