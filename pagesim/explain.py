@@ -3,7 +3,9 @@
 ``translate(machine, address, page_size)`` returns a pandas DataFrame, a row per step: the page
 number and offset; the set and tag each TLB structure of the chain looks at; then the walk: the
 index at each radix level (which levels a page-walk cache can skip), the hashed-page-table groups
-POWER probes, or the TSB slot SPARC probes. The numbers are those the kernel computes.
+POWER probes, the TSB slot SPARC probes, or the entry Itanium's short-format VHPT walker reads (a
+linear table of 8-byte entries per region; the hashed VHPT is the long format, which pagesim does
+not model: datasets/architecture/NOTES.md §1.5). The numbers are those the kernel computes.
 """
 from __future__ import annotations
 
@@ -53,7 +55,9 @@ def translate(machine, address, page_size=None, side: str = "data"):
         pidx = (a & ((1 << seg_shift) - 1)) >> s
         h = (vsid ^ pidx) & (w.hpt_ptegs - 1)
         rows += [
-            {"step": "segment", "what": f"ESID (address >> {seg_shift}), looked up in the SLB", "value": f"{a >> seg_shift:#x}"},
+            {"step": "segment", "what": f"ESID (address >> {seg_shift}), looked up in the SLB"
+             + (" (256 MiB segments at every address: 1 TiB segments are not modelled, see the preset's SLB source)" if seg_shift == SEGMENT_SHIFT else ""),
+             "value": f"{a >> seg_shift:#x}"},
             {"step": "segment", "what": "VSID (modelling assumption: a multiplicative scramble of the ESID)", "value": f"{vsid:#x}"},
             {"step": "hash", "what": f"page index in the segment, XOR VSID, mod {w.hpt_ptegs} groups", "value": f"primary PTEG {h}"},
             {"step": "hash", "what": "secondary group: the complement of the hash", "value": f"secondary PTEG {(~h) & (w.hpt_ptegs - 1)}"},
@@ -66,5 +70,6 @@ def translate(machine, address, page_size=None, side: str = "data"):
             {"step": "walk", "what": f"on a TSB miss, a software walk of {w.sw_walk_refs} loads", "value": f"1 or {1 + w.sw_walk_refs} references"},
         ]
     else:
-        rows.append({"step": "walk", "what": "the VHPT walker reads one hashed entry", "value": "1 reference"})
+        rows.append({"step": "walk", "what": "short-format VHPT: the walker reads the page's 8-byte entry in its region's linear table "
+                     "(one entry per page, indexed by the page number; not hashed)", "value": f"entry of page {a >> s:#x}: 1 reference"})
     return pd.DataFrame(rows)

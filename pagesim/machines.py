@@ -373,11 +373,18 @@ class Machine:
         """Structures a ``kind`` ('data' or 'instr') access to a page of ``page_size`` looks up, in order."""
         return sorted((s for s in self.structures if s.serves(kind) and s.holds(page_size)), key=lambda s: s.level)
 
-    def reach(self, page_size, side: str = "data", structure: str | None = None) -> int:
+    def reach(self, page_size, side: str = "data", structure: str | None = None, programmed: bool = False) -> int:
         """Bytes mapped without a miss. With ``structure``: that structure's entries x entry size.
         Without: the largest level's reach for ``side`` (the levels are filled together, so their
-        contents overlap; the documents quote the largest level, e.g. 2048 x 4K = 8 MiB)."""
+        contents overlap; the documents quote the largest level, e.g. 2048 x 4K = 8 MiB).
+
+        A programmable structure (UltraSPARC III Cu's T512_1) holds nothing until it is programmed,
+        so by default it adds no reach. With ``programmed=True`` each programmable structure that can
+        hold ``page_size`` is first programmed to it (:meth:`programmed_for`): the reach when the OS
+        programs it, as Solaris does once 8 or more pages of one large size are mapped."""
         p = self.check_page_size(page_size)
+        if programmed:
+            return self.programmed_for(p, side)[0].reach(p, side, structure)
         if structure is not None:
             s = self.structure(structure)
             return s.entries * s.entry_size(p) if p in s.sizes else 0
@@ -386,6 +393,17 @@ class Machine:
             by_level[s.level] = by_level.get(s.level, 0) + s.entries * s.entry_size(p)
         return max(by_level.values(), default=0)
 
+    def programmed_for(self, page_size, side: str = "data") -> tuple["Machine", list[str]]:
+        """This machine with every programmable structure that serves ``side`` and can hold
+        ``page_size`` programmed to it, and the names of those structures."""
+        p = self.check_page_size(page_size)
+        m, names = self, []
+        for s in self.structures:
+            if s.programmable and s.serves(side) and p in s.sizes:
+                m = m.program(s.name, p)
+                names.append(s.name)
+        return m, names
+
     @property
     def assumptions(self) -> list[str]:
         """Every modelling assumption in this machine, one line each."""
@@ -393,6 +411,8 @@ class Machine:
         out += [f"walker.{a}" for a in self.walker.assumed]
         out += [f"walker.{p.name}.{a}" for p in self.walker.pwc for a in p.assumed]
         out += [f"costs.{a}" for a in self.costs.assumed]
+        if self.slb is not None:
+            out += [f"{self.slb.name}.{a}" for a in self.slb.assumed]
         if not self.context_switch_source:
             out.append("context_switch")
         out += [f"what-if: {c}" for c in self.changes]
@@ -505,7 +525,8 @@ class Machine:
             for p in w.pwc:
                 lines.append(f"      {p.name}: {p.source}")
         if self.slb is not None:
-            lines.append(f"  SLB {self.slb.entries} entries (256M segments)" + (f"; source: {self.slb.source}" if sources else ""))
+            lines.append(f"  SLB {self.slb.entries} entries (256M segments at every address; 1T segments are not modelled)"
+                         + (f"; source: {self.slb.source}" if sources else ""))
         cs = {"flush": "flushes every TLB and walk cache", "flush-level1": "flushes the level-1 structures (and SLB)", "tagged": "keeps address-space-tagged entries"}[self.context_switch]
         lines.append(f"  context switch: {cs}" + ((f"; source: {self.context_switch_source}" if self.context_switch_source else " (modelling assumption)") if sources else ""))
         if sources:
@@ -562,7 +583,12 @@ def machine(name) -> Machine:
 
 
 def reach_table(names=None):
-    """A tidy DataFrame: one row per machine, side and supported page size, with TLB reach."""
+    """A tidy DataFrame: one row per machine, side and supported page size, with TLB reach.
+
+    ``reach_bytes`` / ``reach`` are what the hardware reaches with a programmable structure
+    (UltraSPARC III Cu's T512_1) programmed to that page size; ``programmed`` names such a
+    structure (empty when none applies), ``reach_unprogrammed_bytes`` is the reach with it left
+    unprogrammed, and ``reach_label`` is ``reach`` marked "(T512_1 programmed)" where the two differ."""
     import pandas as pd
 
     rows = []
@@ -570,7 +596,10 @@ def reach_table(names=None):
         m = machine(n)
         for side in ("data", "instr"):
             for p in m.page_sizes:
-                chain = m.chain(side, p)
+                mp, progs = m.programmed_for(p, side)
+                chain = mp.chain(side, p)
+                r, r0 = mp.reach(p, side), m.reach(p, side)
+                text = format_size(r) if r else "0"
                 rows.append(
                     {
                         "machine": m.name,
@@ -578,9 +607,13 @@ def reach_table(names=None):
                         "page_size": p,
                         "page": format_size(p),
                         "entries": sum(s.entries for s in chain),
-                        "structures": " + ".join(f"{s.name} ({s.entries})" for s in chain) or "none (every access walks)",
-                        "reach_bytes": m.reach(p, side),
-                        "reach": format_size(m.reach(p, side)) if m.reach(p, side) else "0",
+                        "structures": " + ".join(f"{s.name} ({s.entries}{', programmed' if s.name in progs else ''})" for s in chain)
+                        or "none (every access walks)",
+                        "reach_bytes": r,
+                        "reach": text,
+                        "programmed": ", ".join(progs),
+                        "reach_unprogrammed_bytes": r0,
+                        "reach_label": text + (f" ({', '.join(x.split()[-1] for x in progs)} programmed)" if progs and r != r0 else ""),
                     }
                 )
     return pd.DataFrame(rows)

@@ -78,7 +78,7 @@ def _concat(parts: list, xr):
             if name not in ds.indexes and len(c.dims) == 1:
                 aux.setdefault(name, c.dims[0])
     parts = [ds.reset_coords([c for c in aux if c in ds.coords]) for ds in parts]
-    out = xr.concat(parts, dim="run", join="outer", data_vars="all", coords="different", compat="equals", combine_attrs="drop_conflicts")
+    out = xr.concat(parts, dim="run", join="outer", data_vars="all", coords="minimal", compat="equals", combine_attrs="drop_conflicts")
     for name, dim in aux.items():
         values = {}
         agree = True

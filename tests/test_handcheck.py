@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import pagesim
-from pagesim import Layout, Machine, Region, Structure, Walker
+from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
 
 K4 = 4096
 
@@ -65,17 +65,25 @@ def test_fifo_by_hand():
 
 
 def test_radix_walk_references():
-    # x86-64: 4 references for a 4K page, 3 for 2M, with no page-walk cache
-    m = pagesim.machine("opteron-k8").derive(walker=Walker("radix", level_bits=(9, 9, 9, 9)))
+    # x86-64: 4 references for a 4K page, 3 for 2M, with no page-walk cache (the K8 preset has none)
+    m = pagesim.machine("opteron-k8")
+    assert m.walker.pwc == () and "walker.pwc" in m.assumptions
     ds4 = pagesim.simulate(m, "touch", size="4K", page_size="4K")
     ds2 = pagesim.simulate(m, "touch", size="2M", page_size="2M")
     assert int(ds4["walk_refs"].sum()) == 4 and int(ds2["walk_refs"].sum()) == 3
+    # second 4K page in the same 2M region: without a page-walk cache, 4 references again
+    base = 1 << 40
+    ds = pagesim.simulate(m, addresses=np.array([base, base + K4], dtype=np.uint64), layout=Layout.single(2 * K4, K4, start=base))
+    assert ds["walk_refs"].sum().item() == 4 + 4
 
 
 def test_pde_cache_leaves_one_reference():
-    # second 4K page in the same 2M region: the PDE cache hits, one reference (the PTE)
+    # second 4K page in the same 2M region: the PDE cache hits, one reference (the PTE).
+    # A what-if K8 with a 16-entry PDE cache (the K8 preset has none: its walker's source says why)
+    k8 = pagesim.machine("opteron-k8")
+    m = k8.derive(walker=Walker("radix", level_bits=(9, 9, 9, 9), pwc=(PageWalkCache("PDE cache", skip=3, entries=16, ways=16),)))
     base = 1 << 40
-    ds = pagesim.simulate("opteron-k8", addresses=np.array([base, base + K4], dtype=np.uint64), layout=Layout.single(2 * K4, K4, start=base))
+    ds = pagesim.simulate(m, addresses=np.array([base, base + K4], dtype=np.uint64), layout=Layout.single(2 * K4, K4, start=base))
     assert ds["walk_refs"].sum().item() == 4 + 1
     assert int(ds["pwc_hits"].sum()) == 1
 

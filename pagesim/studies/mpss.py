@@ -50,6 +50,16 @@ def total_pct(t) -> float:
     return float(t[(t.cpu == "ttl") & (t.event == "all")]["pct_time"].iloc[0])
 
 
+def user_dtlb_misses(t) -> dict:
+    """User-mode dTLB misses by page size ('8k', '64k', '512k', '4m') of one trapstat -T table: the
+    simulation's (:func:`pagesim.trapstat.trapstat`) or one run of the document's (``mpss_trapstat``
+    rows of one ``output`` and ``run``)."""
+    rows = t[(t["mode"] == "u") & (t["event"] == "dtlb-miss")]
+    if rows["page_size"].duplicated().any():
+        raise ValueError("user_dtlb_misses: give one trapstat -T table (one output and one run)")
+    return {str(r.page_size): int(r.count) for r in rows.itertuples()}
+
+
 def designs(accesses=200_000, seed=0):
     """%tim in TLB handling with an 8K and a 4M heap on UltraSPARC II, III (750 MHz) and III Cu."""
     import pandas as pd

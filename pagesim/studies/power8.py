@@ -3,10 +3,11 @@
 
 Modelling choices (stated): a 4 GiB memory of 64 KiB frames; the pressure environment is the
 document's background thread holding 95% of memory with normal pages, scattered at random (they are
-anonymous pages, so movable); the hugetlb pool is reserved before the pressure starts (a pool is
-reserved up front, at boot or by the administrator); THP faults may compact memory (Linux's default
-THP defrag setting, 'madvise', compacts directly for MADV_HUGEPAGE regions). Random touch: 4096
-random 8-byte writes, enough to touch all 256 64K pages (as the document's equal counts imply).
+anonymous pages, so movable); the hugetlb pool is reserved before the pressure starts (a modelling
+choice: sections V-VI of the document say only that mmap() maps the hugepages, not when or how they were
+reserved); THP faults may compact memory (Linux's default THP defrag setting, 'madvise', compacts
+directly for MADV_HUGEPAGE regions). Random touch: 4096 random 8-byte writes, enough to touch all
+256 64K pages (as the document's equal counts imply).
 """
 from __future__ import annotations
 
