@@ -52,8 +52,9 @@ def cmd_machines(args) -> int:
         m = machine(n)
         reach = []
         for p in m.page_sizes:
-            r = m.reach(p, "data")
-            reach.append(f"{format_size(p)}:{format_size(r) if r else '0'}")
+            r = m.reach(p, "data", programmed=True)  # a programmable TLB (III Cu's T512_1) counted as the OS programs it
+            mark = "*" if r != m.reach(p, "data") else ""
+            reach.append(f"{format_size(p)}:{format_size(r) if r else '0'}{mark}")
         nassumed = len(m.assumptions)
         rows.append((m.name, m.title, ", ".join(reach), f"{nassumed} assumption{'s' if nassumed != 1 else ''}"))
     w0 = max(len(r[0]) for r in rows)
@@ -62,6 +63,8 @@ def cmd_machines(args) -> int:
     print(f"{'preset':<{w0}}  {'processor':<{w1}}  {'data TLB reach per page size (largest level)':<{w2}}  modelling")
     for r in rows:
         print(f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]:<{w2}}  {r[3]}")
+    if any("*" in r[2] for r in rows):
+        print("* with the programmable TLB programmed to that size (Solaris does so once 8 or more such pages are mapped); unprogrammed it adds nothing")
     print("\nSources (every structure's own source and each modelling assumption: pagesim machines --sources NAME):")
     for n in names:
         m = machine(n)

@@ -120,6 +120,9 @@ def test_cli_machines_lists_every_preset_with_sources():
     for name in pagesim.machines():
         assert name in r.stdout
     assert "InstLatx64" in r.stdout and "Sources" in r.stdout
+    # UltraSPARC III Cu's programmable T512_1 counts as programmed (marked), so it differs from the III
+    lines = {ln.split()[0]: ln for ln in r.stdout.splitlines() if ln.startswith("ultrasparc-iii")}
+    assert "4M:2G*" in lines["ultrasparc-iii-cu"] and "4M:64M" in lines["ultrasparc-iii"]
 
 
 def test_cli_simulate_and_errors():
