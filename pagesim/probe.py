@@ -15,8 +15,10 @@ latency of one access, translation included. Two element layouts:
                 curve, whose knees are the data caches (run with THP where available, so the TLB
                 stays out of the way up to the THP reach).
 
-For every size, the 4 KiB and THP mappings exist at once, hold the same cycle, and are timed in
-alternation, ``repeats`` runs each after one untimed warm-up run, so both see the same interference;
+For every size the 4 KiB and THP mappings hold the same cycle; up to 256 MiB each they exist at once
+and are timed in alternation, ``repeats`` runs each after one untimed warm-up run, so both see the
+same interference (larger ones are measured one after the other, to keep the peak memory near the
+largest working set);
 each run is timed with the thread's CPU clock, so time the scheduler gives to other processes is not
 counted. Medians and quartiles are reported. The minor faults taken while the cycle is written (getrusage of this thread) are
 reported beside pagesim's simulation of the same touches, as ``pagesim host`` does.
@@ -82,6 +84,7 @@ class ProbeResult:
     presets: list = field(default_factory=list)
     dropped: list = field(default_factory=list)
     repeats: int = 0
+    one_at_a_time: list = field(default_factory=list)  # sizes whose 4K and THP mappings were measured one after the other
 
     def curve(self, page: str, stride: str = "page"):
         """Median ns per load by size for one curve (a pandas Series; empty if not measured)."""
@@ -243,37 +246,41 @@ def _ns_per_load(words, start: int, loads: int) -> float:
     return (time.thread_time_ns() - t0) / loads
 
 
-def measure_size(size: int, stride: str, pages, repeats: int, rng, quick: bool = False, faults: bool = True) -> list[dict]:
+def measure_size(size: int, stride: str, pages, repeats: int, rng, quick: bool = False, faults: bool = True,
+                 together: bool = True) -> list[dict]:
     """One working set: the same random cycle written into one mapping per page kind in ``pages``
     ('4K', 'THP'), then ``repeats`` rounds timing each mapping in turn (the order alternating), so
-    that the kinds compared see the same interference. Returns one record per kind."""
+    that the kinds compared see the same interference. ``together=False`` measures one kind after
+    the other (one mapping at a time: half the memory). Returns one record per kind."""
     order, succ = _cycle(size, stride, rng)
     if order.size == 0:
         raise ValueError(f"size={size} holds no element with stride {stride!r}")
-    regs, recs = {}, {}
+    recs = {}
     who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # this thread's faults only
-    try:
-        for page in pages:
-            reg = regs[page] = _Region(size, page == "THP")
-            if int(order.max()) >= reg.words.size or int(order.min()) < 0:
-                raise AssertionError("probe cycle outside its mapping")  # cannot happen: the cycle is built for this size
-            resource.getrusage(who)
-            f0 = resource.getrusage(who).ru_minflt
-            reg.words[order] = succ
-            f1 = resource.getrusage(who).ru_minflt
-            huge = _anon_huge_kib(reg.base + reg.off, reg.base + reg.off + reg.span) if page == "THP" else 0
-            recs[page] = {"size": size, "page": page, "stride": stride, "ns": [], "loads": _loads(order.size, quick),
-                          "real_faults": int(f1 - f0), "huge_pages": None if huge is None else huge // 2048,
-                          "huge_pages_expected": reg.span // HUGE if page == "THP" else 0}
-        start = int(order[0])
-        for page in pages:
-            _ns_per_load(regs[page].words, start, recs[page]["loads"])  # warm-up: caches, TLBs, first compilation
-        for r in range(repeats):
-            for page in (pages if r % 2 == 0 else pages[::-1]):
-                recs[page]["ns"].append(_ns_per_load(regs[page].words, start, recs[page]["loads"]))
-    finally:
-        for reg in regs.values():
-            reg.close()
+    start = int(order[0])
+    for group in ([list(pages)] if together else [[p] for p in pages]):
+        regs = {}
+        try:
+            for page in group:
+                reg = regs[page] = _Region(size, page == "THP")
+                if int(order.max()) >= reg.words.size or int(order.min()) < 0:
+                    raise AssertionError("probe cycle outside its mapping")  # cannot happen: the cycle is built for this size
+                resource.getrusage(who)
+                f0 = resource.getrusage(who).ru_minflt
+                reg.words[order] = succ
+                f1 = resource.getrusage(who).ru_minflt
+                huge = _anon_huge_kib(reg.base + reg.off, reg.base + reg.off + reg.span) if page == "THP" else 0
+                recs[page] = {"size": size, "page": page, "stride": stride, "ns": [], "loads": _loads(order.size, quick),
+                              "real_faults": int(f1 - f0), "huge_pages": None if huge is None else huge // 2048,
+                              "huge_pages_expected": reg.span // HUGE if page == "THP" else 0, "alternated": together}
+            for page in group:
+                _ns_per_load(regs[page].words, start, recs[page]["loads"])  # warm-up: caches, TLBs, first compilation
+            for r in range(repeats):
+                for page in (group if r % 2 == 0 else group[::-1]):
+                    recs[page]["ns"].append(_ns_per_load(regs[page].words, start, recs[page]["loads"]))
+        finally:
+            for reg in regs.values():
+                reg.close()
     if faults:
         offs = np.sort(order) * 8
         for page in pages:
@@ -369,12 +376,18 @@ def name_knees(res: ProbeResult) -> list[Knee]:
 
 
 # ------------------------------------------------------------------------------------ the probe
+PAIR_BUDGET = 512 << 20  # the 4K and THP mappings are held at once (and alternated) up to this much in all
+
+
 def measure(min_size="16K", max_size="1G", per_octave: int = 2, repeats: int = 7, line_max="64M", quick: bool = False,
-            seed: int = 0, faults: bool = True, progress: bool = False, presets=None) -> ProbeResult:
+            seed: int = 0, faults: bool = True, progress: bool = False, presets=None, pair_budget=PAIR_BUDGET) -> ProbeResult:
     """Measure this machine: page-stride curves with 4 KiB pages and THP (timed in alternation), a
     line-stride curve up to ``line_max``; the knees found, beside the caches Linux reports and the
-    closest presets' TLB reach. ``quick``: at most 64 MiB and 5 repeats. Sizes whose
-    mappings would not fit in half the available memory are left out. Raises RuntimeError off Linux."""
+    closest presets' TLB reach. ``quick``: at most 64 MiB and 5 repeats. The 4K and THP mappings
+    of one size are held at once and timed in alternation while together they fit in
+    ``pair_budget`` (512 MiB); larger sizes are measured one mapping after the other, so the peak
+    memory is about the largest size. Sizes whose mapping would not fit in half the available
+    memory are left out. Raises RuntimeError off Linux."""
     import pandas as pd
 
     reason = why_not(False)
@@ -393,7 +406,8 @@ def measure(min_size="16K", max_size="1G", per_octave: int = 2, repeats: int = 7
     thp_reason = why_not(True)
     pages = ["4K"] + (["THP"] if thp_reason is None else [])
     cap = memory_limit()
-    kept = [s for s in sizes if len(pages) * (-(-s // HUGE) + 1) * HUGE <= cap]
+    budget = parse_size(pair_budget, "pair_budget")
+    kept = [s for s in sizes if (-(-s // HUGE) + 1) * HUGE <= cap]
     if not kept:
         raise RuntimeError(f"not even {format_size(sizes[0])} fits in half the available memory ({format_size(cap)})")
     dropped = sizes[len(kept):]
@@ -410,7 +424,8 @@ def measure(min_size="16K", max_size="1G", per_octave: int = 2, repeats: int = 7
     t0 = time.perf_counter()
     recs = []
     for s, st, pg in jobs:
-        recs += measure_size(s, st, pg, repeats, rng, quick=quick, faults=faults and st == "page")
+        together = len(pg) * (-(-s // HUGE) + 1) * HUGE <= budget
+        recs += measure_size(s, st, pg, repeats, rng, quick=quick, faults=faults and st == "page", together=together)
         if bar is not None:
             bar.update(1)
     if bar is not None:
@@ -423,8 +438,9 @@ def measure(min_size="16K", max_size="1G", per_octave: int = 2, repeats: int = 7
     med["loads"] = [loads[k] for k in zip(med["size"], med["page"], med["stride"])]
     fl = pd.DataFrame([{k: r.get(k) for k in ("size", "page", "real_faults", "simulated_faults", "huge_pages", "huge_pages_expected")}
                        for r in recs if r["stride"] == "page"])
+    alone = sorted({r["size"] for r in recs if not r["alternated"] and len(pages) > 1 and r["stride"] == "page"})
     res = ProbeResult(runs=runs, medians=med, faults=fl, thp=thp_reason, cpu=cpu_description(), seconds=time.perf_counter() - t0,
-                      presets=presets, dropped=dropped, repeats=repeats)
+                      presets=presets, dropped=dropped, repeats=repeats, one_at_a_time=alone)
     res.knees = name_knees(res)
     return res
 
@@ -484,6 +500,9 @@ def table(res: ProbeResult) -> str:
         ratio = f"{p4[s] / pt[s]:6.2f}" if s in pt.index else f"{'-':>6}"
         lv = f"{ln[s]:8.1f}" if s in ln.index else f"{'':>8}"
         out.append(f"{format_size(int(s)):>11}  {p4[s]:8.1f}  {t}  {ratio}  {lv}  {faults(s, '4K'):>19}  {faults(s, 'THP'):>19}")
+    if res.one_at_a_time:
+        out.append(f"(from {format_size(res.one_at_a_time[0])} on, 4K and THP were measured one after the other, not in alternation: "
+                   "both mappings at once would exceed the memory budget)")
     if res.dropped:
         out.append(f"(left out, beyond half the available memory: {', '.join(map(format_size, res.dropped))})")
     out += ["", "knees (median latency rises by more than 15% from one size to the next, and stays up), with what lies there:"]
