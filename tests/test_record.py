@@ -23,10 +23,10 @@ def _lackey_lines(path):
 
 @needs_valgrind
 def test_cli_record_ls_round_trip(tmp_path):
-    out = tmp_path / "ls.txt.gz"
-    r = _cli("trace", "record", "-o", str(out), "--", "ls", "-l", str(tmp_path))
+    r = _cli("trace", "record", "--", "ls", "-l", cwd=tmp_path)  # exactly the command of the issue
     assert r.returncode == 0, r.stderr
-    assert out.is_file() and not (tmp_path / "ls.txt.gz.part").exists()
+    out = tmp_path / "ls-lackey.txt.gz"  # the default name: <program>-lackey.txt.gz in the current folder
+    assert out.is_file() and not (tmp_path / "ls-lackey.txt.gz.part").exists()
     tr = read_trace(out)
     lines = _lackey_lines(out)
     assert tr.accesses == lines == R.count_lines(out) > 10_000

@@ -60,7 +60,13 @@ def test_load_window_and_errors(gups):
         Y.load("chase", start=10_000_000)
     with pytest.raises(ValueError, match="max_accesses=0 must be"):
         Y.load("chase", max_accesses=0)
-    assert gups.n == 40_000 and (gups.kinds == 0).all()
+    assert gups.n == 40_000 and (gups.kinds == 0).all() and gups.name == "gups"
+
+
+def test_a_copy_of_a_shipped_trace_keeps_its_own_name(tmp_path):
+    copy = tmp_path / "ls-lackey.txt.gz"
+    copy.write_bytes(Y.shipped_traces()["chase"].read_bytes())
+    assert Y.load(str(copy), max_accesses=10).name == "ls-lackey.txt.gz"
 
 
 def test_sweep_equals_direct_simulate_of_the_file():

@@ -130,7 +130,7 @@ def load(trace, max_accesses: int = 2_000_000, start: int = 0) -> Sample:
         seen += a.size
         if seen >= start + max_accesses:
             break
-    name = next((k for k, v in SHIPPED.items() if path.name == v), path.name)
+    name = next((k for k, v in shipped_traces().items() if path.resolve() == v.resolve()), path.name)
     return Sample(str(path), name, tr.format, tr.accesses, int(start), np.concatenate(a_parts), np.concatenate(k_parts))
 
 
