@@ -27,7 +27,7 @@ import numpy as np
 
 from .._kernels.reuse import stack_distances
 from ..machines import Structure, machine, machines
-from ..traces import read_trace
+from ..traces import Trace, detect_format, read_trace
 from ..units import format_size, parse_page_size
 
 SHIPPED = {
@@ -111,27 +111,30 @@ class Sample:
 
 
 def load(trace, max_accesses: int = 2_000_000, start: int = 0) -> Sample:
-    """Check the trace (every line, :func:`pagesim.traces.read_trace`) and keep ``max_accesses``
-    accesses from ``start`` in memory (about 9 bytes each)."""
+    """Read the trace once, checking every line as :func:`pagesim.traces.read_trace` does (a
+    malformed line is named with its number), and keep ``max_accesses`` accesses from ``start`` in
+    memory (about 9 bytes each)."""
     for name, v, lo in (("max_accesses", max_accesses, 1), ("start", start, 0)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
             raise ValueError(f"{name}={v!r} must be a whole number >= {lo}")
     path = resolve(trace)
-    tr = read_trace(path)
-    if start >= tr.accesses:
-        raise ValueError(f"start={start:,} is beyond the trace's {tr.accesses:,} accesses")
+    fmt = detect_format(path)
+    # the reader's own chunked parser, asked for every access with its kind (0 data, 1 instruction)
+    reader = Trace(path=str(path), format=fmt, instructions=True, accesses=0, instr_accesses=1)
     a_parts, k_parts, seen = [], [], 0
-    for a, k in tr.chunks():
+    for a, k in reader.chunks():
         k = np.zeros(a.size, np.uint8) if k is None else k
         lo, hi = max(start - seen, 0), min(start + max_accesses - seen, a.size)
         if hi > lo:
             a_parts.append(a[lo:hi])
             k_parts.append(k[lo:hi])
         seen += a.size
-        if seen >= start + max_accesses:
-            break
+    if seen == 0:
+        raise ValueError(f"trace {str(path)!r} holds no accesses")
+    if start >= seen:
+        raise ValueError(f"start={start:,} is beyond the trace's {seen:,} accesses")
     name = next((k for k, v in shipped_traces().items() if path.resolve() == v.resolve()), path.name)
-    return Sample(str(path), name, tr.format, tr.accesses, int(start), np.concatenate(a_parts), np.concatenate(k_parts))
+    return Sample(str(path), name, fmt, seen, int(start), np.concatenate(a_parts), np.concatenate(k_parts))
 
 
 # ------------------------------------------------------------------------------ footprint, reuse
@@ -139,17 +142,26 @@ def all_page_sizes(names=None) -> list[int]:
     return sorted({p for n in (names or machines()) for p in machine(n).page_sizes})
 
 
+def _distinct(sorted_pages: np.ndarray, shift: int) -> int:
+    """Distinct values of ``sorted_pages >> shift`` (the input sorted and unique)."""
+    if sorted_pages.size == 0:
+        return 0
+    v = sorted_pages >> np.uint64(shift)
+    return int(np.count_nonzero(v[1:] != v[:-1])) + 1
+
+
 def footprint(s: Sample, page_sizes=None):
     """Distinct pages touched, by page size and kind, and the memory they map."""
     import pandas as pd
 
+    sizes = [parse_page_size(p) for p in (page_sizes or all_page_sizes())]
+    g = min(sizes).bit_length() - 1  # every page size is a power of two: count from the smallest pages
+    base = {k: np.unique(a >> np.uint64(g)) for k, a in (("data", s.addresses[s.kinds == 0]), ("instr", s.addresses[s.kinds == 1]),
+                                                         ("all", s.addresses))}
     rows = []
-    for p in page_sizes or all_page_sizes():
-        p = parse_page_size(p)
-        sh = np.uint64(p.bit_length() - 1)
-        d = int(np.unique(s.addresses[s.kinds == 0] >> sh).size)
-        i = int(np.unique(s.addresses[s.kinds == 1] >> sh).size)
-        a = int(np.unique(s.addresses >> sh).size)
+    for p in sizes:
+        sh = p.bit_length() - 1 - g
+        d, i, a = (_distinct(base[k], sh) for k in ("data", "instr", "all"))
         rows.append({"page_size": p, "page": format_size(p), "data pages": d, "instruction pages": i, "pages": a,
                      "data footprint": d * p, "mapped": a * p})
     df = pd.DataFrame(rows)
@@ -250,6 +262,16 @@ def sweep_presets(s: Sample, names=None, progress: bool = False):
     if bar is not None:
         bar.close()
     return pd.DataFrame(rows)
+
+
+def pivot(table, value: str, scale: float = 1.0, digits: int = 2):
+    """``value`` by preset (rows, in the table's order) and page size (columns, smallest first);
+    blank where a preset lacks the page size."""
+    pv = table.pivot_table(index="machine", columns="page_size", values=value, sort=False) * scale
+    pv = pv[sorted(pv.columns)].round(digits)
+    pv.columns = [format_size(int(c)) for c in pv.columns]
+    pv.columns.name = "page"
+    return pv.astype(object).where(pv.notna(), "")
 
 
 @dataclass
