@@ -52,6 +52,56 @@ def knee_table(res: ProbeResult):
                           "what lies there": k.meaning} for k in res.knees])
 
 
+def _knee_near(res: ProbeResult, curve: str, sizes) -> object:
+    """The knee of ``curve`` whose transition (start/sqrt(2) .. end) holds one of ``sizes``, or None."""
+    for k in res.knees:
+        if k.curve == curve and any(k.start / 2 ** 0.5 <= c <= k.end for c in sizes):
+            return k
+    return None
+
+
+def located(res: ProbeResult):
+    """The knees the issue names (L1 and L2 TLB reach, the data caches), each located on its curve
+    beside what the closest presets (TLB) or Linux (caches) say: one row per structure."""
+    import pandas as pd
+
+    from ..probe import cache_sizes
+
+    pr = preset_reach(res.presets)
+    line_page = "THP" if res.thp is None else "4K"
+
+    def reach(page, level):
+        r = pr[(pr["page"] == page) & (pr["level"] == level)]
+        return [(f"{x['preset']} {format_size(int(x['reach']))}", int(x["reach"])) for _, x in r.iterrows()]
+
+    targets = [("L1 DTLB reach, 4K pages", "4K pages, page stride", reach("4K", 1)),
+               ("L2 TLB reach, 4K pages", "4K pages, page stride", reach("4K", 2))]
+    if res.thp is None:
+        targets.append(("L1 DTLB reach, 2M pages", "THP pages, page stride", reach("2M", 1)))
+    for name, size in cache_sizes():
+        targets.append((name, f"{line_page} pages, line stride", [(f"Linux: {format_size(size)}", size)]))
+    rows = []
+    line_max = res.curve(line_page, "line").index.max() if len(res.curve(line_page, "line")) else 0
+    for what, curve, cands in targets:
+        if not cands:
+            continue
+        k = _knee_near(res, curve, [c for _, c in cands])
+        beyond = curve.endswith("line stride") and min(c for _, c in cands) > line_max
+        rows.append({"structure": what, "curve": curve, "expected (closest presets or Linux)": ", ".join(n for n, _ in cands),
+                     "measured knee": (f"{format_size(k.start)} -> {format_size(k.end)} ({k.before_ns:.1f} -> {k.after_ns:.1f} ns)" if k else
+                                       ("beyond the sizes measured" if beyond else "no knee there")),
+                     "start": k.start if k else None})
+    if res.thp is None:
+        k4 = _knee_near(res, "4K pages, page stride", [c for _, c in reach("4K", 1)])
+        kt = _knee_near(res, "THP pages, page stride", [c for _, c in reach("4K", 1)])
+        rows.append({"structure": "THP curve at the 4K L1 DTLB reach", "curve": "THP pages, page stride",
+                     "expected (closest presets or Linux)": "no knee: 2M entries reach " + ", ".join(n for n, _ in reach("2M", 1)),
+                     "measured knee": (f"{format_size(kt.start)} -> {format_size(kt.end)}: huge pages held as 4K TLB entries here "
+                                       "(a host that backs this machine with 4 KiB pages?)") if kt and k4 else "no knee there",
+                     "start": kt.start if kt else None})
+    return pd.DataFrame(rows)
+
+
 def simulated_chase(res: ProbeResult, preset: str | None = None, seed: int = 0):
     """pagesim's walks per load for the probe's page-stride chase on ``preset`` (default: the
     closest), 4K and 2M pages, at every measured size that is a power of two. The chase visits the same random cycle of one
@@ -96,4 +146,4 @@ def reach_marks(presets):
     return [(f"{r['preset']} L{r['level']} {r['page']}", int(r["reach"])) for _, r in pr.iterrows()]
 
 
-__all__ = ["curves", "fault_table", "knee_table", "simulated_chase", "first_walks", "reach_marks", "thp_direction", "l2_reach_4k"]
+__all__ = ["curves", "fault_table", "knee_table", "located", "simulated_chase", "first_walks", "reach_marks", "thp_direction", "l2_reach_4k"]
