@@ -4,6 +4,8 @@
     pagesim simulate --machine skylake --workload random --working-set 1G --page-size 4K [--accesses N]
     pagesim demo
     pagesim host [--size 64M ...] [--offset 0]
+    pagesim trace record [-o OUT] [--data-only] [--limit N] -- CMD [ARG ...]
+    pagesim probe [--quick] [--max-size 1G] [--repeats 7]
 
 Bad input (a bad option value, a missing or malformed trace file) is reported in one line,
 ``pagesim: error: ...``, on standard error with exit status 2, never a traceback. Progress bars go
@@ -213,6 +215,44 @@ def cmd_host(args) -> int:
     return 1 if bad else 0
 
 
+def _whole(option: str, value, lo: int, hi: int) -> int:
+    try:
+        v = int(str(value).replace("_", ""))
+    except ValueError:
+        raise ValueError(f"{option} {value!r} must be a whole number in {lo}..{hi}") from None
+    if not lo <= v <= hi:
+        raise ValueError(f"{option} {v} is out of range: allowed {lo}..{hi}")
+    return v
+
+
+def cmd_trace(args) -> int:
+    """Record a program's memory trace with valgrind lackey (pagesim.record)."""
+    import subprocess
+
+    from .record import record
+
+    limit = None if args.limit is None else _whole("--limit", args.limit, 1, 1 << 40)
+    try:
+        rec = record(args.command, out=args.output, data_only=args.data_only, limit=limit,
+                     program_output=subprocess.DEVNULL if args.quiet_program else None)
+    except OSError as e:
+        raise RuntimeError(f"cannot write the trace: {e}") from None
+    print(rec)
+    print(f"simulate it: pagesim simulate --machine skylake --trace {rec.path} --page-size 4K")
+    return 0
+
+
+def cmd_probe(args) -> int:
+    """This machine's translation, measured: pointer-chase latency, 4K pages vs THP (pagesim.probe)."""
+    from .probe import measure, table
+
+    res = measure(min_size=args.min_size, max_size=args.max_size, per_octave=_whole("--per-octave", args.per_octave, 1, 8),
+                  repeats=_whole("--repeats", args.repeats, 1, 101), line_max=args.line_max, quick=args.quick,
+                  seed=_whole("--seed", args.seed, 0, (1 << 63) - 1), progress=not args.quiet)
+    print(table(res))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="pagesim", description="Simulate TLBs, page walks and page faults.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -233,6 +273,23 @@ def main(argv=None) -> int:
     h = sub.add_parser("host", help="real page faults of an mmap on this Linux machine beside the simulation's")
     h.add_argument("--size", action="append", help="region size, a multiple of 4K such as 3M or 2M+4K; repeat for more (default 64M)")
     h.add_argument("--offset", default="0", help="where the region starts past a 2M boundary, a multiple of 4K below 2M (default 0)")
+    t = sub.add_parser("trace", help="record a program's memory trace: pagesim trace record [-o OUT] -- CMD [ARG ...]")
+    tsub = t.add_subparsers(dest="trace_cmd", required=True)
+    tr = tsub.add_parser("record", help="run CMD under valgrind lackey and stream its memory trace into a gzip file")
+    tr.add_argument("-o", "--output", help="the trace file (default: <program>-lackey.txt.gz; .gz compresses)")
+    tr.add_argument("--data-only", action="store_true", help="drop instruction fetches (about 3/4 of a lackey trace)")
+    tr.add_argument("--limit", help="stop the program after this many accesses")
+    tr.add_argument("--quiet-program", action="store_true", help="discard the program's own output")
+    tr.add_argument("command", nargs=argparse.REMAINDER, help="the command to trace, after --")
+    pr = sub.add_parser("probe", help="measure this machine: pointer-chase latency over working sets, 4K pages vs THP, and the knees")
+    pr.add_argument("--min-size", default="16K", help="smallest working set (default 16K)")
+    pr.add_argument("--max-size", default="1G", help="largest working set (default 1G; capped to half the available memory)")
+    pr.add_argument("--per-octave", default="2", help="working sets per doubling (default 2)")
+    pr.add_argument("--repeats", default="7", help="timed runs per working set and page kind (default 7); medians are reported")
+    pr.add_argument("--line-max", default="64M", help="largest working set of the line-stride (cache) curve (default 64M)")
+    pr.add_argument("--quick", action="store_true", help="at most 64M, 5 repeats (about 10 seconds)")
+    pr.add_argument("--seed", default="0")
+    pr.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_parser("notebooks", help="execute every notebook with papermill and write the validation report (--quick, --out DIR)", add_help=False)
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -241,7 +298,8 @@ def main(argv=None) -> int:
 
             return notebooks_main(argv[1:])
         args = ap.parse_args(argv)
-        return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo, "host": cmd_host}[args.cmd](args)
+        return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo, "host": cmd_host, "trace": cmd_trace,
+                "probe": cmd_probe}[args.cmd](args)
     except USER_ERRORS as e:
         print(f"pagesim: error: {_one_line(e)}", file=sys.stderr)
         return 2

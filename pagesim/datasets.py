@@ -166,7 +166,7 @@ def readme() -> str:
         "in one line: `pagesim.datasets.load(name)` returns a pandas DataFrame whose `attrs` carry the",
         "document, section, units and column meanings. Figures are copied as the documents print them;",
         "a bound or range stays a bound or range. This file is generated from `catalog.toml`",
-        "(`python -m pagesim.datasets --readme > datasets/README.md`); `traces/` holds a real memory trace.",
+        "(`python -m pagesim.datasets --readme > datasets/README.md`); `traces/` holds real memory traces.",
         "",
         "## Documents",
         "",
@@ -188,8 +188,9 @@ def readme() -> str:
     out += [
         "## traces/",
         "",
-        "`traces/ls-lackey.txt.gz`: a real program's memory trace recorded with valgrind lackey; how it",
-        "was recorded is in `traces/README.md`. Read it with `pagesim.traces.read_trace`.",
+        "`traces/ls-lackey.txt.gz`: a real program's memory trace recorded with valgrind lackey; beside it",
+        "the traces of three small C programs (`traces/programs/`: random updates, a stream, a pointer chase).",
+        "How each was recorded is in `traces/README.md`. Read them with `pagesim.traces.read_trace`.",
         "",
     ]
     return "\n".join(out)

@@ -73,3 +73,65 @@ def reach(df, title="TLB reach of every preset (largest level, data side)", ax=N
     for t in ax.get_xticklabels():
         t.set_ha("right")
     return ax
+
+
+def mark_sizes(ax, marks, unit: float = 2**20, color="0.4"):
+    """Dashed vertical lines at sizes in bytes (``marks``: (label, bytes) pairs; x axis in ``unit``),
+    each labelled at the top; lines at the same size share one label."""
+    import matplotlib.transforms as mtransforms
+
+    trans = mtransforms.blended_transform_factory(ax.transData, ax.transAxes)
+    by_x: dict[float, list[str]] = {}
+    for label, b in marks:
+        by_x.setdefault(b / unit, []).append(label)
+    lo, hi = ax.get_xlim()
+    for x, labels in sorted(by_x.items()):
+        if not lo <= x <= hi:
+            continue
+        ax.axvline(x, color=color, ls="--", lw=0.8)
+        ax.text(x, 0.98, " / ".join(labels), transform=trans, rotation=90, va="top", ha="right", fontsize=7, color=color)
+    return ax
+
+
+def points(df, x, y, hue=None, style=None, title="", xlabel=None, ylabel=None, logx=True, logy=True, ax=None, hue_order=None):
+    """A scatter plot of ``y`` against ``x`` (log x; y on a scale linear below 0.01, so zeros show)."""
+    sns = _setup()
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 4))
+    sns.scatterplot(data=df, x=x, y=y, hue=hue, style=style, ax=ax, hue_order=hue_order)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("symlog", linthresh=0.01)
+        ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    if hue is not None or style is not None:
+        ax.legend(bbox_to_anchor=(1.01, 1), loc="upper left", fontsize=8)
+    return ax
+
+
+def latency(df, x="working set MiB", y="median_ns", lo="q1_ns", hi="q3_ns", curve="curve", marks=(), title="", ax=None):
+    """Latency curves on log-log axes, each with its quartile band in the same colour, and dashed
+    lines at ``marks`` ((label, bytes) pairs; x in MiB)."""
+    sns = _setup()
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 4.5))
+    names = list(dict.fromkeys(df[curve]))
+    for name, color in zip(names, sns.color_palette(n_colors=len(names))):
+        g = df[df[curve] == name].sort_values(x)
+        ax.plot(g[x], g[y], marker="o", ms=4, color=color, label=name)
+        ax.fill_between(g[x], g[lo], g[hi], color=color, alpha=0.25, lw=0)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel("ns per load")
+    ax.set_title(title)
+    ax.legend(loc="lower right")
+    mark_sizes(ax, marks)
+    return ax

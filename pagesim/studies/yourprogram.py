@@ -1,0 +1,420 @@
+"""Your program's trace (notebook 06): which page size would help it, on every preset.
+
+From a memory trace (valgrind lackey, Dinero din, or hex; recorded with ``pagesim trace record`` or
+one of the shipped traces) this module computes
+
+- the footprint: distinct pages touched for every page size a preset offers, and the memory those
+  pages would map;
+- reuse: each access's LRU stack distance in pages, hence the misses of a fully associative LRU TLB
+  of any number of entries (a working-set curve, reach on the x axis);
+- every preset x each of its page sizes in one ``sweep`` per preset: walks per 1,000 accesses,
+  the modelled translation share, reach beside footprint;
+- a recommendation per preset with its reason, and one sentence over all presets;
+- how much the answer depends on the part of the trace simulated.
+
+The recommendation rule (stated, so it can be argued with): among page sizes no smaller than the
+preset's base page that map at most ``max_bloat`` (2) times the memory the program touches with
+base pages, take the smallest whose walks are within 10% (or 0.1 per 1,000 accesses) of the fewest.
+Walks are counted by the simulator, not modelled; translation share uses the cost model, whose
+parameters are modelling assumptions (``pagesim machines --sources``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .._kernels.reuse import stack_distances
+from ..machines import Structure, machine, machines
+from ..traces import Trace, detect_format, read_trace
+from ..units import format_size, parse_page_size
+
+SHIPPED = {
+    "ls": "ls-lackey.txt.gz",
+    "gups": "gups-lackey.txt.gz",
+    "stream": "stream-lackey.txt.gz",
+    "chase": "chase-lackey.txt.gz",
+}
+ABOUT = {  # how each was recorded: datasets/traces/README.md and record.sh
+    "ls": "GNU ls listing /, every access (instruction fetches too)",
+    "gups": "programs/gups.c: 60,000 random read-modify-writes over a 256 MiB table; data accesses only",
+    "stream": "programs/stream.c: STREAM triad over 3 x 1 MiB arrays, 2 passes (AVX2); data accesses only",
+    "chase": "programs/chase.c: 60,000 hops of a linked list of 8,192 nodes scattered over 16 MiB; data accesses only",
+}
+MAX_BLOAT = 2.0
+WALK_TOLERANCE = 0.10  # relative
+WALK_TOLERANCE_PER_1000 = 0.1  # absolute, walks per 1,000 accesses
+
+
+def _traces_dir():
+    from ..datasets import _root
+
+    return _root().joinpath("traces")
+
+
+def shipped_traces() -> dict[str, Path]:
+    """The traces shipped in datasets/traces/, by name: ls, gups, stream, chase."""
+    d = _traces_dir()
+    return {k: Path(str(d.joinpath(v))) for k, v in SHIPPED.items()}
+
+
+def shipped_table():
+    """The shipped traces: name, file, compressed size, what each is."""
+    import pandas as pd
+
+    return pd.DataFrame([{"trace": k, "file": v.name, "MB (gzip)": round(v.stat().st_size / 1e6, 2), "what": ABOUT[k]}
+                         for k, v in shipped_traces().items()])
+
+
+def resolve(trace) -> Path:
+    """A shipped trace's name, or the path of any lackey, din or hex file (.gz allowed)."""
+    if isinstance(trace, str) and trace in SHIPPED:
+        return shipped_traces()[trace]
+    p = Path(trace)
+    if not p.is_file():
+        raise ValueError(f"trace={str(trace)!r} is neither a shipped trace ({', '.join(SHIPPED)}) nor a file")
+    return p
+
+
+@dataclass
+class Sample:
+    """The part of a trace that is analysed: ``addresses`` and ``kinds`` (0 data, 1 instruction)."""
+
+    path: str
+    name: str
+    format: str
+    total: int  # accesses in the file
+    start: int
+    addresses: np.ndarray
+    kinds: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.addresses.size)
+
+    @property
+    def whole(self) -> bool:
+        return self.start == 0 and self.n == self.total
+
+    @property
+    def data(self) -> np.ndarray:
+        return self.addresses[self.kinds == 0]
+
+    def window(self, lo: int, hi: int) -> "Sample":
+        return Sample(self.path, self.name, self.format, self.total, self.start + lo, self.addresses[lo:hi], self.kinds[lo:hi])
+
+    def describe(self) -> str:
+        part = "the whole trace" if self.whole else f"accesses {self.start:,} to {self.start + self.n:,} of {self.total:,}"
+        ni = int((self.kinds == 1).sum())
+        return f"{self.name}: {part} ({self.n:,} accesses: {self.n - ni:,} data, {ni:,} instruction fetches)"
+
+
+def load(trace, max_accesses: int = 2_000_000, start: int = 0) -> Sample:
+    """Read the trace once, checking every line as :func:`pagesim.traces.read_trace` does (a
+    malformed line is named with its number), and keep ``max_accesses`` accesses from ``start`` in
+    memory (about 9 bytes each)."""
+    for name, v, lo in (("max_accesses", max_accesses, 1), ("start", start, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ValueError(f"{name}={v!r} must be a whole number >= {lo}")
+    path = resolve(trace)
+    fmt = detect_format(path)
+    # the reader's own chunked parser, asked for every access with its kind (0 data, 1 instruction)
+    reader = Trace(path=str(path), format=fmt, instructions=True, accesses=0, instr_accesses=1)
+    a_parts, k_parts, seen = [], [], 0
+    for a, k in reader.chunks():
+        k = np.zeros(a.size, np.uint8) if k is None else k
+        lo, hi = max(start - seen, 0), min(start + max_accesses - seen, a.size)
+        if hi > lo:
+            a_parts.append(a[lo:hi])
+            k_parts.append(k[lo:hi])
+        seen += a.size
+    if seen == 0:
+        raise ValueError(f"trace {str(path)!r} holds no accesses")
+    if start >= seen:
+        raise ValueError(f"start={start:,} is beyond the trace's {seen:,} accesses")
+    name = next((k for k, v in shipped_traces().items() if path.resolve() == v.resolve()), path.name)
+    return Sample(str(path), name, fmt, seen, int(start), np.concatenate(a_parts), np.concatenate(k_parts))
+
+
+# ------------------------------------------------------------------------------ footprint, reuse
+def all_page_sizes(names=None) -> list[int]:
+    return sorted({p for n in (names or machines()) for p in machine(n).page_sizes})
+
+
+def _distinct(sorted_pages: np.ndarray, shift: int) -> int:
+    """Distinct values of ``sorted_pages >> shift`` (the input sorted and unique)."""
+    if sorted_pages.size == 0:
+        return 0
+    v = sorted_pages >> np.uint64(shift)
+    return int(np.count_nonzero(v[1:] != v[:-1])) + 1
+
+
+def footprint(s: Sample, page_sizes=None):
+    """Distinct pages touched, by page size and kind, and the memory they map."""
+    import pandas as pd
+
+    sizes = [parse_page_size(p) for p in (page_sizes or all_page_sizes())]
+    g = min(sizes).bit_length() - 1  # every page size is a power of two: count from the smallest pages
+    base = {k: np.unique(a >> np.uint64(g)) for k, a in (("data", s.addresses[s.kinds == 0]), ("instr", s.addresses[s.kinds == 1]),
+                                                         ("all", s.addresses))}
+    rows = []
+    for p in sizes:
+        sh = p.bit_length() - 1 - g
+        d, i, a = (_distinct(base[k], sh) for k in ("data", "instr", "all"))
+        rows.append({"page_size": p, "page": format_size(p), "data pages": d, "instruction pages": i, "pages": a,
+                     "data footprint": d * p, "mapped": a * p})
+    df = pd.DataFrame(rows)
+    df["mapped vs 4K"] = df["mapped"] / float(df.loc[df["page_size"] == 4096, "mapped"].iloc[0]) if (df["page_size"] == 4096).any() else np.nan
+    return df
+
+
+def reuse_distances(addresses, page_size) -> np.ndarray:
+    """LRU stack distance of every access at ``page_size`` granularity (-1: first touch)."""
+    p = parse_page_size(page_size)
+    a = np.asarray(addresses, dtype=np.uint64)
+    if a.ndim != 1:
+        raise ValueError(f"addresses must be 1-D, got shape {a.shape}")
+    _, ids = np.unique(a >> np.uint64(p.bit_length() - 1), return_inverse=True)
+    ids = ids.astype(np.int64).ravel()
+    n_ids = int(ids.max()) + 1 if ids.size else 0
+    if ids.size and (int(ids.min()) < 0 or n_ids > ids.size):
+        raise AssertionError("page ids out of range")  # cannot happen: np.unique's inverse indexes its own output
+    return stack_distances(ids, n_ids)
+
+
+def lru_misses(distances: np.ndarray, entries) -> np.ndarray:
+    """Misses of a fully associative LRU TLB with each number of ``entries``: first touches plus
+    accesses whose reuse distance is at least the entry count."""
+    d = np.asarray(distances)
+    cold = int((d < 0).sum())
+    warm = np.sort(d[d >= 0])
+    e = np.asarray(entries, dtype=np.int64)
+    return cold + (warm.size - np.searchsorted(warm, e, side="left"))
+
+
+def reuse_curve(s: Sample, page_sizes=("4K", "64K", "2M"), data_only: bool = True, max_entries: int = 1 << 18):
+    """The working-set curve: misses per 1,000 accesses of a fully associative LRU TLB against its
+    entries and reach (entries x page size), for each page size."""
+    import pandas as pd
+
+    a = s.data if data_only else s.addresses
+    entries = np.unique(np.round(2 ** np.arange(0, np.log2(max_entries) + 0.01, 0.25)).astype(np.int64))
+    rows = []
+    for p in page_sizes:
+        p = parse_page_size(p)
+        m = lru_misses(reuse_distances(a, p), entries)
+        for n, x in zip(entries, m):
+            rows.append({"page": format_size(p), "page_size": p, "entries": int(n), "reach": int(n) * p,
+                         "misses": int(x), "misses per 1000": 1000 * x / a.size})
+    return pd.DataFrame(rows)
+
+
+def lru_machine(entries: int, page_size="4K", like: str = "skylake"):
+    """A machine with one fully associative LRU TLB of ``entries`` entries for ``page_size`` pages
+    (data and instructions): its walks must equal :func:`lru_misses` of the reuse distances."""
+    p = parse_page_size(page_size)
+    s = Structure(name=f"TLB {entries}", level=1, side="unified", entries=int(entries), ways=int(entries), sizes=(p,),
+                  source="what-if: one fully associative LRU TLB (the reuse-distance check)", assumed=("entries", "ways"))
+    return machine(like).derive(name=f"lru-{entries}x{format_size(p)}", structures=(s,))
+
+
+# ------------------------------------------------------------------------------ every preset
+def sweep_presets(s: Sample, names=None, progress: bool = False):
+    """Every preset x each of its page sizes: one :func:`pagesim.sweep` per preset over its page
+    sizes, on the sample's addresses. A tidy DataFrame, one row per (machine, page size)."""
+    import pandas as pd
+
+    from ..sweep import sweep
+
+    fp = footprint(s, all_page_sizes(names)).set_index("page_size")
+    rows = []
+    names = list(names or machines())
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(names), desc="presets", unit="preset")
+    for n in names:
+        m = machine(n)
+        ds = sweep({"page_size": list(m.page_sizes)}, machine=m, addresses=s.addresses, kinds=s.kinds,
+                   specialize=False, progress=False)
+        walks = ds["walks"].sum(["side", "mapped_page_size"])
+        dwalks = ds["walks"].sel(side="data").sum("mapped_page_size")
+        trans = ds["cycles"].sel(component=["tlb_hit_latency", "walk", "slb_miss"]).sum(["component", "mapped_page_size"])
+        acc = ds["accesses"].sum(["side", "mapped_page_size"])
+        touched = ds["pages_touched"].sum("mapped_page_size")
+        for p in m.page_sizes:
+            reach = m.reach(p, "data")
+            n_acc = int(acc.sel(page_size=p))
+            rows.append({
+                "machine": m.name, "page": format_size(p), "page_size": p, "base": p == m.base_page,
+                "accesses": n_acc, "walks": int(walks.sel(page_size=p)), "data walks": int(dwalks.sel(page_size=p)),
+                "walks per 1000": 1000 * int(walks.sel(page_size=p)) / n_acc,
+                "translation share": float(ds["translation_share"].sel(page_size=p)),
+                "translation cycles per access": float(trans.sel(page_size=p)) / n_acc,
+                "pages touched": int(touched.sel(page_size=p)),
+                "reach": reach, "data footprint": int(fp.loc[p, "data footprint"]), "mapped": int(fp.loc[p, "mapped"]),
+                "covers": reach >= int(fp.loc[p, "data footprint"]),
+            })
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return pd.DataFrame(rows)
+
+
+def pivot(table, value: str, scale: float = 1.0, digits: int = 2):
+    """``value`` by preset (rows, in the table's order) and page size (columns, smallest first);
+    blank where a preset lacks the page size."""
+    pv = table.pivot_table(index="machine", columns="page_size", values=value, sort=False) * scale
+    pv = pv[sorted(pv.columns)].round(digits)
+    pv.columns = [format_size(int(c)) for c in pv.columns]
+    pv.columns.name = "page"
+    return pv.astype(object).where(pv.notna(), "")
+
+
+@dataclass
+class Recommendation:
+    text: str
+    per_machine: object  # DataFrame: machine, base, recommended, reason, walks per 1000 (base, recommended), ...
+
+    def __str__(self):
+        return self.text
+
+
+def human(b) -> str:
+    """Bytes as a reader says them: 153 MiB, 548 KiB, 2.5 GiB (three significant figures)."""
+    b = int(b)
+    for unit, div in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= div:
+            v = b / div
+            return f"{v:.3g} {unit}" if v < 1000 else f"{v:,.0f} {unit}"
+    return f"{b} B"
+
+
+def _fmt_w(x: float) -> str:
+    return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
+
+
+def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
+    """Per preset, the page size to use and why (the rule is in this module's docstring); and one
+    sentence over every preset in ``table`` (a :func:`sweep_presets` result)."""
+    import pandas as pd
+
+    if not max_bloat >= 1:
+        raise ValueError(f"max_bloat={max_bloat!r} must be at least 1 (1: no more memory than base pages map)")
+    rows = []
+    for name, g in table.groupby("machine", sort=False):
+        g = g.sort_values("page_size")
+        b = g[g["base"]].iloc[0]
+        cand = g[(g["page_size"] >= b["page_size"]) & (g["mapped"] <= max_bloat * b["mapped"])]
+        best = cand["walks"].min()
+        tol = max(WALK_TOLERANCE * best, WALK_TOLERANCE_PER_1000 * b["accesses"] / 1000)
+        r = cand[cand["walks"] <= best + tol].iloc[0]
+        bloated = g[(g["page_size"] > b["page_size"]) & (g["mapped"] > max_bloat * b["mapped"])]
+        if r["page_size"] == b["page_size"]:
+            if b["covers"]:
+                why = f"the data footprint {human(b['data footprint'])} fits the {b['page']} reach {human(b['reach'])}"
+            elif len(cand) == 1 and len(bloated):
+                why = (f"every larger page would map more than {max_bloat:g}x the memory touched "
+                       f"({b['page']}: {human(b['mapped'])}, {bloated.iloc[0]['page']}: {human(bloated.iloc[0]['mapped'])})")
+            else:
+                why = "no allowed larger page cuts walks by more than 10%"
+            why += f"; {_fmt_w(b['walks per 1000'])} walks per 1,000 accesses"
+        else:
+            why = (f"walks per 1,000 accesses {_fmt_w(b['walks per 1000'])} -> {_fmt_w(r['walks per 1000'])}; {r['page']} reach "
+                   f"{human(r['reach'])} {'covers' if r['covers'] else 'does not cover'} the data footprint "
+                   f"{human(r['data footprint'])}; maps {human(r['mapped'])} "
+                   f"({r['mapped'] / b['mapped']:.2g}x base pages)")
+        rows.append({"machine": name, "base page": b["page"], "recommended": r["page"], "recommended size": int(r["page_size"]),
+                     "large": bool(r["page_size"] > b["page_size"]),
+                     "walks per 1000 (base)": b["walks per 1000"], "walks per 1000 (recommended)": r["walks per 1000"],
+                     "translation share (base)": b["translation share"], "translation share (recommended)": r["translation share"],
+                     "base reach": int(b["reach"]), "base footprint": int(b["data footprint"]), "base covers": bool(b["covers"]),
+                     "reason": why})
+    pm = pd.DataFrame(rows)
+    n = len(pm)
+    fp4 = table[table["page_size"] == 4096]["data footprint"]
+    fp = int(fp4.iloc[0]) if len(fp4) else int(pm["base footprint"].iloc[0])
+    k = int(pm["base covers"].sum())
+    if k == 0:
+        head = f"data footprint {human(fp)} exceeds every base-page reach"
+    elif k == n:
+        head = f"data footprint {human(fp)} fits the base-page reach of every preset"
+    else:
+        head = f"data footprint {human(fp)} fits the base-page reach of {k} of {n} presets"
+    parts = [head]
+    large = pm[pm["large"]]
+    if len(large):
+        # the most often recommended larger page; a tie goes to the smaller page
+        top = large.groupby(["recommended size", "recommended"]).size().reset_index(name="n")
+        top = top.sort_values(["n", "recommended size"], ascending=[False, True]).set_index("recommended")["n"]
+        L = top.index[0]
+        offer = table[table["page"] == L]
+        parts.append(f"{L} covers it on {int(offer['covers'].sum())} of {offer['machine'].nunique()} presets with {L} pages")
+        counts = ", ".join(f"{p} on {c}" for p, c in top.items())
+        rest = n - len(large)
+        parts.append(f"recommended: larger pages on {len(large)} of {n} presets ({counts})" + (f", base pages on {rest}" if rest else "")
+                     + f"; median walks per 1,000 accesses there {_fmt_w(float(large['walks per 1000 (base)'].median()))} -> "
+                       f"{_fmt_w(float(large['walks per 1000 (recommended)'].median()))}")
+    else:
+        parts.append(f"recommended: base pages on all {n} presets (median {_fmt_w(float(pm['walks per 1000 (base)'].median()))} walks per 1,000 accesses)")
+    return Recommendation("; ".join(parts), pm)
+
+
+# ------------------------------------------------------------------------------ sampling
+def sensitivity(s: Sample, names=("skylake", "power8", "ultrasparc-iii"), parts: int = 4, max_bloat: float = MAX_BLOAT):
+    """The same analysis on ``parts`` consecutive windows of the sample and on the whole: each
+    preset's recommended page, and walks per 1,000 accesses at base and recommended pages."""
+    import pandas as pd
+
+    if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= 64:
+        raise ValueError(f"parts={parts!r} must be a whole number in 1..64")
+    bounds = np.linspace(0, s.n, parts + 1).astype(int)
+    rows = []
+    for i in range(parts + 1):
+        w = s if i == parts else s.window(int(bounds[i]), int(bounds[i + 1]))
+        label = "whole sample" if i == parts else f"part {i + 1} of {parts}"
+        if w.n == 0:
+            continue
+        rec = recommend(sweep_presets(w, names), max_bloat).per_machine
+        fp = footprint(w, [4096])
+        for _, r in rec.iterrows():
+            rows.append({"window": label, "first access": w.start, "accesses": w.n, "data footprint (4K)": int(fp["data footprint"].iloc[0]),
+                         "machine": r["machine"], "recommended": r["recommended"],
+                         "walks per 1000 (base)": r["walks per 1000 (base)"], "walks per 1000 (recommended)": r["walks per 1000 (recommended)"]})
+    return pd.DataFrame(rows)
+
+
+def prefix_curve(s: Sample, name: str = "skylake", fractions=(0.125, 0.25, 0.5, 1.0)):
+    """Walks per 1,000 accesses at each page size of ``name`` on growing prefixes of the sample:
+    how long a sample must be before cold misses stop dominating."""
+    import pandas as pd
+
+    rows = []
+    for f in fractions:
+        w = s.window(0, max(1, int(round(f * s.n))))
+        t = sweep_presets(w, [name])
+        for _, r in t.iterrows():
+            rows.append({"fraction": f, "accesses": w.n, "page": r["page"], "walks per 1000": r["walks per 1000"]})
+    return pd.DataFrame(rows)
+
+
+def direct_points(path, table, points) -> list[dict]:
+    """For each (machine, page) in ``points``: the sweep's walks beside a direct
+    ``simulate(machine, read_trace(path), page_size=page)``, which reads the file again."""
+    from ..simulate import simulate
+
+    tr = read_trace(path)
+    out = []
+    for name, page in points:
+        p = parse_page_size(page)
+        row = table[(table["machine"] == name) & (table["page_size"] == p)]
+        if row.empty:
+            raise ValueError(f"({name!r}, {page!r}) is not in the sweep")
+        ds = simulate(name, tr, page_size=p)
+        out.append({"machine": name, "page": format_size(p), "sweep walks": int(row["walks"].iloc[0]),
+                    "simulate walks": int(ds["walks"].sum()), "sweep accesses": int(row["accesses"].iloc[0]),
+                    "simulate accesses": int(ds["accesses"].sum())})
+    return out
