@@ -74,3 +74,17 @@ def test_a_finished_run_writes_both_files(tmp_path, monkeypatch):
     assert [r["notebook"] for r in json.loads((tmp_path / "report.json").read_text())] == [NBS[0].name]
     assert NBS[0].name in (tmp_path / "report.md").read_text()
     assert not list((tmp_path / "notebooks").iterdir())  # the stand-in wrote no outputs; the old ones are gone
+
+
+def test_a_cell_that_never_finishes_is_retried_once_then_named(tmp_path, monkeypatch):
+    """A hang (the client never hears the kernel finish) must not block the main job for ever."""
+    import nbformat
+
+    src = nbformat.read(NBS[0], as_version=4)
+    src.cells.insert(3, nbformat.v4.new_code_cell("import time; time.sleep(60)"))
+    slow = tmp_path / "98_slow.ipynb"
+    nbformat.write(src, slow)
+    monkeypatch.setattr(N, "CELL_TIMEOUT", 2)
+    rec = N.execute(slow, tmp_path / "out", quick=True)
+    assert rec["status"] == "error" and rec["error"].startswith("a cell ran past 2 s")
+    assert rec["retried"] == "attempt 2 timed out after 2 s"
