@@ -74,3 +74,23 @@ def test_a_finished_run_writes_both_files(tmp_path, monkeypatch):
     assert [r["notebook"] for r in json.loads((tmp_path / "report.json").read_text())] == [NBS[0].name]
     assert NBS[0].name in (tmp_path / "report.md").read_text()
     assert not list((tmp_path / "notebooks").iterdir())  # the stand-in wrote no outputs; the old ones are gone
+
+
+def test_save_baseline_still_names_regressions(tmp_path, monkeypatch, capsys):
+    """--save-baseline stores the run's verdicts, but a verdict worse than the baseline the run
+    started from is still printed as a REGRESSION (was: compared with the baseline just saved)."""
+    import pagesim.report as R
+
+    base = tmp_path / "verdicts.json"
+    base.write_text(json.dumps({"quick": {NBS[0].stem: {"x": "exact"}}}))
+    monkeypatch.setattr(R, "baseline_path", lambda: base)
+
+    def execute(path, out_dir, quick):
+        rec = _record(path)
+        rec["findings"] = [{"id": "x", "finding": "x", "source": "", "document": "1", "simulation": "2", "verdict": "direction"}]
+        return rec
+
+    monkeypatch.setattr(N, "execute", execute)
+    assert N.main(["--out", str(tmp_path / "out"), "--quick", "--save-baseline", NBS[0].stem]) == 1
+    assert f"REGRESSION {NBS[0].name}: x was exact, now direction" in capsys.readouterr().err
+    assert json.loads(base.read_text())["quick"][NBS[0].stem] == {"x": "direction"}
