@@ -71,6 +71,8 @@ def load(name: str):
         df = pd.concat(frames, ignore_index=True)
     else:
         df = pd.read_csv(io.StringIO(root.joinpath(meta["file"]).read_text(encoding="utf-8")))
+    if "finding_rules" in meta:
+        df = _apply_finding_rules(df, meta["finding_rules"], name)
     cols = meta["columns"]
     missing = set(df.columns) ^ set(cols)
     if missing:
@@ -88,6 +90,22 @@ def load(name: str):
         "files": meta.get("files", [meta.get("file")]),
     })
     return df
+
+
+def _apply_finding_rules(df, rules, name: str):
+    """The ``finding`` column of a parsed dataset (its rows are copied verbatim from the document, so
+    the column cannot live in the file): each row takes the finding of the first rule in the
+    catalog's ``finding_rules`` whose ``where`` holds (column = value, or column = [values])."""
+    out = []
+    for i, row in df.iterrows():
+        for rule in rules:
+            where = rule.get("where", {})
+            if all((row[c] in v) if isinstance(v, builtins.list) else (row[c] == v) for c, v in where.items()):
+                out.append(rule["finding"])
+                break
+        else:
+            raise ValueError(f"dataset {name!r}: no finding rule matches row {i} ({dict(row)})")
+    return df.assign(finding=out)
 
 
 # ------------------------------------------------------------------------------------- parsers
@@ -170,17 +188,30 @@ def readme() -> str:
         "",
         "## Documents",
         "",
-        "| key | file (in the project's shared seeds) | title | author | date |",
-        "|---|---|---|---|---|",
+        "| key | file (in the project's shared seeds) | title | author | date | notebook |",
+        "|---|---|---|---|---|---|",
     ]
     for k, d in cat["documents"].items():
-        out.append(f"| {k} | {d['file']} | {d['title']} | {d['author']} | {d['date']} |")
+        out.append(f"| {k} | {d['file']} | {d['title']} | {d['author']} | {d['date']} | {d.get('notebook', '')} |")
+    out += [
+        "",
+        "Every row of a dataset of findings names, in its `finding` column, the id of the finding in the",
+        "document's notebook that covers it (several ids are separated by ';'); the validation report",
+        "(`make run`) shows each with its verdict, and `tests/test_document_items.py` checks that every id",
+        "is a finding of that notebook. A dataset of parameters (the setup of the measurements, not a",
+        "result) says so, with the reason, and has no `finding` column.",
+    ]
     out += ["", "## Datasets", ""]
     for d in cat["dataset"]:
         files = ", ".join(f"`{f}`" for f in d.get("files", [d.get("file")]))
         out += [f"### {d['name']}", "", f"{d['description']}", "", f"- document: {d['document']}; section: {d['section']}", f"- files: {files}"]
         if d.get("formula"):
             out.append(f"- formula: {d['formula']}")
+        if d.get("parameters"):
+            out.append(f"- parameters, not findings: {d['parameters']}")
+        for r in d.get("finding_rules", []):
+            cond = " and ".join(f"{c} {'in' if isinstance(v, builtins.list) else '='} {v}" for c, v in r.get("where", {}).items()) or "every other row"
+            out.append(f"- finding `{r['finding']}`: {cond}")
         out += ["", "| column | unit | meaning |", "|---|---|---|"]
         for c, (u, m) in d["columns"].items():
             out.append(f"| {c} | {u} | {m} |")

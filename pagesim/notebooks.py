@@ -175,10 +175,11 @@ def main(argv=None) -> int:
     _write_atomic({out / "report.md": report(records, args.quick), out / "report.json": json.dumps(records, indent=1)})
     print(f"report: {out / 'report.md'}; HTML copies in {out / 'notebooks'}")
     print(headline(records))
+    # against the baseline this run started from: a run that saves a new one still names what got worse
+    reg = regressions(records, load_baseline(args.quick))
     if args.save_baseline:
         print(f"baseline saved: {save_baseline(records, args.quick)}")
     errors = [f"{r['notebook']}: {r.get('error', '')}" for r in records if r["status"] != "ok"]
-    reg = regressions(records, load_baseline(args.quick))
     for x in errors:
         print(f"ERROR {x}", file=sys.stderr)
     for x in reg:

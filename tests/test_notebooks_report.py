@@ -88,3 +88,23 @@ def test_a_cell_that_never_finishes_is_retried_once_then_named(tmp_path, monkeyp
     rec = N.execute(slow, tmp_path / "out", quick=True)
     assert rec["status"] == "error" and rec["error"].startswith("a cell ran past 2 s")
     assert rec["retried"] == "attempt 2 timed out after 2 s"
+
+
+def test_save_baseline_still_names_regressions(tmp_path, monkeypatch, capsys):
+    """--save-baseline stores the run's verdicts, but a verdict worse than the baseline the run
+    started from is still printed as a REGRESSION (was: compared with the baseline just saved)."""
+    import pagesim.report as R
+
+    base = tmp_path / "verdicts.json"
+    base.write_text(json.dumps({"quick": {NBS[0].stem: {"x": "exact"}}}))
+    monkeypatch.setattr(R, "baseline_path", lambda: base)
+
+    def execute(path, out_dir, quick):
+        rec = _record(path)
+        rec["findings"] = [{"id": "x", "finding": "x", "source": "", "document": "1", "simulation": "2", "verdict": "direction"}]
+        return rec
+
+    monkeypatch.setattr(N, "execute", execute)
+    assert N.main(["--out", str(tmp_path / "out"), "--quick", "--save-baseline", NBS[0].stem]) == 1
+    assert f"REGRESSION {NBS[0].name}: x was exact, now direction" in capsys.readouterr().err
+    assert json.loads(base.read_text())["quick"][NBS[0].stem] == {"x": "direction"}

@@ -60,6 +60,85 @@ def user_dtlb_misses(t) -> dict:
     return {str(r.page_size): int(r.count) for r in rows.itertuples()}
 
 
+STEADY = ["work", "tlb_hit_latency", "walk", "slb_miss"]
+
+
+def speedup(before, after) -> float:
+    """Modelled run time of ``before`` over ``after`` (steady state: work and translation, the
+    one-off first-touch faults left out, as in trapstat's time base)."""
+    return float(before["cycles"].sel(component=STEADY).sum()) / float(after["cycles"].sel(component=STEADY).sum())
+
+
+def steady_tsb_misses(ds) -> int:
+    """Data TSB misses beyond each page's first touch: ``trapstat -T 1`` samples a program that is
+    already running, whose pages have all been touched (and entered in the TSB) before."""
+    return int(ds["tsb_misses"].sel(side="data").sum()) - int(ds["faults"].sum())
+
+
+def tsb_sweep(entries=(512, 2048, 8192, 16384, 32768), accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
+    """The test program's 8K heap with TSBs of several sizes: data TSB misses beyond first touch.
+    A TSB sized to the process's pages is what Solaris 10's dynamic TSB provides; the smaller fixed
+    sizes stand for a TSB that does not grow (the document gives no Solaris 9 size: an assumption)."""
+    import dataclasses
+
+    import pandas as pd
+
+    from ..machines import machine
+
+    base = machine(m)
+    rows = []
+    for n in entries:
+        mm = base.derive(walker=dataclasses.replace(base.walker, tsb_entries=n))
+        ds = testprog(mm, "8K", accesses, seed)
+        rows.append({"TSB entries": n, "heap pages (8K)": HEAP // 8192, "dTSB misses after first touch": steady_tsb_misses(ds),
+                     "dTLB misses": int(ds["walks"].sel(side="data").sum())})
+    return pd.DataFrame(rows)
+
+
+def heap_sweep(sizes=(4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30), accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
+    """%tim in TLB handling of the test program (uniform random accesses, ``WORK`` cycles each) over
+    heaps of several sizes, with 8K and with 4M pages."""
+    import pandas as pd
+
+    from ..trapstat import trapstat as _trapstat
+
+    rows = []
+    for size in sizes:
+        r = {"heap MiB": size >> 20}
+        for page in ("8K", "4M"):
+            lay = Layout((Region(HEAP_START, size, page, "[ heap ]"),))
+            rng = np.random.default_rng(seed)
+            addrs = (HEAP_START + rng.integers(0, size, accesses)).astype(np.uint64)
+            ds = simulate(m, addresses=addrs, layout=lay, work_cycles=WORK, seed=seed)
+            r[f"%tim {page} heap"] = total_pct(_trapstat(ds))
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+THIRD = 0x20000000  # where the third mapping of three_sizes starts
+
+
+def three_sizes(accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
+    """The test program's 128 MiB 4M heap plus a 64 MiB anonymous mapping read as often, the mapping
+    in 4M pages (two sizes in the process: 8K and 4M) or in 64K pages (three sizes: 8K, 64K, 4M).
+    The second 512-entry dTLB is programmed to the large size with the most pages."""
+    import pandas as pd
+
+    from ..trapstat import trapstat as _trapstat
+
+    rows = []
+    for label, third in (("8K + 4M", "4M"), ("8K + 64K + 4M", "64K")):
+        lay = Layout((Region(0x22000, 3960 << 10, "8K", "[ heap ]"), Region(HEAP_START, HEAP, "4M", "[ heap ]"),
+                      Region(THIRD, 64 << 20, third, "[ anon ]")))
+        rng = np.random.default_rng(seed)
+        addrs = np.concatenate([HEAP_START + rng.integers(0, HEAP, accesses // 2), THIRD + rng.integers(0, 64 << 20, accesses - accesses // 2)])
+        rng.shuffle(addrs)
+        ds = simulate(m, addresses=addrs.astype(np.uint64), layout=lay, work_cycles=WORK, seed=seed)
+        rows.append({"page sizes": label, "T512_1 programmed for": json.loads(ds.attrs["programmed"]).get("dTLB T512_1", "none"),
+                     "dTLB misses": int(ds["walks"].sel(side="data").sum()), "%tim": total_pct(_trapstat(ds))})
+    return pd.DataFrame(rows)
+
+
 def designs(accesses=200_000, seed=0):
     """%tim in TLB handling with an 8K and a 4M heap on UltraSPARC II, III (750 MHz) and III Cu."""
     import pandas as pd

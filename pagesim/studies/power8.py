@@ -20,6 +20,7 @@ from ..simulate import simulate
 SIZE = 16 << 20
 START = 1 << 32
 KINDS = {"normal": ("64K", "base"), "hugepage": ("16M", "hugetlb"), "THP": ("16M", "thp")}
+TOUCHES = 4096  # random touches (see above)
 
 
 def memories(seed: int = 1, held: float = 0.95):
@@ -27,7 +28,7 @@ def memories(seed: int = 1, held: float = 0.95):
     return {"ideal": ideal, "pressure": ideal.fragment(held, "scattered", movable=1.0, seed=seed)}
 
 
-def run(kind: str, pattern: str, memory, compaction: bool = True, touches: int = 4096, seed: int = 0):
+def run(kind: str, pattern: str, memory, compaction: bool = True, touches: int = TOUCHES, seed: int = 0):
     page, policy = KINDS[kind]
     lay = Layout((Region(START, SIZE, page, "[ anon ]", policy=policy),))
     return simulate("power8", "touch", size=SIZE, pattern=pattern, accesses=touches, layout=lay, memory=memory,

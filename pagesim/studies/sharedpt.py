@@ -43,19 +43,22 @@ def buffer_pool_io(pool: float, freed: float, database_sizes):
     return pd.DataFrame(rows)
 
 
-def walks_and_misses(processes=8, accesses=60_000, quantum=2_000, working_set="512M", seed=0, machine="opteron-k8"):
+def walks_and_misses(processes=8, accesses=60_000, quantum=2_000, working_set="512M", seed=0, machine="opteron-k8", page_size=None):
     """N database processes time-sliced on one core, reading one shared buffer pool at random:
-    private versus shared leaf page tables, on the stand-in machine and caches described above."""
+    private versus shared leaf page tables, on the stand-in machine and caches described above.
+    ``page_size='2M'`` puts the pool in huge pages (the leaf tables shared are then the PMD pages)."""
     import pandas as pd
 
     rows = []
     for shared in (False, True):
         ds = simulate_processes(machine, "random", working_set=working_set, accesses=accesses, processes=processes,
-                                quantum=quantum, shared=("table",), shared_tables=shared, caches=OPTERON_CACHES, seed=seed)
+                                quantum=quantum, shared=("table",), shared_tables=shared, caches=OPTERON_CACHES, seed=seed, page_size=page_size)
         rows.append({"page tables": "shared" if shared else "private", "walks": int(ds["walks"].sum()),
                      "walk references": int(ds["walk_refs"].sum()),
                      "page-table lines touched": int(ds["pt_lines"]), "page-table pages touched": int(ds["pt_tables"]),
                      "L1D misses (walks)": int(ds["walk_cache_misses"].sel(cache="L1D")),
                      "L2 misses (walks)": int(ds["walk_cache_misses"].sel(cache="L2")),
-                     "page faults": int(ds["faults"].sum())})
+                     "page faults": int(ds["faults"].sum()),
+                     # work and translation, the one-off first-touch faults left out (a running database)
+                     "steady cycles": float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum())})
     return pd.DataFrame(rows)
