@@ -19,7 +19,8 @@ Verdicts (only ``exact`` and ``within`` count as reproduced):
   calibrated      a parameter was fitted to this figure: shown, never counted
 
 A finding that a stated parameter can flip carries ``sensitivity``: the range of the parameter over
-which it holds. Verdicts are data, not exceptions: a notebook records an honest ``contradicted``
+which it holds (given when it is recorded, or attached with :meth:`Findings.holds_for` after a
+sweep of ``pagesim.studies.sensitivity``). Verdicts are data, not exceptions: a notebook records an honest ``contradicted``
 and goes on; ``pagesim notebooks`` fails on a *regression* (a finding whose verdict is worse than
 in the committed baseline, ``notebooks/verdicts.json``). An ``arithmetic`` finding whose arithmetic
 does not come out is a bug in the notebook and raises at once.
@@ -62,6 +63,8 @@ class Finding:
     band: str = ""
     ratio: float | None = None
     sensitivity: str = ""
+    #: the band of a ``measured`` finding as numbers (low, high), for a sweep that asks where it holds
+    limits: tuple[float, float] | None = None
 
     @property
     def reproduced(self) -> bool:
@@ -72,6 +75,16 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
+
+
+def note_text(why: str, sensitivity: str = "") -> str:
+    """A finding's note: its reason, then "Holds for <sensitivity>." when a sweep found the range."""
+    why = (why or "").strip()
+    if not sensitivity:
+        return why
+    if why and why[-1] not in ".;:!?":
+        why += "."
+    return (why + " " if why else "") + f"Holds for {sensitivity}."
 
 
 def _sign(v: float) -> int:
@@ -138,7 +151,7 @@ class Findings:
             lo, hi = d_lo - points, d_hi + points
             text = f"document +-{_fmt(points)} {'points' if unit == '%' else unit or 'units'}: {_fmt(lo)}..{_fmt(hi)}{unit}"
         verdict, ratio = classify(d, s, lo, hi)
-        return self._add(Finding(id, finding, source, doc_text, f"{_fmt(s)}{unit}", verdict, why, text, ratio, sensitivity))
+        return self._add(Finding(id, finding, source, doc_text, f"{_fmt(s)}{unit}", verdict, why, text, ratio, sensitivity, (lo, hi)))
 
     def direction(self, id: str, finding: str, source: str, document, simulation, holds: bool, *,  # noqa: A002
                   ratio: float | None = None, why: str = "", sensitivity: str = "") -> Finding:
@@ -181,6 +194,24 @@ class Findings:
     def note(self, id: str, finding: str, source: str, document, simulation, why: str) -> None:  # noqa: A002
         self.not_reproduced(id, finding, source, document, simulation, why)
 
+    # -- sensitivity ------------------------------------------------------------------------------
+    def get(self, id: str) -> Finding:  # noqa: A002
+        """The finding recorded under ``id``."""
+        for f in self.items:
+            if f.id == id:
+                return f
+        raise KeyError(f"{self.notebook}: no finding {id!r} is recorded (recorded: {', '.join(f.id for f in self.items)})")
+
+    def holds_for(self, id: str, sensitivity: str) -> Finding:  # noqa: A002
+        """Attach to finding ``id`` the range of a parameter over which it holds, found by a sweep
+        after the finding was recorded (``pagesim.studies.sensitivity``); the report shows it as
+        "Holds for ...". The verdict does not change."""
+        if not isinstance(sensitivity, str) or not sensitivity.strip():
+            raise ValueError(f"{id}: sensitivity must be a non-empty text such as 'hot_fraction 0.45..0.55', got {sensitivity!r}")
+        f = self.get(id)
+        f.sensitivity = sensitivity.strip()
+        return f
+
     # -- output -----------------------------------------------------------------------------------
     def counts(self) -> dict:
         return {v: sum(1 for f in self.items if f.verdict == v) for v in VERDICTS}
@@ -190,7 +221,7 @@ class Findings:
 
         rows = [{"finding": f.finding, "source": f.source, "document": f.document, "simulation": f.simulation,
                  "verdict": f.verdict, "band": f.band, "sim / doc": "" if f.ratio is None else f"{f.ratio:.2f}",
-                 "note": f.why + (f" Holds for {f.sensitivity}." if f.sensitivity else "")} for f in self.items]
+                 "note": note_text(f.why, f.sensitivity)} for f in self.items]
         return pd.DataFrame(rows)
 
     def save(self, result_path) -> None:

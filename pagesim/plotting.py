@@ -134,4 +134,59 @@ def latency(df, x="working set MiB", y="median_ns", lo="q1_ns", hi="q3_ns", curv
     ax.set_title(title)
     ax.legend(loc="lower right")
     mark_sizes(ax, marks)
+
+
+def sweep(df, x, y, *, band=None, mark=None, mark_label="this notebook's value", intervals=None, holds=None,
+          title="", xlabel="", ylabel="", logx=False, logy=False, joined=True, ax=None):
+    """A parameter sweep: ``y`` (a column, or a list of columns) against ``x``, with the document's
+    figure as a horizontal band: ``band=(lo, hi)`` or a list of ``(lo, hi, label)`` (a line when
+    lo == hi; an infinite edge runs to the edge of the plot). ``mark``: the value of the parameter
+    the notebook uses (a dashed vertical line). ``intervals``: ranges of ``x`` where the finding
+    holds (shaded). ``holds``: a boolean column; swept values where the finding holds are drawn
+    filled, the others hollow. ``joined=False`` draws the swept values only (for a result that jumps
+    between neighbouring values, where a line would suggest values in between). ``xlabel`` and
+    ``ylabel`` should carry the units."""
+    _setup()
+    import math
+
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 3.8))
+    d = df.sort_values(x)
+    ys = [y] if isinstance(y, str) else list(y)
+    for col in ys:
+        line, = ax.plot(d[x], d[col], ls="-" if joined else "none", lw=1.2, label=col if len(ys) > 1 else None)
+        if holds is not None:
+            ok = d[holds].astype(bool)
+            ax.plot(d[x][ok], d[col][ok], "o", color=line.get_color(), ms=5, label="finding holds" if col == ys[0] else None)
+            ax.plot(d[x][~ok], d[col][~ok], "o", mfc="white", color=line.get_color(), ms=5, label="finding fails" if col == ys[0] else None)
+        else:
+            ax.plot(d[x], d[col], "o", color=line.get_color(), ms=4)
+    if logx:
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    if logy:
+        ax.set_yscale("log")
+    lo_y, hi_y = ax.get_ylim()
+    bands = [] if band is None else ([(band[0], band[1], "document")] if len(band) == 2 and not isinstance(band[0], (tuple, list)) else list(band))
+    colors = ["tab:green", "tab:purple", "tab:brown"]
+    for i, (lo, hi, label) in enumerate(bands):
+        lo, hi = (lo_y if math.isinf(lo) else lo), (hi_y if math.isinf(hi) else hi)
+        if lo == hi:
+            ax.axhline(lo, color=colors[i % 3], ls="--", lw=1, label=label)
+        else:
+            ax.axhspan(lo, hi, color=colors[i % 3], alpha=0.15, label=label)
+    ax.set_ylim(lo_y, hi_y)
+    for j, (a, b) in enumerate(intervals or []):
+        ax.axvspan(a, b, color="gold", alpha=0.18, label="where the finding holds" if j == 0 else None)
+    if mark is not None:
+        ax.axvline(mark, color="gray", ls=":", lw=1.5, label=mark_label)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or (ys[0] if len(ys) == 1 else ""))
+    ax.legend(fontsize=8, loc="best")
     return ax

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .findings import REPRODUCED, VERDICTS, changes, regressions
+from .findings import REPRODUCED, VERDICTS, changes, note_text, regressions
 
 MEANING = {
     "exact": "the document gives an exact count and the simulation equals it",
@@ -94,7 +94,7 @@ def render(records: list[dict], quick: bool = False) -> str:
             lines += ["| finding | source | document | simulation | verdict | band | sim / doc | note |", "|---|---|---|---|---|---|---|---|"]
             for x in r["findings"]:
                 ratio = "" if x.get("ratio") is None else f"{x['ratio']:.2f}"
-                note = x.get("why", "") + (f" Holds for {x['sensitivity']}." if x.get("sensitivity") else "")
+                note = note_text(x.get("why", ""), x.get("sensitivity", ""))
                 cells = [x["finding"], x["source"], x["document"], x["simulation"], x["verdict"], x.get("band", ""), ratio, note]
                 lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     return "\n".join(lines) + "\n"

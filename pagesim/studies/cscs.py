@@ -29,7 +29,7 @@ def small_page_change(m, wl, seed: int = 0, **kw) -> dict:
         t[p] = steady_cycles(ds)
         walks[p] = int(ds["walks"].sum())
     return {"T_small": t["4K"], "T_large": t["2M"], "walks_small": walks["4K"], "walks_large": walks["2M"],
-            "small_page_change_pct": 100 * (t["2M"] - t["4K"]) / t["4K"]}
+            "small_page_change_pct": 100 * (t["2M"] - t["4K"]) / t["4K"], "accesses": int(ds["accesses"].sum())}
 
 
 def reach() -> dict:
