@@ -464,5 +464,18 @@ def _dataset(m, layout, w, cfg, cnt, st, structs, pwcs) -> xr.Dataset:
         dv["hpt_refills"] = ((), int(cnt.hpt_events[1]), {"units": "faults", "long_name": "hash faults re-inserting an evicted entry"})
     ds = xr.Dataset(dv, coords=coords)
     ds["region_pages_touched"] = (("region",), np.array(touched_by_region, dtype=np.int64), {"units": "pages"})
-    ds = ds.assign_coords(region=[r.name or f"region {i}" for i, r in enumerate(layout.regions)])
+    ds = ds.assign_coords(region=_region_labels(layout))
     return ds
+
+
+def _region_labels(layout) -> list[str]:
+    """One label per region, unique: a region the OS split (a THP region's huge part and its base-page
+    head or tail) keeps its name with the page size added, then a number if that still repeats."""
+    names = [r.name or f"region {i}" for i, r in enumerate(layout.regions)]
+    out = [n if names.count(n) == 1 else f"{n} ({format_size(r.page_size)})" for n, r in zip(names, layout.regions)]
+    seen: dict[str, int] = {}
+    for i, n in enumerate(out):
+        if out.count(n) > 1:
+            seen[n] = seen.get(n, 0) + 1
+            out[i] = f"{n} #{seen[n]}"
+    return out

@@ -16,6 +16,8 @@ from .workloads import Workload
 
 
 def _label(axis: str, v):
+    if v is None:  # the default of ram=, memory=, work_cycles=...: a value of its own (pandas would drop None)
+        return "None"
     if isinstance(v, Machine):
         return v.name
     if isinstance(v, Workload):

@@ -159,3 +159,14 @@ def test_sweep_axes_that_once_failed():
     assert int(ds["accesses"].sel(workload="random(4M) accesses=200").sum()) == 200
     with pytest.raises(ValueError, match="repeated values"):
         pagesim.sweep({"workload": [w1, w1]}, machine="skylake", progress=False)
+
+
+def test_sweep_keeps_none_and_split_regions():
+    """None on an axis (the default of ram=) was dropped with its run; a THP region split into its
+    huge part and a base-page tail gave two 'buffer' labels, and sweeps over it failed to align."""
+    r = pagesim.sweep({"ram": [None, pagesim.Ram("128M")]}, machine="skylake", workload="random", working_set="96M", accesses=1000, progress=False)
+    assert r.sizes["ram"] == 2 and "None" in list(r["ram"].values)
+    ds = pagesim.simulate("skylake", "touch", size="3M", policy="thp")
+    assert list(ds["region"].values) == ["buffer (2M)", "buffer (4K)"]
+    s = pagesim.sweep({"size": ["3M", "4M"]}, machine="skylake", workload="touch", policy="thp", progress=False)
+    assert int(s["faults"].sel(size="3M").sum()) == 257 and int(s["faults"].sel(size="4M").sum()) == 2
