@@ -412,7 +412,10 @@ def measure(min_size="16K", max_size="1G", per_octave: int = 2, repeats: int = 7
         raise RuntimeError(f"not even {format_size(sizes[0])} fits in half the available memory ({format_size(cap)})")
     dropped = sizes[len(kept):]
     sizes = kept
-    lmax = min(parse_size(line_max, "line_max"), sizes[-1])
+    lmax_given = parse_size(line_max, "line_max")
+    if lmax_given < sizes[0]:
+        raise ValueError(f"line_max={line_max!r} is out of range: allowed {format_size(sizes[0])} (the smallest working set) or more")
+    lmax = min(lmax_given, sizes[-1])
     line_page = "THP" if thp_reason is None else "4K"
     jobs = [(s, "page", pages) for s in sizes] + [(s, "line", [line_page]) for s in sizes if s <= lmax]
     rng = np.random.default_rng(seed)

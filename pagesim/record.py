@@ -25,8 +25,10 @@ import datetime
 import gzip
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +59,8 @@ class Recording:
         kinds = ([] if self.data_only else [f"{self.instr:,} instruction fetches"]) + [
             f"{self.loads:,} loads", f"{self.stores:,} stores", f"{self.modifies:,} modifies"]
         tail = f"; stopped after --limit {self.accesses:,}" if self.truncated else f"; the program exited with status {self.exit_status}"
-        return (f"{self.path}: {self.accesses:,} {what} ({', '.join(kinds)}), {self.bytes / 1e6:.2f} MB compressed, "
+        packed = "compressed" if str(self.path).endswith(".gz") else "uncompressed"
+        return (f"{self.path}: {self.accesses:,} {what} ({', '.join(kinds)}), {self.bytes / 1e6:.2f} MB {packed}, "
                 f"recorded in {self.seconds:.1f} s{tail}")
 
 
@@ -82,6 +85,10 @@ def _valgrind_version(vg: str) -> str:
 
 def default_output(command) -> str:
     return f"{Path(str(command[0])).name or 'program'}-lackey.txt.gz"
+
+
+def _term_to_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def record(command, out=None, data_only: bool = False, limit: int | None = None, program_output=None) -> Recording:
@@ -126,6 +133,11 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         raise RuntimeError(f"cannot start valgrind ({vg}): {e}") from None
     os.close(wfd)
     status = None
+    # SIGTERM (timeout, kill) is turned into KeyboardInterrupt while recording, so the cleanup below
+    # removes the half-written .part file as it does for Ctrl-C (only the main thread may set it).
+    old_term = None
+    if threading.current_thread() is threading.main_thread():
+        old_term = signal.signal(signal.SIGTERM, _term_to_interrupt)
     try:
         raw = open(part, "wb")
         sink = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) if out.suffix == ".gz" else raw
@@ -173,7 +185,12 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
             proc.kill()
             proc.wait()
         part.unlink(missing_ok=True)
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+            old_term = None
         raise
+    if old_term is not None:
+        signal.signal(signal.SIGTERM, old_term)
     if written == 0:
         part.unlink(missing_ok=True)
         raise RuntimeError(f"valgrind recorded no {'data ' if data_only else ''}accesses of {' '.join(command)!r} "

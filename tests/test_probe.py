@@ -134,3 +134,5 @@ def test_measure_errors():
         P.measure(seed=-1)
     with pytest.raises(ValueError, match="not a preset"):
         P.measure(presets=["pentium"])
+    with pytest.raises(ValueError, match=r"line_max=0 is out of range: allowed 16K"):
+        P.measure(line_max=0)  # once accepted, running the whole probe

@@ -56,6 +56,26 @@ def test_plain_output_and_default_name(tmp_path):
     assert not rec.truncated and rec.exit_status == 0
     assert read_trace(rec.path).accesses == rec.accesses == R.count_lines(rec.path)
     assert R.default_output(["/usr/bin/sort", "x"]) == "sort-lackey.txt.gz"
+    assert "MB uncompressed" in str(rec)  # a plain-text trace is not called compressed
+
+
+@needs_valgrind
+def test_terminated_recording_leaves_nothing(tmp_path):
+    """SIGTERM (timeout, kill) once left OUT.part behind; it is cleaned up as Ctrl-C is."""
+    import signal
+    import time
+
+    out = tmp_path / "t.gz"
+    p = subprocess.Popen([sys.executable, "-m", "pagesim", "trace", "record", "-o", str(out), "--quiet-program", "--",
+                          sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not (tmp_path / "t.gz.part").exists() and time.time() < deadline:
+        time.sleep(0.2)
+    assert (tmp_path / "t.gz.part").exists(), "the recording never started"
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=60)
+    assert p.returncode != 0
+    assert list(tmp_path.iterdir()) == []
 
 
 @needs_valgrind
