@@ -177,7 +177,14 @@ class Walker:
     def __post_init__(self):
         if self.kind not in WALKERS:
             raise ValueError(f"walker kind={self.kind!r} is not allowed: use one of {', '.join(WALKERS)}")
+        for name in ("level_bits", "pwc"):
+            v = getattr(self, name)
+            if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__"):
+                raise TypeError(f"{self.kind} walker {name} must be a sequence, got {type(v).__name__} {v!r}")
         object.__setattr__(self, "level_bits", tuple(self.level_bits))
+        for p in self.pwc:
+            if not isinstance(p, (PageWalkCache, dict)):
+                raise TypeError(f"{self.kind} walker pwc entries must be PageWalkCache objects (or dicts of their fields), got {type(p).__name__} {p!r}")
         object.__setattr__(self, "pwc", tuple(p if isinstance(p, PageWalkCache) else PageWalkCache(**p) for p in self.pwc))
         object.__setattr__(self, "assumed", tuple(self.assumed))
         if self.kind == "radix":
@@ -309,6 +316,13 @@ class Machine:
                 f"({', '.join(map(format_size, self.page_sizes))})"
             )
         _check_int(f"machine {self.name!r} va_bits", self.va_bits, 32, 64)
+        if isinstance(self.structures, (str, bytes, dict)) or not hasattr(self.structures, "__iter__"):
+            raise TypeError(f"machine {self.name!r} structures must be a sequence of Structure, got {type(self.structures).__name__} {self.structures!r}")
+        for s in self.structures:
+            if not isinstance(s, (Structure, dict)):
+                raise TypeError(f"machine {self.name!r} structures entries must be Structure objects (or dicts of their fields), got {type(s).__name__} {s!r}")
+        if not isinstance(self.costs, Costs):
+            raise TypeError(f"machine {self.name!r} costs must be a pagesim Costs, got {type(self.costs).__name__} {self.costs!r}")
         structs = tuple(s if isinstance(s, Structure) else Structure(**s) for s in self.structures)
         object.__setattr__(self, "structures", structs)
         names = [s.name for s in structs]

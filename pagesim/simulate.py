@@ -276,6 +276,9 @@ def simulate(
     chunk_size = check_int("chunk_size", chunk_size, 1, MAX_CHUNK)
     wc_given = None if work_cycles is None else check_number("work_cycles", work_cycles, 0)
     check_choice("specialize", specialize, (True, False, "auto"))
+    for flag, v in (("progress", progress), ("compaction", compaction)):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{flag} must be True or False, got {type(v).__name__} {v!r}")
     if addresses is not None:
         if workload is not None or workload_params:
             raise ValueError("give either addresses or a workload, not both")

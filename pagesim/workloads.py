@@ -492,6 +492,9 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
     fields = {f.name for f in dataclasses.fields(cls)}
     if working_set is not None:
         ws = parse_size(working_set, "working_set")
+        target = {StreamTriad: "n", BlockedMatrix: "n", MolecularDynamics: "atoms"}.get(cls, "size")
+        if target in params:
+            raise ValueError(f"workload {name!r}: give working_set={working_set!r} or {target}={params[target]!r}, not both (working_set sets {target})")
         if cls is StreamTriad:
             params.setdefault("n", max(1, ws // (3 * ELEMENT)))
         elif cls is BlockedMatrix:
@@ -502,6 +505,9 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
             params.setdefault("size", _bytes("working_set", ws))  # checked here, so the error names working_set
     if accesses is not None:
         acc = _count("accesses", accesses)
+        for target in ("accesses", "max_accesses", "passes"):
+            if target in params:
+                raise ValueError(f"workload {name!r}: give accesses={accesses!r} or {target}={params[target]!r}, not both (accesses sets {target})")
         if "accesses" in fields:
             params.setdefault("accesses", acc)
         elif cls is BlockedMatrix:

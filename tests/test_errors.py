@@ -188,3 +188,22 @@ def test_bad_derivations():
         k8.replace_structure("L2 DTLB 4K", entires=4)
     with pytest.raises(ValueError, match="is not divisible by ways"):
         k8.replace_structure("L2 DTLB 4K", entries=510)
+
+
+def test_more_inputs_named_after_outside_testing():
+    with pytest.raises(TypeError, match=r"costs must be a pagesim Costs, got NoneType"):
+        Machine(name="x", title="x", page_sizes=(4096,), base_page=4096, structures=(), walker=Walker("radix", level_bits=(9, 9, 9, 9)), costs=None)
+    with pytest.raises(TypeError, match=r"structures must be a sequence of Structure, got NoneType"):
+        Machine(name="x", title="x", page_sizes=(4096,), base_page=4096, structures=None, walker=Walker("radix", level_bits=(9, 9, 9, 9)))
+    with pytest.raises(TypeError, match=r"level_bits must be a sequence, got NoneType"):
+        Walker("radix", level_bits=None)
+    with pytest.raises(TypeError, match=r"pwc entries must be PageWalkCache objects .* got int 1"):
+        Walker("radix", level_bits=(9, 9), pwc=[1])
+    with pytest.raises(TypeError, match=r"compaction must be True or False, got str 'yes'"):
+        pagesim.simulate("skylake", "random", working_set="4M", accesses=10, compaction="yes")
+    with pytest.raises(TypeError, match=r"progress must be True or False"):
+        pagesim.simulate("skylake", "random", working_set="4M", accesses=10, progress="x")
+    with pytest.raises(ValueError, match=r"give working_set='4M' or size='1M', not both"):
+        pagesim.simulate("skylake", "random", working_set="4M", size="1M")
+    with pytest.raises(ValueError, match=r"give accesses=20 or passes=3, not both"):
+        pagesim.workload("sequential", accesses=20, passes=3)
