@@ -76,10 +76,15 @@ def huge_page_for(machine, policy: str, page_size=None) -> int:
     p = machine.check_page_size(page_size)
     if p <= machine.base_page:
         larger = ", ".join(format_size(q) for q in machine.page_sizes if q > machine.base_page) or "none on this machine"
+        try:
+            default_huge_page(machine, policy)
+            omit = ", or leave page_size out for the machine's huge page"
+        except ValueError:  # no default on this machine: do not suggest leaving it out
+            omit = ""
         raise ValueError(
             f"page_size={format_size(p)} with policy={policy!r}: the page size of a {policy} region is the huge page it asks "
-            f"for, larger than the base page {format_size(machine.base_page)} of machine {machine.name!r}; allowed: {larger}, or "
-            "leave page_size out for the machine's huge page (or use policy='base')"
+            f"for, larger than the base page {format_size(machine.base_page)} of machine {machine.name!r}; allowed: {larger}{omit} "
+            "(or use policy='base')"
         )
     return p
 
