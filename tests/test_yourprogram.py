@@ -151,3 +151,15 @@ def test_reuse_curve_is_monotone(gups):
     for _, g in rc.groupby("page"):
         m = g.sort_values("entries")["misses"].to_numpy()
         assert (np.diff(m) <= 0).all() and m[-1] >= 1
+
+
+def test_reason_names_a_page_ruled_out_for_memory():
+    """power6 keeps 4K on the gups trace only because 16M would map more than max_bloat x the memory:
+    the reason must say so (it once read as if no larger page helped)."""
+    from pagesim.studies import yourprogram as Y
+
+    pm = Y.recommend(Y.sweep_presets(Y.load("gups", max_accesses=100_000))).per_machine.set_index("machine")
+    assert pm.loc["power6", "recommended"] == "4K"
+    assert "16M would cut walks" in pm.loc["power6", "reason"] and "over max_bloat=2" in pm.loc["power6", "reason"]
+    wide = Y.recommend(Y.sweep_presets(Y.load("gups", max_accesses=100_000)), max_bloat=3).per_machine.set_index("machine")
+    assert wide.loc["power6", "recommended"] == "16M"

@@ -327,6 +327,13 @@ def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
                    f"{human(r['reach'])} {'covers' if r['covers'] else 'does not cover'} the data footprint "
                    f"{human(r['data footprint'])}; maps {human(r['mapped'])} "
                    f"({r['mapped'] / b['mapped']:.2g}x base pages)")
+        # pages ruled out for the memory they would map, when they would have cut walks further: say so
+        # (else "no larger page helps" would read as the whole story)
+        better = bloated[(bloated["walks"] < 0.9 * r["walks"]) & (bloated["walks"] < r["walks"] - tol)]
+        if len(better) and r["walks per 1000"] >= 1:
+            x = better.sort_values("page_size").iloc[0]  # the smallest such page
+            why += (f"; {x['page']} would cut walks to {_fmt_w(x['walks per 1000'])} per 1,000 but maps {human(x['mapped'])} "
+                    f"({x['mapped'] / b['mapped']:.2g}x base pages, over max_bloat={max_bloat:g})")
         rows.append({"machine": name, "base page": b["page"], "recommended": r["page"], "recommended size": int(r["page_size"]),
                      "large": bool(r["page_size"] > b["page_size"]),
                      "walks per 1000 (base)": b["walks per 1000"], "walks per 1000 (recommended)": r["walks per 1000"],
