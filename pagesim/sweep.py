@@ -91,7 +91,8 @@ def _concat(parts: list, xr):
                 if values.setdefault(key, v) != v:
                     agree = False
         if agree:
-            out = out.drop_vars(name).assign_coords({name: (dim, [values.get(k) for k in out[dim].values.tolist()], parts[0][name].attrs)})
+            attrs = next(ds[name].attrs for ds in parts if name in ds)
+            out = out.drop_vars(name).assign_coords({name: (dim, [values.get(k) for k in out[dim].values.tolist()], attrs)})
     return out
 
 
