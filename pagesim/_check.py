@@ -32,11 +32,11 @@ def check_number(name: str, value, lo: float | None = None, hi: float | None = N
     return v
 
 
-def check_fraction(name: str, value, *, open_high: bool = False) -> float:
-    """A number in 0..1 (``open_high``: below 1)."""
-    v = check_number(name, value, 0.0, 1.0)
-    if open_high and v >= 1.0:
-        raise ValueError(f"{name}={value!r} is out of range: allowed 0 <= {name} < 1")
+def check_fraction(name: str, value, *, open_high: bool = False, what: str = "") -> float:
+    """A number in [0, 1] (``open_high``: [0, 1)); ``what`` says what the fraction is of."""
+    v = check_number(name, value)
+    if not (0.0 <= v < 1.0 if open_high else 0.0 <= v <= 1.0):
+        raise ValueError(f"{name}={value!r} must be a fraction in [0, {'1)' if open_high else '1]'}{what}")
     return v
 
 

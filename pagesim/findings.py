@@ -66,10 +66,6 @@ class Finding:
     #: the band of a ``measured`` finding as numbers (low, high), for a sweep that asks where it holds
     limits: tuple[float, float] | None = None
 
-    @property
-    def reproduced(self) -> bool:
-        return self.verdict in REPRODUCED
-
 
 def _fmt(v) -> str:
     if isinstance(v, float):
@@ -179,9 +175,11 @@ class Findings:
             raise ValueError(f"{id}: say why the finding is not reproduced")
         return self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), "not reproduced", why))
 
-    # -- the older interface, kept for notebooks not yet converted ---------------------------------
+    # -- a computed condition instead of ==, and a shorter name for not_reproduced ----------------------
     def check(self, id: str, finding: str, source: str, document, simulation, holds: bool, kind: str = "exact", why: str = "") -> bool:  # noqa: A002
-        """kind 'exact' -> exact/contradicted; 'direction' -> direction/contradicted."""
+        """For an exact count whose agreement is not ``document == simulation`` (a dict of counts, a
+        condition over several rows): kind 'exact' -> exact/contradicted as ``holds`` says;
+        'direction' is :meth:`direction`."""
         if kind == "exact":
             verdict = "exact" if holds else "contradicted"
         elif kind == "direction":
@@ -191,8 +189,9 @@ class Findings:
         self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), verdict, why))
         return bool(holds)
 
-    def note(self, id: str, finding: str, source: str, document, simulation, why: str) -> None:  # noqa: A002
-        self.not_reproduced(id, finding, source, document, simulation, why)
+    def note(self, id: str, finding: str, source: str, document, simulation, why: str) -> Finding:  # noqa: A002
+        """:meth:`not_reproduced`."""
+        return self.not_reproduced(id, finding, source, document, simulation, why)
 
     # -- sensitivity ------------------------------------------------------------------------------
     def get(self, id: str) -> Finding:  # noqa: A002

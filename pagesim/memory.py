@@ -21,7 +21,7 @@ import heapq
 
 import numpy as np
 
-from ._check import check_seed
+from ._check import check_fraction, check_seed
 from .units import format_size, log2, parse_page_size, parse_size
 
 MAX_FRAMES = 1 << 24  # 64 GiB of 4 KiB frames: the frame-state array takes one byte a frame
@@ -133,10 +133,8 @@ class PhysicalMemory:
     def fragment(self, held: float, placement: str = "scattered", movable: float = 0.0, seed: int = 0) -> "PhysicalMemory":
         """A copy with ``held`` of memory taken by background base pages, ``movable`` of those
         migratable, placed 'scattered' at random or 'caged' at the bottom of memory."""
-        if not isinstance(held, (int, float)) or not 0.0 <= held < 1.0:
-            raise ValueError(f"held={held!r} must be a fraction in [0, 1): the share of memory background pages hold")
-        if not isinstance(movable, (int, float)) or not 0.0 <= movable <= 1.0:
-            raise ValueError(f"movable={movable!r} must be a fraction in [0, 1] of the held pages")
+        held = check_fraction("held", held, open_high=True, what=": the share of memory background pages hold")
+        movable = check_fraction("movable", movable, what=" of the held pages")
         if placement not in ("scattered", "caged"):
             raise ValueError(f"placement={placement!r} is not allowed: use 'scattered' or 'caged'")
         seed = check_seed(seed)

@@ -151,10 +151,11 @@ def simulate_processes(
     ``walk_cache_misses`` by cache level, ``pt_lines`` and ``pt_tables`` (distinct page-table cache
     lines and table pages the walks touched).
     """
-    from .simulate import _build, _check_seed, _dataset, place, resolve_programmable
+    from ._check import check_seed
+    from .simulate import _build, _dataset, place, resolve_programmable
 
     m = get_machine(machine)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) or not 1 <= processes <= MAX_PROCESSES:
         raise ValueError(f"processes={processes!r} must be an int in 1..{MAX_PROCESSES}")
     n = int(processes)

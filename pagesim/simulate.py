@@ -218,9 +218,6 @@ def _choose_kernel(specialize, cfg, w):
     return K.run_chunk
 
 
-_check_seed = check_seed  # processes.py imports it from here
-
-
 def simulate(
     machine,
     workload=None,
@@ -272,7 +269,7 @@ def simulate(
     Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
     """
     m = get_machine(machine)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     chunk_size = check_int("chunk_size", chunk_size, 1, MAX_CHUNK)
     wc_given = None if work_cycles is None else check_number("work_cycles", work_cycles, 0)
     check_choice("specialize", specialize, (True, False, "auto"))

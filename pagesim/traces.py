@@ -213,6 +213,12 @@ def _parse_lines(path: Path, n0: int, lines: list[str], fmt: str):
     return np.array(addrs, dtype=np.uint64), np.array(kinds, dtype=np.uint8)
 
 
+def accesses(path, format: str, chunk: int = 1 << 20):  # noqa: A002
+    """Every access of the trace file at ``path`` in ``format`` (see :func:`detect_format`), checked
+    line by line, as (addresses uint64, kinds uint8: 0 data, 1 instruction) arrays of ``chunk``."""
+    yield from _iter_chunks(Path(path), format, int(chunk), True)
+
+
 def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
     """The accesses of the file as (addresses uint64, kinds uint8 or None) arrays of ``chunk``
     accesses (the last may be shorter)."""

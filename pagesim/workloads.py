@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._check import check_fraction
 from ._kernels.workloads import (
     gen_blocked_matrix,
     gen_hot_cold,
@@ -226,8 +227,7 @@ class HotCold(Workload):
         object.__setattr__(self, "hot", _bytes("hot", self.hot))
         if self.hot > self.size:
             raise ValueError(f"hot={format_size(self.hot)} must not exceed size={format_size(self.size)}")
-        if isinstance(self.hot_fraction, bool) or not isinstance(self.hot_fraction, (int, float)) or not 0.0 <= float(self.hot_fraction) <= 1.0:
-            raise ValueError(f"hot_fraction={self.hot_fraction!r} must be a fraction between 0.0 and 1.0")
+        object.__setattr__(self, "hot_fraction", check_fraction("hot_fraction", self.hot_fraction))
         object.__setattr__(self, "accesses", _count("accesses", self.accesses))
 
     def spans(self):
@@ -342,8 +342,7 @@ class MolecularDynamics(Workload):
         object.__setattr__(self, "atom_bytes", _bytes("atom_bytes", self.atom_bytes, ELEMENT, 1 << 20))
         object.__setattr__(self, "atoms_per_cell", _count("atoms_per_cell", self.atoms_per_cell, 1, 1024))
         object.__setattr__(self, "steps", _count("steps", self.steps, 1, 1 << 20))
-        if not (isinstance(self.shuffle, (int, float)) and 0.0 <= float(self.shuffle) <= 1.0):
-            raise ValueError(f"shuffle={self.shuffle!r} must be a fraction between 0.0 and 1.0")
+        object.__setattr__(self, "shuffle", check_fraction("shuffle", self.shuffle))
 
     @property
     def cells_per_side(self):

@@ -207,3 +207,14 @@ def test_more_inputs_named_after_outside_testing():
         pagesim.simulate("skylake", "random", working_set="4M", size="1M")
     with pytest.raises(ValueError, match=r"give accesses=20 or passes=3, not both"):
         pagesim.workload("sequential", accesses=20, passes=3)
+
+
+def test_fractions_name_the_parameter():
+    with pytest.raises(ValueError, match=r"hot_fraction=1.5 must be a fraction in \[0, 1\]"):
+        pagesim.workload("hot_cold", hot_fraction=1.5)
+    with pytest.raises(TypeError, match=r"hot_fraction must be a number, got str 'x'"):
+        pagesim.workload("hot_cold", hot_fraction="x")
+    with pytest.raises(ValueError, match=r"shuffle=nan must be a finite number"):
+        pagesim.workload("md", shuffle=float("nan"))
+    with pytest.raises(ValueError, match=r"movable=2 must be a fraction in \[0, 1\] of the held pages"):
+        pagesim.PhysicalMemory("64M").fragment(0.5, movable=2)

@@ -124,7 +124,7 @@ def test_solaris_kernel_cage_keeps_large_pages_available():
 def test_memory_errors():
     with pytest.raises(ValueError, match="pagesim models at most 16777216"):
         PhysicalMemory("1T", "4K")
-    with pytest.raises(ValueError, match="held=1.5 must be a fraction"):
+    with pytest.raises(ValueError, match=r"held=1.5 must be a fraction in \[0, 1\): the share of memory"):
         PhysicalMemory("1G").fragment(held=1.5)
     with pytest.raises(ValueError, match="placement='random'"):
         PhysicalMemory("1G").fragment(held=0.5, placement="random")

@@ -27,7 +27,8 @@ import numpy as np
 
 from .._kernels.reuse import stack_distances
 from ..machines import Structure, machine, machines
-from ..traces import Trace, detect_format, read_trace
+from .._check import check_int
+from ..traces import accesses as trace_accesses, detect_format, read_trace
 from ..units import format_size, parse_page_size
 
 SHIPPED = {
@@ -114,16 +115,12 @@ def load(trace, max_accesses: int = 2_000_000, start: int = 0) -> Sample:
     """Read the trace once, checking every line as :func:`pagesim.traces.read_trace` does (a
     malformed line is named with its number), and keep ``max_accesses`` accesses from ``start`` in
     memory (about 9 bytes each)."""
-    for name, v, lo in (("max_accesses", max_accesses, 1), ("start", start, 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise ValueError(f"{name}={v!r} must be a whole number >= {lo}")
+    max_accesses = check_int("max_accesses", max_accesses, 1)
+    start = check_int("start", start, 0)
     path = resolve(trace)
     fmt = detect_format(path)
-    # the reader's own chunked parser, asked for every access with its kind (0 data, 1 instruction)
-    reader = Trace(path=str(path), format=fmt, instructions=True, accesses=0, instr_accesses=1)
     a_parts, k_parts, seen = [], [], 0
-    for a, k in reader.chunks():
-        k = np.zeros(a.size, np.uint8) if k is None else k
+    for a, k in trace_accesses(path, fmt):
         lo, hi = max(start - seen, 0), min(start + max_accesses - seen, a.size)
         if hi > lo:
             a_parts.append(a[lo:hi])
