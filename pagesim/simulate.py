@@ -13,7 +13,7 @@ import numpy as np
 from . import __version__
 from ._kernels import translate as K
 from ._check import check_choice, check_int, check_number, check_seed
-from .costs import add_costs
+from .costs import cost_inputs, cost_variables
 from .layout import DEFAULT_BASE, Layout, Region
 from .machines import Machine, machine as get_machine
 from .units import format_size, is_power_of_two, log2, parse_page_size
@@ -366,26 +366,24 @@ def simulate(
     K.finish(st, cnt)
     if bar is not None:
         bar.close()
-    ds = _dataset(m_eff, layout, w, cfg, cnt, st, structs, pwcs)
-    ds.attrs.update(
-        {
-            "machine": m.name,
-            "machine_title": m.title,
-            "machine_changes": json.dumps(list(m.changes)),
-            "programmed": json.dumps({k: format_size(v) for k, v in programmed.items()}),
-            "workload": w.name,
-            "workload_label": w.label,
-            "workload_params": json.dumps({k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in w.params().items()}),
-            "layout": json.dumps(layout.to_records()),
-            "requested_layout": json.dumps(requested.to_records()),
-            "backing": json.dumps(backing) if backing is not None else "every request granted (no PhysicalMemory given)",
-            "page_size_requested": parse_page_size(page_size) if page_size is not None else 0,
-            "seed": seed,
-            "pagesim_version": __version__,
-            "assumptions": json.dumps(m.assumptions),
-        }
-    )
-    ds["pages_migrated"] = ((), int(backing["pages_migrated"]) if backing else 0, {"units": "pages", "long_name": "pages moved by compaction"})
+    dv, coords = _dataset_parts(m_eff, layout, cfg, cnt, st, structs, pwcs)
+    attrs = {
+        "machine": m.name,
+        "machine_title": m.title,
+        "machine_changes": json.dumps(list(m.changes)),
+        "programmed": json.dumps({k: format_size(v) for k, v in programmed.items()}),
+        "workload": w.name,
+        "workload_label": w.label,
+        "workload_params": json.dumps({k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in w.params().items()}),
+        "layout": json.dumps(layout.to_records()),
+        "requested_layout": json.dumps(requested.to_records()),
+        "backing": json.dumps(backing) if backing is not None else "every request granted (no PhysicalMemory given)",
+        "page_size_requested": parse_page_size(page_size) if page_size is not None else 0,
+        "seed": seed,
+        "pagesim_version": __version__,
+        "assumptions": json.dumps(m.assumptions),
+    }
+    dv["pages_migrated"] = ((), int(backing["pages_migrated"]) if backing else 0, {"units": "pages", "long_name": "pages moved by compaction"})
     if pressure is not None:
         meaning = {
             "minor_faults": ("faults", "faults on pages never resident before (zero-fill) under the RAM limit"),
@@ -396,18 +394,33 @@ def simulate(
             "resident_end": ("bytes", "memory the program held at the end"),
         }
         for k, (u, ln) in meaning.items():
-            ds[k] = ((), pressure[k], {"units": u, "long_name": ln})
-        ds.attrs["ram"] = json.dumps({"limit": ram.limit, "kernel": ram.kernel, "reclaim": ram.reclaim,
-                                      "swap_in_cycles": ram.swap_in_cycles, "swap_out_cycles": ram.swap_out_cycles})
+            dv[k] = ((), pressure[k], {"units": u, "long_name": ln})
+        attrs["ram"] = json.dumps({"limit": ram.limit, "kernel": ram.kernel, "reclaim": ram.reclaim,
+                                   "swap_in_cycles": ram.swap_in_cycles, "swap_out_cycles": ram.swap_out_cycles})
     else:
-        ds.attrs["ram"] = "no RAM limit (ram=None)"
+        attrs["ram"] = "no RAM limit (ram=None)"
     wc = float(w.work_cycles) if wc_given is None else wc_given
-    return add_costs(ds, m_eff, wc, ram)
+    return _with_costs(dv, coords, attrs, m_eff, wc, ram)
+
+
+def _with_costs(dv: dict, coords: dict, attrs: dict, m, work_cycles: float, ram=None) -> xr.Dataset:
+    """The Dataset of ``dv``, ``coords`` and ``attrs`` (tuples and values as xarray.Dataset takes
+    them) with the cost model's variables, built once."""
+    from ._engine import build_dataset
+
+    cdv, ccoords, cattrs = cost_variables(cost_inputs(dv, coords), m, work_cycles, ram)
+    return build_dataset({**dv, **cdv}, {**coords, **ccoords}, {**attrs, **cattrs})
 
 
 def _dataset(m, layout, w, cfg, cnt, st, structs, pwcs) -> xr.Dataset:
     import xarray as xr
 
+    dv, coords = _dataset_parts(m, layout, cfg, cnt, st, structs, pwcs)
+    return xr.Dataset(dv, coords=coords)
+
+
+def _dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
+    """The counters' data variables and coordinates, as (dims, values, attrs) tuples."""
     hits, misses, accesses, walks = tlb_counters(cfg, cnt)
     sizes = list(m.page_sizes)
     labels = [format_size(p) for p in sizes]
@@ -462,10 +475,9 @@ def _dataset(m, layout, w, cfg, cnt, st, structs, pwcs) -> xr.Dataset:
         dv["hpt_secondary"] = (("page_size",), cnt.hpt_secondary.copy(), {"units": "walks", "long_name": "walks resolved in the secondary PTEG"})
         dv["hpt_evictions"] = ((), int(cnt.hpt_events[0]), {"units": "entries"})
         dv["hpt_refills"] = ((), int(cnt.hpt_events[1]), {"units": "faults", "long_name": "hash faults re-inserting an evicted entry"})
-    ds = xr.Dataset(dv, coords=coords)
-    ds["region_pages_touched"] = (("region",), np.array(touched_by_region, dtype=np.int64), {"units": "pages"})
-    ds = ds.assign_coords(region=_region_labels(layout))
-    return ds
+    dv["region_pages_touched"] = (("region",), np.array(touched_by_region, dtype=np.int64), {"units": "pages"})
+    coords["region"] = ("region", _region_labels(layout))
+    return dv, coords
 
 
 def _region_labels(layout) -> list[str]:
