@@ -427,7 +427,8 @@ class Addresses(Workload):
         if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and int(a.max()) >= MAX_ADDRESS:
             i = int(a.argmax())
             raise ValueError(f"addresses[{i}]={int(a[i]):#x} is out of range: pagesim simulates addresses below 2**63 ({MAX_ADDRESS:#x})")
-        object.__setattr__(self, "addresses", a.astype(np.uint64, copy=False))
+        # int64 (checked non-negative) and uint64 arrays are kept as they are: a view, never a copy
+        object.__setattr__(self, "addresses", a.view(np.uint64) if a.dtype == np.int64 else a.astype(np.uint64, copy=False))
         if self.kinds is not None:
             k = np.asarray(self.kinds)
             if k.shape != a.shape:
@@ -437,7 +438,7 @@ class Addresses(Workload):
             if k.size and (int(k.min()) < 0 or int(k.max()) > 1):
                 i = int(k.argmin()) if int(k.min()) < 0 else int(k.argmax())
                 raise ValueError(f"kinds[{i}]={int(k[i])} is not allowed: kinds are 0 (data) or 1 (instruction)")
-            object.__setattr__(self, "kinds", k.astype(np.uint8))
+            object.__setattr__(self, "kinds", k.astype(np.uint8, copy=False))
 
     def spans(self):
         return []
