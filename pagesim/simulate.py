@@ -213,7 +213,8 @@ def _choose_kernel(specialize, cfg, w):
     consts = S.chain_constants(cfg, zs.pop())
     if consts is None:
         return K.run_chunk
-    if specialize is True or w.n_accesses >= SPECIALIZE_MIN_ACCESSES or S.is_loaded(consts):
+    # the choice depends on the call's inputs only, never on what the process ran before
+    if specialize is True or w.n_accesses >= SPECIALIZE_MIN_ACCESSES:
         return S.kernel(consts)
     return K.run_chunk
 
@@ -264,7 +265,7 @@ def simulate(
     specialize: run a copy of the kernel compiled for this machine's geometry (same results,
         about 1.8x faster on TLB-missing traces; the first compile of a new geometry takes seconds,
         then it is cached on disk). "auto": when every access is a data access to one page size and
-        there are at least SPECIALIZE_MIN_ACCESSES accesses, or a compiled copy is already loaded.
+        there are at least SPECIALIZE_MIN_ACCESSES accesses (whatever ran before in the process).
 
     Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
     """
