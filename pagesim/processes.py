@@ -329,7 +329,8 @@ def walk_references(m, layout: Layout, log: np.ndarray, stride: int, shared_leaf
     is_shared = np.zeros(len(layout.regions), dtype=bool)
     for j, r in enumerate(layout.regions):
         is_shared[j] = r.name in shared_leaf
-    assert ((local >= starts[ri]) & (local < ends[ri])).all()
+    if ((ri < 0) | (local < starts[ri]) | (local >= ends[ri])).any():  # the kernel logs walks of mapped addresses only
+        raise RuntimeError("internal error: a logged walk lies outside every region of the layout")
     sh = is_shared[ri]
     shifts = [w.base_shift + sum(bits[l + 1 :]) for l in range(nl)]
     O, L, T, E = [], [], [], []
@@ -349,8 +350,27 @@ def _walk_lines(m, layout, log, stride, shared_leaf, nproc, line):
     o, lvl, t, e = walk_references(m, layout, log, stride, shared_leaf, nproc)
     if o.size == 0:
         return np.zeros(0, dtype=np.int64), 0
-    key = np.stack([o, lvl, t], axis=1)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
+    inv, ntables = _table_ids(o, lvl, t)
     table_bytes = ENTRY_BYTES << max(m.walker.level_bits)
-    lines = (inv.reshape(-1).astype(np.int64) * table_bytes + e * ENTRY_BYTES) // line
-    return lines.astype(np.int64), int(uniq.shape[0])
+    lines = (inv * table_bytes + e * ENTRY_BYTES) // line
+    return lines.astype(np.int64), ntables
+
+
+def _table_ids(o, lvl, t):
+    """Number the distinct (owner, level, table) triples 0, 1, 2... in lexicographic order (what
+    ``np.unique`` over the stacked rows gives) and return each reference's number and the count.
+    All three are non-negative; packed into one int64 key (their order kept) when their bit widths
+    fit in 63 bits, which is every realistic case, so the sort is of one column, not of rows."""
+    bo, bl, bt = (max(1, int(x.max()).bit_length()) for x in (o, lvl, t))
+    if bo + bl + bt <= 63:
+        key = (o.astype(np.int64) << (bl + bt)) | (lvl.astype(np.int64) << bt) | t.astype(np.int64)
+        uniq, inv = np.unique(key, return_inverse=True)
+        return inv.reshape(-1).astype(np.int64), int(uniq.size)
+    order = np.lexsort((t, lvl, o))
+    so, sl, stt = o[order], lvl[order], t[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (so[1:] != so[:-1]) | (sl[1:] != sl[:-1]) | (stt[1:] != stt[:-1])
+    ids = np.cumsum(new) - 1
+    inv = np.empty(order.size, dtype=np.int64)
+    inv[order] = ids
+    return inv, int(ids[-1]) + 1

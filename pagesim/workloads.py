@@ -20,7 +20,10 @@ from ._kernels.workloads import (
     gen_blocked_matrix,
     gen_hot_cold,
     gen_md,
+    gen_planes,
     gen_pointer_chase,
+    gen_sequential,
+    gen_triad,
     gen_uniform_random,
 )
 from .units import format_size, parse_size
@@ -107,8 +110,9 @@ class Sequential(Workload):
     def _chunks(self, bases, chunk, seed):
         per = self.per_pass
         for start in range(0, self.n_accesses, chunk):
-            idx = np.arange(start, min(start + chunk, self.n_accesses), dtype=np.uint64)
-            yield np.uint64(bases[0]) + (idx % np.uint64(per)) * np.uint64(self.stride)
+            out = np.empty(min(chunk, self.n_accesses - start), dtype=np.int64)
+            gen_sequential(out, start, per, bases[0], self.stride)
+            yield out.view(np.uint64)
 
 
 @dataclass(frozen=True)
@@ -147,12 +151,10 @@ class Planes(Workload):
 
     def _chunks(self, bases, chunk, seed):
         per_plane = -(-self.plane // self.step)
-        total = per_plane * self.planes
         for start in range(0, self.accesses, chunk):
-            idx = np.arange(start, min(start + chunk, self.accesses), dtype=np.uint64) % np.uint64(total)
-            k = idx % np.uint64(self.planes)
-            j = idx // np.uint64(self.planes)
-            yield np.uint64(bases[0]) + k * np.uint64(self.plane) + j * np.uint64(self.step)
+            out = np.empty(min(chunk, self.accesses - start), dtype=np.int64)
+            gen_planes(out, start, self.planes, per_plane, bases[0], self.plane, self.step)
+            yield out.view(np.uint64)
 
 
 @dataclass(frozen=True)
@@ -175,11 +177,10 @@ class StreamTriad(Workload):
         return 3 * self.n * self.passes
 
     def _chunks(self, bases, chunk, seed):
-        order = np.array([bases[1], bases[2], bases[0]], dtype=np.uint64)  # b, c, a
         for start in range(0, self.n_accesses, chunk):
-            idx = np.arange(start, min(start + chunk, self.n_accesses), dtype=np.uint64)
-            i = (idx // np.uint64(3)) % np.uint64(self.n)
-            yield order[(idx % np.uint64(3)).astype(np.intp)] + i * np.uint64(ELEMENT)
+            out = np.empty(min(chunk, self.n_accesses - start), dtype=np.int64)
+            gen_triad(out, start, self.n, bases[1], bases[2], bases[0], ELEMENT)  # loads b, c; stores a
+            yield out.view(np.uint64)
 
 
 @dataclass(frozen=True)
