@@ -167,6 +167,16 @@ def test_presets_load_and_describe():
     assert hierarchy(pagesim.machine("opteron-k8").derive(va_bits=48)).name == "opteron-k8"
 
 
+def test_preset_assumptions_name_real_fields():
+    # an `assumed` entry that names no field would hide an unsourced figure behind a typo
+    for n in hierarchies():
+        h = hierarchy(n)
+        fields = {"memory_latency", "clock_ghz"} | {f"{c.name}.{f}" for c in h.levels for f in ("size", "ways", "line", "latency")}
+        assert set(h.assumed) <= fields, (n, set(h.assumed) - fields)
+        if h.clock_ghz:
+            assert h.memory_latency == pytest.approx(round(h.memory_latency / h.clock_ghz) * h.clock_ghz, abs=h.clock_ghz)
+
+
 # ------------------------------------------------------------------------------------- errors
 def test_errors_name_the_parameter():
     with pytest.raises(ValueError, match=r"mlp=0\.5 is out of range: allowed 1..64"):
