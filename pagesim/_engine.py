@@ -129,7 +129,7 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
         memo_shift=np.zeros(2, dtype=np.int64),
         memo_z=np.zeros(2, dtype=np.int64),
         run=np.zeros(2, dtype=np.int64),
-        wlog=np.zeros(2 * log_walks if log_walks else 1, dtype=np.int64),
+        wlog=np.zeros(3 * log_walks if log_walks else 1, dtype=np.int64),
         wlog_n=np.zeros(1, dtype=np.int64),
     )
     cnt = K.Counters(
@@ -203,9 +203,11 @@ def kernel_arrays(addrs, kinds, offset: int = 0):
 _EMPTY = np.zeros(0, dtype=np.uint8)
 
 
-def run_chunks(chunks, run_chunk, cfg, st, cnt, layout: Layout, total: int | None = None, desc: str = "", progress: bool = False) -> int:
+def run_chunks(chunks, run_chunk, cfg, st, cnt, layout: Layout, total: int | None = None, desc: str = "", progress: bool = False,
+               chunk_hook=None, chunk_size: int = 0) -> int:
     """Every (addresses, kinds) chunk through ``run_chunk``, then the pending fast-path hits
-    attributed. A ValueError names the first address outside every region and its index. Returns
+    attributed. ``chunk_hook`` (pagesim.timing) is called after each chunk with (addresses, kinds,
+    cfg, st); the kernel then logs every walk with its access index and the hook empties the log. A ValueError names the first address outside every region and its index. Returns
     the number of accesses run."""
     bar = None
     if progress:
@@ -215,6 +217,8 @@ def run_chunks(chunks, run_chunk, cfg, st, cnt, layout: Layout, total: int | Non
     done = 0
     for addrs, kk in chunks:
         a, ka = kernel_arrays(addrs, kk)
+        if chunk_hook is not None and a.shape[0] > chunk_size:  # the walk log holds chunk_size walks
+            raise RuntimeError(f"internal error: a chunk of {a.shape[0]} accesses exceeds chunk_size={chunk_size}")
         if ka.shape[0] and run_chunk is not K.run_chunk:
             raise RuntimeError("internal error: a specialised kernel was chosen for a workload with instruction accesses")
         # Addresses of 2**63 and above would be negative here and must never reach the kernel (its
@@ -227,6 +231,8 @@ def run_chunks(chunks, run_chunk, cfg, st, cnt, layout: Layout, total: int | Non
                 f"address {addr:#x} (access {done + bad}) lies outside every region of the layout: "
                 f"regions are {', '.join(f'[{r.start:#x}, {r.end:#x})' for r in layout.regions)}"
             )
+        if chunk_hook is not None:
+            chunk_hook(a, ka, cfg, st)
         done += a.shape[0]
         if bar is not None:
             bar.update(a.shape[0])

@@ -71,6 +71,7 @@ def simulate(
     memory=None,
     compaction: bool = False,
     ram=None,
+    _chunk_hook=None,
     **workload_params,
 ) -> xr.Dataset:
     """Simulate address translation for ``workload`` on ``machine``.
@@ -171,10 +172,13 @@ def simulate(
 
         pressure = run_pressure(layout, w.chunks(bases, int(chunk_size), seed), ram)
     m_eff, programmed = resolve_programmable(m, layout)
-    cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, layout, seed)
+    # _chunk_hook (pagesim.timing): called after each chunk with (addresses, kinds, cfg, st); the
+    # kernel then logs every walk with its access index, and the hook empties the log
+    cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, layout, seed, log_walks=int(chunk_size) if _chunk_hook is not None else 0)
     run_chunk = E.choose_kernel(specialize, cfg, w)
     E.run_chunks(w.chunks(bases, int(chunk_size), seed), run_chunk, cfg, st, cnt, layout,
-                 total=w.n_accesses, desc=f"{m.name} {w.label}", progress=progress)
+                 total=w.n_accesses, desc=f"{m.name} {w.label}", progress=progress,
+                 chunk_hook=_chunk_hook, chunk_size=int(chunk_size))
     dv, coords = E.dataset_parts(m_eff, layout, cfg, cnt, st, structs, pwcs)
     attrs = E.provenance(
         m, programmed, w, layout, seed,
