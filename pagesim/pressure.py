@@ -92,9 +92,11 @@ def run(layout: Layout, chunks, ram: Ram) -> dict:
     c[P.LAST] = -1
     starts = np.array([r.start for r in regs], dtype=np.int64)
     ends = np.array([r.end for r in regs], dtype=np.int64)
+    cfg = P.PressureConfig(starts, ends, base, shifts, page_shift, np.array([ram.available], dtype=np.int64), np.array([int(lru)], dtype=np.int64))
+    ps = P.PressureState(state, ref, queue, prev, nxt, c)
     for addrs, _ in chunks:
         a = np.ascontiguousarray(addrs, dtype=np.uint64).view(np.int64)
-        bad = P.pressure_chunk(a, starts, ends, base, shifts, page_shift, np.int64(ram.available), lru, state, ref, queue, prev, nxt, c)
+        bad = P.pressure_chunk(a, cfg, ps)
         if bad >= 0:
             raise ValueError(f"address {int(a[bad]) & ((1 << 64) - 1):#x} lies outside every region of the layout")
     return {
