@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._kernels import pressure as P
+from ._check import check_choice, check_int
 from .layout import Layout
 from .units import format_size, log2, parse_size
 
@@ -46,8 +47,7 @@ class Ram:
     def __post_init__(self):
         object.__setattr__(self, "limit", parse_size(self.limit, "ram limit"))
         object.__setattr__(self, "kernel", parse_size(self.kernel, "ram kernel"))
-        if self.reclaim not in RECLAIM:
-            raise ValueError(f"ram reclaim={self.reclaim!r} is not allowed: use one of {', '.join(RECLAIM)}")
+        check_choice("ram reclaim", self.reclaim, RECLAIM)
         if self.limit <= self.kernel:
             raise ValueError(
                 f"ram limit={format_size(self.limit)} is not above the kernel's own {format_size(self.kernel)}: "
@@ -55,8 +55,7 @@ class Ram:
             )
         for f in ("swap_in_cycles", "swap_out_cycles"):
             v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 10**9:
-                raise ValueError(f"ram {f}={v!r} must be an int in 0..10**9 cycles")
+            object.__setattr__(self, f, check_int(f"ram {f}", v, 0, 10**9, " cycles"))
 
     @property
     def available(self) -> int:

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import __version__
 from ._kernels import translate as K
-from ._check import check_choice, check_int, check_number, check_seed
+from ._check import check_bool, check_choice, check_int, check_number, check_seed
 from .costs import add_costs
 from .layout import DEFAULT_BASE, Layout, Region
 from .machines import Machine, machine as get_machine
@@ -101,7 +101,8 @@ def _build(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
         tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
     chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
     L = max(1, max(len(c) for c in chains.values()))
-    assert L <= K.MAX_CHAIN, "Machine validation guarantees chains of at most MAX_CHAIN structures"
+    if L > K.MAX_CHAIN:  # Machine validation rejects such chains; never hand one to the kernel
+        raise RuntimeError(f"internal error: a chain of {L} structures, more than the kernel's MAX_CHAIN={K.MAX_CHAIN}")
     chain = np.full((2, nk, L), -1, dtype=np.int64)
     for (k, z), c in chains.items():
         chain[k, z, : len(c)] = c
@@ -274,8 +275,7 @@ def simulate(
     wc_given = None if work_cycles is None else check_number("work_cycles", work_cycles, 0)
     check_choice("specialize", specialize, (True, False, "auto"))
     for flag, v in (("progress", progress), ("compaction", compaction)):
-        if not isinstance(v, (bool, np.bool_)):
-            raise TypeError(f"{flag} must be True or False, got {type(v).__name__} {v!r}")
+        check_bool(flag, v)
     if addresses is not None:
         if workload is not None or workload_params:
             raise ValueError("give either addresses or a workload, not both")
