@@ -41,6 +41,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_pycachesim.py
 	$(PY) benchmarks/bench_memory.py
 	$(PY) benchmarks/bench_os.py
+	$(PY) benchmarks/bench_os_stage.py
+	$(PY) benchmarks/bench_generators.py
+	$(PY) benchmarks/bench_sweep.py
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -52,6 +52,13 @@ def check_choice(name: str, value, allowed) -> object:
     return value
 
 
+def check_bool(name: str, value) -> bool:
+    """True or False (numpy's bool too); anything else, even 0 or 1, is a TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 def check_seed(seed) -> int:
     """A seed for numpy's default_rng: an int in 0..2**63-1."""
     return check_int("seed", seed, 0, (1 << 63) - 1)

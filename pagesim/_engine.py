@@ -72,7 +72,8 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
         tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
     chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
     L = max(1, max(len(c) for c in chains.values()))
-    assert L <= K.MAX_CHAIN, "Machine validation guarantees chains of at most MAX_CHAIN structures"
+    if L > K.MAX_CHAIN:  # Machine validation rejects such chains; never hand one to the kernel
+        raise RuntimeError(f"internal error: a chain of {L} structures, more than the kernel's MAX_CHAIN={K.MAX_CHAIN}")
     chain = np.full((2, nk, L), -1, dtype=np.int64)
     for (k, z), c in chains.items():
         chain[k, z, : len(c)] = c

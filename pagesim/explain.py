@@ -10,6 +10,7 @@ not model: datasets/architecture/NOTES.md §1.5). The numbers are those the kern
 from __future__ import annotations
 
 from ._kernels.translate import SEGMENT_SHIFT, VSID_MULT
+from ._check import check_choice
 from .machines import machine as get_machine
 from .units import format_size, log2, parse_size
 
@@ -24,8 +25,7 @@ def translate(machine, address, page_size=None, side: str = "data"):
     a = parse_size(address, "address")
     if a >= 1 << min(m.va_bits, 63):
         raise ValueError(f"address={a:#x} is beyond the {m.va_bits}-bit virtual address space of {m.name!r}")
-    if side not in ("data", "instr"):
-        raise ValueError(f"side={side!r}: use 'data' or 'instr'")
+    check_choice("side", side, ("data", "instr"))
     s = log2(p)
     rows = [
         {"step": "split", "what": f"page number (address >> {s})", "value": f"{a >> s:#x}"},

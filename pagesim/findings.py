@@ -32,6 +32,8 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ._check import check_choice
+
 VERDICTS = ("exact", "within", "direction", "contradicted", "not reproduced", "arithmetic", "calibrated")
 REPRODUCED = ("exact", "within")
 #: verdicts that can regress, best first; the others are fixed by how a finding is written
@@ -107,8 +109,7 @@ class Findings:
         self.items: list[Finding] = []
 
     def _add(self, f: Finding) -> Finding:
-        if f.verdict not in VERDICTS:
-            raise ValueError(f"verdict={f.verdict!r} is not allowed: use one of {', '.join(VERDICTS)}")
+        check_choice("verdict", f.verdict, VERDICTS)
         if any(x.id == f.id for x in self.items):
             raise ValueError(f"{self.notebook}: finding id {f.id!r} is recorded twice")
         self.items.append(f)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._check import check_choice
 from .units import format_size, parse_size
 
 THP_PATH = "/sys/kernel/mm/transparent_hugepage/enabled"
@@ -157,8 +158,7 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
     off_in = parse_size(offset, "offset")
     if off_in % BASE_PAGE or off_in >= HUGE:
         raise ValueError(f"offset={offset!r} must be a multiple of 4K below 2M: where the region starts past a 2 MiB boundary")
-    if pattern not in ("sequential", "random"):
-        raise ValueError(f"pattern={pattern!r} is not allowed: use 'sequential' or 'random'")
+    check_choice("pattern", pattern, ("sequential", "random"))
     reason = why_not(thp, partial=bool(n % HUGE or off_in))
     if reason:
         raise RuntimeError(reason)

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._check import check_choice, check_int
 from .units import format_size, parse_page_size, parse_size
 
 MAX_PAGES = 1 << 28  # simulated pages across all regions: the page-state arrays take one byte each
+POLICIES = ("base", "thp", "mpss", "hugetlb")  # how the OS backs a region (see pagesim.paging)
 DEFAULT_BASE = 1 << 40  # where generated workloads place their first array (1 TiB, aligned to 1 GiB)
 
 
@@ -35,12 +37,11 @@ class Region:
 
     def __post_init__(self):
         n = f"region {self.name!r}" if self.name else "region"
-        if isinstance(self.fault_around, bool) or not isinstance(self.fault_around, int) or not (
-            1 <= self.fault_around <= 1 << 16 and self.fault_around & (self.fault_around - 1) == 0
-        ):
-            raise ValueError(f"{n} fault_around={self.fault_around!r} must be a power of two from 1 to 65536 pages")
-        if self.policy not in ("base", "thp", "mpss", "hugetlb"):
-            raise ValueError(f"{n} policy={self.policy!r} is not allowed: use 'base', 'thp', 'mpss' or 'hugetlb'")
+        fa = check_int(f"{n} fault_around", self.fault_around, 1, 1 << 16, " pages")
+        if fa & (fa - 1):
+            raise ValueError(f"{n} fault_around={fa!r} must be a power of two from 1 to 65536 pages")
+        object.__setattr__(self, "fault_around", fa)
+        check_choice(f"{n} policy", self.policy, POLICIES)
         object.__setattr__(self, "start", parse_size(self.start, f"{n} start"))
         object.__setattr__(self, "length", parse_size(self.length, f"{n} length"))
         object.__setattr__(self, "page_size", parse_page_size(self.page_size, f"{n} page_size"))

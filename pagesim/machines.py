@@ -20,6 +20,8 @@ import functools
 import importlib.resources
 from dataclasses import dataclass, field
 
+from ._check import check_choice, check_int
+from ._kernels.translate import MAX_CHAIN  # the kernel's limit, defined once there
 from .units import format_size, is_power_of_two, log2, parse_page_size
 
 try:  # Python 3.11+
@@ -34,15 +36,6 @@ MAX_ENTRIES = 1 << 20  # a structure of more than a million entries is not a TLB
 MAX_WAYS = 1024  # a lookup compares every way; the widest preset structure has 256 (POWER8's secondary D-ERAT)
 MAX_LEVEL = 8
 MAX_PAGE_SIZES = 15  # kernels pack the page-size index into 4 bits of a tag
-MAX_CHAIN = 4  # structures one access may look up in turn (kernel limit; POWER8 uses 3)
-
-
-def _check_int(name: str, value, lo: int, hi: int, what: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name}={value!r} is out of range: allowed {lo}..{hi}{what}")
-    return value
 
 
 def _sizes(name: str, values) -> tuple[int, ...]:
@@ -83,11 +76,10 @@ class Structure:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"structure name must be a non-empty string, got {self.name!r}")
         n = f"structure {self.name!r}"
-        _check_int(f"{n} level", self.level, 1, MAX_LEVEL)
-        if self.side not in SIDES:
-            raise ValueError(f"{n} side={self.side!r} is not allowed: use one of {', '.join(SIDES)}")
-        _check_int(f"{n} entries", self.entries, 1, MAX_ENTRIES, " (a TLB larger than 2**20 entries is not modelled)")
-        _check_int(f"{n} ways", self.ways, 1, MAX_WAYS, " (wider structures are searched way by way, too slowly to simulate)")
+        object.__setattr__(self, "level", check_int(f"{n} level", self.level, 1, MAX_LEVEL))
+        check_choice(f"{n} side", self.side, SIDES)
+        object.__setattr__(self, "entries", check_int(f"{n} entries", self.entries, 1, MAX_ENTRIES, " (a TLB larger than 2**20 entries is not modelled)"))
+        object.__setattr__(self, "ways", check_int(f"{n} ways", self.ways, 1, MAX_WAYS, " (wider structures are searched way by way, too slowly to simulate)"))
         if self.entries % self.ways:
             raise ValueError(
                 f"{n}: entries={self.entries} is not divisible by ways={self.ways}; "
@@ -96,9 +88,8 @@ class Structure:
         object.__setattr__(self, "sizes", _sizes(f"{n} sizes", self.sizes))
         if not self.sizes:
             raise ValueError(f"{n} sizes is empty: a structure must hold at least one page size")
-        if self.replacement not in REPLACEMENTS:
-            raise ValueError(f"{n} replacement={self.replacement!r} is not allowed: use one of {', '.join(REPLACEMENTS)}")
-        _check_int(f"{n} latency", self.latency, 0, 100_000, " cycles")
+        check_choice(f"{n} replacement", self.replacement, REPLACEMENTS)
+        object.__setattr__(self, "latency", check_int(f"{n} latency", self.latency, 0, 100_000, " cycles"))
         if self.max_entry is not None:
             object.__setattr__(self, "max_entry", parse_page_size(self.max_entry, f"{n} max_entry"))
         object.__setattr__(self, "assumed", tuple(self.assumed))
@@ -139,13 +130,12 @@ class PageWalkCache:
 
     def __post_init__(self):
         n = f"page-walk cache {self.name!r}"
-        _check_int(f"{n} skip", self.skip, 1, 6, " levels")
-        _check_int(f"{n} entries", self.entries, 1, MAX_ENTRIES)
-        _check_int(f"{n} ways", self.ways, 1, MAX_WAYS, " (wider structures are searched way by way, too slowly to simulate)")
+        object.__setattr__(self, "skip", check_int(f"{n} skip", self.skip, 1, 6, " levels"))
+        object.__setattr__(self, "entries", check_int(f"{n} entries", self.entries, 1, MAX_ENTRIES))
+        object.__setattr__(self, "ways", check_int(f"{n} ways", self.ways, 1, MAX_WAYS, " (wider structures are searched way by way, too slowly to simulate)"))
         if self.entries % self.ways:
             raise ValueError(f"{n}: entries={self.entries} is not divisible by ways={self.ways}")
-        if self.replacement not in REPLACEMENTS:
-            raise ValueError(f"{n} replacement={self.replacement!r} is not allowed: use one of {', '.join(REPLACEMENTS)}")
+        check_choice(f"{n} replacement", self.replacement, REPLACEMENTS)
         object.__setattr__(self, "assumed", tuple(self.assumed))
 
 
@@ -175,8 +165,7 @@ class Walker:
     assumed: tuple[str, ...] = ()
 
     def __post_init__(self):
-        if self.kind not in WALKERS:
-            raise ValueError(f"walker kind={self.kind!r} is not allowed: use one of {', '.join(WALKERS)}")
+        check_choice("walker kind", self.kind, WALKERS)
         for name in ("level_bits", "pwc"):
             v = getattr(self, name)
             if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__"):
@@ -191,8 +180,8 @@ class Walker:
             if not 1 <= len(self.level_bits) <= 6:
                 raise ValueError(f"radix walker level_bits={self.level_bits!r}: give 1 to 6 levels")
             for b in self.level_bits:
-                _check_int("radix walker level_bits entry", b, 1, 20)
-            _check_int("radix walker base_shift", self.base_shift, 10, 20)
+                check_int("radix walker level_bits entry", b, 1, 20)
+            object.__setattr__(self, "base_shift", check_int("radix walker base_shift", self.base_shift, 10, 20))
             for p in self.pwc:
                 if p.skip >= len(self.level_bits):
                     raise ValueError(
@@ -204,12 +193,12 @@ class Walker:
         elif self.pwc:
             raise ValueError(f"page-walk caches apply to radix walkers only, not kind={self.kind!r}")
         if self.kind == "tsb":
-            _check_int("tsb walker tsb_entries", self.tsb_entries, 1, 1 << 24)
+            object.__setattr__(self, "tsb_entries", check_int("tsb walker tsb_entries", self.tsb_entries, 1, 1 << 24))
             if not is_power_of_two(self.tsb_entries):
                 raise ValueError(f"tsb walker tsb_entries={self.tsb_entries} must be a power of two (the TSB is indexed by page-number bits)")
-            _check_int("tsb walker sw_walk_refs", self.sw_walk_refs, 1, 8)
+            object.__setattr__(self, "sw_walk_refs", check_int("tsb walker sw_walk_refs", self.sw_walk_refs, 1, 8))
         if self.kind == "hashed":
-            _check_int("hashed walker hpt_ptegs", self.hpt_ptegs, 1, 1 << 26)
+            object.__setattr__(self, "hpt_ptegs", check_int("hashed walker hpt_ptegs", self.hpt_ptegs, 1, 1 << 26))
             if not is_power_of_two(self.hpt_ptegs):
                 raise ValueError(f"hashed walker hpt_ptegs={self.hpt_ptegs} must be a power of two")
 
@@ -259,7 +248,7 @@ class Costs:
 
     def __post_init__(self):
         for f in ("walk_ref_cycles", "walk_base_cycles", "slb_miss_cycles", "fault_cycles", "zero_cycles_per_kib", "migrate_cycles_per_page"):
-            _check_int(f"costs {f}", getattr(self, f), 0, 10_000_000, " cycles")
+            object.__setattr__(self, f, check_int(f"costs {f}", getattr(self, f), 0, 10_000_000, " cycles"))
         object.__setattr__(self, "assumed", tuple(self.assumed))
 
 
@@ -300,10 +289,7 @@ class Machine:
                 f"machine {self.name!r} walker must be a pagesim Walker such as Walker('radix', level_bits=(9, 9, 9, 9)), "
                 f"got {type(self.walker).__name__} {self.walker!r}"
             )
-        if self.context_switch not in CONTEXT_SWITCH:
-            raise ValueError(
-                f"machine {self.name!r} context_switch={self.context_switch!r} is not allowed: use one of {', '.join(CONTEXT_SWITCH)}"
-            )
+        check_choice(f"machine {self.name!r} context_switch", self.context_switch, CONTEXT_SWITCH)
         object.__setattr__(self, "page_sizes", _sizes(f"machine {self.name!r} page_sizes", self.page_sizes))
         if not self.page_sizes:
             raise ValueError(f"machine {self.name!r} page_sizes is empty")
@@ -315,7 +301,7 @@ class Machine:
                 f"machine {self.name!r} base_page={format_size(self.base_page)} is not among its page sizes "
                 f"({', '.join(map(format_size, self.page_sizes))})"
             )
-        _check_int(f"machine {self.name!r} va_bits", self.va_bits, 32, 64)
+        object.__setattr__(self, "va_bits", check_int(f"machine {self.name!r} va_bits", self.va_bits, 32, 64))
         if isinstance(self.structures, (str, bytes, dict)) or not hasattr(self.structures, "__iter__"):
             raise TypeError(f"machine {self.name!r} structures must be a sequence of Structure, got {type(self.structures).__name__} {self.structures!r}")
         for s in self.structures:

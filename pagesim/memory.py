@@ -21,7 +21,7 @@ import heapq
 
 import numpy as np
 
-from ._check import check_fraction, check_seed
+from ._check import check_choice, check_fraction, check_int, check_seed
 from .units import format_size, log2, parse_page_size, parse_size
 
 MAX_FRAMES = 1 << 24  # 64 GiB of 4 KiB frames: the frame-state array takes one byte a frame
@@ -158,8 +158,7 @@ class PhysicalMemory:
         migratable, placed 'scattered' at random or 'caged' at the bottom of memory."""
         held = check_fraction("held", held, open_high=True, what=": the share of memory background pages hold")
         movable = check_fraction("movable", movable, what=" of the held pages")
-        if placement not in ("scattered", "caged"):
-            raise ValueError(f"placement={placement!r} is not allowed: use 'scattered' or 'caged'")
+        check_choice("placement", placement, ("scattered", "caged"))
         seed = check_seed(seed)
         m = copy.deepcopy(self)
         free_idx = np.flatnonzero(m.state == FREE)
@@ -177,8 +176,7 @@ class PhysicalMemory:
     def reserve_hugetlb(self, count: int, page_size) -> "PhysicalMemory":
         """A copy with ``count`` pages of ``page_size`` reserved for hugetlbfs. A reservation that
         cannot be met fails here, at reservation time, not at fault time."""
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"count={count!r} must be a whole number of pages")
+        count = check_int("count", count, 0, self.nframes, " pages")
         p = parse_page_size(page_size)
         k = self.order_of(p)
         if count * p > self.ram:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._check import check_int
 from .units import format_size, parse_page_size, parse_size
 
 MAX_FILES = 1 << 27
@@ -27,8 +28,7 @@ def file_sizes(spec, n: int | None = None, seed: int = 0) -> np.ndarray:
         parts = []
         for size, count in spec.items():
             s = parse_size(size, "file size")
-            if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 0 <= count <= MAX_FILES:
-                raise ValueError(f"count for file size {size!r} is {count!r}: give an int in 0..{MAX_FILES}")
+            count = check_int(f"count for file size {size!r}", count, 0, MAX_FILES)
             parts.append(np.full(int(count), s, dtype=np.int64))
         out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     elif isinstance(spec, tuple) and spec and spec[0] == "lognormal":
@@ -54,9 +54,9 @@ def file_sizes(spec, n: int | None = None, seed: int = 0) -> np.ndarray:
 
 
 def _count(n) -> int:
-    if n is None or isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_FILES:
-        raise ValueError(f"n={n!r}: give the number of files, an int in 1..{MAX_FILES}")
-    return int(n)
+    if n is None:
+        raise ValueError(f"n=None: give the number of files, an int in 1..{MAX_FILES}")
+    return check_int("n", n, 1, MAX_FILES, " files")
 
 
 def internal_fragmentation(sizes, page_sizes=("4K", "64K"), memory=None):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._check import check_int
 from .units import format_size, parse_page_size, parse_size
 
 X86_64 = dict(level_bits=(9, 9, 9, 9), base_shift=12, entry_bytes=8, table_bytes=4096)
@@ -87,8 +88,7 @@ def page_table_bytes(processes: int, mappings, shared_tables: bool = False, **ra
     process's private tables}. With ``shared_tables``, the leaf-level tables of shared mappings are
     counted once for all processes instead of once per process.
     """
-    if isinstance(processes, bool) or not isinstance(processes, int) or not 1 <= processes <= 1 << 20:
-        raise ValueError(f"processes={processes!r} must be an int in 1..{1 << 20}")
+    processes = check_int("processes", processes, 1, 1 << 20)
     cfg = {**X86_64, **radix}
     tables, shared_leaf = process_tables(mappings, cfg["level_bits"], cfg["base_shift"])
     tb = cfg["table_bytes"]

@@ -35,11 +35,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels.firsttouch import first_touches
-from .layout import Layout, Region
+from ._check import check_choice
+from .layout import POLICIES, Layout, Region
 from .memory import OutOfMemory, PhysicalMemory
 from .units import format_size, log2
 
-POLICIES = ("base", "thp", "mpss", "hugetlb")
 CHUNKED = ("thp", "mpss")  # backed chunk by chunk: a huge page where one fits and is free, else base pages
 MAX_BASE_PAGES = 1 << 26  # the first-touch list takes 8 bytes a base page
 HASHED_HUGE = 16 << 20  # 003_e083a135b5a1afda.txt: POWER8 Linux uses 16M for Hugepage and for THP
@@ -69,8 +69,7 @@ def default_huge_page(machine, policy: str) -> int:
 def huge_page_for(machine, policy: str, page_size=None) -> int:
     """The page size of simulate(policy=...)'s regions: ``page_size``, or the machine's default
     huge page; refused when it is not larger than the base page."""
-    if policy not in POLICIES:
-        raise ValueError(f"policy={policy!r} is not allowed: use one of {', '.join(POLICIES)}")
+    check_choice("policy", policy, POLICIES)
     if page_size is None:
         return default_huge_page(machine, policy)
     p = machine.check_page_size(page_size)
@@ -137,8 +136,7 @@ def granted(layout: Layout, base_page: int) -> Layout:
 
 def _check(layout: Layout, base_page: int) -> None:
     for r in layout.regions:
-        if r.policy not in POLICIES:
-            raise ValueError(f"region {r.name!r} policy={r.policy!r} is not allowed: use one of {', '.join(POLICIES)}")
+        check_choice(f"region {r.name!r} policy", r.policy, POLICIES)
         if r.page_size < base_page:
             raise ValueError(f"region {r.name!r} page_size={format_size(r.page_size)} is below the base page {format_size(base_page)}")
         _check_huge(r, base_page)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._kernels import pressure as P
+from ._check import check_choice, check_int
 from .layout import Layout
 from .units import format_size, log2, parse_size
 
@@ -46,8 +47,7 @@ class Ram:
     def __post_init__(self):
         object.__setattr__(self, "limit", parse_size(self.limit, "ram limit"))
         object.__setattr__(self, "kernel", parse_size(self.kernel, "ram kernel"))
-        if self.reclaim not in RECLAIM:
-            raise ValueError(f"ram reclaim={self.reclaim!r} is not allowed: use one of {', '.join(RECLAIM)}")
+        check_choice("ram reclaim", self.reclaim, RECLAIM)
         if self.limit <= self.kernel:
             raise ValueError(
                 f"ram limit={format_size(self.limit)} is not above the kernel's own {format_size(self.kernel)}: "
@@ -55,8 +55,7 @@ class Ram:
             )
         for f in ("swap_in_cycles", "swap_out_cycles"):
             v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 10**9:
-                raise ValueError(f"ram {f}={v!r} must be an int in 0..10**9 cycles")
+            object.__setattr__(self, f, check_int(f"ram {f}", v, 0, 10**9, " cycles"))
 
     @property
     def available(self) -> int:
@@ -92,9 +91,11 @@ def run(layout: Layout, chunks, ram: Ram) -> dict:
     c[P.LAST] = -1
     starts = np.array([r.start for r in regs], dtype=np.int64)
     ends = np.array([r.end for r in regs], dtype=np.int64)
+    cfg = P.PressureConfig(starts, ends, base, shifts, page_shift, np.array([ram.available], dtype=np.int64), np.array([int(lru)], dtype=np.int64))
+    ps = P.PressureState(state, ref, queue, prev, nxt, c)
     for addrs, _ in chunks:
         a = np.ascontiguousarray(addrs, dtype=np.uint64).view(np.int64)
-        bad = P.pressure_chunk(a, starts, ends, base, shifts, page_shift, np.int64(ram.available), lru, state, ref, queue, prev, nxt, c)
+        bad = P.pressure_chunk(a, cfg, ps)
         if bad >= 0:
             raise ValueError(f"address {int(a[bad]) & ((1 << 64) - 1):#x} lies outside every region of the layout")
     return {

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .host import HUGE, _anon_huge_kib, thp_mode, why_not
+from ._check import check_int, check_seed
 from .units import format_size, parse_size
 
 PAGE = 4096
@@ -101,8 +102,7 @@ def probe_sizes(min_size="16K", max_size="1G", per_octave: int = 2) -> list[int]
         raise ValueError(f"min_size={format_size(lo)} is out of range: allowed {format_size(MIN_SIZE)}..{format_size(MAX_SIZE)}")
     if not lo <= hi <= MAX_SIZE:
         raise ValueError(f"max_size={format_size(hi)} is out of range: allowed {format_size(lo)} (min_size)..{format_size(MAX_SIZE)}")
-    if isinstance(per_octave, bool) or not isinstance(per_octave, int) or not 1 <= per_octave <= 8:
-        raise ValueError(f"per_octave={per_octave!r} must be a whole number in 1..8")
+    per_octave = check_int("per_octave", per_octave, 1, 8)
     out, k = [], 0
     while True:
         s = int(round(lo * 2 ** (k / per_octave) / PAGE)) * PAGE
@@ -393,10 +393,8 @@ def measure(min_size="16K", max_size="1G", per_octave: int = 2, repeats: int = 7
     reason = why_not(False)
     if reason:
         raise RuntimeError(f"the probe cannot run here: {reason}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 101:
-        raise ValueError(f"repeats={repeats!r} must be a whole number in 1..101")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed={seed!r} must be a non-negative int")
+    repeats = check_int("repeats", repeats, 1, 101)
+    seed = check_seed(seed)
     presets = list(presets) if presets is not None else closest_presets()
     preset_reach(presets)  # an unknown preset fails here, before anything is measured
     if quick:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _engine as E
+from ._check import check_choice, check_int
 from ._kernels import dcache as D
 from ._kernels import translate as K
 from .layout import Layout, Region
@@ -59,10 +60,9 @@ class DataCache:
 
     def __post_init__(self):
         object.__setattr__(self, "size", parse_size(self.size, f"cache {self.name!r} size"))
-        if isinstance(self.line, bool) or not isinstance(self.line, (int, np.integer)) or self.line not in (16, 32, 64, 128, 256):
-            raise ValueError(f"cache {self.name!r} line={self.line!r} must be 16, 32, 64, 128 or 256 bytes")
-        if isinstance(self.ways, bool) or not isinstance(self.ways, (int, np.integer)) or not 1 <= self.ways <= 64:
-            raise ValueError(f"cache {self.name!r} ways={self.ways!r} must be an int in 1..64")
+        object.__setattr__(self, "line", check_int(f"cache {self.name!r} line", self.line, 16, 256, " bytes"))
+        check_choice(f"cache {self.name!r} line", self.line, (16, 32, 64, 128, 256))
+        object.__setattr__(self, "ways", check_int(f"cache {self.name!r} ways", self.ways, 1, 64))
         if not 0 < self.size <= 1 << 30 or self.size % (self.line * self.ways):
             raise ValueError(
                 f"cache {self.name!r} size={self.size} must be a positive multiple of line x ways "
@@ -153,14 +153,9 @@ def simulate_processes(
 
     m = get_machine(machine)
     seed = check_seed(seed)
-    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) or not 1 <= processes <= MAX_PROCESSES:
-        raise ValueError(f"processes={processes!r} must be an int in 1..{MAX_PROCESSES}")
-    n = int(processes)
-    if isinstance(quantum, bool) or not isinstance(quantum, (int, np.integer)) or not 1 <= quantum <= K_MAX_QUANTUM:
-        raise ValueError(f"quantum={quantum!r} must be an int in 1..{K_MAX_QUANTUM} accesses")
-    switch = m.context_switch if switch is None else switch
-    if switch not in CONTEXT_SWITCH:
-        raise ValueError(f"switch={switch!r} is not allowed: use one of {', '.join(CONTEXT_SWITCH)}")
+    n = check_int("processes", processes, 1, MAX_PROCESSES)
+    quantum = check_int("quantum", quantum, 1, K_MAX_QUANTUM, " accesses")
+    switch = check_choice("switch", m.context_switch if switch is None else switch, CONTEXT_SWITCH)
     caches = tuple(caches)
     for c in caches:
         if not isinstance(c, DataCache):

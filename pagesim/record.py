@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._check import check_int
+
 KINDS = {b"I ": "instr", b" L": "loads", b" S": "stores", b" M": "modifies"}
 INSTALL_HINT = "Debian/Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind; macOS: not supported by current valgrind"
 
@@ -107,8 +109,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     if not command or not command[0]:
         raise ValueError("command is empty: name the program to trace, e.g. pagesim trace record -- ls -l")
     if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"limit={limit!r} must be a positive whole number of accesses (or None for the whole run)")
+        limit = check_int("limit", limit, 1, None, " accesses (or None for the whole run)")
     reason = why_not()
     if reason:
         raise RuntimeError(reason)

@@ -11,7 +11,7 @@ import json
 import numpy as np
 
 from . import _engine as E
-from ._check import check_choice, check_int, check_number, check_seed
+from ._check import check_bool, check_choice, check_int, check_number, check_seed
 from .layout import DEFAULT_BASE, Layout, Region
 from .machines import Machine, machine as get_machine
 from .units import parse_page_size
@@ -110,8 +110,7 @@ def simulate(
     wc_given = None if work_cycles is None else check_number("work_cycles", work_cycles, 0)
     check_choice("specialize", specialize, (True, False, "auto"))
     for flag, v in (("progress", progress), ("compaction", compaction)):
-        if not isinstance(v, (bool, np.bool_)):
-            raise TypeError(f"{flag} must be True or False, got {type(v).__name__} {v!r}")
+        check_bool(flag, v)
     if addresses is not None:
         if workload is not None or workload_params:
             raise ValueError("give either addresses or a workload, not both")

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ._check import check_int
+from ._check import check_bool, check_int
 from .machines import Machine
 from .units import parse_size
 from .workloads import Workload
@@ -208,8 +208,7 @@ def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=
             raise ValueError(f"axis {k!r} needs a list of values, got {vals!r}")
     if "machine" not in axes and "machine" not in fixed:
         raise ValueError("sweep needs machine=, either fixed (machine='skylake') or as an axis")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False, got {type(progress).__name__} {progress!r}")
+    check_bool("progress", progress)
     nworkers = _check_workers(workers)
     if client is not None and workers not in (1, None):
         raise ValueError(f"give workers={workers!r} or client=, not both: with a client the cluster's workers run the points")

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._check import check_bool, check_choice
 from .layout import Layout
 from .units import parse_page_size
 from .workloads import Workload
@@ -305,11 +306,9 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
     ``simulate(machine, trace, page_size=...)``. ``instructions=False`` keeps data accesses only.
     ``progress``: a progress bar of the bytes checked (the check reads the whole file once)."""
     p = _check_path(path)
-    if format != "auto" and format not in FORMATS:
-        raise ValueError(f"format={format!r} is not allowed: use 'auto', {', '.join(repr(f) for f in FORMATS)}")
+    check_choice("format", format, ("auto", *FORMATS))
     for name, v in (("instructions", instructions), ("progress", progress)):
-        if not isinstance(v, (bool, np.bool_)):
-            raise TypeError(f"{name}={v!r} is not allowed: use True or False")
+        check_bool(name, v)
     fmt = detect_format(p) if format == "auto" else format
     n = ni = 0
     blocks: set[int] = set()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._check import check_fraction
+from ._check import check_choice, check_fraction, check_int
 from ._kernels.workloads import (
     gen_blocked_matrix,
     gen_hot_cold,
@@ -33,14 +33,9 @@ ELEMENT = 8  # bytes of one double / pointer
 
 
 def _count(name, value, lo=1, hi=MAX_ACCESSES) -> int:
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer():  # accesses=1e6
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be a whole number, got {type(value).__name__} {value!r}")
-    value = int(value)
-    if not lo <= value <= hi:
-        raise ValueError(f"{name}={value} is out of range: allowed {lo}..{hi}")
-    return value
+    return check_int(name, value, lo, hi)
 
 
 def _bytes(name, value, lo=ELEMENT, hi=1 << 46) -> int:
@@ -390,8 +385,7 @@ class Touch(Workload):
 
     def __post_init__(self):
         object.__setattr__(self, "size", _bytes("size", self.size))
-        if self.pattern not in ("memset", "random"):
-            raise ValueError(f"pattern={self.pattern!r} is not allowed: use 'memset' or 'random'")
+        check_choice("pattern", self.pattern, ("memset", "random"))
         object.__setattr__(self, "accesses", _count("accesses", self.accesses))
 
     def spans(self):

@@ -77,7 +77,7 @@ def test_huge_pages_swap_whole():
 def test_bad_ram():
     with pytest.raises(ValueError, match="ram limit=64M.*not above the kernel's own 64M"):
         Ram("64M")
-    with pytest.raises(ValueError, match="ram reclaim='fifo' is not allowed: use one of clock, lru"):
+    with pytest.raises(ValueError, match="ram reclaim='fifo' is not allowed: use one of 'clock', 'lru'"):
         Ram("1G", reclaim="fifo")
     with pytest.raises(ValueError, match="less than one 2M page"):
         pagesim.simulate("skylake", "random", working_set="4M", accesses=10, page_size="2M", ram=Ram("65M"))

@@ -165,7 +165,7 @@ def test_machine_says_what_a_switch_does():
 
 
 def test_bad_process_input():
-    with pytest.raises(ValueError, match="processes=0 must be an int in 1..1024"):
+    with pytest.raises(ValueError, match=r"processes=0 is out of range: allowed 1\.\.1024"):
         simulate_processes("skylake", "random", processes=0)
     with pytest.raises(ValueError, match="switch='never' is not allowed"):
         simulate_processes("skylake", "random", switch="never")
@@ -177,8 +177,12 @@ def test_bad_process_input():
         simulate_processes("power6", "random")
     with pytest.raises(ValueError, match="context_switch='sometimes' is not allowed"):
         pagesim.machine("skylake").derive(context_switch="sometimes")
-    with pytest.raises(ValueError, match="cache 'x' ways=0"):
+    with pytest.raises(ValueError, match="cache 'x' ways=0 is out of range: allowed 1..64"):
         DataCache("x", "32K", 0)
+    with pytest.raises(ValueError, match="cache 'x' line=48 is not allowed: use one of 16, 32, 64, 128, 256"):
+        DataCache("x", "32K", 4, 48)
+    with pytest.raises(TypeError, match="quantum must be an int, got str '9'"):
+        simulate_processes("skylake", "random", quantum="9")
 
 
 @given(rows=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 4), st.integers(0, 40)), min_size=1, max_size=300),

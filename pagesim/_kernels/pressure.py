@@ -13,6 +13,8 @@ Model (tests/reference_pressure.py is the plain twin that must agree on every co
   bit is evicted. Each page examined counts one scan.
 - Consecutive touches of one page are one touch (they change nothing in either policy).
 """
+from collections import namedtuple
+
 import numpy as np
 
 from ._jit import jit
@@ -21,6 +23,27 @@ from .regions import find_region
 NEVER, RESIDENT, SWAPPED = 0, 1, 2
 # counter slots
 MINOR, MAJOR, SWAP_OUT, SCANS, USED, PEAK, HEAD, TAIL, LAST = range(9)
+
+PressureConfig = namedtuple(
+    "PressureConfig",
+    [
+        "reg_start", "reg_end", "reg_base", "reg_shift",  # int64[R]: region bounds, first page, log2 page size
+        "page_shift",  # uint8[total pages or 1]: log2 of page g's size
+        "cap",  # int64[1]: bytes the program may hold
+        "lru",  # int64[1]: 1 for LRU reclaim, 0 for clock
+    ],
+)
+
+PressureState = namedtuple(
+    "PressureState",
+    [
+        "state",  # uint8[total pages or 1]: NEVER, RESIDENT or SWAPPED
+        "ref",  # uint8[total pages, or 1 with LRU]: clock's referenced bits
+        "queue",  # int32[total pages + 1, or 1 with LRU]: the clock ring
+        "prev", "nxt",  # int32[total pages + 1, or 1 with clock]: the LRU list, sentinel total pages
+        "c",  # int64[9]: the counters above
+    ],
+)
 
 
 @jit
@@ -41,11 +64,15 @@ def _push_front(prev, nxt, sent, g):
 
 
 @jit
-def pressure_chunk(addrs, reg_start, reg_end, reg_base, reg_shift, page_shift, cap, lru, state, ref, queue, prev, nxt, c):
-    """Apply one chunk of accesses. ``page_shift[g]``: log2 of page g's size. ``prev``/``nxt``: a
-    doubly linked LRU list over pages with sentinel ``n_pages`` (most recent after the sentinel).
-    ``queue``: the clock ring, ``n_pages + 1`` slots. Returns -1 or the index of the first address
-    outside every region."""
+def pressure_chunk(addrs, cfg, ps):
+    """Apply one chunk of accesses (``cfg``: a PressureConfig, ``ps``: a PressureState).
+    ``page_shift[g]``: log2 of page g's size. ``prev``/``nxt``: a doubly linked LRU list over pages
+    with sentinel ``n_pages`` (most recent after the sentinel). ``queue``: the clock ring,
+    ``n_pages + 1`` slots. Returns -1 or the index of the first address outside every region."""
+    reg_start, reg_end, reg_base, reg_shift, page_shift = cfg.reg_start, cfg.reg_end, cfg.reg_base, cfg.reg_shift, cfg.page_shift
+    cap = cfg.cap[0]
+    lru = cfg.lru[0] != 0
+    state, ref, queue, prev, nxt, c = ps.state, ps.ref, ps.queue, ps.prev, ps.nxt, ps.c
     sent = prev.shape[0] - 1
     qn = queue.shape[0]
     last_reg = 0

@@ -373,8 +373,7 @@ def sensitivity(s: Sample, names=("skylake", "power8", "ultrasparc-iii"), parts:
     preset's recommended page, and walks per 1,000 accesses at base and recommended pages."""
     import pandas as pd
 
-    if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= 64:
-        raise ValueError(f"parts={parts!r} must be a whole number in 1..64")
+    parts = check_int("parts", parts, 1, 64)
     bounds = np.linspace(0, s.n, parts + 1).astype(int)
     rows = []
     for i in range(parts + 1):
