@@ -233,6 +233,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         if walk_kind == RADIX:
             refs = radix_refs[z]
             best = 0
+            # <pwc> (specialize writes one block per page-walk cache with its geometry as constants)
             for p in range(npwc):
                 skip = pwc_skip[p]
                 if skip < refs:
@@ -244,6 +245,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                             best = skip
                     else:
                         misses[s, z] += 1
+            # </pwc>
             return refs - best
         if walk_kind == HASHED:
             where = page_hpt[gid]
@@ -364,7 +366,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             else:
                 if slb_struct >= 0:
                     skey = a >> SEGMENT_SHIFT
-                    if lookup(slb_struct, skey, skey * 16):
+                    if lookup(slb_struct, skey, skey * 16):  # <slb>
                         hits[slb_struct, z] += 1
                     else:
                         misses[slb_struct, z] += 1
