@@ -195,6 +195,7 @@ class _Replay:
         obase[1:] = np.cumsum(sets)[:-1]
         self.sets, self.ways, self.pways, self.cbase, self.obase = sets, ways, pways, cbase, obase
         self.mask = np.array([s - 1 if is_power_of_two(int(s)) else -1 for s in sets], dtype=np.int64)
+        self.pow2 = bool((self.mask >= 0).all() and (ways <= 16).all())
         total = int((sets * pways).sum())
         # recency words with way 0 at the least-recent end, so empty ways fill in order 0, 1, 2...
         order = np.concatenate([np.full(int(n), sum((int(w) - 1 - r) << (4 * r) for r in range(int(w))) if w <= 16 else 0, dtype=np.uint64)
@@ -227,7 +228,8 @@ class _Replay:
                 tsb_entries=one(w.tsb_entries if w.kind == "tsb" else 1),
             )
         nlog = int(kst.wlog_n[0])
-        used = T.time_chunk(a, ka, kst.wlog, nlog, self.cfg, self.st, self.data_hits, self.walk_hits)
+        kernel = T.time_chunk_pow2 if self.pow2 else T.time_chunk
+        used = kernel(a, ka, kst.wlog, nlog, self.cfg, self.st, self.data_hits, self.walk_hits)
         if used != nlog:
             raise RuntimeError(f"internal error: the timing replay used {used} of {nlog} walk-log words")
         kst.wlog_n[0] = 0
