@@ -13,7 +13,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[test,bench,dask]"
+	$(PY) -m pip install --quiet -e ".[test,bench,dask,exercises]"
 	@touch $(STAMP)
 
 ## Compile the kernels into the cache once (pagesim warm); later runs load them.
