@@ -29,6 +29,7 @@ class Question:
     answer: Callable[..., float]      # the answer, computed from the inputs
     how: Callable[..., str]           # how to work it out by hand
     kind: str = "count"               # count or address (exact integer), size (bytes), percent (+-0.5 points), ratio (+-1%)
+    defaults: tuple = ()              # (name, value) pairs of inputs that may be left out
 
 
 def _m(machine):
@@ -132,7 +133,7 @@ QUESTIONS: dict[str, Question] = {
         "How many times fewer {what} with {big} pages than with {small} pages?",
         lambda big, small, what="page boundaries": parse_page_size(big, "big") / parse_page_size(small, "small"),
         lambda big, small, what="page boundaries": f"one per page crossed: a {big} page spans {parse_page_size(big) // parse_page_size(small)} pages of {small}",
-        kind="ratio"),
+        kind="ratio", defaults=(("what", "page boundaries"),)),
     "pte-bytes": Question(
         "{processes} processes each map a {region} region with {page} pages, each with private page tables: how many bytes of "
         "last-level entries (8 bytes each) do they need together?",
@@ -227,10 +228,13 @@ def check_answer(question: str, guess=None, **given) -> Reveal:
     if question not in QUESTIONS:
         raise ValueError(f"question={question!r} is not known: use one of {', '.join(QUESTIONS)}")
     q = QUESTIONS[question]
-    text = q.prompt.format(**given)
+    given = {**dict(q.defaults), **given}
     try:
+        text = q.prompt.format(**given)
         answer = q.answer(**given)
         how = q.how(**given)
+    except KeyError as e:
+        raise TypeError(f"check_answer({question!r}, ...) needs the input {e.args[0]!r}") from None
     except TypeError as e:
         raise TypeError(f"check_answer({question!r}, ...): {e}") from None
     r = Reveal(text, guess, answer, q.kind, how)
@@ -238,16 +242,17 @@ def check_answer(question: str, guess=None, **given) -> Reveal:
     return r
 
 
-def verdicts(findings, *ids):
-    """The verdicts of the findings ``ids`` (all when none is named) of a notebook's ``Findings``: what a
-    validation cell shows instead of the return value of its last check."""
+def verdicts(findings, *ids, since: int | None = None):
+    """The verdicts of the findings ``ids`` of a notebook's ``Findings`` (or of those recorded after the
+    first ``since``; all when neither is given): what a validation cell shows instead of the return
+    value of its last check."""
     import pandas as pd
 
     known = {f.id: f for f in findings.items}
     missing = [i for i in ids if i not in known]
     if missing:
         raise ValueError(f"ids={missing!r}: no such finding in {findings.notebook!r} yet")
-    rows = [known[i] for i in ids] if ids else list(known.values())
+    rows = [known[i] for i in ids] if ids else list(findings.items)[since or 0:]
     return pd.DataFrame([{"id": f.id, "finding": f.finding, "document": f.document, "simulation": f.simulation, "verdict": f.verdict}
                          for f in rows]).set_index("id")
 
@@ -314,8 +319,9 @@ class TranslationExplorer:
         self.message = note
         self.box = W.VBox([W.HBox([self.machine, self.page]), self.address, self.note, self.out])
         self.machine.observe(self._machine_changed, names="value")
-        self.page.observe(lambda _: self.update(), names="value")
-        self.address.observe(lambda _: self.update(), names="value")
+        self._busy = False
+        self.page.observe(lambda _: self._busy or self.update(), names="value")
+        self.address.observe(lambda _: self._busy or self.update(), names="value")
         self.update(note)
 
     @staticmethod
@@ -325,16 +331,23 @@ class TranslationExplorer:
     def _machine_changed(self, change):
         m = _m(change["new"])
         keep = self.page.value if self.page.value in self.page_options(m.name) else format_size(m.base_page)
-        with self.page.hold_trait_notifications():
+        self._busy = True  # the page menu and the address change below: translate once, at the end
+        try:
             self.page.options = self.page_options(m.name)
             self.page.value = keep
+        finally:
+            self._busy = False
         note = ""
         try:
             a, note = fit_address(parse_address(self.address.value), m)
             if note:
-                self.address.value = f"{a:#x}"  # runs update once more; the note is shown below
+                self._busy = True
+                try:
+                    self.address.value = f"{a:#x}"
+                finally:
+                    self._busy = False
         except (ValueError, TypeError):
-            pass
+            pass  # update() shows what is wrong with the address
         self.update(note)
 
     def update(self, note: str = ""):
