@@ -117,7 +117,7 @@ def test_every_kernel_releases_the_gil():
     import pagesim._kernels as kernels
     from pagesim._kernels import specialize as S
     from pagesim.layout import Layout
-    from pagesim.simulate import _build
+    from pagesim._engine import kernel_inputs as _build
 
     found = []
     for m in pkgutil.iter_modules(kernels.__path__):

@@ -101,7 +101,7 @@ def time_chunk_pow2(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits):
     return _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, False)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", nogil=True)  # inlined into the nogil kernels above
 def _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, general):
     sets, ways, mask, cbase, pways, obase = cfg.sets, cfg.ways, cfg.mask, cfg.cbase, cfg.pways, cfg.obase
     line_shift = cfg.line_shift[0]
