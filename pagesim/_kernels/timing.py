@@ -186,7 +186,9 @@ def _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, general
     def insert(c, line):
         """Put ``line`` in level c as most recent, in place of the least recent way; the line it
         displaced (-1: the way was empty)."""
-        b, osl, hw = find(c, line)
+        s = line & mask[c]
+        b = cbase[c] + s * pways[c]
+        osl = obase[c] + s
         o = order[osl]
         wy = ways[c]
         victim = (o >> np.uint64(4 * (wy - 1))) & np.uint64(15)
