@@ -86,7 +86,9 @@ class CacheLevel:
 @dataclass(frozen=True)
 class Hierarchy:
     """A machine's data caches, innermost first, and the load-to-use latency of memory (cycles).
-    ``source`` says where each figure comes from; ``assumed`` names the figures no source gives."""
+    ``inclusion``: 'non-inclusive' (a miss fills every level looked in) or 'exclusive' (a line lives
+    in one level, L1 victims move outward: the K8). ``source`` says where each figure comes from;
+    ``assumed`` names the figures no source gives."""
 
     name: str
     levels: tuple[CacheLevel, ...]
