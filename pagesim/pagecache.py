@@ -28,7 +28,7 @@ def file_sizes(spec, n: int | None = None, seed: int = 0) -> np.ndarray:
         parts = []
         for size, count in spec.items():
             s = parse_size(size, "file size")
-            count = check_int(f"count for file size {size!r}", count, 0, MAX_FILES)
+            count = check_int(f"spec[{size!r}] (the count of files of that size)", count, 0, MAX_FILES)
             parts.append(np.full(int(count), s, dtype=np.int64))
         out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     elif isinstance(spec, tuple) and spec and spec[0] == "lognormal":

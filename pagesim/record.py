@@ -109,7 +109,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     if not command or not command[0]:
         raise ValueError("command is empty: name the program to trace, e.g. pagesim trace record -- ls -l")
     if limit is not None:
-        limit = check_int("limit", limit, 1, None, " accesses (or None for the whole run)")
+        limit = check_int("limit", limit, 1, None, " (a number of accesses, or None for the whole run)")
     reason = why_not()
     if reason:
         raise RuntimeError(reason)

@@ -97,8 +97,8 @@ def test_missing_valgrind_is_one_clear_line(monkeypatch, tmp_path):
     (dict(command=[]), "command is empty"),
     (dict(command=["--"]), "command is empty"),
     (dict(command="ls -l"), "command must be a list of strings"),
-    (dict(command=["ls"], limit=0), "limit=0 must be a positive whole number"),
-    (dict(command=["ls"], limit=2.5), "limit=2.5 must be a positive whole number"),
+    (dict(command=["ls"], limit=0), r"limit=0 is out of range: allowed 1\.\. \(a number of accesses, or None for the whole run\)"),
+    (dict(command=["ls"], limit=2.5), "limit must be an int, got float 2.5"),
 ])
 def test_bad_arguments(kw, msg):
     with pytest.raises((ValueError, TypeError), match=msg):

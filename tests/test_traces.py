@@ -137,9 +137,9 @@ def test_missing_file_and_directory(tmp_path):
 def test_flags_must_be_booleans(tmp_path):
     p = tmp_path / "t.txt"
     p.write_text(LACKEY)
-    with pytest.raises(TypeError, match="progress='yes' is not allowed: use True or False"):
+    with pytest.raises(TypeError, match="progress must be True or False, got str 'yes'"):
         read_trace(p, progress="yes")
-    with pytest.raises(TypeError, match="instructions=0 is not allowed"):
+    with pytest.raises(TypeError, match="instructions must be True or False, got int 0"):
         read_trace(p, instructions=0)
 
 
