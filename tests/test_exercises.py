@@ -275,3 +275,27 @@ def test_hand_answers_agree_with_pagesim():
             row = _translate_value(translate(m, i * p["stride"] + (1 << 32), "4K"), "TLB L2")[0]
             sets.add(int(row.split()[1]))
         assert len(sets) == a02.answers()["q2_sets"]
+
+
+def _try_this_prompts(nb_path) -> int:
+    nb = nbformat.read(str(nb_path), as_version=4)
+    n = 0
+    for c in nb.cells:
+        if c.cell_type != "markdown":
+            continue
+        src = c.source
+        n += src.count("**Try this:**")
+        if src.lstrip().startswith("## Try this"):
+            n += sum(1 for line in src.splitlines() if line.startswith("- "))
+    return n
+
+
+def test_every_try_this_has_an_answer():
+    """exercises/try_this_answers.md (written by exercises/try_this.py) answers each notebook's prompts."""
+    key = (REPO / "exercises" / "try_this_answers.md").read_text()
+    sections = re.split(r"^## ", key, flags=re.M)[1:]
+    by_nb = {s[:2]: s.count("**Try this:**") for s in sections}
+    for nb in sorted((REPO / "notebooks").glob("0[0-5]_*.ipynb")):
+        want = _try_this_prompts(nb)
+        assert want > 0, nb.name
+        assert by_nb.get(nb.name[:2], 0) >= want, f"{nb.name}: {want} prompts, {by_nb.get(nb.name[:2], 0)} answers"
