@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from .units import format_size, log2, parse_size
 
+PLACEHOLDER_ID = "change-me@example.edu"  # the student notebooks' STUDENT_ID until the student sets it
 RADIX_MACHINES = ("skylake", "zen4", "golden-cove", "neoverse-n1", "opteron-k8", "apple-m1")
 # machines where one data structure holds both the base page and a huge page
 SHARED_L2 = {"skylake": "STLB", "zen4": "L2 DTLB", "neoverse-n1": "L2 TLB", "apple-m1": "L2 TLB"}
@@ -46,15 +45,19 @@ def seed_of(student) -> int:
     return int.from_bytes(hashlib.sha256(s.encode()).digest()[:4], "big")
 
 
-@dataclass(frozen=True)
 class Question:
-    """One generated question: parameters, the text a student reads, and named answers."""
+    """One generated question: parameters, the text a student reads, and named answers (computed
+    on first use: a simulation's answer costs a run, a question's text does not)."""
 
-    name: str
-    text: str
-    params: dict
-    answers: dict
-    tolerance: dict  # answer name -> relative tolerance (0: exact)
+    def __init__(self, name: str, text: str, params: dict, answers, tolerance: dict):
+        self.name, self.text, self.params, self.tolerance = name, text, params, tolerance  # tolerance: relative, 0 exact
+        self._answers = answers
+
+    @property
+    def answers(self) -> dict:
+        if callable(self._answers):
+            self._answers = self._answers()
+        return self._answers
 
 
 def _pick(rng, seq):
@@ -143,7 +146,7 @@ def q00_simulate(rng):
             f"accesses={acc}, page_size=\"{format_size(m.base_page)}\", seed={seed})`) and give the page walks per "
             f"access (`q4_walks_per_access`, a float).")
     return dict(params={"machine": name, "working_set": ws, "accesses": acc, "seed": seed, "page_size": m.base_page},
-                answers={"q4_walks_per_access": _walks_per_access(name, ws, acc, m.base_page, seed)},
+                answers=lambda: {"q4_walks_per_access": _walks_per_access(name, ws, acc, m.base_page, seed)},
                 text=text, tolerance={"q4_walks_per_access": 1e-9})
 
 
@@ -209,7 +212,7 @@ def q01_erat(rng):
             f"misses, in percent (`q4_reduction_pct` = 100 x (1 - misses 64K / misses 4K); "
             f"`pagesim.costs.miss_count(ds, \"D-ERAT\")` counts them). Predict first: inside or beyond the 64 KB reach?")
     return dict(params={"machine": "power6", "working_set": ws, "accesses": acc, "seed": seed},
-                answers={"q4_reduction_pct": _erat_reduction(ws, acc, seed)}, text=text,
+                answers=lambda: {"q4_reduction_pct": _erat_reduction(ws, acc, seed)}, text=text,
                 tolerance={"q4_reduction_pct": 1e-9})
 
 
@@ -252,7 +255,7 @@ def q02_walks(rng):
             f"pages (`working_set=\"{format_size(ws)}\", accesses={acc}, seed={seed}`) and give the walks per access "
             f"of each (`q3_walks_4k`, `q3_walks_2m`).")
     return dict(params={"machine": "opteron-k8", "working_set": ws, "accesses": acc, "seed": seed},
-                answers={"q3_walks_4k": _walks_per_access("opteron-k8", ws, acc, "4K", seed),
+                answers=lambda: {"q3_walks_4k": _walks_per_access("opteron-k8", ws, acc, "4K", seed),
                          "q3_walks_2m": _walks_per_access("opteron-k8", ws, acc, "2M", seed)}, text=text,
                 tolerance={"q3_walks_4k": 1e-9, "q3_walks_2m": 1e-9})
 
@@ -308,11 +311,11 @@ def q03_traps(rng):
     text = (f"Simulate {acc} random accesses over a {format_size(ws)} heap on `ultrasparc-iii-cu` with 8 KB pages and "
             f"with 4 MB pages (`working_set=\"{format_size(ws)}\", accesses={acc}, seed={seed}`). Give the TLB-miss "
             f"traps (walks) of each (`q3_traps_8k`, `q3_traps_4m`).")
-    n = {}
-    for p in ("8K", "4M"):
-        n[p] = int(_sim("ultrasparc-iii-cu", "random", p, seed, working_set=ws, accesses=acc)["walks"].sum())
+    def traps(p):
+        return int(_sim("ultrasparc-iii-cu", "random", p, seed, working_set=ws, accesses=acc)["walks"].sum())
+
     return dict(params={"machine": "ultrasparc-iii-cu", "working_set": ws, "accesses": acc, "seed": seed},
-                answers={"q3_traps_8k": n["8K"], "q3_traps_4m": n["4M"]}, text=text)
+                answers=lambda: {"q3_traps_8k": traps("8K"), "q3_traps_4m": traps("4M")}, text=text)
 
 
 def q03_share(rng):
@@ -343,12 +346,12 @@ def q04_random(rng):
     touches = int(_pick(rng, (16, 32, 64, 128, 256, 512, 1024)))
     seed = _seed(rng)
     size = 16 << 20
-    ds = _sim("power8", "touch", "64K", seed, size=size, pattern="random", accesses=touches)
     text = (f"Touch {touches} random 8-byte offsets of a fresh 16 MiB region on `power8` with 64 KB pages "
             f"(`pagesim.simulate(\"power8\", \"touch\", size=\"16M\", pattern=\"random\", accesses={touches}, "
             f"page_size=\"64K\", seed={seed})`). How many page faults (`q2_faults`)? Predict first: at most how many?")
     return dict(params={"machine": "power8", "touches": touches, "seed": seed, "size": size},
-                answers={"q2_faults": int(ds["faults"].sum())}, text=text)
+                answers=lambda: {"q2_faults": int(_sim("power8", "touch", "64K", seed, size=size, pattern="random",
+                                                       accesses=touches)["faults"].sum())}, text=text)
 
 
 def q04_pteg(rng):
@@ -441,6 +444,9 @@ class Sheet:
     def __init__(self, assignment, student):
         self.assignment = assignment_key(assignment)
         self.seed = seed_of(student)
+        if student == PLACEHOLDER_ID:
+            print(f"Note: STUDENT_ID is still the placeholder {PLACEHOLDER_ID!r}: put your own id, or your answers "
+                  "will be graded for the placeholder's questions.")
         self._questions = {}
 
     def question(self, name) -> Question:
