@@ -323,8 +323,8 @@ def walk_references(m, layout: Layout, log: np.ndarray, stride: int, shared_leaf
     bits = list(w.level_bits)
     nl = len(bits)
     sizes = list(m.page_sizes)
-    a = log[0::2]
-    code = log[1::2]
+    a = log[0::3]  # the log holds (address, refs * 16 + z, access index) per walk
+    code = log[1::3]
     refs = code >> 4
     z = code & 15
     proc = a // stride

@@ -158,7 +158,7 @@ def _build(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
         memo_shift=np.zeros(2, dtype=np.int64),
         memo_z=np.zeros(2, dtype=np.int64),
         run=np.zeros(2, dtype=np.int64),
-        wlog=np.zeros(2 * log_walks if log_walks else 1, dtype=np.int64),
+        wlog=np.zeros(3 * log_walks if log_walks else 1, dtype=np.int64),
         wlog_n=np.zeros(1, dtype=np.int64),
     )
     cnt = K.Counters(
@@ -236,6 +236,7 @@ def simulate(
     memory=None,
     compaction: bool = False,
     ram=None,
+    _chunk_hook=None,
     **workload_params,
 ) -> xr.Dataset:
     """Simulate address translation for ``workload`` on ``machine``.
@@ -336,7 +337,9 @@ def simulate(
 
         pressure = run_pressure(layout, w.chunks(bases, int(chunk_size), seed), ram)
     m_eff, programmed = resolve_programmable(m, layout)
-    cfg, st, cnt, structs, pwcs = _build(m_eff, layout, seed)
+    # _chunk_hook (pagesim.timing): called after each chunk with (addresses, kinds, cfg, st); the
+    # kernel then logs every walk with its access index, and the hook empties the log
+    cfg, st, cnt, structs, pwcs = _build(m_eff, layout, seed, log_walks=int(chunk_size) if _chunk_hook is not None else 0)
     run_chunk = _choose_kernel(specialize, cfg, w)
     empty = np.zeros(0, dtype=np.uint8)
     bar = None
@@ -348,6 +351,8 @@ def simulate(
     for addrs, kk in w.chunks(bases, int(chunk_size), seed):
         a = np.ascontiguousarray(addrs, dtype=np.uint64).view(np.int64)
         ka = empty if kk is None else np.ascontiguousarray(kk, dtype=np.uint8)
+        if _chunk_hook is not None and a.shape[0] > chunk_size:  # the walk log holds chunk_size walks
+            raise RuntimeError(f"internal error: a chunk of {a.shape[0]} accesses exceeds chunk_size={chunk_size}")
         if ka.shape[0] and run_chunk is not K.run_chunk:
             raise RuntimeError("internal error: a specialised kernel was chosen for a workload with instruction accesses")
         # Addresses of 2**63 and above would be negative here and must never reach the kernel (its
@@ -360,6 +365,8 @@ def simulate(
                 f"address {addr:#x} (access {done + bad}) lies outside every region of the layout: "
                 f"regions are {', '.join(f'[{r.start:#x}, {r.end:#x})' for r in layout.regions)}"
             )
+        if _chunk_hook is not None:
+            _chunk_hook(a, ka, cfg, st)
         done += a.shape[0]
         if bar is not None:
             bar.update(a.shape[0])

@@ -76,7 +76,7 @@ State = namedtuple(
         "hpt_slots",  # int64[ptegs * 8 or 1]: global page id + 1, 0 empty
         "hpt_rr",  # uint8[ptegs or 1]: round-robin eviction pointer per group
         "memo_addr", "memo_shift", "memo_z", "run",  # int64[2] each (per kind)
-        "wlog", "wlog_n",  # int64[2 * chunk or 1], int64[1]: walks as (address, refs * 16 + z) pairs
+        "wlog", "wlog_n",  # int64[3 * chunk or 1], int64[1]: walks as (address, refs * 16 + z, access index in the chunk)
     ],
 )
 
@@ -417,7 +417,8 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 q = wlog_n[0]
                 wlog[q] = a
                 wlog[q + 1] = wr * 16 + z
-                wlog_n[0] = q + 2
+                wlog[q + 2] = i
+                wlog_n[0] = q + 3
         if k == 0:
             if nc > 0:
                 a0, f0, g0 = a, h0, z

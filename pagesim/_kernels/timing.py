@@ -1,0 +1,185 @@
+"""The timing model's cache kernel: data accesses and page-walk references through one data-cache
+hierarchy, in program order.
+
+Model (the plain-Python twin in tests/reference_timing.py must agree on every counter):
+
+- The translate kernel logs every walk as (address, references x 16 + page-size index, index of the
+  access in its chunk). Access i's walks come first (translation precedes the load), then, for a
+  data access (kind 0), the access's own line. Instruction fetches go to the instruction cache,
+  which is not modelled: their walks are replayed, their lines are not.
+- A reference looks the levels up in order. A hit ends the lookups; a miss fills the level at once
+  and goes on outward (every level looked in is filled: non-inclusive, no back-invalidation; a line
+  evicted from an outer level stays in the inner ones). Served by level c (0 = L1) or, after missing
+  every level, by memory (index = number of levels). Replacement is LRU by stamps; empty ways fill
+  first, lowest first.
+- Line addresses: a data access's line is its virtual address >> line shift (set indexes as if the
+  page frames were coloured like the virtual pages: a modelling assumption). Page-table references
+  live in a separate region of line space (bit 62 set), one layout per walker kind:
+    radix   the walk's lowest ``refs`` levels, top first; level l's entry E of table T at byte
+            frame(T) x 8 x 2**bits[l] + 8 E of that level's table space (frame: below);
+    hashed  reference 0 the primary PTEG h, reference 1 the secondary PTEG ~h, 128 bytes each
+            (h as in the translate kernel's hash);
+    tsb     reference 0 the TSB entry (16 bytes, slot z x entries + vpn mod entries), then the
+            software walk's references j = 0..refs-2, each an 8-byte entry v = vpn >> (9 (R-1-j))
+            of table j, in 4 KiB pages of 512 entries, page v >> 9 at frame(v >> 9) (a modelling
+            assumption for the OS tables the handler reads);
+    vhpt    the short-format VHPT's 8-byte entry of the page (a linear table per page size, its
+            4 KiB pages at frame(vpn >> 9)).
+  The hashed page table and the TSB are contiguous in memory (as the OS allocates them); page-table
+  pages are at frame(t) = t x FRAME_MULT mod 2**b, pseudo-random frames (a modelling assumption: an
+  OS takes table pages from wherever its allocator has them).
+- Fast path: a data access to the same line as the previous reference (walk references included)
+  is an L1 hit that changes no state (the line is already the most recent in its set).
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ._jit import jit
+
+RADIX, HASHED, TSB, VHPT = 0, 1, 2, 3  # as translate.py
+SEGMENT_SHIFT = 28
+VSID_MULT = 0x5DEECE66D
+PT_SPACE = 1 << 62  # page-table lines: bit 62 set; data lines are addresses >> 4 or more, below 2**59
+KIND_SHIFT = 59  # what the page-table line is: 0 radix, 1 HPT, 2 TSB, 3 software walk, 4 VHPT
+SUB_SHIFT = 55  # radix level, or page-size index / software-walk table
+# Page-table pages sit at pseudo-random frames: table t is frame (t x FRAME_MULT) mod 2**b, a
+# bijection on b-bit table numbers (FRAME_MULT is odd), so distinct tables never share a line, and
+# tables do not all fall on the same cache sets as they would at their virtual alignment. b = 44 for
+# the software-walk and VHPT tables; for radix level l, b = 63 - level_shift[l] - level_bits[l],
+# every table number an address below 2**63 can have.
+FRAME_MULT = 0x5851F42D4C957F2D
+FRAME_BITS = 44
+FRAME_MASK = (1 << FRAME_BITS) - 1
+
+TConfig = namedtuple(
+    "TConfig",
+    [
+        "sets", "ways", "mask", "cbase",  # int64[C]: per cache level (mask -1: modulo)
+        "line_shift",  # int64[1]
+        "reg_start", "reg_end", "reg_size",  # int64[R]
+        "page_shift",  # int64[K]
+        "walk_kind",  # int64[1]
+        "level_bits", "level_shift",  # int64[NL]: radix index bits and the shift of each level's index
+        "leaf_level",  # int64[K]: radix level index of a page size's leaf entry
+        "frame_mask",  # int64[NL]: 2**(63 - level_shift - level_bits) - 1, the range of a level's table numbers
+        "hpt_mask", "tsb_entries",  # int64[1] each
+    ],
+)
+
+TState = namedtuple(
+    "TState",
+    [
+        "tags", "stamps",  # int64[sum sets x ways]
+        "clock",  # int64[1]
+        "memo",  # int64[2]: line of the last reference (-1: none), page-size index of that data line
+    ],
+)
+
+
+@jit
+def time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits):
+    """Replay one chunk: ``addrs`` (int64), ``kinds`` (uint8 or empty: all data), the translate
+    kernel's walk log ``wlog[:nlog]`` for this chunk. Adds to ``data_hits`` and ``walk_hits``
+    (int64[levels + 1, K]: served by level c, last row memory)."""
+    sets, ways, mask, cbase = cfg.sets, cfg.ways, cfg.mask, cfg.cbase
+    line_shift = cfg.line_shift[0]
+    reg_start, reg_end, reg_size, page_shift = cfg.reg_start, cfg.reg_end, cfg.reg_size, cfg.page_shift
+    walk_kind = cfg.walk_kind[0]
+    level_bits, level_shift, leaf_level, frame_mask = cfg.level_bits, cfg.level_shift, cfg.leaf_level, cfg.frame_mask
+    hpt_mask = cfg.hpt_mask[0]
+    tsb_entries = cfg.tsb_entries[0]
+    tags, stamps, clock, memo = st.tags, st.stamps, st.clock, st.memo
+    nlev = sets.shape[0]
+    nreg = reg_start.shape[0]
+    all_data = kinds.shape[0] == 0
+    n = addrs.shape[0]
+
+    def access(line):
+        """Look ``line`` up level by level, filling each level it misses; the serving level."""
+        for c in range(nlev):
+            m = mask[c]
+            if m >= 0:
+                s = line & m
+            else:
+                s = line % sets[c]
+            b = cbase[c] + s * ways[c]
+            clock[0] += 1
+            victim = b
+            for w in range(b, b + ways[c]):
+                if tags[w] == line:
+                    stamps[w] = clock[0]
+                    return c
+                if stamps[w] < stamps[victim]:
+                    victim = w
+            tags[victim] = line
+            stamps[victim] = clock[0]
+        return nlev
+
+    def pt_line(a, z, r, refs):
+        if walk_kind == RADIX:
+            lvl = leaf_level[z] - refs + 1 + r
+            bits = level_bits[lvl]
+            sh = level_shift[lvl]
+            t = a >> (sh + bits)
+            e = (a >> sh) & ((np.int64(1) << bits) - 1)
+            byte = (((t * FRAME_MULT) & frame_mask[lvl]) << (bits + 3)) + (e << 3)
+            return PT_SPACE | (np.int64(lvl) << SUB_SHIFT) | (byte >> line_shift)
+        if walk_kind == HASHED:
+            shift = page_shift[z]
+            seg_shift = SEGMENT_SHIFT if shift < SEGMENT_SHIFT else 40
+            vsid = ((a >> seg_shift) * VSID_MULT) & 0xFFFFFFFFF
+            pidx = (a & ((np.int64(1) << seg_shift) - 1)) >> shift
+            h = (vsid ^ pidx) & hpt_mask
+            if r == 1:
+                h = (~h) & hpt_mask
+            return PT_SPACE | (np.int64(1) << KIND_SHIFT) | ((h * 128) >> line_shift)
+        vpn = a >> page_shift[z]
+        if walk_kind == TSB:
+            if r == 0:
+                slot = z * tsb_entries + (vpn & (tsb_entries - 1))
+                return PT_SPACE | (np.int64(2) << KIND_SHIFT) | ((slot * 16) >> line_shift)
+            j = r - 1
+            entry = vpn >> (9 * (refs - 2 - j))
+            byte = (((entry >> 9) * FRAME_MULT) & FRAME_MASK) * 4096 + (entry & 511) * 8
+            return PT_SPACE | (np.int64(3) << KIND_SHIFT) | (np.int64(z * 8 + j) << SUB_SHIFT) | (byte >> line_shift)
+        byte = (((vpn >> 9) * FRAME_MULT) & FRAME_MASK) * 4096 + (vpn & 511) * 8
+        return PT_SPACE | (np.int64(4) << KIND_SHIFT) | (np.int64(z) << SUB_SHIFT) | (byte >> line_shift)
+
+    last = memo[0]
+    last_z = memo[1]
+    lo = 0
+    q = 0
+    for i in range(n):
+        while q < nlog and wlog[q + 2] == i:
+            wa = wlog[q]
+            code = wlog[q + 1]
+            refs = code >> 4
+            z = code & 15
+            for r in range(refs):
+                walk_hits[access(pt_line(wa, z, r, refs)), z] += 1
+            last = -1
+            q += 3
+        if not all_data and kinds[i] != 0:
+            continue
+        a = addrs[i]
+        line = a >> line_shift
+        if line == last:
+            data_hits[0, last_z] += 1
+            continue
+        if not (reg_start[lo] <= a and a < reg_end[lo]):
+            lo = 0
+            hi = nreg - 1
+            while lo < hi:
+                mid = (lo + hi + 1) >> 1
+                if reg_start[mid] <= a:
+                    lo = mid
+                else:
+                    hi = mid - 1
+        z = reg_size[lo]
+        data_hits[access(line), z] += 1
+        last = line
+        last_z = z
+    memo[0] = last
+    memo[1] = last_z
+    return q
