@@ -13,11 +13,17 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[test,bench]"
+	$(PY) -m pip install --quiet -e ".[test,bench,dask]"
 	@touch $(STAMP)
 
+## Compile the kernels into the cache once (pagesim warm); later runs load them.
+WARM := $(VENV)/.warm
+$(WARM): $(STAMP) $(wildcard pagesim/_kernels/*.py)
+	$(VENV)/bin/pagesim warm
+	@touch $(WARM)
+
 ## The main job: execute every notebook with papermill, write build/report.md and HTML copies.
-run: $(STAMP)
+run: $(WARM)
 	$(VENV)/bin/pagesim notebooks --out build
 
 ## A one-page demonstration of the documents' exact counts.
@@ -27,6 +33,7 @@ demo: $(STAMP)
 
 ## The tests: reference models, hand-checked cases, errors, API, CLI, every notebook in quick mode.
 test: $(STAMP)
+	$(VENV)/bin/pagesim warm --generic-only
 	$(PY) -m pytest
 
 ## Speed and memory benchmarks (printed figures and ratios; not part of the tests).

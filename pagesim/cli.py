@@ -6,6 +6,7 @@
     pagesim host [--size 64M ...] [--offset 0]
     pagesim trace record [-o OUT] [--data-only] [--limit N] -- CMD [ARG ...]
     pagesim probe [--quick] [--max-size 1G] [--repeats 7]
+    pagesim warm [--generic-only]
 
 Bad input (a bad option value, a missing or malformed trace file) is reported in one line,
 ``pagesim: error: ...``, on standard error with exit status 2, never a traceback. Progress bars go
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 
 def _parse_params(items):
@@ -253,6 +255,21 @@ def cmd_probe(args) -> int:
     return 0
 
 
+def cmd_warm(args) -> int:
+    from .warm import warm
+
+    t = time.perf_counter()
+    warm(specialised=not args.generic_only)
+    print(f"pagesim warm: done in {time.perf_counter() - t:.1f} s (cache: {_cache_dir()})")
+    return 0
+
+
+def _cache_dir():
+    from ._kernels import _jit
+
+    return _jit.CACHE_DIR if _jit.CACHE_DIR is not None else "none: kernels cannot be cached here"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="pagesim", description="Simulate TLBs, page walks and page faults.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -290,6 +307,8 @@ def main(argv=None) -> int:
     pr.add_argument("--quick", action="store_true", help="at most 64M, 5 repeats (about 10 seconds)")
     pr.add_argument("--seed", default="0")
     pr.add_argument("--quiet", action="store_true", help="no progress bar")
+    wa = sub.add_parser("warm", help="compile the kernels the notebooks use into the cache (make, Binder and CI run it)")
+    wa.add_argument("--generic-only", action="store_true", help="skip the specialised copies of every preset's kernels (minutes when cold)")
     sub.add_parser("notebooks", help="execute every notebook with papermill and write the validation report (--quick, --out DIR)", add_help=False)
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -299,7 +318,7 @@ def main(argv=None) -> int:
             return notebooks_main(argv[1:])
         args = ap.parse_args(argv)
         return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo, "host": cmd_host, "trace": cmd_trace,
-                "probe": cmd_probe}[args.cmd](args)
+                "probe": cmd_probe, "warm": cmd_warm}[args.cmd](args)
     except USER_ERRORS as e:
         print(f"pagesim: error: {_one_line(e)}", file=sys.stderr)
         return 2

@@ -17,42 +17,125 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of pagesim's import time
     import xarray as xr
 
 
+# The cost components, in the order of the ``component`` coordinate. Each is a function of the raw
+# counters (a mapping of numpy arrays, see ``cost_variables``), the machine, the work cycles per
+# access and the Ram (or None); it returns float cycles by page size. A new component is one
+# function and one entry here (and in TRANSLATION if it is part of TLB-miss handling).
+def _work(v, m, work_cycles, ram):
+    return v["accesses"].sum(axis=0) * work_cycles
+
+
+def _tlb_hit_latency(v, m, work_cycles, ram):
+    cyc = v["hits"] * v["latency"][:, None]
+    if m.slb is not None:
+        cyc = np.where((v["structure"] != "SLB")[:, None], cyc, 0)
+    return cyc.sum(axis=0)
+
+
+def _walk(v, m, work_cycles, ram):
+    c = m.costs
+    return (v["walks"] * c.walk_base_cycles + v["walk_refs"] * c.walk_ref_cycles).sum(axis=0)
+
+
+def _slb_miss(v, m, work_cycles, ram):
+    if m.slb is None:
+        return np.zeros(v["page_size"].shape[0])
+    return v["misses"][list(v["structure"]).index("SLB")] * m.costs.slb_miss_cycles
+
+
+def _largest(v, value):
+    """``value`` on the largest page size's column (charged once), 0.0 elsewhere."""
+    ps = v["page_size"]
+    return np.where(ps == ps.max(), value, 0.0)
+
+
+def _fault(v, m, work_cycles, ram):
+    c = m.costs
+    ps = v["page_size"]
+    cyc = v["faults"] * c.fault_cycles + (v["faults"] + v["prefaulted"]) * (ps // 1024) * c.zero_cycles_per_kib
+    migrate = float(v["pages_migrated"]) * c.migrate_cycles_per_page if v.get("pages_migrated") is not None else 0.0
+    return cyc + _largest(v, migrate)  # compaction, charged once
+
+
+def _swap_total(v, ram) -> float:
+    if ram is None or v.get("major_faults") is None:
+        return 0.0
+    return float(v["major_faults"]) * ram.swap_in_cycles + float(v["swap_outs"]) * ram.swap_out_cycles
+
+
+def _swap(v, m, work_cycles, ram):
+    return _largest(v, _swap_total(v, ram))
+
+
+COMPONENTS = [
+    ("work", _work),
+    ("tlb_hit_latency", _tlb_hit_latency),
+    ("walk", _walk),
+    ("slb_miss", _slb_miss),
+    ("fault", _fault),
+    ("swap", _swap),
+]
+TRANSLATION = ("tlb_hit_latency", "walk", "slb_miss")  # TLB-miss handling (translation_share)
+FAULTS = ("fault",)
+SWAP = ("swap",)
+COUNTERS = ("accesses", "hits", "misses", "walks", "walk_refs", "faults", "prefaulted", "pages_migrated",
+            "major_faults", "swap_outs")
+
+
+def cost_variables(v, m, work_cycles: float, ram=None) -> tuple[dict, dict, dict]:
+    """The cost model on raw counters, in numpy. ``v`` maps counter names (COUNTERS, plus
+    ``latency`` and ``structure`` by structure and ``page_size``) to arrays; an optional counter
+    may be missing or None. Returns (data variables, coordinates, attrs) to put in the Dataset:
+    ``cycles`` by component and page size, ``total_cycles`` and the shares."""
+    names = [n for n, _ in COMPONENTS]
+    cyc = np.stack([np.asarray(f(v, m, work_cycles, ram)).astype(float) for _, f in COMPONENTS])
+    total = float(cyc.sum())
+    trans = float(cyc[[names.index(n) for n in TRANSLATION]].sum())
+    faults = float(cyc[[names.index(n) for n in FAULTS]].sum())
+    swap = _swap_total(v, ram)
+
+    def share(x):
+        return x / total if total else 0.0
+
+    dv = {
+        "cycles": (("component", "page_size"), cyc, {"units": "cycles", "long_name": "modelled cycles by component and page size"}),
+        "total_cycles": ((), total, {"units": "cycles"}),
+        "translation_share": ((), share(trans), {"units": "1", "long_name": "share of modelled time in TLB-miss handling (trapstat %tim)"}),
+        "fault_share": ((), share(faults), {"units": "1", "long_name": "share of modelled time in page faults"}),
+        "swap_share": ((), share(swap), {"units": "1", "long_name": "share of modelled time swapping (major faults and swap-outs)"}),
+    }
+    c = m.costs
+    attrs = {
+        "work_cycles_per_access": float(work_cycles),
+        "costs": str({k: getattr(c, k) for k in ("walk_ref_cycles", "walk_base_cycles", "slb_miss_cycles", "fault_cycles", "zero_cycles_per_kib")}),
+    }
+    return dv, {"component": ("component", np.array(names))}, attrs
+
+
+def cost_inputs(dv: dict, coords: dict) -> dict:
+    """The counters ``cost_variables`` reads, from data variables and coordinates given as
+    xarray.Dataset takes them ((dims, values[, attrs]) tuples)."""
+    v = {k: np.asarray(dv[k][1]) for k in COUNTERS if k in dv}
+    for k in ("latency", "structure", "page_size"):
+        v[k] = np.asarray(coords[k][1])
+    return v
+
 
 def add_costs(ds: xr.Dataset, m, work_cycles: float, ram=None) -> xr.Dataset:
-    import xarray as xr
-
-    c = m.costs
-    lat = ds["latency"]
-    tlb_mask = ds["structure"] != "SLB" if m.slb is not None else xr.ones_like(lat, dtype=bool)
-    hit_cycles = (ds["hits"] * lat).where(tlb_mask, 0).sum("structure")
-    walk_cycles = (ds["walks"] * c.walk_base_cycles + ds["walk_refs"] * c.walk_ref_cycles).sum("side")
-    slb_cycles = ds["misses"].sel(structure="SLB") * c.slb_miss_cycles if m.slb is not None else xr.zeros_like(hit_cycles)
-    fault_cycles = ds["faults"] * c.fault_cycles + (ds["faults"] + ds["prefaulted"]) * (ds["page_size"] // 1024) * c.zero_cycles_per_kib
-    migrate = float(ds["pages_migrated"]) * c.migrate_cycles_per_page if "pages_migrated" in ds else 0.0
-    fault_cycles = fault_cycles + xr.where(ds["page_size"] == ds["page_size"].max(), migrate, 0.0)  # compaction, charged once
-    swap = float(ds["major_faults"]) * ram.swap_in_cycles + float(ds["swap_outs"]) * ram.swap_out_cycles if ram is not None and "major_faults" in ds else 0.0
-    swap_cycles = xr.where(ds["page_size"] == ds["page_size"].max(), swap, 0.0)
-    accesses = ds["accesses"].sum("side")
-    work = accesses * work_cycles
-    comp = xr.concat(
-        [work.astype(float), hit_cycles.astype(float), walk_cycles.astype(float), slb_cycles.astype(float), fault_cycles.astype(float), swap_cycles.astype(float)],
-        dim=xr.DataArray(["work", "tlb_hit_latency", "walk", "slb_miss", "fault", "swap"], dims="component", name="component"),
-    )
-    ds = ds.assign(cycles=comp.transpose("component", "page_size"))
-    ds["cycles"].attrs = {"units": "cycles", "long_name": "modelled cycles by component and page size"}
-    total = float(comp.sum())
-    trans = float(comp.sel(component=["tlb_hit_latency", "walk", "slb_miss"]).sum())
-    faults = float(comp.sel(component="fault").sum())
-    ds["total_cycles"] = ((), total, {"units": "cycles"})
-    ds["translation_share"] = ((), trans / total if total else 0.0, {"units": "1", "long_name": "share of modelled time in TLB-miss handling (trapstat %tim)"})
-    ds["fault_share"] = ((), faults / total if total else 0.0, {"units": "1", "long_name": "share of modelled time in page faults"})
-    ds["swap_share"] = ((), swap / total if total else 0.0, {"units": "1", "long_name": "share of modelled time swapping (major faults and swap-outs)"})
-    ds.attrs["work_cycles_per_access"] = float(work_cycles)
-    ds.attrs["costs"] = str({k: getattr(c, k) for k in ("walk_ref_cycles", "walk_base_cycles", "slb_miss_cycles", "fault_cycles", "zero_cycles_per_kib")})
+    """``ds`` with the cost model's variables added (see ``cost_variables``)."""
+    v = {k: ds[k].values for k in COUNTERS if k in ds}
+    v["latency"] = ds["latency"].values
+    v["structure"] = ds["structure"].values
+    v["page_size"] = ds["page_size"].values
+    dv, coords, attrs = cost_variables(v, m, work_cycles, ram)
+    ds = ds.assign_coords(coords).assign(dv)
+    ds.attrs.update(attrs)
     return ds
 
 

@@ -116,10 +116,16 @@ class Layout:
         """Regions covering every address in ``addresses``: granule-aligned blocks, merged when adjacent."""
         p = parse_page_size(page_size)
         g = max(parse_page_size(granule, "granule"), p)
-        a = np.asarray(addresses, dtype=np.uint64)
+        a = np.asarray(addresses)
         if a.size == 0:
             raise ValueError("addresses is empty: nothing to lay out")
-        return cls.from_blocks(np.unique(a >> np.uint64(g.bit_length() - 1)).tolist(), g, p, name)
+        if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
+            a = a.reshape(-1).view(np.uint64)  # no copy (negative int64 wrap, as a conversion would)
+        else:
+            a = a.reshape(-1).astype(np.uint64)
+        from ._kernels.regions import distinct_blocks
+
+        return cls.from_blocks(distinct_blocks(a, g.bit_length() - 1).tolist(), g, p, name)
 
     @classmethod
     def from_blocks(cls, blocks, block_size: int, page_size: int, name: str = "[ trace ]") -> "Layout":

@@ -63,10 +63,10 @@ class PhysicalMemory:
         self._heads[start] = order
         heapq.heappush(self._heaps[order], start)
 
-    def _rebuild_free_lists(self):
-        """Free lists from the frame states: the largest aligned all-free blocks."""
-        self._heads.clear()
-        self._heaps = [[] for _ in range(self.max_order + 1)]
+    def _maximal_blocks(self) -> list:
+        """For each order, the ascending start frames of the largest aligned all-free blocks of that
+        order (a free frame belongs to exactly one of them), computed with numpy."""
+        out = [np.zeros(0, dtype=np.int64)] * (self.max_order + 1)
         free = self.state == FREE
         covered = np.zeros(self.nframes, dtype=bool)
         for order in range(self.max_order, -1, -1):
@@ -74,10 +74,33 @@ class PhysicalMemory:
             n = self.nframes // size
             if n == 0:
                 continue
-            blocks = free[: n * size].reshape(n, size).all(axis=1) & ~covered[: n * size].reshape(n, size).any(axis=1)
-            for b in np.flatnonzero(blocks).tolist():
-                self._push(b * size, order)
-                covered[b * size : (b + 1) * size] = True
+            cov = covered[: n * size].reshape(n, size)
+            blocks = free[: n * size].reshape(n, size).all(axis=1) & ~cov.any(axis=1)
+            out[order] = np.flatnonzero(blocks) * size
+            cov[blocks] = True
+        return out
+
+    def _rebuild_free_lists(self):
+        """Free lists from the frame states: the largest aligned all-free blocks. Each order's starts
+        come out ascending, which is a valid heap (the very list that pushing them one by one in that
+        order gives)."""
+        self._heads = {}
+        self._heaps = []
+        for order, starts in enumerate(self._maximal_blocks()):
+            starts = starts.tolist()
+            self._heaps.append(starts)
+            self._heads.update(dict.fromkeys(starts, order))
+
+    def __deepcopy__(self, memo):
+        """A copy sharing nothing mutable: the free lists hold only ints, so copying the containers is
+        enough (the generic deepcopy visited every one of millions of entries)."""
+        m = copy.copy(self)
+        m.state = self.state.copy()
+        m._heads = dict(self._heads)
+        m._heaps = [list(h) for h in self._heaps]
+        m.hugetlb_pool = {p: list(v) for p, v in self.hugetlb_pool.items()}
+        memo[id(self)] = m
+        return m
 
     def order_of(self, page_size) -> int:
         p = parse_page_size(page_size)
@@ -181,19 +204,25 @@ class PhysicalMemory:
         n = self.nframes // size
         st = self.state[: n * size].reshape(n, size)
         ok = ~((st == PINNED) | (st == USED)).any(axis=1)
+        total_free = self.free_frames()  # unchanged until a block is compacted (then we return)
         for b in np.flatnonzero(ok).tolist():
             moving = np.flatnonzero(st[b] == MOVABLE)
             if moving.size == 0:
                 continue
-            outside_free = self.free_frames() - int(np.count_nonzero(st[b] == FREE))
+            outside_free = total_free - int(np.count_nonzero(st[b] == FREE))
             if outside_free < moving.size:
                 continue
-            # take the block's free frames out of circulation, move each movable page elsewhere
+            # Take the block's free frames out of circulation and move each movable page elsewhere.
+            # Allocating single frames one by one from freshly rebuilt free lists takes the frames of
+            # the order-0 blocks in address order, then those of the order-1 blocks, and so on (a
+            # split block hands out its frames in address order, its pieces being smaller than any
+            # other block left): so the destinations are the first free frames in that order.
             self.state[b * size : (b + 1) * size][st[b] == FREE] = USED
-            self._rebuild_free_lists()
-            for _ in range(moving.size):
-                dst = self.alloc(0, MOVABLE)
-                assert dst is not None  # counted above
+            starts = self._maximal_blocks()
+            dst = np.concatenate([(s_[:, None] + np.arange(1 << o)).ravel() for o, s_ in enumerate(starts)])
+            if dst.size < moving.size:  # cannot happen: the free frames were counted above
+                raise RuntimeError(f"internal error: compaction found {dst.size} free frames for {moving.size} movable pages of block {b}")
+            self.state[dst[: moving.size]] = MOVABLE
             self.state[b * size : (b + 1) * size] = FREE
             self._rebuild_free_lists()
             self.migrated += int(moving.size)

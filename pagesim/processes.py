@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import __version__
+from . import _engine as E
 from ._kernels import dcache as D
 from ._kernels import translate as K
-from .costs import add_costs
 from .layout import Layout, Region
 from .machines import CONTEXT_SWITCH, machine as get_machine
 from .paging import granted
@@ -102,8 +101,6 @@ def asid_stride(cfg, layout: Layout, va_bits: int, n: int) -> int:
 def _flush_structures(cfg, st, cnt, which):
     """Empty the structures ``which`` (indices into the kernel's structures and walk caches),
     after attributing the pending fast-path hits."""
-    from .simulate import _initial_order
-
     K.finish(st, cnt)
     st.memo_addr[:] = -1
     st.memo_shift[:] = 0
@@ -114,7 +111,7 @@ def _flush_structures(cfg, st, cnt, which):
         if st.stamps.shape[0] > 1:
             st.stamps[a:b] = 0
         o = int(cfg.st_obase[s])
-        st.order[o : o + int(cfg.st_sets[s])] = np.uint64(_initial_order(int(cfg.st_ways[s]), int(cfg.st_mode[s])))
+        st.order[o : o + int(cfg.st_sets[s])] = np.uint64(E.initial_order(int(cfg.st_ways[s]), int(cfg.st_mode[s])))
 
 
 def simulate_processes(
@@ -157,7 +154,7 @@ def simulate_processes(
     lines and table pages the walks touched).
     """
     from ._check import check_seed
-    from .simulate import _build, _dataset, place, resolve_programmable
+    from .simulate import place, resolve_programmable
 
     m = get_machine(machine)
     seed = check_seed(seed)
@@ -216,13 +213,13 @@ def simulate_processes(
     m_eff, programmed = resolve_programmable(m, layout)
 
     # one combined layout: process i's regions moved up by i * stride
-    probe, *_ = _build(m_eff, layout, seed)
+    probe, *_ = E.kernel_inputs(m_eff, layout, seed)
     stride = asid_stride(probe, layout, m.va_bits, n)
     combined = Layout(tuple(
         Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}", r.mode, r.fault_around, r.policy)
         for i in range(n) for r in layout.regions
     ))
-    cfg, st, cnt, structs, pwcs = _build(m_eff, combined, seed, log_walks=int(quantum) if caches else 0)
+    cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, combined, seed, log_walks=int(quantum) if caches else 0)
     nt = len(m_eff.structures)
     if switch == "flush":
         flushed = list(range(len(structs) + len(pwcs)))
@@ -234,10 +231,9 @@ def simulate_processes(
     gens = [iter(w.chunks(bases, int(quantum), seed + i)) for i, w in enumerate(works)]
     live = list(range(n))
     logs = []
-    chunks = []  # with data_lines: (process, addresses, walks logged) per chunk, in program order
+    chunks = []  # with data_lines: (process, addresses, walks logged, loads mask) per chunk, in program order
     switches = 0
     current = None
-    empty = np.zeros(0, dtype=np.uint8)
     while live:
         for i in list(live):
             try:
@@ -250,8 +246,7 @@ def simulate_processes(
                 if flushed:
                     _flush_structures(cfg, st, cnt, flushed)
             current = i
-            a = np.ascontiguousarray(addrs, dtype=np.uint64).view(np.int64) + np.int64(i * stride)
-            ka = empty if kk is None else np.ascontiguousarray(kk, dtype=np.uint8)
+            a, ka = E.kernel_arrays(addrs, kk, offset=i * stride)
             bad = K.run_chunk(a, ka, cfg, st, cnt)
             if bad >= 0:
                 raise ValueError(f"process {i}: address {int(a[bad]) - i * stride:#x} lies outside every region of the layout")
@@ -263,7 +258,7 @@ def simulate_processes(
                     a_local = np.asarray(addrs, dtype=np.uint64).astype(np.int64)
                     chunks.append((i, a_local, k // 3, None if kk is None else np.asarray(kk) == 0))
     K.finish(st, cnt)
-    ds = _dataset(m_eff, combined, w0, cfg, cnt, st, structs, pwcs)
+    dv, coords = E.dataset_parts(m_eff, combined, cfg, cnt, st, structs, pwcs)
 
     # faults: per process; with shared tables a shared page faults once, in whichever process first
     page_state = st.page_state
@@ -277,7 +272,7 @@ def simulate_processes(
     saved = 0
     if shared_tables:
         sizes = list(m_eff.page_sizes)
-        faults = ds["faults"].values.copy()
+        faults = dv["faults"][1].copy()
         for j, r in enumerate(layout.regions):
             if r.name in shared:
                 stack = np.array([per_region[i * nr + j] for i in range(n)])
@@ -285,10 +280,11 @@ def simulate_processes(
                 extra = int(stack.sum()) - union
                 faults[sizes.index(r.page_size)] -= extra
                 saved += extra
-        ds["faults"] = (("page_size",), faults, ds["faults"].attrs)
-    ds["faults_per_process"] = (("process",), faults_pp, {"units": "faults", "long_name": "pages each process mapped itself (private tables)"})
-    ds["faults_saved_by_sharing"] = ((), saved, {"units": "faults"})
-    ds["context_switches"] = ((), switches, {"units": "switches"})
+        dv["faults"] = (("page_size",), faults, dv["faults"][2])
+    dv["faults_per_process"] = (("process",), faults_pp, {"units": "faults", "long_name": "pages each process mapped itself (private tables)"})
+    dv["faults_saved_by_sharing"] = ((), saved, {"units": "faults"})
+    dv["context_switches"] = ((), switches, {"units": "switches"})
+    attrs = {}
 
     if caches:
         log = np.concatenate(logs) if logs else np.zeros(0, dtype=np.int64)
@@ -304,35 +300,31 @@ def simulate_processes(
         if len({c.line for c in caches}) != 1:
             raise ValueError("every cache level must have the same line size")
         if data_lines:
-            order, is_data = _program_order(lines, log, chunks, layout, shared, stride, caches[0].line, m_eff.walker, list(m_eff.page_sizes))
+            order, is_data = _program_order(lines, log, chunks, layout, shared, stride, caches[0].line)
             dhits = np.zeros(len(caches), dtype=np.int64)
             dmisses = np.zeros(len(caches), dtype=np.int64)
             _cache_by_class(order, is_data, sets, ways, cbase, tags, stamps, (hits, misses), (dhits, dmisses))
+            dv["data_cache_hits"] = (("cache",), dhits, {"units": "accesses", "long_name": "data accesses that hit in this cache level"})
+            dv["data_cache_misses"] = (("cache",), dmisses, {"units": "accesses", "long_name": "data accesses that missed this cache level"})
         else:
             D.cache_lines(lines, sets, ways, cbase, tags, stamps, np.zeros(1, dtype=np.int64), hits, misses)
-        ds = ds.assign_coords(cache=[c.name for c in caches])
-        if data_lines:
-            ds["data_cache_hits"] = (("cache",), dhits, {"units": "accesses", "long_name": "data accesses that hit in this cache level"})
-            ds["data_cache_misses"] = (("cache",), dmisses, {"units": "accesses", "long_name": "data accesses that missed this cache level"})
-        ds["walk_cache_hits"] = (("cache",), hits, {"units": "references", "long_name": "page-table references that hit in this cache level"})
-        ds["walk_cache_misses"] = (("cache",), misses, {"units": "references", "long_name": "page-table references that missed this cache level"})
-        ds["pt_lines"] = ((), int(np.unique(lines).size), {"units": "cache lines", "long_name": "distinct page-table cache lines walks touched"})
-        ds["pt_tables"] = ((), tables, {"units": "table pages", "long_name": "distinct page-table pages walks touched"})
-        ds.attrs["caches"] = str([(c.name, c.size, c.ways, c.line) for c in caches])
+        coords["cache"] = ("cache", [c.name for c in caches])
+        dv["walk_cache_hits"] = (("cache",), hits, {"units": "references", "long_name": "page-table references that hit in this cache level"})
+        dv["walk_cache_misses"] = (("cache",), misses, {"units": "references", "long_name": "page-table references that missed this cache level"})
+        dv["pt_lines"] = ((), int(np.unique(lines).size), {"units": "cache lines", "long_name": "distinct page-table cache lines walks touched"})
+        dv["pt_tables"] = ((), tables, {"units": "table pages", "long_name": "distinct page-table pages walks touched"})
+        attrs["caches"] = str([(c.name, c.size, c.ways, c.line) for c in caches])
     import json
 
-    ds.attrs.update({
-        "machine": m.name, "machine_title": m.title, "workload": w0.name, "workload_label": w0.label,
-        "processes": n, "quantum": int(quantum), "switch": switch, "shared": json.dumps(list(shared)),
-        "shared_tables": int(bool(shared_tables)), "asid_stride": stride, "seed": seed,
-        "layout": json.dumps(layout.to_records()), "pagesim_version": __version__,
-        "programmed": json.dumps({k: format_size(v) for k, v in programmed.items()}),
-        "machine_changes": json.dumps(list(m.changes)), "assumptions": json.dumps(m.assumptions),
-    })
+    attrs.update(E.provenance(
+        m, programmed, w0, layout, seed,
+        processes=n, quantum=int(quantum), switch=switch, shared=json.dumps(list(shared)),
+        shared_tables=int(bool(shared_tables)), asid_stride=stride,
+    ))
     wc = float(w0.work_cycles if work_cycles is None else work_cycles)
     if wc < 0:
         raise ValueError(f"work_cycles={work_cycles} must be zero or more")
-    return add_costs(ds, m_eff, wc)
+    return E.finish_dataset(dv, coords, attrs, m_eff, wc)
 
 
 K_MAX_QUANTUM = 1 << 22
@@ -358,7 +350,8 @@ def walk_references(m, layout: Layout, log: np.ndarray, stride: int, shared_leaf
     is_shared = np.zeros(len(layout.regions), dtype=bool)
     for j, r in enumerate(layout.regions):
         is_shared[j] = r.name in shared_leaf
-    assert ((local >= starts[ri]) & (local < ends[ri])).all()
+    if ((ri < 0) | (local < starts[ri]) | (local >= ends[ri])).any():  # the kernel logs walks of mapped addresses only
+        raise RuntimeError("internal error: a logged walk lies outside every region of the layout")
     sh = is_shared[ri]
     shifts = [w.base_shift + sum(bits[l + 1 :]) for l in range(nl)]
     O, L, T, E = [], [], [], []
@@ -378,17 +371,36 @@ def _walk_lines(m, layout, log, stride, shared_leaf, nproc, line):
     o, lvl, t, e = walk_references(m, layout, log, stride, shared_leaf, nproc)
     if o.size == 0:
         return np.zeros(0, dtype=np.int64), 0
-    key = np.stack([o, lvl, t], axis=1)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
+    inv, ntables = _table_ids(o, lvl, t)
     table_bytes = ENTRY_BYTES << max(m.walker.level_bits)
-    lines = (inv.reshape(-1).astype(np.int64) * table_bytes + e * ENTRY_BYTES) // line
-    return lines.astype(np.int64), int(uniq.shape[0])
+    lines = (inv * table_bytes + e * ENTRY_BYTES) // line
+    return lines.astype(np.int64), ntables
+
+
+def _table_ids(o, lvl, t):
+    """Number the distinct (owner, level, table) triples 0, 1, 2... in lexicographic order (what
+    ``np.unique`` over the stacked rows gives) and return each reference's number and the count.
+    All three are non-negative; packed into one int64 key (their order kept) when their bit widths
+    fit in 63 bits, which is every realistic case, so the sort is of one column, not of rows."""
+    bo, bl, bt = (max(1, int(x.max()).bit_length()) for x in (o, lvl, t))
+    if bo + bl + bt <= 63:
+        key = (o.astype(np.int64) << (bl + bt)) | (lvl.astype(np.int64) << bt) | t.astype(np.int64)
+        uniq, inv = np.unique(key, return_inverse=True)
+        return inv.reshape(-1).astype(np.int64), int(uniq.size)
+    order = np.lexsort((t, lvl, o))
+    so, sl, stt = o[order], lvl[order], t[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (so[1:] != so[:-1]) | (sl[1:] != sl[:-1]) | (stt[1:] != stt[:-1])
+    ids = np.cumsum(new) - 1
+    inv = np.empty(order.size, dtype=np.int64)
+    inv[order] = ids
+    return inv, int(ids[-1]) + 1
 
 
 DATA_LINE_BASE = 1 << 40  # data lines are numbered from here, above every page-table line
 
 
-def _program_order(pt_lines, log, chunks, layout, shared, stride, line, walker, sizes):
+def _program_order(pt_lines, log, chunks, layout, shared, stride, line):
     """Page-table lines (``pt_lines``, in walk order) and data lines merged in program order: each
     access's walk references (leaf last), then the access's own line. Returns the merged lines and
     a flag per line (True for data)."""

@@ -7,9 +7,11 @@ if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of p
     import xarray as xr
 
 import itertools
+import os
 
 import numpy as np
 
+from ._check import check_int
 from .machines import Machine
 from .units import parse_size
 from .workloads import Workload
@@ -96,11 +98,99 @@ def _concat(parts: list, xr):
     return out
 
 
-def sweep(axes: dict, progress: bool = True, **fixed) -> xr.Dataset:
+def _point(kw: dict, names: list):
+    """One point of a sweep: simulate() with its keywords, the swept page size's clash renamed.
+    Module-level (and importable) so that a Dask worker can run it."""
+    from .simulate import simulate
+
+    kw = dict(kw)
+    machine = kw.pop("machine")
+    ds = simulate(machine, **kw)
+    clash = [k for k in names if k in ds.dims]
+    if clash:
+        # sweeping page_size: the counters' own page-size dimension becomes mapped_page_size
+        ds = ds.rename({k: f"mapped_{k}" for k in clash})
+        if "page" in ds.coords:
+            ds = ds.rename({"page": "mapped_page"})
+    return ds
+
+
+def _check_workers(workers) -> int:
+    if workers is None:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not on Linux
+            return max(1, os.cpu_count() or 1)
+    return check_int("workers", workers, 1, 1024, " (threads running points at once; None: one per core)")
+
+
+def _run_threads(kws: list, names: list, workers: int, bar) -> list:
+    """Every point in ``workers`` threads; results in the order of ``kws``. The kernels release the
+    GIL (nogil), so points overlap. If points fail, the error raised is that of the first failing
+    point in sweep order, as a serial sweep would raise (points start in order, so every earlier
+    point has started and is waited for)."""
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pagesim-sweep") as ex:
+        futures = [ex.submit(_point, kw, names) for kw in kws]
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            if bar is not None:
+                bar.update(len(done))
+            if any(f.exception() is not None for f in done):
+                for f in pending:
+                    f.cancel()
+                wait(pending)
+                break
+    failed = [f for f in futures if f.done() and not f.cancelled() and f.exception() is not None]
+    if failed:
+        raise failed[0].exception()
+    return [f.result() for f in futures]
+
+
+def _run_dask(kws: list, names: list, client, bar) -> list:
+    """Every point as one task on a Dask cluster (``client``: a distributed.Client or a scheduler
+    address); results gathered in the order of ``kws``."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("sweep(client=...) needs dask.distributed: pip install 'pagesim[dask]'") from e
+    own = None
+    if isinstance(client, str):
+        own = client = Client(client)
+    elif not isinstance(client, Client):
+        raise TypeError(f"client must be a dask.distributed.Client or a scheduler address such as 'tcp://host:8786', got {type(client).__name__} {client!r}")
+    try:
+        futures = client.map(_point, kws, names=names, pure=False)
+        try:
+            for f in as_completed(futures):
+                if f.status == "error":
+                    break
+                if bar is not None:
+                    bar.update(1)
+            return client.gather(futures)  # raises the error of the first failed point in sweep order
+        finally:
+            client.cancel(futures)
+    finally:
+        if own is not None:
+            own.close()
+
+
+def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=None, **fixed) -> xr.Dataset:
     """``axes`` maps a simulate() keyword (``machine``, ``page_size``, ``workload``, ``working_set``,
     ``seed``, any workload parameter...) to the values to try; ``fixed`` holds the rest.
     Each axis becomes a dimension named after it. When ``page_size`` is an axis, the counters' own
     page-size dimension is renamed ``mapped_page_size`` (every region then uses the swept size).
+
+    workers: how many points run at once, in threads of this process (the kernels release the
+        GIL); None: one per core. The result is identical whatever the number. The default is 1
+        because every point in flight holds its own kernel state and chunk of addresses (memory
+        grows with ``workers``), and a machine shared with other work (Binder, CI) should not be
+        taken over unasked.
+    client: a ``dask.distributed.Client``, or a scheduler address such as ``'tcp://host:8786'``:
+        each point runs as one task on that cluster and the results are gathered into the same
+        Dataset a serial sweep gives. Every worker needs pagesim (same version) installed.
 
     >>> ds = sweep({"machine": ["skylake", "opteron-k8"], "page_size": ["4K", "2M"]},
     ...            workload="random", working_set="64M", accesses=10**5, progress=False)
@@ -111,8 +201,6 @@ def sweep(axes: dict, progress: bool = True, **fixed) -> xr.Dataset:
         raise ValueError("axes must be a non-empty dict such as {'page_size': ['4K', '2M']}")
     import xarray as xr
 
-    from .simulate import simulate
-
     for k, vals in axes.items():
         if k in fixed:
             raise ValueError(f"{k!r} is both a sweep axis and a fixed argument")
@@ -120,6 +208,11 @@ def sweep(axes: dict, progress: bool = True, **fixed) -> xr.Dataset:
             raise ValueError(f"axis {k!r} needs a list of values, got {vals!r}")
     if "machine" not in axes and "machine" not in fixed:
         raise ValueError("sweep needs machine=, either fixed (machine='skylake') or as an axis")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True or False, got {type(progress).__name__} {progress!r}")
+    nworkers = _check_workers(workers)
+    if client is not None and workers not in (1, None):
+        raise ValueError(f"give workers={workers!r} or client=, not both: with a client the cluster's workers run the points")
     names = list(axes)
     values = [list(axes[k]) for k in names]
     for k, vals in zip(names, values):
@@ -127,28 +220,30 @@ def sweep(axes: dict, progress: bool = True, **fixed) -> xr.Dataset:
             raise ValueError(f"axis {k!r} is empty: give at least one value, e.g. {{{k!r}: [...]}}")
     labels = {k: _labels(k, vals) for k, vals in zip(names, values)}
     combos = list(itertools.product(*[range(len(v)) for v in values]))
+    kws = []
+    for combo in combos:
+        kw = dict(fixed)
+        kw.update({k: values[a][i] for a, (k, i) in enumerate(zip(names, combo))})
+        kws.append(kw)
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(combos), desc="sweep", unit="run")
-    parts = []
-    for combo in combos:
-        kw = dict(fixed)
-        kw.update({k: values[a][i] for a, (k, i) in enumerate(zip(names, combo))})
-        machine = kw.pop("machine")
-        ds = simulate(machine, **kw)
-        clash = [k for k in names if k in ds.dims]
-        if clash:
-            # sweeping page_size: the counters' own page-size dimension becomes mapped_page_size
-            ds = ds.rename({k: f"mapped_{k}" for k in clash})
-            if "page" in ds.coords:
-                ds = ds.rename({"page": "mapped_page"})
-        parts.append(ds)
+    try:
+        if client is not None:
+            parts = _run_dask(kws, names, client, bar)
+        elif nworkers > 1 and len(kws) > 1:
+            parts = _run_threads(kws, names, nworkers, bar)
+        else:
+            parts = []
+            for kw in kws:
+                parts.append(_point(kw, names))
+                if bar is not None:
+                    bar.update(1)
+    finally:
         if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+            bar.close()
     import pandas as pd
 
     index = pd.MultiIndex.from_tuples([tuple(labels[k][i] for k, i in zip(names, c)) for c in combos], names=names)

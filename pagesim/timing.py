@@ -16,7 +16,8 @@ named in ``assumed``). It counts where each reference was served, per page size,
 
 Modelling assumptions (besides each hierarchy's own): the caches are non-inclusive with fill on
 every level looked in and no back-invalidation (exclusive caches, such as the K8's L2, are modelled
-as non-inclusive: their combined capacity is understated by the L1's size); LRU replacement; data
+as non-inclusive: their combined capacity is understated by the L1's size); exact LRU replacement
+(real caches use pseudo-LRU); data
 lines indexed by virtual address (as if page frames were coloured); instruction fetches are not
 replayed (the instruction cache is not modelled) but their walks are; the page-table layout in
 memory is described in ``pagesim/_kernels/timing.py``; no prefetching, no write-backs.
@@ -187,13 +188,19 @@ class _Replay:
         self.walk_hits = np.zeros((nlev + 1, nk), dtype=np.int64)
         sets = np.array([c.sets for c in h.levels], dtype=np.int64)
         ways = np.array([c.ways for c in h.levels], dtype=np.int64)
+        pways = (ways + 3) // 4 * 4
         cbase = np.zeros(nlev, dtype=np.int64)
-        cbase[1:] = np.cumsum(sets * ways)[:-1]
-        self.sets, self.ways, self.cbase = sets, ways, cbase
+        cbase[1:] = np.cumsum(sets * pways)[:-1]
+        obase = np.zeros(nlev, dtype=np.int64)
+        obase[1:] = np.cumsum(sets)[:-1]
+        self.sets, self.ways, self.pways, self.cbase, self.obase = sets, ways, pways, cbase, obase
         self.mask = np.array([s - 1 if is_power_of_two(int(s)) else -1 for s in sets], dtype=np.int64)
-        total = int((sets * ways).sum())
-        self.st = T.TState(tags=np.full(total, -1, dtype=np.int64), stamps=np.zeros(total, dtype=np.int64),
-                           clock=np.zeros(1, dtype=np.int64), memo=np.array([-1, 0], dtype=np.int64))
+        total = int((sets * pways).sum())
+        # recency words with way 0 at the least-recent end, so empty ways fill in order 0, 1, 2...
+        order = np.concatenate([np.full(int(n), sum((int(w) - 1 - r) << (4 * r) for r in range(int(w))) if w <= 16 else 0, dtype=np.uint64)
+                                for n, w in zip(sets, ways)])
+        self.st = T.TState(tags=np.full(total, -1, dtype=np.int64), stamps=np.zeros(total if (ways > 16).any() else 1, dtype=np.int64),
+                           order=order, clock=np.zeros(1, dtype=np.int64), memo=np.array([-1, 0], dtype=np.int64))
         w = m.walker
         if w.kind == "radix":
             bits = list(w.level_bits)
@@ -213,7 +220,7 @@ class _Replay:
             one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
             w = self.m.walker
             self.cfg = T.TConfig(
-                sets=self.sets, ways=self.ways, mask=self.mask, cbase=self.cbase, line_shift=one(log2(self.h.line)),
+                sets=self.sets, ways=self.ways, mask=self.mask, cbase=self.cbase, pways=self.pways, obase=self.obase, line_shift=one(log2(self.h.line)),
                 reg_start=kcfg.reg_start, reg_end=kcfg.reg_end, reg_size=kcfg.reg_size, page_shift=kcfg.page_shift,
                 walk_kind=one(int(kcfg.walk_kind[0])), level_bits=self.level_bits, level_shift=self.level_shift,
                 leaf_level=self.leaf_level, frame_mask=self.frame_mask, hpt_mask=one(int(kcfg.hpt_mask[0])),

@@ -20,7 +20,10 @@ from ._kernels.workloads import (
     gen_blocked_matrix,
     gen_hot_cold,
     gen_md,
+    gen_planes,
     gen_pointer_chase,
+    gen_sequential,
+    gen_triad,
     gen_uniform_random,
 )
 from .units import format_size, parse_size
@@ -107,8 +110,9 @@ class Sequential(Workload):
     def _chunks(self, bases, chunk, seed):
         per = self.per_pass
         for start in range(0, self.n_accesses, chunk):
-            idx = np.arange(start, min(start + chunk, self.n_accesses), dtype=np.uint64)
-            yield np.uint64(bases[0]) + (idx % np.uint64(per)) * np.uint64(self.stride)
+            out = np.empty(min(chunk, self.n_accesses - start), dtype=np.int64)
+            gen_sequential(out, start, per, bases[0], self.stride)
+            yield out.view(np.uint64)
 
 
 @dataclass(frozen=True)
@@ -147,12 +151,10 @@ class Planes(Workload):
 
     def _chunks(self, bases, chunk, seed):
         per_plane = -(-self.plane // self.step)
-        total = per_plane * self.planes
         for start in range(0, self.accesses, chunk):
-            idx = np.arange(start, min(start + chunk, self.accesses), dtype=np.uint64) % np.uint64(total)
-            k = idx % np.uint64(self.planes)
-            j = idx // np.uint64(self.planes)
-            yield np.uint64(bases[0]) + k * np.uint64(self.plane) + j * np.uint64(self.step)
+            out = np.empty(min(chunk, self.accesses - start), dtype=np.int64)
+            gen_planes(out, start, self.planes, per_plane, bases[0], self.plane, self.step)
+            yield out.view(np.uint64)
 
 
 @dataclass(frozen=True)
@@ -175,11 +177,10 @@ class StreamTriad(Workload):
         return 3 * self.n * self.passes
 
     def _chunks(self, bases, chunk, seed):
-        order = np.array([bases[1], bases[2], bases[0]], dtype=np.uint64)  # b, c, a
         for start in range(0, self.n_accesses, chunk):
-            idx = np.arange(start, min(start + chunk, self.n_accesses), dtype=np.uint64)
-            i = (idx // np.uint64(3)) % np.uint64(self.n)
-            yield order[(idx % np.uint64(3)).astype(np.intp)] + i * np.uint64(ELEMENT)
+            out = np.empty(min(chunk, self.n_accesses - start), dtype=np.int64)
+            gen_triad(out, start, self.n, bases[1], bases[2], bases[0], ELEMENT)  # loads b, c; stores a
+            yield out.view(np.uint64)
 
 
 @dataclass(frozen=True)
@@ -427,7 +428,8 @@ class Addresses(Workload):
         if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and int(a.max()) >= MAX_ADDRESS:
             i = int(a.argmax())
             raise ValueError(f"addresses[{i}]={int(a[i]):#x} is out of range: pagesim simulates addresses below 2**63 ({MAX_ADDRESS:#x})")
-        object.__setattr__(self, "addresses", a.astype(np.uint64, copy=False))
+        # int64 (checked non-negative) and uint64 arrays are kept as they are: a view, never a copy
+        object.__setattr__(self, "addresses", a.view(np.uint64) if a.dtype == np.int64 else a.astype(np.uint64, copy=False))
         if self.kinds is not None:
             k = np.asarray(self.kinds)
             if k.shape != a.shape:
@@ -437,7 +439,7 @@ class Addresses(Workload):
             if k.size and (int(k.min()) < 0 or int(k.max()) > 1):
                 i = int(k.argmin()) if int(k.min()) < 0 else int(k.argmax())
                 raise ValueError(f"kinds[{i}]={int(k[i])} is not allowed: kinds are 0 (data) or 1 (instruction)")
-            object.__setattr__(self, "kinds", k.astype(np.uint8))
+            object.__setattr__(self, "kinds", k.astype(np.uint8, copy=False))
 
     def spans(self):
         return []

@@ -57,3 +57,52 @@ def reference_faults(layout, addresses, base_page, huge_chunks):
         else:
             seen.add((ri, "p", a - a % base_page))
     return len(seen)
+
+
+def reference_rebuild_free_lists(mem):
+    """The free lists rebuilt block by block with heappush (pagesim's code before issue 11 part 4):
+    for each order from the largest, every aligned all-free block not inside a larger one."""
+    import heapq
+
+    import numpy as np
+
+    heads, heaps = {}, [[] for _ in range(mem.max_order + 1)]
+    free = mem.state == 0
+    covered = np.zeros(mem.nframes, dtype=bool)
+    for order in range(mem.max_order, -1, -1):
+        size = 1 << order
+        n = mem.nframes // size
+        if n == 0:
+            continue
+        blocks = free[: n * size].reshape(n, size).all(axis=1) & ~covered[: n * size].reshape(n, size).any(axis=1)
+        for b in np.flatnonzero(blocks).tolist():
+            heads[b * size] = order
+            heapq.heappush(heaps[order], b * size)
+            covered[b * size : (b + 1) * size] = True
+    return heads, heaps
+
+
+def reference_compact(mem, order, rebuild):
+    """compact() as it was: the first aligned block with no pinned or in-use frame whose movable pages
+    fit elsewhere; its free frames taken, each movable page allocated elsewhere one by one."""
+    import numpy as np
+
+    size = 1 << order
+    n = mem.nframes // size
+    st = mem.state[: n * size].reshape(n, size)
+    ok = ~((st == 1) | (st == 3)).any(axis=1)
+    for b in np.flatnonzero(ok).tolist():
+        moving = np.flatnonzero(st[b] == 2)
+        if moving.size == 0:
+            continue
+        if int(np.count_nonzero(mem.state == 0)) - int(np.count_nonzero(st[b] == 0)) < moving.size:
+            continue
+        mem.state[b * size : (b + 1) * size][st[b] == 0] = 3
+        mem._heads, mem._heaps = rebuild(mem)
+        for _ in range(moving.size):
+            assert mem.alloc(0, 2) is not None
+        mem.state[b * size : (b + 1) * size] = 0
+        mem._heads, mem._heaps = rebuild(mem)
+        mem.migrated += int(moving.size)
+        return int(moving.size)
+    return None

@@ -132,3 +132,43 @@ def test_memory_errors():
         pagesim.simulate("power8", "touch", memory=PhysicalMemory("1G", "4K"))
     with pytest.raises(OutOfMemory, match="memory is full"):
         pagesim.simulate("zen4", "touch", size="64M", page_size="4K", memory=PhysicalMemory("32M", "4K"))
+
+
+@given(frames_log=st.integers(4, 12), extra=st.integers(0, 7), max_order=st.integers(0, 6), held=st.floats(0, 0.9),
+       movable=st.sampled_from([0.0, 0.5, 1.0]), placement=st.sampled_from(["scattered", "caged"]), seed=st.integers(0, 2**20),
+       ops=st.lists(st.tuples(st.sampled_from(["alloc", "compact", "free"]), st.integers(0, 6)), max_size=40))
+def test_free_lists_and_compaction_as_the_push_by_push_reference(frames_log, extra, max_order, held, movable, placement, seed, ops):
+    """The numpy rebuild of the free lists and compact() give the very heaps, heads, frame states and
+    migration counts of the code they replaced (tests/reference_os.py), whatever happens in between."""
+    from reference_os import reference_compact, reference_rebuild_free_lists
+
+    nframes = (1 << frames_log) + extra
+    max_order = min(max_order, frames_log)
+    m = PhysicalMemory(nframes * 4096, "4K", 4096 << max_order).fragment(held, placement, movable=movable, seed=seed)
+    ref = copy.deepcopy(m)
+    assert (m._heads, m._heaps) == reference_rebuild_free_lists(m)
+    live = []
+    rng = np.random.default_rng(seed)
+    for op, order in ops:
+        order = min(order, max_order)
+        if op == "alloc":
+            got, want = m.alloc(order), ref.alloc(order)
+            assert got == want
+            if got is not None:
+                live.append((got, order))
+        elif op == "compact":
+            assert m.compact(order) == reference_compact(ref, order, reference_rebuild_free_lists)
+        elif live:
+            b, o = live.pop(int(rng.integers(len(live))))
+            m.free(b, o)
+            ref.free(b, o)
+        assert (m.state == ref.state).all() and m._heads == ref._heads and m._heaps == ref._heaps and m.migrated == ref.migrated
+
+
+def test_deepcopy_shares_nothing_mutable():
+    m = PhysicalMemory("1M", "4K", "64K").reserve_hugetlb(1, "64K").fragment(0.5, movable=0.5, seed=3)
+    c = copy.deepcopy(m)
+    assert c._heads == m._heads and c._heaps == m._heaps and (c.state == m.state).all() and c.hugetlb_pool == m.hugetlb_pool
+    c.alloc(0)
+    c.hugetlb_pool[65536].append(0)
+    assert c._heads != m._heads and not (c.state == m.state).all() and c.hugetlb_pool != m.hugetlb_pool

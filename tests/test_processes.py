@@ -181,6 +181,21 @@ def test_bad_process_input():
         DataCache("x", "32K", 0)
 
 
+@given(rows=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 4), st.integers(0, 40)), min_size=1, max_size=300),
+       wide=st.sampled_from([0, 20, 40, 56]))
+def test_table_ids_number_rows_as_np_unique_over_rows(rows, wide):
+    """_walk_lines numbers page-table pages as np.unique(rows, axis=0) did (the row sort it replaced),
+    on the packed-key path and, with table numbers too wide to pack, on the lexsort path."""
+    from pagesim.processes import _table_ids
+
+    a = np.array(rows, dtype=np.int64)
+    a[:, 2] <<= wide
+    uniq, inv = np.unique(a, axis=0, return_inverse=True)
+    got, count = _table_ids(a[:, 0], a[:, 1], a[:, 2])
+    assert count == uniq.shape[0]
+    assert np.array_equal(got, inv.reshape(-1))
+
+
 @given(cases(), st.integers(1, 3), st.sampled_from([1, 5, 50]), st.booleans())
 def test_data_lines_match_reference(case, n, quantum, share):
     """data_lines=True: each access's walk references, then its own line, through the same caches,

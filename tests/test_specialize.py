@@ -58,3 +58,20 @@ def test_specialised_matches_reference(name):
     assert got == want
     assert generic == want
     assert touched == ref_touched
+
+
+def test_auto_choice_does_not_depend_on_what_ran_before():
+    """specialize='auto' picks the kernel from the call's inputs alone: a small run gets the generic
+    kernel even after a specialised copy of the same geometry was loaded in this process."""
+    from pagesim import _engine as E
+    from pagesim._kernels import translate as K
+    from pagesim.workloads import Addresses
+
+    m = pagesim.machine("skylake")
+    a = (np.arange(2000, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
+    layout = Layout.covering_addresses(a, 4096)
+    cfg = E.kernel_inputs(m, layout, 0)[0]
+    w = Addresses(addresses=a)
+    assert E.choose_kernel("auto", cfg, w) is K.run_chunk
+    pagesim.simulate(m, addresses=a, layout=layout, specialize=True)  # loads the specialised copy
+    assert E.choose_kernel("auto", cfg, w) is K.run_chunk

@@ -29,7 +29,7 @@ def hierarchies_st(draw):
     n = draw(st.integers(1, 3))
     levels, lat = [], 1
     for i in range(n):
-        ways = draw(st.sampled_from([1, 2, 3, 4, 8]))
+        ways = draw(st.sampled_from([1, 2, 3, 4, 5, 8, 16, 17, 20]))  # 17, 20: the stamp path
         sets = draw(st.sampled_from([1, 2, 3, 4, 16]))
         lat += draw(st.integers(0, 20))
         levels.append(CacheLevel(f"L{i + 1}", sets * ways * line, ways, lat, line))

@@ -23,6 +23,7 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -114,13 +115,17 @@ KERNELS_DIR = CACHE_DIR / "kernels" if CACHE_DIR is not None else None
 OPTIONS = dict(cache=CACHE_DIR is not None, nogil=True, error_model="numpy")
 
 
+_decorating = threading.Lock()  # generated kernels are decorated at run time, maybe in two sweep threads
+
+
 def jit(fn):
     if NUMBA_DIR is None:
         return numba.njit(**OPTIONS)(fn)
     # numba picks a function's cache locator when it is decorated, from its global CACHE_DIR
-    saved = _numba_config.CACHE_DIR
-    _numba_config.CACHE_DIR = str(NUMBA_DIR)
-    try:
-        return numba.njit(**OPTIONS)(fn)
-    finally:
-        _numba_config.CACHE_DIR = saved
+    with _decorating:
+        saved = _numba_config.CACHE_DIR
+        _numba_config.CACHE_DIR = str(NUMBA_DIR)
+        try:
+            return numba.njit(**OPTIONS)(fn)
+        finally:
+            _numba_config.CACHE_DIR = saved

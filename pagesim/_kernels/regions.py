@@ -1,5 +1,7 @@
 """The region lookup the OS-stage kernels share (the translation kernel keeps its own copy inline:
 its source is also the template of the specialised kernels)."""
+import numpy as np
+
 from ._jit import jit
 
 
@@ -20,3 +22,106 @@ def find_region(a, reg_start, reg_end, last):
     if reg_start[lo] <= a and a < reg_end[lo]:
         return lo
     return -1
+
+
+WINDOW_BITS = 24  # blocks the bitmap covers around the first address: 2**24 bits (2 MiB)
+BITMAP_MIN = 1 << 16  # shorter arrays use the hash set alone (no bitmap to clear)
+
+
+@jit
+def distinct_blocks(addrs, shift):
+    """The sorted distinct values of ``addrs >> shift`` (uint64), in one pass over ``addrs``: the
+    block of the previous address is skipped at once; blocks within 2**WINDOW_BITS of the first
+    address's block are set in a bitmap; any others go to an open-addressing hash set. Memory is
+    the bitmap plus the distinct blocks, however long ``addrs`` is."""
+    n = addrs.shape[0]
+    sh = np.uint64(shift)
+    use_bitmap = n >= BITMAP_MIN
+    half = np.uint64(1 << (WINDOW_BITS - 1))
+    first = addrs[0] >> sh if n else np.uint64(0)
+    lo = first - half if first >= half else np.uint64(0)
+    width = np.uint64(1 << WINDOW_BITS)
+    bitmap = np.zeros((1 << WINDOW_BITS) // 64 if use_bitmap else 1, dtype=np.uint64)
+    in_bitmap = 0
+    cap = 64
+    table = np.zeros(cap, dtype=np.uint64)  # block + 1; 0 is empty
+    used = 0
+    last = np.uint64(0xFFFFFFFFFFFFFFFF)
+    for i in range(n):
+        b = addrs[i] >> sh
+        if b == last:
+            continue
+        last = b
+        d = b - lo
+        if use_bitmap and b >= lo and d < width:
+            w = np.int64(d >> np.uint64(6))
+            bit = np.uint64(1) << (d & np.uint64(63))
+            if (bitmap[w] & bit) == 0:
+                bitmap[w] |= bit
+                in_bitmap += 1
+            continue
+        key = b + np.uint64(1)
+        mask = np.uint64(cap - 1)
+        h = (b * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+        while True:
+            slot = np.int64(h & mask)
+            t = table[slot]
+            if t == key:
+                break
+            if t == 0:
+                table[slot] = key
+                used += 1
+                if 2 * used > cap:  # grow: rehash into a table twice the size
+                    old = table
+                    cap *= 2
+                    table = np.zeros(cap, dtype=np.uint64)
+                    mask = np.uint64(cap - 1)
+                    for j in range(old.shape[0]):
+                        k = old[j]
+                        if k != 0:
+                            g = ((k - np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+                            while table[np.int64(g & mask)] != 0:
+                                g += np.uint64(1)
+                            table[np.int64(g & mask)] = k
+                break
+            h += np.uint64(1)
+    out = np.empty(in_bitmap + used, dtype=np.uint64)
+    q = 0
+    if use_bitmap:
+        for w in range(bitmap.shape[0]):
+            x = bitmap[w]
+            while x != 0:
+                t = x & (~x + np.uint64(1))  # lowest set bit
+                out[q] = lo + np.uint64(w * 64) + np.uint64(_ctz(t))
+                q += 1
+                x ^= t
+    for j in range(cap):
+        if table[j] != 0:
+            out[q] = table[j] - np.uint64(1)
+            q += 1
+    out.sort()
+    return out
+
+
+@jit
+def _ctz(t):
+    """Index of the single set bit of ``t``."""
+    r = 0
+    if t >> np.uint64(32):
+        r += 32
+        t >>= np.uint64(32)
+    if t >> np.uint64(16):
+        r += 16
+        t >>= np.uint64(16)
+    if t >> np.uint64(8):
+        r += 8
+        t >>= np.uint64(8)
+    if t >> np.uint64(4):
+        r += 4
+        t >>= np.uint64(4)
+    if t >> np.uint64(2):
+        r += 2
+        t >>= np.uint64(2)
+    if t >> np.uint64(1):
+        r += 1
+    return r

@@ -18,6 +18,7 @@ import hashlib
 import importlib.util
 import os
 import sys
+import threading
 import types
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from . import translate as K
 
 _SOURCE = Path(K.__file__).read_text(encoding="utf-8")
 _loaded: dict[str, object] = {}
+_lock = threading.Lock()  # sweep(workers=N): two threads must not write, import or compile one kernel at once
 
 
 def cache_dir() -> Path | None:
@@ -101,6 +103,13 @@ def kernel(consts):
     digest = _digest(src)
     if digest in _loaded:
         return _loaded[digest]
+    with _lock:
+        if digest in _loaded:  # another thread made it while this one waited
+            return _loaded[digest]
+        return _load(src, digest)
+
+
+def _load(src: str, digest: str):
     d = cache_dir()
     name = f"pagesim_kernel_{digest}"
     if d is None:  # no writable cache directory (see _jit.py): compile from memory, cache nothing

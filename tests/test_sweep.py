@@ -1,0 +1,106 @@
+"""sweep() on every core and on a Dask cluster (issue 11, parts 5 and 6): the same Dataset as a
+serial sweep, bit for bit, over a sweep whose points differ in machine, page sizes, workload,
+seed, OS policy and RAM limit."""
+import pytest
+import xarray as xr
+
+import pagesim
+
+AXES = {
+    "machine": ["skylake", "power6", "ultrasparc-iii", "itanium2"],
+    "workload": [
+        pagesim.workload("random", working_set="6M", accesses=4000),
+        pagesim.workload("stream", n=1500),
+        pagesim.workload("md", atoms=400, atoms_per_cell=2),
+        pagesim.workload("pointer_chase", working_set="3M", accesses=3000),
+    ],
+    "seed": [0, 5],
+}
+FIXED = dict(progress=False)
+
+
+@pytest.fixture(scope="module")
+def serial():
+    return pagesim.sweep(AXES, **FIXED)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_threads_identical_to_serial(serial, workers):
+    got = pagesim.sweep(AXES, workers=workers, **FIXED)
+    xr.testing.assert_identical(got, serial)
+
+
+def test_threads_identical_with_page_size_axis_policy_and_ram():
+    axes = {"machine": ["skylake", "zen4"], "page_size": ["2M", "1G"], "ram": [None, pagesim.Ram("96M")]}
+    fixed = dict(workload="random", working_set="40M", accesses=3000, policy="thp", progress=False)
+    a = pagesim.sweep(axes, **fixed)
+    b = pagesim.sweep(axes, workers=2, **fixed)
+    xr.testing.assert_identical(a, b)
+    assert {"machine", "page_size", "ram"} <= set(b["walks"].dims) and b.sizes["ram"] == 2
+
+
+def test_workers_none_is_one_per_core():
+    import os
+
+    from pagesim.sweep import _check_workers
+
+    assert _check_workers(None) == len(os.sched_getaffinity(0)) >= 1
+
+
+def test_threads_progress_bar_counts_every_point(capsys):
+    ds = pagesim.sweep({"seed": [0, 1, 2]}, machine="skylake", workload="random", working_set="1M", accesses=500, workers=2, progress=True)
+    assert ds.sizes["seed"] == 3
+    err = capsys.readouterr().err
+    assert "3/3" in err
+
+
+def test_threads_raise_the_first_failing_point_as_serial_does():
+    # working_set 8 bytes is fine, 1 byte is not: the error is the serial sweep's, from the first bad point
+    axes = {"working_set": ["1M", "1", "2"]}
+    kw = dict(machine="skylake", workload="random", accesses=100, progress=False)
+    with pytest.raises(ValueError) as serial_err:
+        pagesim.sweep(axes, **kw)
+    with pytest.raises(ValueError) as threaded_err:
+        pagesim.sweep(axes, workers=3, **kw)
+    assert str(threaded_err.value) == str(serial_err.value)
+    assert "working_set" in str(serial_err.value)
+
+
+@pytest.mark.parametrize("bad,exc,words", [(0, ValueError, "workers=0"), (-2, ValueError, "workers=-2"), (1.5, TypeError, "workers must be an int"),
+                                           (True, TypeError, "workers must be an int")])
+def test_bad_workers(bad, exc, words):
+    with pytest.raises(exc, match=words):
+        pagesim.sweep({"seed": [0, 1]}, machine="skylake", workload="random", accesses=10, workers=bad, progress=False)
+
+
+def test_workers_and_client_together_rejected():
+    with pytest.raises(ValueError, match="not both"):
+        pagesim.sweep({"seed": [0, 1]}, machine="skylake", workload="random", accesses=10, workers=2, client="tcp://127.0.0.1:1", progress=False)
+
+
+def test_client_of_the_wrong_type():
+    pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'pagesim[dask]')")
+    with pytest.raises(TypeError, match="client must be a dask.distributed.Client"):
+        pagesim.sweep({"seed": [0, 1]}, machine="skylake", workload="random", accesses=10, client=42, progress=False)
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'pagesim[dask]')")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+def test_dask_local_cluster_identical_to_serial(serial, cluster_client):
+    got = pagesim.sweep(AXES, client=cluster_client, **FIXED)
+    xr.testing.assert_identical(got, serial)
+
+
+def test_dask_scheduler_address_identical_and_errors_as_serial(cluster_client):
+    axes = {"machine": ["skylake", "opteron-k8"], "page_size": ["4K", "2M"]}
+    fixed = dict(workload="stream", working_set="12M", progress=False)
+    xr.testing.assert_identical(pagesim.sweep(axes, client=cluster_client.scheduler.address, **fixed), pagesim.sweep(axes, **fixed))
+    kw = dict(machine="skylake", workload="random", accesses=100, progress=False)
+    with pytest.raises(ValueError, match="working_set"):
+        pagesim.sweep({"working_set": ["1M", "1"]}, client=cluster_client, **kw)
