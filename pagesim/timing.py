@@ -15,9 +15,9 @@ named in ``assumed``). It counts where each reference was served, per page size,
   tlb_hit_latency, slb_miss, fault, swap: as in :mod:`pagesim.costs`.
 
 Modelling assumptions (besides each hierarchy's own): the caches are non-inclusive with fill on
-every level looked in and no back-invalidation (exclusive caches, such as the K8's L2, are modelled
-as non-inclusive: their combined capacity is understated by the L1's size); exact LRU replacement
-(real caches use pseudo-LRU); data
+every level looked in and no back-invalidation, or exclusive (``inclusion='exclusive'``: a line
+lives in one level and L1 victims move outward, as the K8's L2); exact LRU replacement (real caches
+use pseudo-LRU); data
 lines indexed by virtual address (as if page frames were coloured); instruction fetches are not
 replayed (the instruction cache is not modelled) but their walks are; the page-table layout in
 memory is described in ``pagesim/_kernels/timing.py``; no prefetching, no write-backs.
@@ -49,6 +49,9 @@ except ModuleNotFoundError:  # pragma: no cover
 MAX_LEVELS = 4
 MAX_MLP = 64.0  # no core of the presets tracks more outstanding misses than this
 MAX_LATENCY = 100_000
+# how levels share lines: 'non-inclusive' (a miss fills every level looked in, no back-invalidation)
+# or 'exclusive' (a line lives in one level; L1 victims move outward, as the K8's L2)
+INCLUSION = ("non-inclusive", "exclusive")
 
 
 @dataclass(frozen=True)
@@ -83,12 +86,15 @@ class CacheLevel:
 @dataclass(frozen=True)
 class Hierarchy:
     """A machine's data caches, innermost first, and the load-to-use latency of memory (cycles).
-    ``source`` says where each figure comes from; ``assumed`` names the figures no source gives."""
+    ``inclusion``: 'non-inclusive' (a miss fills every level looked in) or 'exclusive' (a line lives
+    in one level, L1 victims move outward: the K8). ``source`` says where each figure comes from;
+    ``assumed`` names the figures no source gives."""
 
     name: str
     levels: tuple[CacheLevel, ...]
     memory_latency: float
     clock_ghz: float = 0.0
+    inclusion: str = "non-inclusive"
     source: str = ""
     assumed: tuple[str, ...] = ()
 
@@ -107,6 +113,13 @@ class Hierarchy:
         if lat != sorted(lat) or self.memory_latency < lat[-1]:
             raise ValueError(f"hierarchy {self.name!r}: latencies must not decrease outward, got {lat + [self.memory_latency]}")
         object.__setattr__(self, "assumed", tuple(self.assumed))
+        if self.inclusion not in INCLUSION:
+            raise ValueError(f"hierarchy {self.name!r} inclusion={self.inclusion!r} is not allowed: use one of {', '.join(map(repr, INCLUSION))}")
+        if self.inclusion == "exclusive":
+            bad = [c.name for c in levels if c.ways > 16 or c.sets & (c.sets - 1)]
+            if bad:
+                raise ValueError(f"hierarchy {self.name!r}: exclusive levels need a power-of-two number of sets and at most 16 ways; "
+                                 f"{bad} do not")
 
     @property
     def line(self) -> int:
@@ -129,7 +142,7 @@ class Hierarchy:
         return dataclasses.replace(self, name=self.name + "*", levels=levels, assumed=self.assumed + tuple(f"{name}.{k}" for k in changes))
 
     def describe(self) -> str:
-        rows = [f"{self.name}: " + ", ".join(f"{c.name} {c.size // 1024} KiB {c.ways}-way {c.line} B lines {c.latency:g} cycles" for c in self.levels)
+        rows = [f"{self.name} ({self.inclusion}): " + ", ".join(f"{c.name} {c.size // 1024} KiB {c.ways}-way {c.line} B lines {c.latency:g} cycles" for c in self.levels)
                 + f", memory {self.memory_latency:g} cycles"]
         if self.source:
             rows.append(f"  source: {self.source}")
@@ -195,6 +208,7 @@ class _Replay:
         obase[1:] = np.cumsum(sets)[:-1]
         self.sets, self.ways, self.pways, self.cbase, self.obase = sets, ways, pways, cbase, obase
         self.mask = np.array([s - 1 if is_power_of_two(int(s)) else -1 for s in sets], dtype=np.int64)
+        self.pow2 = bool((self.mask >= 0).all() and (ways <= 16).all())
         total = int((sets * pways).sum())
         # recency words with way 0 at the least-recent end, so empty ways fill in order 0, 1, 2...
         order = np.concatenate([np.full(int(n), sum((int(w) - 1 - r) << (4 * r) for r in range(int(w))) if w <= 16 else 0, dtype=np.uint64)
@@ -225,9 +239,11 @@ class _Replay:
                 walk_kind=one(int(kcfg.walk_kind[0])), level_bits=self.level_bits, level_shift=self.level_shift,
                 leaf_level=self.leaf_level, frame_mask=self.frame_mask, hpt_mask=one(int(kcfg.hpt_mask[0])),
                 tsb_entries=one(w.tsb_entries if w.kind == "tsb" else 1),
+                exclusive=one(1 if self.h.inclusion == "exclusive" else 0),
             )
         nlog = int(kst.wlog_n[0])
-        used = T.time_chunk(a, ka, kst.wlog, nlog, self.cfg, self.st, self.data_hits, self.walk_hits)
+        kernel = T.time_chunk_pow2 if self.pow2 else T.time_chunk
+        used = kernel(a, ka, kst.wlog, nlog, self.cfg, self.st, self.data_hits, self.walk_hits)
         if used != nlog:
             raise RuntimeError(f"internal error: the timing replay used {used} of {nlog} walk-log words")
         kst.wlog_n[0] = 0
@@ -276,7 +292,7 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
     ds["data_level_hits"] = (("cache_level", "page_size"), replay.data_hits, {"units": "accesses", "long_name": "data accesses served by each cache level (memory last)"})
     ds["walk_level_hits"] = (("cache_level", "page_size"), replay.walk_hits, {"units": "references", "long_name": "page-walk references served by each cache level (memory last)"})
     ds.attrs["walk_base_cycles"] = float(m.costs.walk_base_cycles)
-    ds.attrs["hierarchy"] = json.dumps({"name": h.name, "levels": [(c.name, c.size, c.ways, c.line, c.latency) for c in h.levels],
+    ds.attrs["hierarchy"] = json.dumps({"name": h.name, "inclusion": h.inclusion, "levels": [(c.name, c.size, c.ways, c.line, c.latency) for c in h.levels],
                                         "memory_latency": h.memory_latency, "assumed": list(h.assumed)})
     return timed_cycles(ds, mlp=mlp, walk_mlp=walk_mlp)
 

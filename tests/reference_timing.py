@@ -101,11 +101,34 @@ def reference_timing(machine, layout, accesses, kinds, hierarchy, seed=0):
     regions = layout.regions
     data, walk = {}, {}
 
-    def serve(ln):
+    def serve_noninclusive(ln):
         for c, lv in enumerate(levels):
             if lv.access(ln):
                 return c
         return len(levels)
+
+    def serve_exclusive(ln):
+        l1 = levels[0].sets[ln % levels[0].nsets]
+        if ln in l1:
+            l1.remove(ln)
+            l1.insert(0, ln)
+            return 0
+        served = len(levels)
+        for c in range(1, len(levels)):
+            s = levels[c].sets[ln % levels[c].nsets]
+            if ln in s:
+                s.remove(ln)  # the line moves to L1
+                served = c
+                break
+        moving, c = ln, 0
+        while moving is not None and c < len(levels):
+            s = levels[c].sets[moving % levels[c].nsets]
+            s.insert(0, moving)
+            moving = s.pop() if len(s) > levels[c].ways else None
+            c += 1
+        return served
+
+    serve = serve_exclusive if hierarchy.inclusion == "exclusive" else serve_noninclusive
 
     walks_at = {}
     for i, a, refs, z in log:
