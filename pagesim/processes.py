@@ -130,6 +130,7 @@ def simulate_processes(
     kinds=None,
     seed: int = 0,
     work_cycles: float | None = None,
+    data_lines: bool = False,
     **workload_params,
 ) -> xr.Dataset:
     """Run ``processes`` copies of ``workload`` time-sliced on one core of ``machine``.
@@ -142,6 +143,10 @@ def simulate_processes(
     shared: names of regions that are the same memory in every process (e.g. ('table',)).
     shared_tables: share the leaf page tables of the shared regions.
     caches: the data-cache levels page-table references go through (radix walkers), or () for none.
+    data_lines: also send each data access's line through ``caches``, in program order after the
+        walk it needed (if any), so the program's own data competes with the page-table lines; adds
+        ``data_cache_hits`` / ``data_cache_misses``. A line of a shared region is the same line in
+        every process; a private one is each process's own.
 
     Returns the counters summed over processes as :func:`pagesim.simulate` does, plus
     ``context_switches``, ``faults_per_process`` and, with caches, ``walk_cache_hits`` /
@@ -160,6 +165,10 @@ def simulate_processes(
     for c in caches:
         if not isinstance(c, DataCache):
             raise TypeError(f"caches must hold pagesim DataCache levels, got {type(c).__name__}")
+    if not isinstance(data_lines, bool):
+        raise TypeError(f"data_lines must be True or False, got {data_lines!r}")
+    if data_lines and not caches:
+        raise ValueError("data_lines=True needs caches (the levels the data lines go through)")
     if caches and m.walker.kind != "radix":
         raise ValueError(f"the data-cache model follows radix walks; machine {m.name!r} has a {m.walker.kind} walker: pass caches=()")
     if addresses is not None:
@@ -217,6 +226,7 @@ def simulate_processes(
     gens = [iter(w.chunks(bases, int(quantum), seed + i)) for i, w in enumerate(works)]
     live = list(range(n))
     logs = []
+    chunks = []  # with data_lines: (process, addresses, walks logged, loads mask) per chunk, in program order
     switches = 0
     current = None
     while live:
@@ -239,6 +249,9 @@ def simulate_processes(
                 k = int(st.wlog_n[0])
                 logs.append(st.wlog[:k].copy())
                 st.wlog_n[0] = 0
+                if data_lines:
+                    a_local = np.asarray(addrs, dtype=np.uint64).astype(np.int64)
+                    chunks.append((i, a_local, k // 3, None if kk is None else np.asarray(kk) == 0))
     K.finish(st, cnt)
     dv, coords = E.dataset_parts(m_eff, combined, cfg, cnt, st, structs, pwcs)
 
@@ -281,7 +294,15 @@ def simulate_processes(
         misses = np.zeros(len(caches), dtype=np.int64)
         if len({c.line for c in caches}) != 1:
             raise ValueError("every cache level must have the same line size")
-        D.cache_lines(lines, sets, ways, cbase, tags, stamps, np.zeros(1, dtype=np.int64), hits, misses)
+        if data_lines:
+            order, is_data = _program_order(lines, log, chunks, layout, shared, stride, caches[0].line)
+            dhits = np.zeros(len(caches), dtype=np.int64)
+            dmisses = np.zeros(len(caches), dtype=np.int64)
+            _cache_by_class(order, is_data, sets, ways, cbase, tags, stamps, (hits, misses), (dhits, dmisses))
+            dv["data_cache_hits"] = (("cache",), dhits, {"units": "accesses", "long_name": "data accesses that hit in this cache level"})
+            dv["data_cache_misses"] = (("cache",), dmisses, {"units": "accesses", "long_name": "data accesses that missed this cache level"})
+        else:
+            D.cache_lines(lines, sets, ways, cbase, tags, stamps, np.zeros(1, dtype=np.int64), hits, misses)
         coords["cache"] = ("cache", [c.name for c in caches])
         dv["walk_cache_hits"] = (("cache",), hits, {"units": "references", "long_name": "page-table references that hit in this cache level"})
         dv["walk_cache_misses"] = (("cache",), misses, {"units": "references", "long_name": "page-table references that missed this cache level"})
@@ -369,3 +390,53 @@ def _table_ids(o, lvl, t):
     inv = np.empty(order.size, dtype=np.int64)
     inv[order] = ids
     return inv, int(ids[-1]) + 1
+
+
+DATA_LINE_BASE = 1 << 40  # data lines are numbered from here, above every page-table line
+
+
+def _program_order(pt_lines, log, chunks, layout, shared, stride, line):
+    """Page-table lines (``pt_lines``, in walk order) and data lines merged in program order: each
+    access's walk references (leaf last), then the access's own line. Returns the merged lines and
+    a flag per line (True for data)."""
+    code = log[1::3]
+    refs = code >> 4
+    idx = log[2::3]
+    # position of each walk: its chunk's first access + its index in the chunk
+    starts = np.cumsum([0] + [a.size for _, a, _, _ in chunks])[:-1]
+    walk_chunk = np.repeat(np.arange(len(chunks)), [k for _, _, k, _ in chunks])
+    walk_pos = starts[walk_chunk] + idx if len(chunks) else idx
+    ref_pos = np.repeat(walk_pos, refs)
+    ref_sub = np.concatenate([np.arange(r) for r in refs]) if refs.size else np.zeros(0, dtype=np.int64)
+    assert ref_pos.size == pt_lines.size
+    regions = layout.regions
+    rs = np.array([r.start for r in regions], dtype=np.int64)
+    sh = np.array([r.name in shared for r in regions], dtype=bool)
+    dl, dp = [], []
+    for (i, a, _, is_load), start in zip(chunks, starts):
+        ri = np.searchsorted(rs, a, side="right") - 1
+        phys = np.where(sh[ri], a, a + np.int64(i * stride))  # a shared region is one memory for all processes
+        keep = np.ones(a.size, dtype=bool) if is_load is None else is_load  # instruction fetches do not use the data cache
+        dl.append(DATA_LINE_BASE + phys[keep] // line)
+        dp.append(start + np.flatnonzero(keep))
+    data = np.concatenate(dl) if dl else np.zeros(0, dtype=np.int64)
+    dpos = np.concatenate(dp) if dp else np.zeros(0, dtype=np.int64)
+    lines = np.concatenate([pt_lines, data])
+    pos = np.concatenate([ref_pos, dpos])
+    sub = np.concatenate([ref_sub, np.full(data.size, 64, dtype=np.int64)])  # the data line after its walk
+    order = np.lexsort((sub, pos))
+    flag = np.concatenate([np.zeros(pt_lines.size, dtype=bool), np.ones(data.size, dtype=bool)])
+    return lines[order].astype(np.int64), flag[order]
+
+
+def _cache_by_class(lines, is_data, sets, ways, cbase, tags, stamps, walk_counts, data_counts):
+    """Run ``lines`` through the cache model (one state), counting hits and misses of page-table
+    and data lines apart: the kernel runs over each stretch of one class."""
+    clock = np.zeros(1, dtype=np.int64)
+    if lines.size == 0:
+        return
+    cut = np.flatnonzero(np.diff(is_data.astype(np.int8))) + 1
+    bounds = np.concatenate([[0], cut, [lines.size]])
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        h, mi = data_counts if is_data[a] else walk_counts
+        D.cache_lines(lines[a:b], sets, ways, cbase, tags, stamps, clock, h, mi)

@@ -67,13 +67,13 @@ def _log2(v):
     return v.bit_length() - 1
 
 
-def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=None, walk_log=None):
+def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=None, walk_log=None, walk_index=None):
     """Simulate ``accesses`` (ints) and return a dict of counters keyed like the Dataset variables,
     each a dict {(...index...): count} with only non-zero entries.
 
     flush_at: {access index: structure names (TLBs, page-walk caches, 'SLB')} emptied just before
     that access (a context switch). walk_log: a list that receives (address, references, page-size
-    index) for every walk."""
+    index) for every walk; walk_index: a list that receives the index of the access that walked."""
     flush_at = flush_at or {}
     m = machine
     rng = XorShift(seed)
@@ -203,4 +203,6 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=N
         c[("walk_refs", kind, z)] += refs
         if walk_log is not None:
             walk_log.append((a, refs, z))
+        if walk_index is not None:
+            walk_index.append(i)
     return {k: v for k, v in c.items() if v}, sum(1 for v in state.values() if v == 1)

@@ -198,3 +198,62 @@ def test_table_ids_number_rows_as_np_unique_over_rows(rows, wide):
     got, count = _table_ids(a[:, 0], a[:, 1], a[:, 2])
     assert count == uniq.shape[0]
     assert np.array_equal(got, inv.reshape(-1))
+
+
+@given(cases(), st.integers(1, 3), st.sampled_from([1, 5, 50]), st.booleans())
+def test_data_lines_match_reference(case, n, quantum, share):
+    """data_lines=True: each access's walk references, then its own line, through the same caches,
+    against PlainCache fed the reference's walks and accesses in program order."""
+    m, layout, addrs, kinds, seed = case
+    if m.walker.kind != "radix":
+        return
+    m, _ = resolve_programmable(m, layout)
+    if any(r.fault_around != 1 for r in layout.regions):
+        layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name) for r in layout.regions))
+    rng = np.random.default_rng(seed)
+    traces = [addrs if i == 0 else rng.permutation(addrs) for i in range(n)]
+    ks = None if kinds is None else [kinds] * n
+    caches = (DataCache("a", 512, 2), DataCache("b", 2048, 4))
+    shared = (layout.regions[0].name,) if share else ()
+    ds = simulate_processes(m, addresses=traces, kinds=ks, layout=layout, processes=n, quantum=quantum, switch="flush",
+                            seed=seed, caches=caches, shared=shared, shared_tables=share, data_lines=True)
+    stride = int(ds.attrs["asid_stride"])
+    trace, flush_at, _ = interleave(traces, quantum, stride, flushed(m, "flush"))
+    kk = None if kinds is None else _kinds(traces, ks, quantum)
+    combined = Layout(tuple(Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}") for i in range(n) for r in layout.regions))
+    log, at = [], []
+    reference_simulate(m, combined, trace, kk, seed, flush_at, log, at)
+    lines, _ = plain_lines(m, layout, log, stride, shared, n)
+    per_walk = [refs for _, refs, _ in log]
+    walk_lines, k = {}, 0
+    for t, r in zip(at, per_walk):
+        walk_lines.setdefault(t, []).extend(lines[k : k + r])
+        k += r
+    pc_walk, pc_data = PlainCache(caches), PlainCache(caches)
+    state = PlainCache(caches)  # one cache; hits and misses counted apart by what was looked up
+    for t, a in enumerate(trace):
+        for ln in walk_lines.get(t, []):
+            before = (state.hits[:], state.misses[:])
+            state.access(ln)
+            pc_walk.hits = [h + s - b for h, s, b in zip(pc_walk.hits, state.hits, before[0])]
+            pc_walk.misses = [h + s - b for h, s, b in zip(pc_walk.misses, state.misses, before[1])]
+        if kk is not None and kk[t] != 0:
+            continue
+        i, local = divmod(a, stride)
+        r = next(r for r in layout.regions if r.start <= local < r.end)
+        phys = local if r.name in shared else a
+        before = (state.hits[:], state.misses[:])
+        state.access((1 << 40) + phys // 64)
+        pc_data.hits = [h + s - b for h, s, b in zip(pc_data.hits, state.hits, before[0])]
+        pc_data.misses = [h + s - b for h, s, b in zip(pc_data.misses, state.misses, before[1])]
+    assert ds["walk_cache_hits"].values.tolist() == pc_walk.hits
+    assert ds["walk_cache_misses"].values.tolist() == pc_walk.misses
+    assert ds["data_cache_hits"].values.tolist() == pc_data.hits
+    assert ds["data_cache_misses"].values.tolist() == pc_data.misses
+
+
+def test_data_lines_needs_caches():
+    with pytest.raises(ValueError, match="data_lines=True needs caches"):
+        simulate_processes("opteron-k8", "random", working_set="1M", accesses=100, processes=2, caches=(), data_lines=True)
+    with pytest.raises(TypeError, match="data_lines must be True or False"):
+        simulate_processes("opteron-k8", "random", working_set="1M", accesses=100, processes=2, data_lines=1)

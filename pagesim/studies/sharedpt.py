@@ -18,6 +18,15 @@ GIB = 1 << 30
 OPTERON_CACHES = (DataCache("L1D", "64K", 2), DataCache("L2", "1M", 16))
 
 
+def xeon_caches():
+    """The data caches of the Intel Xeon 7000 that the timing model's 'xeon-7000' hierarchy describes
+    (pagesim/data/caches.toml, with its sources: 16 KiB 8-way L1D, 2 MiB 8-way L2, 64-byte lines), the
+    family the message's machine most likely belongs to. The TLBs stay the opteron-k8 stand-in's."""
+    from ..timing import hierarchy
+
+    return tuple(DataCache(c.name, c.size, c.ways, c.line) for c in hierarchy("xeon-7000").levels)
+
+
 def page_table_memory(params=TWICHELL_8GB):
     t = shared_page_table_table(**params)
     return t[["pool_pages", "page_tables", "bytes", "MiB"]]
@@ -43,7 +52,8 @@ def buffer_pool_io(pool: float, freed: float, database_sizes):
     return pd.DataFrame(rows)
 
 
-def walks_and_misses(processes=8, accesses=60_000, quantum=2_000, working_set="512M", seed=0, machine="opteron-k8", page_size=None):
+def walks_and_misses(processes=8, accesses=60_000, quantum=2_000, working_set="512M", seed=0, machine="opteron-k8", page_size=None,
+                     caches=OPTERON_CACHES, data_lines=False):
     """N database processes time-sliced on one core, reading one shared buffer pool at random:
     private versus shared leaf page tables, on the stand-in machine and caches described above.
     ``page_size='2M'`` puts the pool in huge pages (the leaf tables shared are then the PMD pages)."""
@@ -52,7 +62,13 @@ def walks_and_misses(processes=8, accesses=60_000, quantum=2_000, working_set="5
     rows = []
     for shared in (False, True):
         ds = simulate_processes(machine, "random", working_set=working_set, accesses=accesses, processes=processes,
-                                quantum=quantum, shared=("table",), shared_tables=shared, caches=OPTERON_CACHES, seed=seed, page_size=page_size)
+                                quantum=quantum, shared=("table",), shared_tables=shared, caches=caches, seed=seed, page_size=page_size,
+                                data_lines=data_lines)
+        extra = {}
+        if data_lines:  # every miss of the workload, as the message's counters count them: walks' and data's
+            for c in ("L1D", "L2"):
+                extra[f"{c} misses (data)"] = int(ds["data_cache_misses"].sel(cache=c))
+                extra[f"{c} misses (all)"] = int(ds["data_cache_misses"].sel(cache=c)) + int(ds["walk_cache_misses"].sel(cache=c))
         rows.append({"page tables": "shared" if shared else "private", "walks": int(ds["walks"].sum()),
                      "walk references": int(ds["walk_refs"].sum()),
                      "page-table lines touched": int(ds["pt_lines"]), "page-table pages touched": int(ds["pt_tables"]),
@@ -60,5 +76,5 @@ def walks_and_misses(processes=8, accesses=60_000, quantum=2_000, working_set="5
                      "L2 misses (walks)": int(ds["walk_cache_misses"].sel(cache="L2")),
                      "page faults": int(ds["faults"].sum()),
                      # work and translation, the one-off first-touch faults left out (a running database)
-                     "steady cycles": float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum())})
+                     "steady cycles": float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum()), **extra})
     return pd.DataFrame(rows)
