@@ -2,6 +2,29 @@
 from __future__ import annotations
 
 
+# Readable axis labels, with units, for the column names the studies use (a label given to a plotting
+# function wins; a column not listed keeps its name).
+LABELS = {
+    "small_page_change_pct": "% change with small pages (positive: 4 KB better)",
+    "derat_misses": "D-ERAT misses",
+    "MiB": "page-table memory (MiB)",
+    "page faults": "page faults",
+    "walks per access": "page walks per access",
+    "working set MiB": "working set (MiB)",
+    "plane KiB": "plane size (KiB)",
+    "planes in use": "planes in use (pages touched in turn)",
+    "database GiB": "database size D (GiB)",
+    "disk I/O reduction %": "disk I/Os per transaction (% fewer)",
+    "pool_pages": "buffer-pool pages",
+    "processors": "processors",
+}
+
+
+def label(column) -> str:
+    """The axis label for a column: its readable form from ``LABELS``, else the name itself."""
+    return LABELS.get(column, str(column))
+
+
 def _setup():
     import seaborn as sns
 
@@ -9,8 +32,9 @@ def _setup():
     return sns
 
 
-def bars(df, x, y, hue=None, title="", ylabel=None, log=False, ax=None, annotate=False):
-    """A bar chart of ``y`` by ``x`` (and ``hue``)."""
+def bars(df, x, y, hue=None, title="", ylabel=None, log=False, ax=None, annotate=False, xlabel=None):
+    """A bar chart of ``y`` by ``x`` (and ``hue``); horizontal when ``x`` is the numeric column. Axis
+    labels default to the readable form of the column names (``LABELS``)."""
     sns = _setup()
     import matplotlib.pyplot as plt
 
@@ -20,39 +44,52 @@ def bars(df, x, y, hue=None, title="", ylabel=None, log=False, ax=None, annotate
     if log:
         ax.set_yscale("log")
     ax.set_title(title)
-    ax.set_ylabel(ylabel or y)
+    ax.set_xlabel(label(x) if xlabel is None else xlabel)
+    ax.set_ylabel(label(y) if ylabel is None else ylabel)
     if annotate:
         for c in ax.containers:
             ax.bar_label(c, fmt="%.3g", fontsize=8)
     return ax
 
 
-def lines(df, x, y, hue=None, title="", ylabel=None, logx=False, logy=False, ax=None, marker="o"):
-    """A line chart of ``y`` against ``x`` (one line per ``hue``)."""
+def lines(df, x, y, hue=None, title="", ylabel=None, logx=False, logy=False, ax=None, marker="o", xlabel=None, hline=None):
+    """A line chart of ``y`` against ``x`` (one line per ``hue``). ``hline``: ``(value, label)`` of a
+    dashed horizontal reference line, named in the legend."""
     sns = _setup()
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.6))
-    sns.lineplot(data=df, x=x, y=y, hue=hue, marker=marker, ax=ax)
+    extra = {"label": label(y)} if hue is None and hline is not None else {}  # name the line beside the reference in the legend
+    sns.lineplot(data=df, x=x, y=y, hue=hue, marker=marker, ax=ax, **extra)
     if logx:
         ax.set_xscale("log", base=2)
     if logy:
         ax.set_yscale("log")
+    if hline is not None:
+        value, text = hline
+        ax.axhline(value, color="gray", ls="--", label=text)
+        ax.legend(fontsize=8, loc="best")
     ax.set_title(title)
-    ax.set_ylabel(ylabel or y)
+    ax.set_xlabel(label(x) if xlabel is None else xlabel)
+    ax.set_ylabel(label(y) if ylabel is None else ylabel)
     return ax
 
 
-def heatmap(pivot, title="", fmt=".0f", center=0.0, cbar_label="", ax=None):
-    """A heat map of a pivoted DataFrame (rows x columns), diverging around ``center``."""
+def heatmap(pivot, title="", fmt=".0f", center=0.0, cbar_label="", ax=None, clip=None, xlabel=None, ylabel=None):
+    """A heat map of a pivoted DataFrame (rows x columns), diverging around ``center``. ``clip=(lo, hi)``
+    limits the colour scale only: every cell is labelled with its true value (a cell beyond the
+    scale takes the colour of its end)."""
     sns = _setup()
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
-    sns.heatmap(pivot, annot=True, fmt=fmt, center=center, cmap="RdBu_r", cbar_kws={"label": cbar_label}, ax=ax)
+    lo, hi = clip if clip is not None else (None, None)
+    sns.heatmap(pivot, annot=pivot, fmt=fmt, center=center, vmin=lo, vmax=hi, cmap="RdBu_r", cbar_kws={"label": cbar_label}, ax=ax)
     ax.set_title(title)
+    ax.set_xlabel(label(pivot.columns.name) if xlabel is None else xlabel)
+    ax.set_ylabel(label(pivot.index.name) if ylabel is None else ylabel)
     return ax
 
 
@@ -65,8 +102,11 @@ def reach(df, title="TLB reach of every preset (largest level, data side)", ax=N
         _, ax = plt.subplots(figsize=(9, 4.2))
     d = df[df["reach_bytes"] > 0].copy()
     d["reach MiB"] = d["reach_bytes"] / 2**20
-    sns.barplot(data=d, x="machine", y="reach MiB", hue="page", ax=ax)
+    order = d.drop_duplicates("page").sort_values("page_size")["page"].tolist()  # by size, not by name
+    sns.barplot(data=d, x="machine", y="reach MiB", hue="page", hue_order=order, ax=ax)
     ax.set_yscale("log")
+    ax.set_xlabel("")
+    ax.set_ylabel("TLB reach (MiB, log scale)")
     ax.set_title(title)
     ax.legend(title="page", bbox_to_anchor=(1.01, 1), loc="upper left")
     ax.tick_params(axis="x", rotation=45)

@@ -30,7 +30,7 @@ def test_committed_clean_with_parameters(path):
     tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1, f"{path.name}: exactly one cell tagged 'parameters'"
     assert REQUIRED_PARAMETERS <= set(pm.inspect_notebook(str(path)))
-    assert "Learning goals" in nb.cells[0].source
+    assert "Learning goals" in nb.cells[1].source  # after the first cell: what it does, how long, Run All (tests/test_teach.py)
     # 06 and 07 compare a recorded trace and a measured machine, not a document, with the simulation
     heading = {"06_your_program": "Recorded vs simulation", "07_your_machine": "Measured vs simulation"}.get(path.stem, "Document vs simulation")
     assert any(heading in c.source for c in nb.cells if c.cell_type == "markdown")

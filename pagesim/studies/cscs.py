@@ -8,6 +8,7 @@ uses 10 cycles of arithmetic per neighbour access).
 """
 from __future__ import annotations
 
+from .._progress import steps
 from ..machines import machine
 from ..simulate import simulate
 
@@ -41,8 +42,9 @@ def reach() -> dict:
             "reach_2m_mib": k8.reach("2M") / 2**20}
 
 
-def kernels(quick: bool = False, seed: int = 0, m="opteron-k8"):
-    """The paper's application kinds: where 2 MB pages lose (strided solver, MD) and win."""
+def kernels(quick: bool = False, seed: int = 0, m="opteron-k8", progress: bool | None = None):
+    """The paper's application kinds: where 2 MB pages lose (strided solver, MD) and win.
+    ``progress``: a progress bar (default: in full mode only)."""
     import pandas as pd
 
     n = 200_000 if quick else 1_000_000
@@ -55,31 +57,30 @@ def kernels(quick: bool = False, seed: int = 0, m="opteron-k8"):
         "single-node RandomAccess (1 GiB)": ("random", dict(working_set="1G", accesses=n // 2)),
     }
     rows = []
-    for label, (wl, kw) in cases.items():
+    for label, (wl, kw) in steps(list(cases.items()), "kernels", show=not quick if progress is None else progress):
         rows.append({"kernel": label, **small_page_change(m, wl, seed=seed, **kw)})
     return pd.DataFrame(rows)
 
 
-def locality_map(quick: bool = False, seed: int = 0, m="opteron-k8"):
+def locality_map(quick: bool = False, seed: int = 0, m="opteron-k8", progress: bool | None = None):
     """The solver sweep over (planes in use, plane size): % change with small pages."""
     import pandas as pd
 
     planes = [4, 16, 64, 256, 1024] if quick else [4, 8, 16, 32, 64, 128, 256, 512, 1024]
     sizes = [64 << 10, 1040 << 10] if quick else [64 << 10, 260 << 10, 1040 << 10, 4160 << 10]
     rows = []
-    for pl in planes:
-        for sz in sizes:
-            r = small_page_change(m, "planes", seed=seed, planes=pl, plane=sz, accesses=100_000 if quick else 200_000)
-            rows.append({"planes in use": pl, "plane KiB": sz >> 10, "working set MiB": pl * sz / 2**20, **r})
+    for pl, sz in steps([(pl, sz) for pl in planes for sz in sizes], "map", show=not quick if progress is None else progress):
+        r = small_page_change(m, "planes", seed=seed, planes=pl, plane=sz, accesses=100_000 if quick else 200_000)
+        rows.append({"planes in use": pl, "plane KiB": sz >> 10, "working set MiB": pl * sz / 2**20, **r})
     return pd.DataFrame(rows)
 
 
-def strong_scaling(processors, total_mib: float = 960, quick: bool = False, seed: int = 0, m="opteron-k8"):
+def strong_scaling(processors, total_mib: float = 960, quick: bool = False, seed: int = 0, m="opteron-k8", progress: bool | None = None):
     """MD with a fixed total problem: each process's working set is total / P."""
     import pandas as pd
 
     rows = []
-    for p in processors:
+    for p in steps(list(processors), "processor counts", show=not quick if progress is None else progress):
         ws = total_mib / p
         atoms = max(64, int(ws * 2**20) // 256)
         if quick:

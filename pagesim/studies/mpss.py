@@ -37,10 +37,11 @@ def testprog(m="ultrasparc-iii-cu", page="8K", accesses=300_000, seed=0, memory=
     return simulate(m, addresses=addrs, layout=lay, work_cycles=WORK, memory=memory, compaction=compaction, seed=seed)
 
 
-def trapstat_before_after(m="ultrasparc-iii-cu", accesses=300_000, seed=0):
-    """trapstat -T tables of the test program with an 8K heap and with a 4M heap."""
+def trapstat_before_after(m="ultrasparc-iii-cu", accesses=300_000, seed=0, after="4M"):
+    """trapstat -T tables of the test program with an 8K heap and with an ``after`` heap (4M, as
+    ``ppgsz -o heap=4M`` in the document; 64K or 512K to try the other sizes)."""
     out = {}
-    for run, page in (("before", "8K"), ("after", "4M")):
+    for run, page in (("before", "8K"), ("after", after)):
         ds = testprog(m, page, accesses, seed)
         out[run] = (ds, trapstat(ds, sizes=["8K", "64K", "512K", "4M"]))
     return out

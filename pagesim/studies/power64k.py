@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..machines import machine
+from ..machines import machine as get_machine
 from ..simulate import place, simulate
 from ..units import parse_size
 from ..workloads import workload
@@ -39,19 +40,23 @@ def coverage() -> dict:
     }
 
 
-def erat_runs(quick: bool = False, seed: int = 0):
-    """Each workload on POWER6 with 4 KiB and 64 KiB pages: D-ERAT misses, walks, modelled cycles."""
+def erat_runs(quick: bool = False, seed: int = 0, machine="power6", structure: str = "D-ERAT"):
+    """Each workload with 4 KiB and 64 KiB pages on ``machine`` (POWER6 by default; a preset name or a
+    derived Machine, e.g. ``pagesim.machine("power6").replace_structure("D-ERAT", entries=256)``):
+    misses of ``structure``, faults, modelled cycles."""
     import pandas as pd
 
+    m = get_machine(machine)
+    m.structure(structure)  # a machine without it fails here, naming the structures it has
     rows = []
     for label, spec in WORKLOADS.items():
         w = workload(spec["name"], **spec["quick" if quick else "full"])
         for page in ("4K", "64K"):
             p = parse_size(page)
             lay = place(w, p, gap=p)  # arrays back to back, as one program's data
-            ds = simulate("power6", w, layout=lay, seed=seed)
+            ds = simulate(m, w, layout=lay, seed=seed)
             rows.append({"workload": label, "page": page, "accesses": int(ds["accesses"].sum()),
-                         "derat_misses": int(ds["misses"].sel(structure="D-ERAT").sum()),
+                         "derat_misses": int(ds["misses"].sel(structure=structure).sum()),
                          "faults": int(ds["faults"].sum()),
                          # steady state: work and translation, not the one-off first-touch faults
                          # that a short simulated run would over-weight

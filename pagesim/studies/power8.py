@@ -23,8 +23,23 @@ KINDS = {"normal": ("64K", "base"), "hugepage": ("16M", "hugetlb"), "THP": ("16M
 TOUCHES = 4096  # random touches (see above)
 
 
-def memories(seed: int = 1, held: float = 0.95):
-    ideal = PhysicalMemory("4G", frame="64K", max_block="16M").reserve_hugetlb(1, "16M")
+RAM, FRAME, POOL = "4G", "64K", 1  # the modelled memory, its frames, and the hugetlb pool (16M pages)
+HELD = 0.95  # the pressure environment: the share of memory the background thread holds
+
+
+def max_held() -> float:
+    """The largest share of memory the background pages can hold: all of it but the hugetlb pool."""
+    m = PhysicalMemory(RAM, frame=FRAME, max_block="16M")
+    return (m.nframes - POOL * (16 << 20) // m.frame) / m.nframes
+
+
+def memories(seed: int = 1, held: float = HELD):
+    """The two environments: 'ideal' (free memory, the hugetlb pool reserved) and 'pressure' (then
+    ``held`` of all memory taken by movable background pages, scattered)."""
+    if not isinstance(held, bool) and isinstance(held, (int, float)) and held > max_held():
+        raise ValueError(f"held={held!r}: the hugetlb pool ({POOL} x 16M) is reserved first, so background pages can hold at most "
+                         f"{max_held():.5f} of the {RAM} memory (try 0.99 or 0.995)")
+    ideal = PhysicalMemory(RAM, frame=FRAME, max_block="16M").reserve_hugetlb(POOL, "16M")
     return {"ideal": ideal, "pressure": ideal.fragment(held, "scattered", movable=1.0, seed=seed)}
 
 
@@ -35,16 +50,18 @@ def run(kind: str, pattern: str, memory, compaction: bool = True, touches: int =
                     compaction=compaction, seed=seed)
 
 
-def matrix(seed: int = 0):
-    """Every environment x pattern x page kind: faults, dTLB misses, fault-handling cycles."""
+def matrix(seed: int = 0, held: float = HELD, touches: int = TOUCHES, compaction: bool = True):
+    """Every environment x pattern x page kind: faults, dTLB misses, fault-handling cycles.
+    ``held``: the share of memory held under pressure (:func:`memories`); ``touches``: random
+    touches; ``compaction``: whether a THP fault may migrate pages to assemble its huge page."""
     import pandas as pd
 
-    mems = memories()
+    mems = memories(held=held)
     rows = []
     for env, mem in mems.items():
         for pattern in ("memset", "random"):
             for kind in KINDS:
-                ds = run(kind, pattern, mem, seed=seed)
+                ds = run(kind, pattern, mem, compaction=compaction, touches=touches, seed=seed)
                 back = sorted({r["page_size"] for r in json.loads(ds.attrs["layout"])})
                 rows.append({
                     "environment": env, "access": pattern, "page kind": kind,
@@ -57,9 +74,9 @@ def matrix(seed: int = 0):
     return pd.DataFrame(rows)
 
 
-def thp_without_compaction(seed: int = 0) -> dict:
+def thp_without_compaction(seed: int = 0, held: float = HELD) -> dict:
     """THP under pressure when the kernel may not compact: the fallback the model predicts."""
-    ds = run("THP", "memset", memories()["pressure"], compaction=False, seed=seed)
+    ds = run("THP", "memset", memories(held=held)["pressure"], compaction=False, seed=seed)
     return {"page faults": int(ds["faults"].sum()), "backing": json.loads(ds.attrs["backing"])}
 
 

@@ -1,0 +1,370 @@
+"""Teaching helpers for the notebooks: prediction questions that reveal their answer, and the
+translation explorer of notebook 00.
+
+``check_answer(question, guess, **given)`` compares a student's prediction with the answer pagesim
+computes for the same inputs (never a number typed into the notebook) and says how to work it out.
+Predictions are ungraded: with ``guess=None`` it only says that no prediction was made, and keeps the
+answer folded away (in JupyterLab a "show the answer" line opens it).
+
+``TranslationExplorer`` is the widget of notebook 00: a machine, one of *that machine's* page sizes and
+an address (hexadecimal with ``0x``, or decimal) that fits the machine's virtual address space.
+"""
+from __future__ import annotations
+
+import html
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from .machines import machine as get_machine
+from .machines import machines
+from .units import format_size, log2, parse_page_size, parse_size
+
+
+# ---------------------------------------------------------------------------------------------- questions
+@dataclass(frozen=True)
+class Question:
+    prompt: str                       # what is asked, with {name} placeholders for the inputs
+    answer: Callable[..., float]      # the answer, computed from the inputs
+    how: Callable[..., str]           # how to work it out by hand
+    kind: str = "count"               # count or address (exact integer), size (bytes), percent (+-0.5 points), ratio (+-1%)
+    defaults: tuple = ()              # (name, value) pairs of inputs that may be left out
+
+
+def _m(machine):
+    return get_machine(machine)
+
+
+def _walk_refs(machine, page):
+    m = _m(machine)
+    p = m.check_page_size(page)
+    return m.walker.leaf_refs(p) if m.walker.kind == "radix" else 1
+
+
+def _walk_how(machine, page):
+    m = _m(machine)
+    w = m.walker
+    p = m.check_page_size(page)
+    if w.kind == "hashed":
+        return f"{m.name} hashes the page number to one 8-entry group of its hashed page table: 1 reference when the entry is in the primary group (2 in the secondary)"
+    if w.kind == "tsb":
+        return f"{m.name} traps to software, which reads one TSB slot: 1 reference on a TSB hit (more on a TSB miss)"
+    if w.kind != "radix":
+        return f"{m.name}'s walker reads the page's entry in a linear table: 1 reference"
+    return (f"{m.name}: {len(w.level_bits)} levels of {'/'.join(map(str, w.level_bits))} bits above a {w.base_shift}-bit offset; "
+            f"a {format_size(p)} page's entry sits at level {w.leaf_refs(p)}, so a walk without page-walk-cache hits reads "
+            f"{w.leaf_refs(p)} entries (a larger page stops higher up the tree)")
+
+
+def _reach(machine, page, structure=None):
+    m = _m(machine)
+    return m.reach(page, structure=structure) if structure else m.reach(page)
+
+
+def _reach_how(machine, page, structure=None):
+    m = _m(machine)
+    p = m.check_page_size(page)
+    chain = m.chain("data", p)
+    if structure:
+        chain = [s for s in chain if s.name == structure]
+    if not chain:
+        return f"{m.name} holds no {format_size(p)} translations in a data TLB: reach 0"
+    s = max(chain, key=lambda s: s.entries)
+    return f"{m.name}'s {s.name} holds {s.entries} entries of {format_size(p)}: {s.entries} x {format_size(p)} = {format_size(s.entries * p)}"
+
+
+def _sets(machine, page, stride, count, structure):
+    m = _m(machine)
+    p = m.check_page_size(page)
+    st = m.structure(structure)
+    stride = parse_size(stride, "stride")
+    return len({((i * stride) // st.entry_size(p)) % st.sets for i in range(int(count))})
+
+
+def _sets_how(machine, page, stride, count, structure):
+    m = _m(machine)
+    p = m.check_page_size(page)
+    st = m.structure(structure)
+    pages = parse_size(stride, "stride") / st.entry_size(p)
+    return (f"{st.name} has {st.entries} entries, {st.ways}-way: {st.sets} sets, picked by the page number mod {st.sets}. "
+            f"Each step of {format_size(parse_size(stride))} moves {pages:g} pages, so the page numbers step by {pages:g} mod {st.sets}: "
+            f"{int(count)} steps land in {_sets(machine, page, stride, count, structure)} distinct sets "
+            f"(more steps than {st.ways} per set and every access misses)")
+
+
+def _unused(file, page):
+    f, p = parse_size(file, "file"), parse_page_size(page, "page")
+    return 100 * (math.ceil(f / p) * p - f) / (math.ceil(f / p) * p)
+
+
+QUESTIONS: dict[str, Question] = {
+    "offset-bits": Question(
+        "How many low bits of an address are the offset within a {page} page?",
+        lambda page: log2(parse_page_size(page, "page")),
+        lambda page: f"{page} = 2**{log2(parse_page_size(page, 'page'))} bytes, so the low {log2(parse_page_size(page, 'page'))} bits pick the byte in the page"),
+    "page-number": Question(
+        "What is the page number of address {address:#x} with {page} pages?",
+        lambda address, page: parse_size(address, "address") >> log2(parse_page_size(page, "page")),
+        lambda address, page: f"drop the {log2(parse_page_size(page, 'page'))} offset bits: {address:#x} >> {log2(parse_page_size(page, 'page'))} "
+                              f"= {parse_size(address, 'address') >> log2(parse_page_size(page, 'page')):#x}",
+        kind="address"),
+    "walk-levels": Question(
+        "How many page-table entries does a {page}-page walk on {machine} read (no page-walk-cache hit, first place it looks)?",
+        _walk_refs, _walk_how),
+    "reach": Question(
+        "What is the reach of {machine}'s largest data TLB level with {page} pages?",
+        _reach, _reach_how, kind="size"),
+    "faults": Question(
+        "How many page faults does touching every byte of a fresh {size} region take with {page} pages?",
+        lambda size, page: math.ceil(parse_size(size, "size") / parse_page_size(page, "page")),
+        lambda size, page: f"one fault per page, at its first touch: {size} / {page} = {math.ceil(parse_size(size, 'size') / parse_page_size(page, 'page'))} "
+                           "(the order of the touches does not matter once every page is touched)"),
+    "tlb-sets": Question(
+        "{count} pages, {stride} apart, on {machine} with {page} pages: how many sets of its {structure} do they use?",
+        _sets, _sets_how),
+    "unused-share": Question(
+        "A {file} file in {page} pages: what share of the page memory is unused (%)?",
+        _unused,
+        lambda file, page: f"the file takes whole pages: {math.ceil(parse_size(file) / parse_page_size(page))} x {page}; "
+                           f"unused = (pages - file) / pages = {_unused(file, page):.1f}%",
+        kind="percent"),
+    "ratio": Question(
+        "How many times fewer {what} with {big} pages than with {small} pages?",
+        lambda big, small, what="page boundaries": parse_page_size(big, "big") / parse_page_size(small, "small"),
+        lambda big, small, what="page boundaries": f"one per page crossed: a {big} page spans {parse_page_size(big) // parse_page_size(small)} pages of {small}",
+        kind="ratio", defaults=(("what", "page boundaries"),)),
+    "pte-bytes": Question(
+        "{processes} processes each map a {region} region with {page} pages, each with private page tables: how many bytes of "
+        "last-level entries (8 bytes each) do they need together?",
+        lambda region, page, processes: parse_size(region, "region") // parse_page_size(page, "page") * 8 * int(processes),
+        lambda region, page, processes: f"{format_size(parse_size(region))} / {page} = {parse_size(region) // parse_page_size(page):,} entries of 8 bytes "
+                                        f"per process, x {processes} = {format_size(parse_size(region) // parse_page_size(page) * 8 * int(processes))} "
+                                        "(shared tables: the same entries once)",
+        kind="size"),
+    "tsb-slot": Question(
+        "Which slot of a {entries}-entry direct-mapped TSB does address {address:#x} use with {page} pages?",
+        lambda address, page, entries: (parse_size(address, "address") >> log2(parse_page_size(page, "page"))) & (int(entries) - 1),
+        lambda address, page, entries: f"page number = address >> {log2(parse_page_size(page))} = {parse_size(address) >> log2(parse_page_size(page)):#x}; "
+                                       f"its low {log2(int(entries))} bits pick the slot (mod {entries}): "
+                                       f"{(parse_size(address) >> log2(parse_page_size(page))) & (int(entries) - 1)}"),
+}
+
+
+def _as_number(guess, kind):
+    if isinstance(guess, bool):
+        raise TypeError(f"guess={guess!r}: write a number (or a size such as '8M')")
+    if kind == "size" and isinstance(guess, str):
+        return parse_size(guess, "guess")
+    if isinstance(guess, str):
+        return float(parse_address(guess)) if guess.strip().lower().startswith("0x") else float(guess)
+    if isinstance(guess, (int, float)):
+        return guess
+    raise TypeError(f"guess={guess!r} ({type(guess).__name__}): write a number" + (" or a size such as '8M'" if kind == "size" else ""))
+
+
+def _show(value, kind):
+    if kind == "size":
+        return f"{format_size(int(value))} ({int(value):,} bytes)"
+    if kind == "percent":
+        return f"{value:.1f}%"
+    if kind == "ratio":
+        return f"{value:g} times"
+    if kind == "address":
+        return f"{int(value):#x}"
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+@dataclass
+class Reveal:
+    """What ``check_answer`` shows: the question, the prediction, and (folded when there was none) the answer."""
+    question: str
+    guess: object
+    answer: float
+    kind: str
+    how: str
+
+    @property
+    def right(self) -> bool | None:
+        if self.guess is None:
+            return None
+        g = _as_number(self.guess, self.kind)
+        if self.kind == "percent":
+            return abs(g - self.answer) <= 0.5
+        if self.kind == "ratio":
+            return abs(g - self.answer) <= 0.01 * abs(self.answer)
+        return g == self.answer
+
+    def _verdict(self) -> str:
+        r = self.right
+        if r is None:
+            return "no prediction yet: write yours in this cell and run it again"
+        return f"your prediction {self.guess!r}: " + ("right" if r else "not quite")
+
+    def __repr__(self) -> str:
+        lines = [self.question, "  " + self._verdict()]
+        if self.guess is not None:
+            lines.append(f"  answer: {_show(self.answer, self.kind)}. {self.how}")
+        else:
+            lines.append("  (the answer: check_answer(...).reveal())")
+        return "\n".join(lines)
+
+    def reveal(self) -> str:
+        return f"{_show(self.answer, self.kind)}. {self.how}"
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        mark = {None: "&#9998;", True: "&#10004;", False: "&#10008;"}[self.right]
+        colour = {None: "#555", True: "#1a7f37", False: "#b35900"}[self.right]
+        answer = f"<b>{e(_show(self.answer, self.kind))}</b>. {e(self.how)}"
+        body = (f"<details><summary>show the answer</summary>{answer}</details>" if self.guess is None else f"<div>answer: {answer}</div>")
+        return (f"<div style='border-left:3px solid {colour};padding-left:8px'><div><b>Predict:</b> {e(self.question)}</div>"
+                f"<div style='color:{colour}'>{mark} {e(self._verdict())}</div>{body}</div>")
+
+
+def check_answer(question: str, guess=None, **given) -> Reveal:
+    """Compare a prediction with pagesim's answer to ``question`` (a key of ``QUESTIONS``) for the inputs
+    ``given``; returns a Reveal that the notebook displays. ``guess=None``: no prediction made."""
+    if question not in QUESTIONS:
+        raise ValueError(f"question={question!r} is not known: use one of {', '.join(QUESTIONS)}")
+    q = QUESTIONS[question]
+    given = {**dict(q.defaults), **given}
+    try:
+        text = q.prompt.format(**given)
+        answer = q.answer(**given)
+        how = q.how(**given)
+    except KeyError as e:
+        raise TypeError(f"check_answer({question!r}, ...) needs the input {e.args[0]!r}") from None
+    except TypeError as e:
+        raise TypeError(f"check_answer({question!r}, ...): {e}") from None
+    r = Reveal(text, guess, answer, q.kind, how)
+    r.right  # a malformed guess fails here, with its value named  # noqa: B018
+    return r
+
+
+def verdicts(findings, *ids, since: int | None = None):
+    """The verdicts of the findings ``ids`` of a notebook's ``Findings`` (or of those recorded after the
+    first ``since``; all when neither is given): what a validation cell shows instead of the return
+    value of its last check."""
+    import pandas as pd
+
+    known = {f.id: f for f in findings.items}
+    missing = [i for i in ids if i not in known]
+    if missing:
+        raise ValueError(f"ids={missing!r}: no such finding in {findings.notebook!r} yet")
+    rows = [known[i] for i in ids] if ids else list(findings.items)[since or 0:]
+    return pd.DataFrame([{"id": f.id, "finding": f.finding, "document": f.document, "simulation": f.simulation, "verdict": f.verdict}
+                         for f in rows]).set_index("id")
+
+
+# ------------------------------------------------------------------------------------------ the explorer
+_HEX_DIGITS = re.compile(r"^[0-9a-f]+$")
+
+
+def parse_address(text) -> int:
+    """An address from an int or from text: hexadecimal with ``0x`` ("0x7f00", "0x7f12_3456"), or decimal
+    ("32512"). Text that would be read differently by different people ("0700", "7f00") is refused."""
+    if isinstance(text, bool):
+        raise TypeError(f"address={text!r}: give an integer or text such as '0x7f00'")
+    if isinstance(text, int):
+        if text < 0:
+            raise ValueError(f"address={text}: an address is not negative")
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"address={text!r} ({type(text).__name__}): give an integer or text such as '0x7f00'")
+    s = text.strip().replace("_", "").lower()
+    if s.startswith("0x"):
+        if not _HEX_DIGITS.match(s[2:] or "-"):
+            raise ValueError(f"address={text!r}: after 0x only hexadecimal digits 0-9 and a-f are allowed")
+        return int(s[2:], 16)
+    if s.isdigit():
+        if len(s) > 1 and s[0] == "0":
+            raise ValueError(f"address={text!r}: a leading 0 is ambiguous; write hexadecimal with 0x (0x{s.lstrip('0') or '0'}) "
+                             f"or decimal without the 0 ({int(s)})")
+        return int(s)
+    if _HEX_DIGITS.match(s):
+        raise ValueError(f"address={text!r} looks hexadecimal: write it with 0x (0x{s})")
+    raise ValueError(f"address={text!r} is not an address: write hexadecimal with 0x (0x7f00) or decimal (32512)")
+
+
+def fit_address(address: int, machine) -> tuple[int, str]:
+    """``address`` if it fits the machine's virtual address space, else its low ``va_bits`` bits, with a
+    sentence saying so ("" when unchanged)."""
+    m = _m(machine)
+    bits = min(m.va_bits, 63)
+    if address < 1 << bits:
+        return address, ""
+    fitted = address & ((1 << bits) - 1)
+    return fitted, f"{address:#x} is beyond the {m.va_bits}-bit virtual address space of {m.name}: using its low {bits} bits, {fitted:#x}"
+
+
+class TranslationExplorer:
+    """Notebook 00's widget: a machine, one of its page sizes, and an address; the translation below
+    follows every change. ``result`` holds the last table (or None), ``message`` the last note or error."""
+
+    def __init__(self, machine="skylake", address=0x7F12_3456_789A, page=None):
+        import ipywidgets as W
+        from IPython.display import display
+
+        self._display = display
+        m = _m(machine)
+        a, note = fit_address(parse_address(address), m)
+        self.machine = W.Dropdown(options=machines(), value=m.name, description="machine")
+        self.page = W.Dropdown(options=self.page_options(m.name), value=format_size(m.check_page_size(page or m.base_page)),
+                               description="page size")
+        self.address = W.Text(value=f"{a:#x}", description="address", placeholder="0x... or decimal", continuous_update=False)
+        self.note = W.HTML()
+        self.out = W.Output()
+        self.result = None
+        self.message = note
+        self.box = W.VBox([W.HBox([self.machine, self.page]), self.address, self.note, self.out])
+        self.machine.observe(self._machine_changed, names="value")
+        self._busy = False
+        self.page.observe(lambda _: self._busy or self.update(), names="value")
+        self.address.observe(lambda _: self._busy or self.update(), names="value")
+        self.update(note)
+
+    @staticmethod
+    def page_options(machine) -> list[str]:
+        return [format_size(p) for p in _m(machine).page_sizes]
+
+    def _machine_changed(self, change):
+        m = _m(change["new"])
+        keep = self.page.value if self.page.value in self.page_options(m.name) else format_size(m.base_page)
+        self._busy = True  # the page menu and the address change below: translate once, at the end
+        try:
+            self.page.options = self.page_options(m.name)
+            self.page.value = keep
+        finally:
+            self._busy = False
+        note = ""
+        try:
+            a, note = fit_address(parse_address(self.address.value), m)
+            if note:
+                self._busy = True
+                try:
+                    self.address.value = f"{a:#x}"
+                finally:
+                    self._busy = False
+        except (ValueError, TypeError):
+            pass  # update() shows what is wrong with the address
+        self.update(note)
+
+    def update(self, note: str = ""):
+        from .explain import translate
+
+        self.result = None
+        try:
+            a = parse_address(self.address.value)
+            self.result = translate(self.machine.value, a, self.page.value)
+            self.message = note
+        except (ValueError, TypeError) as e:
+            self.message = str(e)
+        self.note.value = f"<span style='color:#b35900'>{html.escape(self.message)}</span>" if self.message else ""
+        self.out.clear_output()
+        with self.out:
+            if self.result is not None:
+                self._display(self.result)
+
+    def _ipython_display_(self):
+        self._display(self.box)
