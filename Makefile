@@ -13,7 +13,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[test,bench]"
+	$(PY) -m pip install --quiet -e ".[test,bench,exercises]"
 	@touch $(STAMP)
 
 ## The main job: execute every notebook with papermill, write build/report.md and HTML copies.

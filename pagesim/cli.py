@@ -6,6 +6,7 @@
     pagesim host [--size 64M ...] [--offset 0]
     pagesim trace record [-o OUT] [--data-only] [--limit N] -- CMD [ARG ...]
     pagesim probe [--quick] [--max-size 1G] [--repeats 7]
+    pagesim exercises build [--out build/exercises] | grade SUBMISSIONS_DIR | samples
 
 Bad input (a bad option value, a missing or malformed trace file) is reported in one line,
 ``pagesim: error: ...``, on standard error with exit status 2, never a traceback. Progress bars go
@@ -253,6 +254,20 @@ def cmd_probe(args) -> int:
     return 0
 
 
+def cmd_exercises(args) -> int:
+    """Instructor's commands (exercises/README.md): build with otter assign, grade with otter run."""
+    from . import grading
+
+    if args.ex_cmd == "build":
+        grading.build(args.out, masters_dir=args.masters, only=args.only or None, check=not args.no_check)
+    elif args.ex_cmd == "grade":
+        grading.grade(args.submissions, args.build, out_csv=args.csv, in_process=args.in_process)
+    else:
+        for name, paths in grading.samples(args.build, args.out, only=args.only or None).items():
+            print(f"{name}: " + ", ".join(str(p) for p in paths))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="pagesim", description="Simulate TLBs, page walks and page faults.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -290,6 +305,22 @@ def main(argv=None) -> int:
     pr.add_argument("--quick", action="store_true", help="at most 64M, 5 repeats (about 10 seconds)")
     pr.add_argument("--seed", default="0")
     pr.add_argument("--quiet", action="store_true", help="no progress bar")
+    ex = sub.add_parser("exercises", help="instructor: build the assignments (otter assign), grade a folder of submissions (otter run)")
+    exsub = ex.add_subparsers(dest="ex_cmd", required=True)
+    eb = exsub.add_parser("build", help="student and autograder versions of every master in exercises/masters/")
+    eb.add_argument("--out", default="build/exercises", help="output folder (default build/exercises; not committed)")
+    eb.add_argument("--masters", help="folder of master notebooks (default: exercises/masters/)")
+    eb.add_argument("--no-check", action="store_true", help="skip running the solutions against their tests")
+    eb.add_argument("only", nargs="*", help="assignments to build, e.g. 00 or 00_basics (default: all)")
+    eg = exsub.add_parser("grade", help="grade every notebook in SUBMISSIONS_DIR into a CSV of scores per question")
+    eg.add_argument("submissions", help="folder of submitted notebooks (searched recursively)")
+    eg.add_argument("--build", default="build/exercises", help="where 'pagesim exercises build' wrote (default build/exercises)")
+    eg.add_argument("--csv", help="the CSV to write (default SUBMISSIONS_DIR/grades.csv)")
+    eg.add_argument("--in-process", action="store_true", help="execute notebooks in this process instead of one otter run (and kernel) each")
+    es = exsub.add_parser("samples", help="write sample submissions (solution, blank, wrong) from a build")
+    es.add_argument("--build", default="build/exercises", help="where 'pagesim exercises build' wrote (default build/exercises)")
+    es.add_argument("--out", default="exercises/samples", help="output folder (default exercises/samples)")
+    es.add_argument("only", nargs="*", help="assignments (default: all built)")
     sub.add_parser("notebooks", help="execute every notebook with papermill and write the validation report (--quick, --out DIR)", add_help=False)
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -299,7 +330,7 @@ def main(argv=None) -> int:
             return notebooks_main(argv[1:])
         args = ap.parse_args(argv)
         return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo, "host": cmd_host, "trace": cmd_trace,
-                "probe": cmd_probe}[args.cmd](args)
+                "probe": cmd_probe, "exercises": cmd_exercises}[args.cmd](args)
     except USER_ERRORS as e:
         print(f"pagesim: error: {_one_line(e)}", file=sys.stderr)
         return 2
