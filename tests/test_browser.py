@@ -240,6 +240,13 @@ class NotebookPage:
         except Exception:  # noqa: BLE001 - a screenshot is a help, not a result
             pass
         self.context.close()
+        # stop this notebook's kernel: the next notebook gets the machine's cores to itself
+        try:
+            for sess in self.lab.api("GET", "/api/sessions") or []:
+                if sess.get("path") == self.name:
+                    self.lab.api("DELETE", f"/api/sessions/{sess['id']}")
+        except Exception:  # noqa: BLE001 - the server's shutdown stops it anyway
+            pass
 
     def where(self) -> str:
         return f"(screenshot {self.shots}; server log {self.lab.log_path}; page errors {self.js_errors[:3]})"
@@ -248,7 +255,9 @@ class NotebookPage:
         """Open the notebook and wait until all its cells are in the page and its kernel is idle
         (the status bar reads "| Idle"; before that Run All would run nothing)."""
         p = self.page
-        p.goto(f"{self.lab.url}/lab/tree/{self.name}?token={self.lab.token}", wait_until="domcontentloaded")
+        # a workspace of its own, reset: only this notebook open (JupyterLab restores a workspace's tabs)
+        workspace = re.sub(r"\W", "-", self.name)
+        p.goto(f"{self.lab.url}/lab/workspaces/{workspace}/tree/{self.name}?reset&token={self.lab.token}", wait_until="domcontentloaded")
         p.wait_for_function(
             """n => {
                 const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
@@ -266,7 +275,9 @@ class NotebookPage:
                 const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
                 const prompts = [...nb.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].map(e => e.innerText.trim());
                 const status = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) [data-status]');
-                return prompts.length > 0 && prompts.every(t => /^\\[\\d+\\]:$/.test(t))
+                // done when nothing is queued or running and the kernel is idle: either every cell
+                // ran, or Run All stopped at an error (the checks below then name the cell)
+                return prompts.length > 0 && prompts.some(t => /^\\[\\d+\\]:$/.test(t)) && !prompts.some(t => t.includes('*'))
                        && status && status.getAttribute('data-status') === 'idle';
             }""", timeout=RUN_TIMEOUT_S * 1000, polling=1000)
 
@@ -314,9 +325,10 @@ def assert_ran_clean(nbp: NotebookPage, nb, cells: list[dict]):
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert len(cells) == len(code), f"{nbp.name}: the page shows {len(cells)} code cells, the notebook has {len(code)} {nbp.where()}"
     for i, (c, shown) in enumerate(zip(code, cells)):
-        assert re.fullmatch(r"\[\d+\]:", shown["prompt"].strip()), f"{nbp.name}: code cell {i} did not run (prompt {shown['prompt']!r})"
         bad = [t for t in shown["stderr"] if TRACEBACK.search(t)]
         assert not bad, f"{nbp.name}: code cell {i} shows an error:\n{bad[0][:2000]}\n--- cell source:\n{c.source[:500]} {nbp.where()}"
+    for i, shown in enumerate(cells):
+        assert re.fullmatch(r"\[\d+\]:", shown["prompt"].strip()), f"{nbp.name}: code cell {i} did not run (prompt {shown['prompt']!r}) {nbp.where()}"
     saved = nbp.save()
     for i, c in enumerate(x for x in saved.cells if x.cell_type == "code"):
         errs = [o for o in c.outputs if o.output_type == "error"]
@@ -409,3 +421,94 @@ def check_widget(nbp: NotebookPage, cells: list[dict]):
             change(page_sel, others[-1], f"choosing page size {others[-1]!r} on {target!r}")
             assert cell.locator(".widget-output table, .jp-OutputArea-output table").count() > 0, \
                 f"00_basics: page size {others[-1]!r} on {target!r} shows no translation table {nbp.where()}"
+
+
+# --------------------------------------------------------------------------- an exercise
+
+ASSIGNMENT = "00_basics"
+CHECK_CALL = re.compile(r"""grader\.check\(\s*["'](\w+)["']\s*\)""")
+
+
+@pytest.fixture(scope="module")
+def built_assignment(tmp_path_factory) -> Path:
+    """The student version of an assignment, built as an instructor would (`pagesim exercises
+    build`, which runs `otter assign`); its solutions are not re-checked here (tests/ of the
+    exercises do that)."""
+    out = tmp_path_factory.mktemp("exercises")
+    r = subprocess.run([sys.executable, "-m", "pagesim", "exercises", "build", ASSIGNMENT[:2], "--no-check", "--out", str(out)],
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"pagesim exercises build failed:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+    student = out / ASSIGNMENT / "student" / f"{ASSIGNMENT}.ipynb"
+    assert student.is_file(), f"pagesim exercises build wrote no {student}"
+    return student
+
+
+def run_exercise(lab: Lab, browser, shots: Path, src: Path, folder: str, expect: str):
+    """Run All on an exercise notebook in its own folder (otter.Notebook finds it by its name) and
+    check that every `grader.check("qN")` cell shows otter's verdict on qN: `expect` is "passed"
+    for a solution, "failed" for a blank notebook."""
+    (lab.root / folder).mkdir()
+    name = f"{folder}/{ASSIGNMENT}.ipynb"
+    nb = quick_copy(src, lab.root / name)
+    nbp = NotebookPage(lab, browser, name, shots)
+    try:
+        nbp.open(len(nb.cells))
+        nbp.run_all()
+        cells = nbp.code_cells()
+        assert_ran_clean(nbp, nb, cells)
+        assert_plots_rendered(nbp, nb, cells)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        checks = [(i, CHECK_CALL.search(c.source).group(1)) for i, c in enumerate(code) if CHECK_CALL.search(c.source)]
+        assert len(checks) >= 4, f"{name}: expected a grader.check cell per autograded question, found {checks}"
+        for i, q in checks:
+            shown = cells[i]["text"]
+            if expect == "passed":
+                ok = re.search(rf"\b{q}\b[^\n]*\bpassed\b", shown)
+            else:  # otter lists the failing test cases under "qN results:"
+                ok = re.search(rf"\b{q}\b[^\n]*\bresults?\b", shown) and re.search(r"fail", shown, re.I)
+            assert ok, f"{name}: grader.check({q!r}) should show {expect!r}, the page shows:\n{shown[:1500]!r} {nbp.where()}"
+        # the closing grader.check_all() reports every question
+        all_cells = [i for i, c in enumerate(code) if "grader.check_all()" in c.source]
+        for i in all_cells:
+            for _, q in checks:
+                assert re.search(rf"\b{q}\b", cells[i]["text"]), f"{name}: grader.check_all() does not report {q} {nbp.where()}"
+        return checks
+    finally:
+        nbp.close()
+
+
+def test_exercise_student_version_runs_in_the_browser(lab, browser, shots, built_assignment):
+    """The student version as handed out, answers blank: it runs without error and every
+    grader.check cell shows otter's feedback (the question failing)."""
+    run_exercise(lab, browser, shots, built_assignment, "student", expect="failed")
+
+
+def test_exercise_solution_passes_its_checks_in_the_browser(lab, browser, shots):
+    """The sample solution (the student version with its answers filled in): every grader.check
+    cell shows the question passed."""
+    src = REPO / "exercises" / "samples" / ASSIGNMENT / "solution.ipynb"
+    run_exercise(lab, browser, shots, src, "solution", expect="passed")
+
+
+def test_the_checks_catch_an_error_and_a_missing_plot(lab, browser, shots):
+    """The checks above can fail: a notebook whose second cell raises stops Run All there, and the
+    error is reported with its cell; a cell that calls plt.show() without drawing is reported too."""
+    name = "broken.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.show()  # nothing drawn"),
+                nbformat.v4.new_code_cell("raise ValueError('broken on purpose')"),
+                nbformat.v4.new_code_cell("print('never reached')")]
+    nbformat.write(nb, lab.root / name)
+    nbp = NotebookPage(lab, browser, name, shots)
+    try:
+        nbp.open(len(nb.cells))
+        nbp.run_all()
+        cells = nbp.code_cells()
+        with pytest.raises(AssertionError, match=r"code cell 1 shows an error:[\s\S]*ValueError[\s\S]*broken on purpose"):
+            assert_ran_clean(nbp, nb, cells)
+        with pytest.raises(AssertionError, match=r"code cell 0 draws a plot but the page shows no rendered image"):
+            assert_plots_rendered(nbp, nb, cells)
+        assert cells[2]["prompt"].strip() == "[ ]:", "Run All should have stopped at the error"
+    finally:
+        nbp.close()
