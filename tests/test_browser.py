@@ -413,14 +413,29 @@ def check_widget(nbp: NotebookPage, cells: list[dict]):
         f"00_basics: after choosing {target!r} the widget shows no translation table:\n{after[:1500]}"
 
     page_sel = _labelled(cell, "select", r"^\s*page")
-    if page_sel.count() == 1:
-        pages = page_sel.locator("option").all_inner_texts()
-        cur = page_sel.evaluate("e => e.options[e.selectedIndex].text")
-        others = [x for x in pages if x != cur]
-        if others:
-            change(page_sel, others[-1], f"choosing page size {others[-1]!r} on {target!r}")
-            assert cell.locator(".widget-output table, .jp-OutputArea-output table").count() > 0, \
-                f"00_basics: page size {others[-1]!r} on {target!r} shows no translation table {nbp.where()}"
+    assert page_sel.count() == 1, f"00_basics: the widget has no 'page size' drop-down {nbp.where()}"
+    pages = page_sel.locator("option").all_inner_texts()
+    cur = page_sel.evaluate("e => e.options[e.selectedIndex].text")
+    others = [x for x in pages if x != cur]
+    if others:
+        change(page_sel, others[-1], f"choosing page size {others[-1]!r} on {target!r}")
+        assert cell.locator(".widget-output table, .jp-OutputArea-output table").count() > 0, \
+            f"00_basics: page size {others[-1]!r} on {target!r} shows no translation table {nbp.where()}"
+
+    # the address box: typed in hex where it is a text box (a number box takes decimal); every
+    # page size keeps the low 12 bits, so the translation's offset ends in ...678
+    addr = _labelled(cell, "input", r"^\s*address")
+    assert addr.count() == 1, f"00_basics: the widget has no 'address' box {nbp.where()}"
+    typed = "0x12345678" if addr.get_attribute("type") != "number" else str(0x12345678)
+    before = shown()
+    addr.fill(typed)
+    addr.press("Enter")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and shown() == before:
+        time.sleep(0.25)
+    after = shown()
+    assert re.search(r"0x[0-9a-f]*678\b", after), \
+        f"00_basics: after typing address {typed} the translation shows no offset ending in 678:\n{after[:1500]} {nbp.where()}"
 
 
 # --------------------------------------------------------------------------- an exercise
