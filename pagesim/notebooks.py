@@ -97,7 +97,10 @@ def _source_index(out_nb: Path, idx: int) -> int:
         nb = nbformat.read(out_nb, as_version=4)
     except (OSError, ValueError):
         return idx
-    inj = [i for i, c in enumerate(nb.cells) if "injected-parameters" in c.metadata.get("tags", [])]
+    # papermill also adds its error banners (markdown cells tagged papermill-error-cell-tag) after the run,
+    # while idx counts the cells that ran: leave the banners out before finding the injected cell
+    cells = [c for c in nb.cells if "papermill-error-cell-tag" not in c.metadata.get("tags", [])]
+    inj = [i for i, c in enumerate(cells) if "injected-parameters" in c.metadata.get("tags", [])]
     return idx - 1 if inj and idx > inj[0] else idx
 
 
