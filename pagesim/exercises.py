@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from .units import format_size, log2, parse_size
 
+PLACEHOLDER_ID = "change-me@example.edu"  # the student notebooks' STUDENT_ID until the student sets it
 RADIX_MACHINES = ("skylake", "zen4", "golden-cove", "neoverse-n1", "opteron-k8", "apple-m1")
 # machines where one data structure holds both the base page and a huge page
 SHARED_L2 = {"skylake": "STLB", "zen4": "L2 DTLB", "neoverse-n1": "L2 TLB", "apple-m1": "L2 TLB"}
@@ -46,15 +45,19 @@ def seed_of(student) -> int:
     return int.from_bytes(hashlib.sha256(s.encode()).digest()[:4], "big")
 
 
-@dataclass(frozen=True)
 class Question:
-    """One generated question: parameters, the text a student reads, and named answers."""
+    """One generated question: parameters, the text a student reads, and named answers (computed
+    on first use: a simulation's answer costs a run, a question's text does not)."""
 
-    name: str
-    text: str
-    params: dict
-    answers: dict
-    tolerance: dict  # answer name -> relative tolerance (0: exact)
+    def __init__(self, name: str, text: str, params: dict, answers, tolerance: dict):
+        self.name, self.text, self.params, self.tolerance = name, text, params, tolerance  # tolerance: relative, 0 exact
+        self._answers = answers
+
+    @property
+    def answers(self) -> dict:
+        if callable(self._answers):
+            self._answers = self._answers()
+        return self._answers
 
 
 def _pick(rng, seq):
@@ -143,14 +146,287 @@ def q00_simulate(rng):
             f"accesses={acc}, page_size=\"{format_size(m.base_page)}\", seed={seed})`) and give the page walks per "
             f"access (`q4_walks_per_access`, a float).")
     return dict(params={"machine": name, "working_set": ws, "accesses": acc, "seed": seed, "page_size": m.base_page},
-                answers={"q4_walks_per_access": _walks_per_access(name, ws, acc, m.base_page, seed)},
+                answers=lambda: {"q4_walks_per_access": _walks_per_access(name, ws, acc, m.base_page, seed)},
                 text=text, tolerance={"q4_walks_per_access": 1e-9})
+
+
+def _sim(m, workload, page_size, seed, **kw):
+    from .simulate import simulate
+
+    return simulate(m, workload, page_size=page_size, seed=seed, **kw)
+
+
+def _seed(rng) -> int:
+    return int(rng.integers(1 << 16))
+
+
+# ---------------------------------------------------------------------------------------------
+# 01 POWER, 64 KB pages: faults, ERAT reach, page-cache packing, ERAT misses
+
+
+def q01_faults(rng):
+    size = int(rng.integers(1, 64)) * (64 << 10)
+    text = (f"A program writes every byte of a freshly mapped {format_size(size)} buffer in order (memset) on "
+            f"`power6`. How many page faults does it take with 4 KB pages (`q1_faults_4k`) and with 64 KB pages "
+            f"(`q1_faults_64k`)? (No prefaulting: one fault maps one page.) Check with "
+            f"`pagesim.simulate(\"power6\", \"touch\", size={size}, pattern=\"memset\", page_size=...)`.")
+    return dict(params={"machine": "power6", "size": size},
+                answers={"q1_faults_4k": size // 4096, "q1_faults_64k": size // 65536}, text=text)
+
+
+def q01_reach(rng):
+    from .machines import machine
+
+    entries = int(_pick(rng, (32, 64, 96, 128, 192, 256, 384)))
+    m = machine("power6").replace_structure("D-ERAT", entries=entries)
+    text = (f"A POWER6 variant whose data ERAT has {entries} entries (2-way). Give its reach in bytes with 4 KB pages "
+            f"(`q2_reach_4k`) and with 64 KB pages (`q2_reach_64k`).")
+    return dict(params={"machine": "power6", "structure": "D-ERAT", "entries": entries},
+                answers={"q2_reach_4k": m.reach("4K", structure="D-ERAT"), "q2_reach_64k": m.reach("64K", structure="D-ERAT")},
+                text=text)
+
+
+def q01_files(rng):
+    fsize = int(rng.integers(1, 24)) * 512
+    cache = int(_pick(rng, (64, 128, 256, 512, 1024))) << 20
+    per4, per64 = -(-fsize // 4096) * 4096, -(-fsize // 65536) * 65536
+    text = (f"A page cache of {format_size(cache)} holds files of {fsize} bytes each; a file takes whole pages. How "
+            f"many files fit with 4 KB pages (`q3_files_4k`) and with 64 KB pages (`q3_files_64k`)?")
+    return dict(params={"file_bytes": fsize, "cache": cache},
+                answers={"q3_files_4k": cache // per4, "q3_files_64k": cache // per64}, text=text)
+
+
+def _erat_reduction(ws, acc, seed) -> float:
+    from .costs import miss_count
+
+    small = miss_count(_sim("power6", "random", "4K", seed, working_set=ws, accesses=acc), "D-ERAT")
+    large = miss_count(_sim("power6", "random", "64K", seed, working_set=ws, accesses=acc), "D-ERAT")
+    return 100.0 * (1 - large / small)
+
+
+def q01_erat(rng):
+    ws = int(_pick(rng, (2, 4, 6, 8, 12, 16, 32))) << 20
+    seed, acc = _seed(rng), 20_000
+    text = (f"Simulate {acc} random accesses over {format_size(ws)} on `power6` with 4 KB and with 64 KB pages "
+            f"(`working_set=\"{format_size(ws)}\", accesses={acc}, seed={seed}`) and give the reduction in data-ERAT "
+            f"misses, in percent (`q4_reduction_pct` = 100 x (1 - misses 64K / misses 4K); "
+            f"`pagesim.costs.miss_count(ds, \"D-ERAT\")` counts them). Predict first: inside or beyond the 64 KB reach?")
+    return dict(params={"machine": "power6", "working_set": ws, "accesses": acc, "seed": seed},
+                answers=lambda: {"q4_reduction_pct": _erat_reduction(ws, acc, seed)}, text=text,
+                tolerance={"q4_reduction_pct": 1e-9})
+
+
+# ---------------------------------------------------------------------------------------------
+# 02 Opteron (Cray XT3): reach of split TLBs, L2 sets of planes, walks, scaling
+
+
+def q02_reach(rng):
+    from .machines import machine
+
+    e1 = int(_pick(rng, (4, 8, 16, 32)))
+    e2 = int(_pick(rng, (256, 512, 1024)))
+    m = machine("opteron-k8").replace_structure("L1 DTLB 2M", entries=e1, ways=e1).replace_structure("L2 DTLB 4K", entries=e2)
+    text = (f"An Opteron K8 variant: the L1 data TLB for 2 MB pages has {e1} entries, the L2 data TLB {e2} entries "
+            f"(4-way) and holds 4 KB pages only; there is no L2 entry for 2 MB pages. Give the largest data reach with "
+            f"4 KB pages (`q1_reach_4k`) and with 2 MB pages (`q1_reach_2m`), in bytes.")
+    return dict(params={"machine": "opteron-k8", "l1_2m_entries": e1, "l2_4k_entries": e2},
+                answers={"q1_reach_4k": m.reach("4K"), "q1_reach_2m": m.reach("2M")}, text=text)
+
+
+def q02_sets(rng):
+    from .machines import machine
+
+    st = machine("opteron-k8").structure("L2 DTLB 4K")
+    planes = int(_pick(rng, (8, 12, 16, 24, 32)))
+    stride = int(_pick(rng, (512 << 10, 768 << 10, 1 << 20, (1 << 20) + 4096, (1 << 20) + (16 << 10), 2 << 20, 96 << 10)))
+    sets = {((i * stride) >> 12) % st.sets for i in range(planes)}
+    text = (f"The solver walks {planes} planes that start {stride} bytes apart (plane i at address i x {stride}). On "
+            f"`opteron-k8` with 4 KB pages, the L2 DTLB has {st.entries} entries, {st.ways}-way: {st.sets} sets, "
+            f"indexed by the page number mod {st.sets}. Into how many distinct L2 sets do the planes' first pages "
+            f"fall (`q2_sets`), and which set holds plane 1's first page (`q2_set_plane1`)?")
+    return dict(params={"planes": planes, "stride": stride, "sets": st.sets, "ways": st.ways},
+                answers={"q2_sets": len(sets), "q2_set_plane1": (stride >> 12) % st.sets}, text=text)
+
+
+def q02_walks(rng):
+    ws = int(_pick(rng, (4, 8, 12, 24, 32, 48, 64))) << 20
+    seed, acc = _seed(rng), 20_000
+    text = (f"Simulate {acc} random accesses over {format_size(ws)} on `opteron-k8` with 4 KB pages and with 2 MB "
+            f"pages (`working_set=\"{format_size(ws)}\", accesses={acc}, seed={seed}`) and give the walks per access "
+            f"of each (`q3_walks_4k`, `q3_walks_2m`).")
+    return dict(params={"machine": "opteron-k8", "working_set": ws, "accesses": acc, "seed": seed},
+                answers=lambda: {"q3_walks_4k": _walks_per_access("opteron-k8", ws, acc, "4K", seed),
+                         "q3_walks_2m": _walks_per_access("opteron-k8", ws, acc, "2M", seed)}, text=text,
+                tolerance={"q3_walks_4k": 1e-9, "q3_walks_2m": 1e-9})
+
+
+def q02_scaling(rng):
+    total = int(rng.integers(200, 2000))
+    reach_mib = 16
+    text = (f"Strong scaling: a problem of {total} MiB is split evenly over P processors. With 2 MB pages the "
+            f"Opteron's data TLB reaches {reach_mib} MiB (8 entries). What is the smallest P for which each processor's "
+            f"share fits in that reach (`q4_processors`)?")
+    return dict(params={"total_mib": total, "reach_mib": reach_mib},
+                answers={"q4_processors": -(-total // reach_mib)}, text=text)
+
+
+# ---------------------------------------------------------------------------------------------
+# 03 Solaris MPSS on UltraSPARC: TSB slot, programmable TLB, traps, %time
+
+
+def q03_tsb(rng):
+    from .machines import machine
+
+    m = machine("ultrasparc-iii")
+    a = int(rng.integers(1 << 20, 1 << 43)) & ~0x7
+    big = int(_pick(rng, (65536, 524288, 4194304)))
+    n = m.walker.tsb_entries
+    text = (f"On `ultrasparc-iii` a TLB miss traps to software, which probes a direct-mapped TSB of {n} entries per "
+            f"page size at slot (page number mod {n}). For the address {a:#x}, which slot does the 8 KB TSB probe "
+            f"(`q1_slot_8k`) and which the {format_size(big)} TSB (`q1_slot_big`)? Check with `translate`.")
+    return dict(params={"machine": "ultrasparc-iii", "address": a, "big_page": big, "tsb_entries": n},
+                answers={"q1_slot_8k": (a >> 13) & (n - 1), "q1_slot_big": (a >> log2(big)) & (n - 1)}, text=text)
+
+
+def q03_reach(rng):
+    from .machines import machine
+
+    big = int(_pick(rng, (65536, 524288, 4194304)))
+    entries = int(_pick(rng, (256, 512, 1024, 2048)))
+    m = machine("ultrasparc-iii-cu")
+    for name in ("dTLB T512_0", "dTLB T512_1"):
+        m = m.replace_structure(name, entries=entries)
+    text = (f"A hypothetical UltraSPARC III Cu with two {entries}-entry 2-way data TLBs (the real ones have 512): "
+            f"T512_0 holds 8 KB pages, T512_1 holds one large size chosen per process (Solaris programs it). Give "
+            f"T512_0's reach with 8 KB pages (`q2_reach_8k`) and T512_1's reach programmed to {format_size(big)} "
+            f"(`q2_reach_big`), in bytes.")
+    return dict(params={"machine": "ultrasparc-iii-cu", "entries": entries, "big_page": big},
+                answers={"q2_reach_8k": m.reach("8K", structure="dTLB T512_0"),
+                         "q2_reach_big": m.reach(big, structure="dTLB T512_1", programmed=True)}, text=text)
+
+
+def q03_traps(rng):
+    ws = int(_pick(rng, (8, 16, 32, 64, 128))) << 20
+    seed, acc = _seed(rng), 20_000
+    text = (f"Simulate {acc} random accesses over a {format_size(ws)} heap on `ultrasparc-iii-cu` with 8 KB pages and "
+            f"with 4 MB pages (`working_set=\"{format_size(ws)}\", accesses={acc}, seed={seed}`). Give the TLB-miss "
+            f"traps (walks) of each (`q3_traps_8k`, `q3_traps_4m`).")
+    def traps(p):
+        return int(_sim("ultrasparc-iii-cu", "random", p, seed, working_set=ws, accesses=acc)["walks"].sum())
+
+    return dict(params={"machine": "ultrasparc-iii-cu", "working_set": ws, "accesses": acc, "seed": seed},
+                answers=lambda: {"q3_traps_8k": traps("8K"), "q3_traps_4m": traps("4M")}, text=text)
+
+
+def q03_share(rng):
+    misses = int(rng.integers(10, 500)) * 1000
+    per = int(_pick(rng, (50, 80, 100, 150, 200)))
+    other = int(rng.integers(20, 200)) * 1_000_000
+    share = 100.0 * misses * per / (misses * per + other)
+    text = (f"trapstat's %tim is the share of time spent in TLB-miss traps. A run takes {misses} dTLB-miss traps of "
+            f"{per} cycles each and spends {other} cycles on everything else. What %tim does trapstat show "
+            f"(`q4_tim_pct`, in percent)? And if 4 MB pages removed 99% of the traps?")
+    return dict(params={"traps": misses, "cycles_per_trap": per, "other_cycles": other},
+                answers={"q4_tim_pct": share}, text=text, tolerance={"q4_tim_pct": 1e-6})
+
+
+# ---------------------------------------------------------------------------------------------
+# 04 Linux mmap on POWER8: faults, random touches, the hashed page table's groups
+
+
+def q04_faults(rng):
+    size = int(rng.integers(1, 17)) * (16 << 20)
+    text = (f"A program memsets a freshly mapped {format_size(size)} region on `power8`. How many page faults with "
+            f"64 KB pages (`q1_faults_64k`) and with 16 MB hugetlb pages (`q1_faults_16m`)?")
+    return dict(params={"machine": "power8", "size": size},
+                answers={"q1_faults_64k": size // 65536, "q1_faults_16m": size // (16 << 20)}, text=text)
+
+
+def q04_random(rng):
+    touches = int(_pick(rng, (16, 32, 64, 128, 256, 512, 1024)))
+    seed = _seed(rng)
+    size = 16 << 20
+    text = (f"Touch {touches} random 8-byte offsets of a fresh 16 MiB region on `power8` with 64 KB pages "
+            f"(`pagesim.simulate(\"power8\", \"touch\", size=\"16M\", pattern=\"random\", accesses={touches}, "
+            f"page_size=\"64K\", seed={seed})`). How many page faults (`q2_faults`)? Predict first: at most how many?")
+    return dict(params={"machine": "power8", "touches": touches, "seed": seed, "size": size},
+                answers=lambda: {"q2_faults": int(_sim("power8", "touch", "64K", seed, size=size, pattern="random",
+                                                       accesses=touches)["faults"].sum())}, text=text)
+
+
+def q04_pteg(rng):
+    from ._kernels.translate import SEGMENT_SHIFT, VSID_MULT
+    from .machines import machine
+
+    m = machine("power8")
+    n = m.walker.hpt_ptegs
+    page = int(_pick(rng, (4096, 65536)))
+    a = int(rng.integers(1 << 28, 1 << 40)) & ~0x7
+    vsid = ((a >> SEGMENT_SHIFT) * VSID_MULT) & 0xFFFFFFFFF
+    pidx = (a & ((1 << SEGMENT_SHIFT) - 1)) >> log2(page)
+    h = (vsid ^ pidx) & (n - 1)
+    text = (f"POWER8's hashed page table has {n} groups (PTEGs) of 8 entries. For the address {a:#x} with "
+            f"{format_size(page)} pages: ESID = address >> {SEGMENT_SHIFT}; pagesim's VSID = (ESID x {VSID_MULT:#x}) "
+            f"& 0xFFFFFFFFF (a modelling assumption); page index = (address mod 256 MiB) >> {log2(page)}; primary group "
+            f"= (VSID XOR page index) mod {n}; the secondary group is its complement (mod {n}). Give both "
+            f"(`q3_primary`, `q3_secondary`). Check with `translate(\"power8\", address, page)`.")
+    return dict(params={"machine": "power8", "address": a, "page_size": page, "ptegs": n, "vsid_mult": VSID_MULT},
+                answers={"q3_primary": h, "q3_secondary": (~h) & (n - 1)}, text=text)
+
+
+# ---------------------------------------------------------------------------------------------
+# 05 shared page tables: leaf tables of a pool, private vs shared, freed memory
+
+
+def q05_leaf(rng):
+    pool = int(rng.integers(1, 17)) << 30
+    text = (f"On x86-64 (4 levels of 512 8-byte entries, 4 KiB tables) one process maps a {format_size(pool)} buffer "
+            f"pool. How many bytes of leaf page tables (the level that holds the translations) does it need with 4 KB "
+            f"pages (`q1_leaf_4k`: the PTE tables) and with 2 MB pages (`q1_leaf_2m`: the PMD tables)?")
+    return dict(params={"pool": pool}, answers={"q1_leaf_4k": pool // 4096 * 8, "q1_leaf_2m": pool // (2 << 20) * 8}, text=text)
+
+
+def _db(rng):
+    return {"processes": int(rng.integers(20, 400)), "buffer_pool": int(rng.integers(1, 12)) << 30,
+            "shared_text": int(rng.integers(10, 100)) << 20, "private": int(rng.integers(20, 200)) << 20}
+
+
+def q05_tables(rng):
+    from .pagetables import shared_page_table_table
+
+    db = _db(rng)
+    t = shared_page_table_table(**db).set_index(["pool_pages", "page_tables"])["bytes"]
+    text = (f"A database of {db['processes']} processes, each mapping a {format_size(db['buffer_pool'])} shared buffer "
+            f"pool (4 KB pages), {format_size(db['shared_text'])} of shared text and {format_size(db['private'])} "
+            f"private. With `pagesim.pagetables.shared_page_table_table(**p2)`, give the total page-table bytes with "
+            f"private tables (`q2_private`) and with shared leaf tables (`q2_shared`), pool in 4 KB pages.")
+    return dict(params=db, answers={"q2_private": int(t[("4K", "private")]), "q2_shared": int(t[("4K", "shared")])}, text=text)
+
+
+def q05_freed(rng):
+    from .pagetables import shared_page_table_table
+
+    db = _db(rng)
+    ram = int(_pick(rng, (8, 16, 32, 64))) << 30
+    t = shared_page_table_table(**db).set_index(["pool_pages", "page_tables"])["bytes"]
+    freed = 100.0 * (t[("4K", "private")] - t[("4K", "shared")]) / ram
+    text = (f"A database of {db['processes']} processes ({format_size(db['buffer_pool'])} shared pool in 4 KB pages, "
+            f"{format_size(db['shared_text'])} shared text, {format_size(db['private'])} private each) on a machine with "
+            f"{format_size(ram)} of RAM: what share of RAM, in percent, "
+            f"does sharing the page tables free (`q3_freed_pct`, pool in 4 KB pages)? Predict before computing: does "
+            f"it grow with the process count?")
+    return dict(params={**db, "ram": ram}, answers={"q3_freed_pct": float(freed)}, text=text, tolerance={"q3_freed_pct": 1e-9})
 
 
 # ---------------------------------------------------------------------------------------------
 
 ASSIGNMENTS = {
     "00": ("00_basics", [("q1", q00_index), ("q2", q00_reach), ("q3", q00_walk), ("q4", q00_simulate)]),
+    "01": ("01_power_64k", [("q1", q01_faults), ("q2", q01_reach), ("q3", q01_files), ("q4", q01_erat)]),
+    "02": ("02_opteron_cscs", [("q1", q02_reach), ("q2", q02_sets), ("q3", q02_walks), ("q4", q02_scaling)]),
+    "03": ("03_solaris_mpss", [("q1", q03_tsb), ("q2", q03_reach), ("q3", q03_traps), ("q4", q03_share)]),
+    "04": ("04_power8_mmap", [("q1", q04_faults), ("q2", q04_random), ("q3", q04_pteg)]),
+    "05": ("05_shared_page_tables", [("q1", q05_leaf), ("q2", q05_tables), ("q3", q05_freed)]),
 }
 
 
@@ -168,6 +444,9 @@ class Sheet:
     def __init__(self, assignment, student):
         self.assignment = assignment_key(assignment)
         self.seed = seed_of(student)
+        if student == PLACEHOLDER_ID:
+            print(f"Note: STUDENT_ID is still the placeholder {PLACEHOLDER_ID!r}: put your own id, or your answers "
+                  "will be graded for the placeholder's questions.")
         self._questions = {}
 
     def question(self, name) -> Question:
@@ -251,4 +530,9 @@ def size(value) -> int:
 # The sample submission ``wrong.ipynb`` holds it; tests check it earns partial marks.
 WRONG = {
     "00": {"q2_reach_huge": ('p2["entries"] * m2.base_page', "misconception: reach = entries x base page, even for huge pages")},
+    "01": {"q1_faults_4k": ('p1["size"] // 8', "misconception: one fault per access (every 8-byte store faults)")},
+    "02": {"q1_reach_2m": ('p1["l2_4k_entries"] * 2 * 2**20', "misconception: 2 MB pages also fill the L2 TLB")},
+    "03": {"q2_reach_big": ('p2["entries"] * 8192', "misconception: reach = entries x base page, even for the 4M-programmed TLB")},
+    "04": {"q2_faults": ('p2["touches"]', "misconception: faults counted per access (every touch faults)")},
+    "05": {"q2_shared": ('q2_private // p2["processes"]', "misconception: sharing divides every table by the process count")},
 }

@@ -56,6 +56,26 @@ def masters(masters_dir=None, only=None) -> list[Path]:
     return found
 
 
+def _assign(master: Path, result: Path, check: bool) -> None:
+    """otter assign in this process (one import of otter for all assignments), its log captured."""
+    import logging
+
+    from otter.assign import main as assign
+
+    cwd, sink = os.getcwd(), io.StringIO()
+    handler = logging.StreamHandler(sink)
+    logging.getLogger("otter").addHandler(handler)
+    try:
+        os.chdir(result.parent)
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            assign(str(master), str(result), no_pdfs=True, no_run_tests=not check)
+    except Exception as e:
+        raise RuntimeError(f"otter assign failed for {master.name}: {e}\n{sink.getvalue()[-3000:]}") from e
+    finally:
+        os.chdir(cwd)
+        logging.getLogger("otter").removeHandler(handler)
+
+
 def build(out, masters_dir=None, only=None, check: bool = True, quiet: bool = False) -> dict[str, Path]:
     """Run ``otter assign`` on each master into ``out/NAME``; return NAME -> that folder.
 
@@ -68,10 +88,7 @@ def build(out, masters_dir=None, only=None, check: bool = True, quiet: bool = Fa
     for m in [p.resolve() for p in masters(masters_dir, only)]:
         tmp = Path(tempfile.mkdtemp(prefix=f".{m.stem}-", dir=out))
         try:
-            cmd = _otter() + ["assign", "--no-pdfs"] + ([] if check else ["--no-run-tests"]) + [str(m), str(tmp / m.stem)]
-            r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError(f"otter assign failed for {m.name} (exit {r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+            _assign(m, tmp / m.stem, check)
             dest = out / m.stem
             if dest.exists():
                 shutil.rmtree(dest)
@@ -281,6 +298,9 @@ def samples(build_dir, out, student: str = SAMPLE_ID, only=None) -> dict[str, li
         d.mkdir(parents=True, exist_ok=True)
         written[name] = []
         for kind, nb in (("solution", sol), ("blank", blank), ("wrong", wrong)):
+            for i, c in enumerate(nb.cells):  # otter gives its own cells random ids: stable ones, so samples diff cleanly
+                if not c.id.startswith("wrong-"):
+                    c.id = f"cell-{i:02d}"
             p = d / f"{kind}.ipynb"
             nbformat.write(nb, str(p))
             written[name].append(p)
