@@ -43,8 +43,8 @@ def main(argv=None) -> int:
     for reclaim in ("clock", "lru"):
         ram = Ram("96M", kernel="64M", reclaim=reclaim)
         run(lay, [(addrs[:1000], None)], ram)  # compile / load the kernel
-        got, t_fast = timed(lambda: run(lay, [(addrs[i : i + (1 << 20)], None) for i in range(0, n, 1 << 20)], ram))
-        want, t_ref = timed(lambda: reference_pressure(lay, addrs.tolist(), ram.available, reclaim))
+        got, t_fast = timed(lambda ram=ram: run(lay, [(addrs[i : i + (1 << 20)], None) for i in range(0, n, 1 << 20)], ram))
+        want, t_ref = timed(lambda ram=ram, reclaim=reclaim: reference_pressure(lay, addrs.tolist(), ram.available, reclaim))
         same = got == want
         ok &= same
         print(f"{reclaim:<8} {n / t_ref:>14,.0f} {n / t_fast:>14,.0f} {t_ref / t_fast:>7.0f}x  "

@@ -126,9 +126,9 @@ def pycachesim_table(m, sizes, repeat) -> bool:
             if n >= 10**6:  # compile or load every kernel this n uses outside the timing
                 pagesim.simulate(m, addresses=a[: 10**6], layout=layout, specialize=n >= SPEC_MIN)
             r = interleaved({
-                "pycachesim": lambda: run_pycachesim(a),
-                "no layout": lambda: run_pagesim(m, a),
-                "layout": lambda: run_pagesim(m, a, layout),
+                "pycachesim": lambda a=a: run_pycachesim(a),
+                "no layout": lambda a=a: run_pagesim(m, a),
+                "layout": lambda a=a, layout=layout: run_pagesim(m, a, layout),
             }, repeat)
             pc, nl, ly = r["pycachesim"], r["no layout"], r["layout"]
             same = pc[2] == nl[2] == ly[2]
@@ -136,7 +136,7 @@ def pycachesim_table(m, sizes, repeat) -> bool:
             rn, rl = pc[0] / nl[0], pc[0] / ly[0]
             bar = bars(n)[kind]
 
-            def cell(x):
+            def cell(x, n=n):
                 return f"{n / x[0] / 1e6:8.1f} ({x[1]:4.0%})"
 
             print(f"{kind:<11} {n:>6.0e} {cell(pc):>16} {cell(nl):>22} {rn:>6.2f}x {bar:>4.0f}x {cell(ly):>20} {rl:>6.2f}x  "

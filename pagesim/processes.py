@@ -348,18 +348,18 @@ def walk_references(m, layout: Layout, log: np.ndarray, stride: int, shared_leaf
     if ((ri < 0) | (local < starts[ri]) | (local >= ends[ri])).any():  # the kernel logs walks of mapped addresses only
         raise RuntimeError("internal error: a logged walk lies outside every region of the layout")
     sh = is_shared[ri]
-    shifts = [w.base_shift + sum(bits[l + 1 :]) for l in range(nl)]
-    O, L, T, E = [], [], [], []
+    shifts = [w.base_shift + sum(bits[lv + 1 :]) for lv in range(nl)]
+    own, lev, tab, ent = [], [], [], []
     for lvl in range(nl):
         used = (lvl <= leaf) & (lvl > leaf - refs)
-        O.append(np.where(used, np.where(sh & (lvl == leaf), nproc, proc), -1))
-        L.append(np.full(a.shape, lvl))
-        T.append(local >> (shifts[lvl] + bits[lvl]))
-        E.append((local >> shifts[lvl]) & ((1 << bits[lvl]) - 1))
+        own.append(np.where(used, np.where(sh & (lvl == leaf), nproc, proc), -1))
+        lev.append(np.full(a.shape, lvl))
+        tab.append(local >> (shifts[lvl] + bits[lvl]))
+        ent.append((local >> shifts[lvl]) & ((1 << bits[lvl]) - 1))
     # walk order: one row per walk, levels top first
-    O, L, T, E = (np.stack(x, axis=1).ravel() for x in (O, L, T, E))
-    keep = O >= 0
-    return O[keep], L[keep], T[keep], E[keep]
+    own, lev, tab, ent = (np.stack(x, axis=1).ravel() for x in (own, lev, tab, ent))
+    keep = own >= 0
+    return own[keep], lev[keep], tab[keep], ent[keep]
 
 
 def _walk_lines(m, layout, log, stride, shared_leaf, nproc, line):

@@ -8,7 +8,6 @@ if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of p
 
 import json
 
-import numpy as np
 
 from . import _engine as E
 from ._check import check_bool, check_choice, check_int, check_number, check_seed

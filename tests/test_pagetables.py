@@ -49,12 +49,12 @@ def brute_force_tables(nproc, mappings, bits, base, shared_tables):
     """Every table page a set of processes needs, found by mapping every page: mappings laid out one
     after another from address 0, each on a level-2-span boundary (the module's stated placement)."""
     n = len(bits)
-    shifts = [base + sum(bits[l + 1 :]) for l in range(n)]  # entry shift at each level
+    shifts = [base + sum(bits[lv + 1 :]) for lv in range(n)]  # entry shift at each level
     span2 = 1 << (shifts[2] + bits[2]) if n > 2 else 1
     tables = set()
     at = 0
     for m in mappings:
-        leaf = next(l for l in range(n) if (1 << shifts[l]) == m.page_size)
+        leaf = next(lv for lv in range(n) if (1 << shifts[lv]) == m.page_size)
         for pid in range(nproc):
             for a in range(at, at + m.size, m.page_size):
                 for lvl in range(leaf + 1):

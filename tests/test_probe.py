@@ -93,7 +93,7 @@ def test_probe_shape(small_run):
     m = r.medians
     assert np.isfinite(m["median_ns"]).all() and (m["median_ns"] > 0).all()
     assert (m["q1_ns"] <= m["median_ns"]).all() and (m["median_ns"] <= m["q3_ns"]).all()
-    for (page, stride), g in m.groupby(["page", "stride"]):
+    for _key, g in m.groupby(["page", "stride"]):
         assert g["size"].is_monotonic_increasing and g["size"].is_unique
     four = r.curve("4K", "page")
     assert four.index.min() == 16 << 10 and four.index.max() == 64 << 20
