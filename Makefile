@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run demo test bench clean
+.PHONY: run demo test bench clean lint
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "pagesim needs Python 3.10 or newer, found " + sys.version.split()[0])'
@@ -37,6 +37,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/pagesim warm --generic-only
 	$(PY) -m pytest
+
+## Lint and formatting (ruff, configured in pyproject.toml); .ci/run runs it.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 ## Speed and memory benchmarks (printed figures and ratios; not part of the tests).
 bench: $(STAMP)

@@ -8,6 +8,7 @@ process, outputs checked identical first.
 Each pair is timed in turn, ``--repeat`` rounds (interleaved); the table shows the best round and
 the spread (worst - best) of each, and before/after. Exit status 1 if any output differs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -177,8 +178,10 @@ def main(argv=None) -> int:
             ta.append(time.perf_counter() - t)
         m = w.n_accesses
         b, af = min(tb) / m * 1e9, min(ta) / m * 1e9
-        print(f"{name:<30} {b:>13.2f} {(max(tb) - min(tb)) / m * 1e9:>7.2f} {af:>13.2f} {(max(ta) - min(ta)) / m * 1e9:>7.2f} "
-              f"{b / af:>12.1f}x  {'identical' if same else 'DIFFER'}")
+        print(
+            f"{name:<30} {b:>13.2f} {(max(tb) - min(tb)) / m * 1e9:>7.2f} {af:>13.2f} {(max(ta) - min(ta)) / m * 1e9:>7.2f} "
+            f"{b / af:>12.1f}x  {'identical' if same else 'DIFFER'}"
+        )
     return 0 if ok else 1
 
 

@@ -9,6 +9,7 @@ With ``--addresses`` the trace is a uint64 address array given as ``simulate(m, 
 without a layout (laid out by pagesim), and the peak counted is what simulate adds on top of the
 array itself (RSS peak minus RSS once the array is made).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,7 +62,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     rows = []
     for e in [6, 8, args.max_exp] if args.max_exp > 8 else [6, args.max_exp]:
-        r = subprocess.run([sys.executable, "-c", CHILD_ADDRESSES if args.addresses else CHILD, str(10**e), args.workload], capture_output=True, text=True, check=True)
+        r = subprocess.run(
+            [sys.executable, "-c", CHILD_ADDRESSES if args.addresses else CHILD, str(10**e), args.workload], capture_output=True, text=True, check=True
+        )
         rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
     what = "address array (uint64), no layout" if args.addresses else "generated"
     print(f"skylake, {args.workload} over 1 GiB, 4 KiB pages, {what}; one fresh process per run")

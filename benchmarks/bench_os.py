@@ -6,6 +6,7 @@ one process, with clock and with LRU reclaim.
 Prints accesses per second of each and the ratio; checks the counters are identical first (exit
 status 1 if not). The references are the models in tests/ (there is no external tool for these).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,10 @@ def main(argv=None) -> int:
         want, t_ref = timed(lambda ram=ram, reclaim=reclaim: reference_pressure(lay, addrs.tolist(), ram.available, reclaim))
         same = got == want
         ok &= same
-        print(f"{reclaim:<8} {n / t_ref:>14,.0f} {n / t_fast:>14,.0f} {t_ref / t_fast:>7.0f}x  "
-              f"{'identical' if same else 'DIFFER'} (major faults {got['major_faults']:,}, swap-outs {got['swap_outs']:,})")
+        print(
+            f"{reclaim:<8} {n / t_ref:>14,.0f} {n / t_fast:>14,.0f} {t_ref / t_fast:>7.0f}x  "
+            f"{'identical' if same else 'DIFFER'} (major faults {got['major_faults']:,}, swap-outs {got['swap_outs']:,})"
+        )
     return 0 if ok else 1
 
 

@@ -13,6 +13,7 @@ process, results checked identical first:
 function below), so nothing else differs. Best of ``--repeat`` interleaved rounds, with the spread.
 Exit status 1 if any result differs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,8 +79,10 @@ def main(argv=None) -> int:
             ta.append(time.perf_counter() - t)
         same = rb.equals(ra)
         ok &= same
-        print(f"{name:<32} {min(tb):>9.2f} {max(tb) - min(tb):>7.2f} {min(ta):>8.2f} {max(ta) - min(ta):>7.2f} "
-              f"{min(tb) / min(ta):>12.1f}x  {'identical' if same else 'DIFFER'}")
+        print(
+            f"{name:<32} {min(tb):>9.2f} {max(tb) - min(tb):>7.2f} {min(ta):>8.2f} {max(ta) - min(ta):>7.2f} "
+            f"{min(tb) / min(ta):>12.1f}x  {'identical' if same else 'DIFFER'}"
+        )
     return 0 if ok else 1
 
 

@@ -22,6 +22,7 @@ which are met. Exit status 1 only if a miss count differs.
 
     python benchmarks/bench_pycachesim.py [--sizes 1e5,1e6,1e7,1e8] [--repeat 3] [--preset-n 1e7]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -117,19 +118,21 @@ def interleaved(fns: dict, repeat: int) -> dict:
 def pycachesim_table(m, sizes, repeat) -> bool:
     same_all = True
     print(f"pagesim {pagesim.__version__} vs pycachesim, {m.title}; M accesses/s, best of {repeat} interleaved (spread)")
-    print(f"{'trace':<11} {'n':>6} {'pycachesim':>16} {'pagesim no layout':>22} {'ratio':>7} {'bar':>5} "
-          f"{'pagesim layout':>20} {'ratio':>7}  misses")
+    print(f"{'trace':<11} {'n':>6} {'pycachesim':>16} {'pagesim no layout':>22} {'ratio':>7} {'bar':>5} {'pagesim layout':>20} {'ratio':>7}  misses")
     for n in sizes:
         layout = Layout((Region(BASE, SPAN, PAGE, "table"),))
         for kind in ("random", "sequential"):
             a = trace(kind, n)
             if n >= 10**6:  # compile or load every kernel this n uses outside the timing
                 pagesim.simulate(m, addresses=a[: 10**6], layout=layout, specialize=n >= SPEC_MIN)
-            r = interleaved({
-                "pycachesim": lambda a=a: run_pycachesim(a),
-                "no layout": lambda a=a: run_pagesim(m, a),
-                "layout": lambda a=a, layout=layout: run_pagesim(m, a, layout),
-            }, repeat)
+            r = interleaved(
+                {
+                    "pycachesim": lambda a=a: run_pycachesim(a),
+                    "no layout": lambda a=a: run_pagesim(m, a),
+                    "layout": lambda a=a, layout=layout: run_pagesim(m, a, layout),
+                },
+                repeat,
+            )
             pc, nl, ly = r["pycachesim"], r["no layout"], r["layout"]
             same = pc[2] == nl[2] == ly[2]
             same_all &= same
@@ -139,8 +142,10 @@ def pycachesim_table(m, sizes, repeat) -> bool:
             def cell(x, n=n):
                 return f"{n / x[0] / 1e6:8.1f} ({x[1]:4.0%})"
 
-            print(f"{kind:<11} {n:>6.0e} {cell(pc):>16} {cell(nl):>22} {rn:>6.2f}x {bar:>4.0f}x {cell(ly):>20} {rl:>6.2f}x  "
-                  f"{'identical' if same else 'DIFFERENT ' + str((pc[2], nl[2], ly[2]))} {'(bar met)' if rn >= bar else '(BELOW BAR)'}")
+            print(
+                f"{kind:<11} {n:>6.0e} {cell(pc):>16} {cell(nl):>22} {rn:>6.2f}x {bar:>4.0f}x {cell(ly):>20} {rl:>6.2f}x  "
+                f"{'identical' if same else 'DIFFERENT ' + str((pc[2], nl[2], ly[2]))} {'(bar met)' if rn >= bar else '(BELOW BAR)'}"
+            )
             del a
     return same_all
 
@@ -157,8 +162,7 @@ def preset_table(n, repeat) -> None:
         fns[name] = (lambda nm: lambda: (_timed(nm, a), None))(name)
     r = interleaved(fns, repeat)
     ref = r["benchmark machine"][0]
-    print(f"\nevery preset on one random trace: {n:,} addresses over 1 GiB, base pages, no layout; "
-          f"ns/access, best of {repeat} interleaved (spread)")
+    print(f"\nevery preset on one random trace: {n:,} addresses over 1 GiB, base pages, no layout; ns/access, best of {repeat} interleaved (spread)")
     print(f"{'machine':<20} {'ns/access':>10} {'spread':>7} {'vs benchmark':>13}")
     for k, (t, spread, _) in r.items():
         verdict = "" if k == "benchmark machine" else ("within 2x" if t / ref <= 2 else "MORE THAN 2x")

@@ -10,6 +10,7 @@ way only); the table shows the best round of each, the spread over rounds and th
 times against serial. Kernels are compiled and the cluster's workers warmed before timing.
 Exit status 1 if the results differ.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,9 @@ WORKLOADS = ["random", "pointer_chase", "hot_cold", "stream"]
 
 
 def axes(accesses: int, seeds: int) -> tuple[dict, dict]:
-    ws = [pagesim.workload(w, working_set="256M", accesses=accesses) if w != "stream" else pagesim.workload("stream", n=max(1, accesses // 3))
-          for w in WORKLOADS]
+    ws = [
+        pagesim.workload(w, working_set="256M", accesses=accesses) if w != "stream" else pagesim.workload("stream", n=max(1, accesses // 3)) for w in WORKLOADS
+    ]
     return {"machine": MACHINES, "workload": ws, "seed": list(range(seeds))}, dict(progress=False)
 
 
@@ -41,8 +43,10 @@ def main(argv=None) -> int:
 
     ax, fixed = axes(args.accesses, args.seeds)
     npoints = len(MACHINES) * len(WORKLOADS) * args.seeds
-    print(f"sweep of {npoints} points ({len(MACHINES)} machines x {len(WORKLOADS)} workloads x {args.seeds} seeds), "
-          f"{args.accesses:,} accesses each; {os.cpu_count()} cores; best of {args.repeat} interleaved rounds")
+    print(
+        f"sweep of {npoints} points ({len(MACHINES)} machines x {len(WORKLOADS)} workloads x {args.seeds} seeds), "
+        f"{args.accesses:,} accesses each; {os.cpu_count()} cores; best of {args.repeat} interleaved rounds"
+    )
     warm_ax, _ = axes(2000, 1)
     pagesim.sweep(warm_ax, **fixed)  # compile and load every kernel the points use
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:

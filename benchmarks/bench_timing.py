@@ -7,6 +7,7 @@ stride over n x 8 bytes) the two calls run interleaved, ``repeat`` times each, a
 the compiled kernels; prints the best ns/access of each, the spread (worst/best) and the ratio of
 the bests. Also the peak resident memory of the process after the largest run (chunks keep it flat).
 """
+
 from __future__ import annotations
 
 import argparse

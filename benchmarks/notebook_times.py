@@ -10,6 +10,7 @@ runs this: measure on a quiet machine, and again after a change that makes a not
 A warm run is never slower than a cold one except for interference; the full-mode warm figure shown is
 therefore the lower of the two full runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,13 +84,48 @@ ABOUT = """
 """
 
 rows = [
-    ("00_basics.ipynb", "Basics: pages, TLBs, page walks", "page number and offset, radix walks, POWER's hashed table, SPARC's TSB, TLB reach of 14 processors; a translation explorer", "none: start here"),
-    ("01_power_64k.ipynb", "64 KB pages on POWER (IBM)", "TLB coverage, data-ERAT misses, faults and prefaulting, prefetch restarts, internal fragmentation", "00"),
-    ("02_opteron_cscs.ipynb", "2 MB pages on the Opteron (CSCS, Cray XT3)", "when large pages lose (few TLB entries, set conflicts) and when they win; strong scaling", "00, 01"),
-    ("03_solaris_mpss.ipynb", "Multiple page sizes on Solaris (UltraSPARC)", "trapstat, TLB designs that do or do not help, fragmentation and the kernel cage, large text pages", "00"),
-    ("04_power8_mmap.ipynb", "Linux memory mapping on POWER8", "page faults of 64K, hugetlb and THP pages; memory pressure and compaction; your own kernel's faults", "00"),
-    ("05_shared_page_tables.ipynb", "Shared page tables for a database (linux-mm)", "page-table memory of many processes, what sharing frees, walks and cache misses", "00, 04"),
-    ("06_your_program.ipynb", "Your program: which page size would help it?", "a real program's memory trace on every preset and page size, and a recommendation", "00-02"),
+    (
+        "00_basics.ipynb",
+        "Basics: pages, TLBs, page walks",
+        "page number and offset, radix walks, POWER's hashed table, SPARC's TSB, TLB reach of 14 processors; a translation explorer",
+        "none: start here",
+    ),
+    (
+        "01_power_64k.ipynb",
+        "64 KB pages on POWER (IBM)",
+        "TLB coverage, data-ERAT misses, faults and prefaulting, prefetch restarts, internal fragmentation",
+        "00",
+    ),
+    (
+        "02_opteron_cscs.ipynb",
+        "2 MB pages on the Opteron (CSCS, Cray XT3)",
+        "when large pages lose (few TLB entries, set conflicts) and when they win; strong scaling",
+        "00, 01",
+    ),
+    (
+        "03_solaris_mpss.ipynb",
+        "Multiple page sizes on Solaris (UltraSPARC)",
+        "trapstat, TLB designs that do or do not help, fragmentation and the kernel cage, large text pages",
+        "00",
+    ),
+    (
+        "04_power8_mmap.ipynb",
+        "Linux memory mapping on POWER8",
+        "page faults of 64K, hugetlb and THP pages; memory pressure and compaction; your own kernel's faults",
+        "00",
+    ),
+    (
+        "05_shared_page_tables.ipynb",
+        "Shared page tables for a database (linux-mm)",
+        "page-table memory of many processes, what sharing frees, walks and cache misses",
+        "00, 04",
+    ),
+    (
+        "06_your_program.ipynb",
+        "Your program: which page size would help it?",
+        "a real program's memory trace on every preset and page size, and a recommendation",
+        "00-02",
+    ),
     ("07_your_machine.ipynb", "Your machine: how far does its TLB reach?", "a latency probe of this machine's TLBs, with 4 KiB pages and huge pages", "00"),
 ]
 
@@ -97,8 +133,7 @@ rows = [
 def write_first_cells(T: dict) -> None:
     for path in sorted(NB.glob("[0-9][0-9]_*.ipynb")):
         k = path.name[:2]
-        src = ABOUT.format(what=WHAT[k], extra=EXTRA.get(k, ""), progress=PROGRESS.get(k, ""),
-                           **{run: shown(T, k, run) for run in RUNS}).strip("\n")
+        src = ABOUT.format(what=WHAT[k], extra=EXTRA.get(k, ""), progress=PROGRESS.get(k, ""), **{run: shown(T, k, run) for run in RUNS}).strip("\n")
         nb = nbformat.read(path, as_version=4)
         if nb.cells[0].get("id") == "about":
             nb.cells[0].source = src
@@ -111,9 +146,10 @@ def write_first_cells(T: dict) -> None:
 
 def start_cells(T: dict) -> list:
     table = "| notebook | what you learn | read first | full mode | quick mode |\n|---|---|---|---|---|\n" + "\n".join(
-        f"| [{title}]({f}) | {what} | {pre} | {shown(T, f[:2], 'full_warm')} | {shown(T, f[:2], 'quick_warm')} |" for f, title, what, pre in rows)
+        f"| [{title}]({f}) | {what} | {pre} | {shown(T, f[:2], 'full_warm')} | {shown(T, f[:2], 'quick_warm')} |" for f, title, what, pre in rows
+    )
     return [
-    new_markdown_cell("""# Start here: page sizes, TLBs, page walks and page faults
+        new_markdown_cell("""# Start here: page sizes, TLBs, page walks and page faults
 
 This collection teaches how a processor translates virtual addresses (TLBs, page walks, page faults), and why
 the **page size** matters, by reproducing five real measurements from IBM, CSCS, Sun and Linux developers with
@@ -122,12 +158,18 @@ document is set beside the simulation's, with a verdict saying how close they ar
 
 **Where to start:** [00 · Basics](00_basics.ipynb). Then any of 01-05, each of which reproduces one document;
 06 and 07 apply the same tools to your own program and your own machine."""),
-    new_markdown_cell("## The notebooks\n\n" + table + """
+        new_markdown_cell(
+            "## The notebooks\n\n"
+            + table
+            + """
 
 Times are for the whole notebook on a 2-core machine shared with other work, once pagesim's kernels are
 compiled (on Binder they are compiled when the image is built). The very first run on a fresh install takes
-longer, up to """ + shown(T, "02", "full_cold") + """ for 02, while the kernels compile. Each notebook's first cell gives its own times."""),
-    new_markdown_cell("""## How to work through a notebook
+longer, up to """
+            + shown(T, "02", "full_cold")
+            + """ for 02, while the kernels compile. Each notebook's first cell gives its own times."""
+        ),
+        new_markdown_cell("""## How to work through a notebook
 
 1. Open it and use **Run → Run All Cells** (or *Kernel → Restart Kernel and Run All Cells*). The cells build on
    each other from top to bottom; running one out of order can fail on a name defined above it.
@@ -142,12 +184,12 @@ longer, up to """ + shown(T, "02", "full_cold") + """ for 02, while the kernels 
    the simulation's value and a verdict: *exact*, *within* a stated band, *direction* (same sign only),
    *contradicted*, *not reproduced* (with the reason), *arithmetic* (a worked calculation, not evidence) or
    *calibrated* (a parameter was fitted to it)."""),
-    new_markdown_cell("""## For instructors and developers
+        new_markdown_cell("""## For instructors and developers
 
 - Assignments with autograding: `exercises/README.md`.
 - Running every notebook headlessly and the validation report: `make run` (the README's quick start);
   notes on the notebooks' structure for developers: [`README.md`](README.md) in this folder."""),
-]
+    ]
 
 
 def write_start_here(T: dict) -> None:
@@ -157,6 +199,7 @@ def write_start_here(T: dict) -> None:
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.validate(nb)
     nbformat.write(nb, NB / "START_HERE.ipynb")
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -1,4 +1,5 @@
 """pagesim: exact, fast simulation of TLBs, page walks and page faults."""
+
 __version__ = "0.1.0"
 
 from .costs import summary  # noqa: E402
@@ -12,7 +13,24 @@ from .units import format_size, parse_size  # noqa: E402
 from .workloads import workload  # noqa: E402
 
 __all__ = [
-    "Costs", "Layout", "Machine", "OutOfMemory", "PageWalkCache", "PhysicalMemory", "Ram", "Region", "Structure", "Walker",
-    "format_size", "machine", "machines", "parse_size", "pmap", "reach_table", "simulate", "summary",
-    "sweep", "workload",
+    "Costs",
+    "Layout",
+    "Machine",
+    "OutOfMemory",
+    "PageWalkCache",
+    "PhysicalMemory",
+    "Ram",
+    "Region",
+    "Structure",
+    "Walker",
+    "format_size",
+    "machine",
+    "machines",
+    "parse_size",
+    "pmap",
+    "reach_table",
+    "simulate",
+    "summary",
+    "sweep",
+    "workload",
 ]

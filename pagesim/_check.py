@@ -1,5 +1,6 @@
 """Validation helpers: every public entry point checks its inputs with these before anything reaches
 a numba kernel. Each error names the parameter, the value given and what is allowed."""
+
 from __future__ import annotations
 
 import math

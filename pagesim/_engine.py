@@ -2,6 +2,7 @@
 layout, the kernel choice, the chunk loop (progress bar, addresses outside every region), the
 Dataset of counters and costs built once, and the provenance attributes. The public functions
 resolve their inputs and call these stages."""
+
 from __future__ import annotations
 
 import json
@@ -59,7 +60,9 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     base[1:] = np.cumsum(sets * pways)[:-1]
     obase = np.zeros(ns, dtype=np.int64)
     obase[1:] = np.cumsum(sets)[:-1]
-    order = np.concatenate([np.zeros(1, dtype=np.uint64)] + [np.full(int(n), initial_order(int(w), int(md)), dtype=np.uint64) for n, w, md in zip(sets, ways, mode)])[1:].copy()
+    order = np.concatenate(
+        [np.zeros(1, dtype=np.uint64)] + [np.full(int(n), initial_order(int(w), int(md)), dtype=np.uint64) for n, w, md in zip(sets, ways, mode)]
+    )[1:].copy()
     if order.size == 0:
         order = np.zeros(1, dtype=np.uint64)
     tag_shift = np.zeros((ns, nk), dtype=np.int64)
@@ -93,15 +96,23 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     radix_refs = np.array([w.leaf_refs(p) if w.kind == "radix" else 1 for p in sizes], dtype=np.int64)
     one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
     cfg = K.Config(
-        st_sets=sets, st_ways=ways, st_mask=mask, st_mode=mode, st_base=base, st_pways=pways, st_obase=obase,
-        tag_shift=tag_shift, chain=chain,
+        st_sets=sets,
+        st_ways=ways,
+        st_mask=mask,
+        st_mode=mode,
+        st_base=base,
+        st_pways=pways,
+        st_obase=obase,
+        tag_shift=tag_shift,
+        chain=chain,
         reg_start=np.array([r.start for r in regs], dtype=np.int64),
         reg_end=np.array([r.end for r in regs], dtype=np.int64),
         reg_size=np.array([zidx[r.page_size] for r in regs], dtype=np.int64),
         reg_base=reg_base,
         reg_fa=np.array([r.fault_around for r in regs], dtype=np.int64),
         page_shift=np.array([log2(p) for p in sizes], dtype=np.int64),
-        walk_kind=one(WALK[w.kind]), radix_refs=radix_refs,
+        walk_kind=one(WALK[w.kind]),
+        radix_refs=radix_refs,
         pwc_struct=np.arange(len(structs), ns, dtype=np.int64),
         pwc_skip=np.array([p.skip for p in pwcs], dtype=np.int64),
         slb_struct=one(len(tlbs) if m.slb is not None else -1),
@@ -204,11 +215,13 @@ def kernel_arrays(addrs, kinds, offset: int = 0):
 _EMPTY = np.zeros(0, dtype=np.uint8)
 
 
-def run_chunks(chunks, run_chunk, cfg, st, cnt, layout: Layout, total: int | None = None, desc: str = "", progress: bool = False,
-               chunk_hook=None, chunk_size: int = 0) -> int:
+def run_chunks(
+    chunks, run_chunk, cfg, st, cnt, layout: Layout, total: int | None = None, desc: str = "", progress: bool = False, chunk_hook=None, chunk_size: int = 0
+) -> int:
     """Every (addresses, kinds) chunk through ``run_chunk``, then the pending fast-path hits
     attributed. ``chunk_hook`` (pagesim.timing) is called after each chunk with (addresses, kinds,
-    cfg, st); the kernel then logs every walk with its access index and the hook empties the log. A ValueError names the first address outside every region and its index. Returns
+    cfg, st); the kernel then logs every walk with its access index and the hook empties the log.
+    A ValueError names the first address outside every region and its index. Returns
     the number of accesses run."""
     bar = None
     if progress:
@@ -309,7 +322,11 @@ def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
     dv["pages_touched"] = (("page_size",), pages_by_size, {"units": "pages", "long_name": "distinct pages touched"})
     dv["prefaulted"] = (("page_size",), cnt.prefaulted.copy(), {"units": "pages", "long_name": "pages mapped by fault-around beside the faulting page"})
     dv["prefaulted_untouched"] = (("page_size",), untouched_by_size, {"units": "pages", "long_name": "prefaulted pages never touched"})
-    dv["prefault_waste"] = (("page_size",), untouched_by_size * np.array(sizes, dtype=np.int64), {"units": "bytes", "long_name": "memory held by prefaulted pages never touched"})
+    dv["prefault_waste"] = (
+        ("page_size",),
+        untouched_by_size * np.array(sizes, dtype=np.int64),
+        {"units": "bytes", "long_name": "memory held by prefaulted pages never touched"},
+    )
     mapped = np.zeros(len(sizes), dtype=np.int64)
     for r in layout.regions:
         mapped[sizes.index(r.page_size)] += r.pages

@@ -1,5 +1,6 @@
 """One progress bar for the studies' loops: tqdm's notebook bar in Jupyter, a text bar in a terminal,
 nothing when ``show`` is false (CI's quick runs)."""
+
 from __future__ import annotations
 
 
@@ -9,5 +10,4 @@ def steps(iterable, desc: str, show: bool = True, total: int | None = None):
         return iterable
     from tqdm.auto import tqdm
 
-    return tqdm(iterable, desc=desc, total=total if total is not None else (len(iterable) if hasattr(iterable, "__len__") else None),
-                leave=False)
+    return tqdm(iterable, desc=desc, total=total if total is not None else (len(iterable) if hasattr(iterable, "__len__") else None), leave=False)

@@ -13,6 +13,7 @@ Bad input (a bad option value, a missing or malformed trace file) is reported in
 ``pagesim: error: ...``, on standard error with exit status 2, never a traceback. Progress bars go
 to standard error when it is a terminal (never with --quiet).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -184,17 +185,24 @@ def _demo_os_side(check) -> None:
         f"({int(ds['prefault_waste'].sum()) // 1024} KiB held for nothing)"
     )
     t = shared_page_table_table(**TWICHELL_8GB).set_index(["pool_pages", "page_tables"])["MiB"]
-    print(f"  page tables, {TWICHELL_8GB['processes']} processes sharing a {TWICHELL_8GB['buffer_pool'] >> 20} MiB buffer pool "
-          f"(stated parameters, pagesim.pagetables.TWICHELL_8GB): 4K pool {t['4K', 'private']:,.0f} -> {t['4K', 'shared']:,.0f} MiB shared; "
-          f"2M pool {t['2M', 'private']:,.0f} -> {t['2M', 'shared']:,.0f} MiB (004_b9bff536459e6bfe.txt: 1.65 GB -> 51 MB, 53 -> 37 MB)")
+    print(
+        f"  page tables, {TWICHELL_8GB['processes']} processes sharing a {TWICHELL_8GB['buffer_pool'] >> 20} MiB buffer pool "
+        f"(stated parameters, pagesim.pagetables.TWICHELL_8GB): 4K pool {t['4K', 'private']:,.0f} -> {t['4K', 'shared']:,.0f} MiB shared; "
+        f"2M pool {t['2M', 'private']:,.0f} -> {t['2M', 'shared']:,.0f} MiB (004_b9bff536459e6bfe.txt: 1.65 GB -> 51 MB, 53 -> 37 MB)"
+    )
     check("  shared page tables, small pages (MiB, rounded)", (float(round(t["4K", "private"] / 1024, 2)), round(t["4K", "shared"])), (1.65, 51))
     check("  shared page tables, huge pages (MiB, rounded)", (round(t["2M", "private"]), round(t["2M", "shared"])), (53, 37))
     ds = simulate("skylake", "random", working_set="96M", accesses=100_000, ram=Ram("128M"), seed=1)
-    print(f"  96 MiB random on Skylake with 64 MiB left to it of 128 MiB: major faults {int(ds['major_faults']):,}, "
-          f"swap-outs {int(ds['swap_outs']):,}, {float(ds['swap_share']):.0%} of modelled time swapping")
+    print(
+        f"  96 MiB random on Skylake with 64 MiB left to it of 128 MiB: major faults {int(ds['major_faults']):,}, "
+        f"swap-outs {int(ds['swap_outs']):,}, {float(ds['swap_share']):.0%} of modelled time swapping"
+    )
     df = internal_fragmentation(file_sizes("3K", 1), ["4K", "64K"])
-    check("  a 3 KB file: unused share of a 4K / 64K page, % (000_..., Internal Fragmentation)",
-          (round(df.loc["4K", "unused_share"] * 100), round(df.loc["64K", "unused_share"] * 100)), (25, 95))
+    check(
+        "  a 3 KB file: unused share of a 4K / 64K page, % (000_..., Internal Fragmentation)",
+        (round(df.loc["4K", "unused_share"] * 100), round(df.loc["64K", "unused_share"] * 100)),
+        (25, 95),
+    )
 
 
 def cmd_host(args) -> int:
@@ -236,8 +244,7 @@ def cmd_trace(args) -> int:
 
     limit = None if args.limit is None else _whole("--limit", args.limit, 1, 1 << 40)
     try:
-        rec = record(args.command, out=args.output, data_only=args.data_only, limit=limit,
-                     program_output=subprocess.DEVNULL if args.quiet_program else None)
+        rec = record(args.command, out=args.output, data_only=args.data_only, limit=limit, program_output=subprocess.DEVNULL if args.quiet_program else None)
     except OSError as e:
         raise RuntimeError(f"cannot write the trace: {e}") from None
     print(rec)
@@ -249,9 +256,16 @@ def cmd_probe(args) -> int:
     """This machine's translation, measured: pointer-chase latency, 4K pages vs THP (pagesim.probe)."""
     from .probe import measure, table
 
-    res = measure(min_size=args.min_size, max_size=args.max_size, per_octave=_whole("--per-octave", args.per_octave, 1, 8),
-                  repeats=_whole("--repeats", args.repeats, 1, 101), line_max=args.line_max, quick=args.quick,
-                  seed=_whole("--seed", args.seed, 0, (1 << 63) - 1), progress=not args.quiet)
+    res = measure(
+        min_size=args.min_size,
+        max_size=args.max_size,
+        per_octave=_whole("--per-octave", args.per_octave, 1, 8),
+        repeats=_whole("--repeats", args.repeats, 1, 101),
+        line_max=args.line_max,
+        quick=args.quick,
+        seed=_whole("--seed", args.seed, 0, (1 << 63) - 1),
+        progress=not args.quiet,
+    )
     print(table(res))
     return 0
 
@@ -348,8 +362,16 @@ def main(argv=None) -> int:
 
             return notebooks_main(argv[1:])
         args = ap.parse_args(argv)
-        return {"machines": cmd_machines, "simulate": cmd_simulate, "demo": cmd_demo, "host": cmd_host, "trace": cmd_trace,
-                "probe": cmd_probe, "warm": cmd_warm, "exercises": cmd_exercises}[args.cmd](args)
+        return {
+            "machines": cmd_machines,
+            "simulate": cmd_simulate,
+            "demo": cmd_demo,
+            "host": cmd_host,
+            "trace": cmd_trace,
+            "probe": cmd_probe,
+            "warm": cmd_warm,
+            "exercises": cmd_exercises,
+        }[args.cmd](args)
     except USER_ERRORS as e:
         print(f"pagesim: error: {_one_line(e)}", file=sys.stderr)
         return 2

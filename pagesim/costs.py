@@ -13,6 +13,7 @@ assumptions unless a source is given) or a structure's ``latency``.
   translation_share = translation / (work + translation + faults + swap): what ``trapstat -t`` reports
   as %tim for TLB-miss handling.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -84,8 +85,7 @@ COMPONENTS = [
 TRANSLATION = ("tlb_hit_latency", "walk", "slb_miss")  # TLB-miss handling (translation_share)
 FAULTS = ("fault",)
 SWAP = ("swap",)
-COUNTERS = ("accesses", "hits", "misses", "walks", "walk_refs", "faults", "prefaulted", "pages_migrated",
-            "major_faults", "swap_outs")
+COUNTERS = ("accesses", "hits", "misses", "walks", "walk_refs", "faults", "prefaulted", "pages_migrated", "major_faults", "swap_outs")
 
 
 def cost_variables(v, m, work_cycles: float, ram=None) -> tuple[dict, dict, dict]:

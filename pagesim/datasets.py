@@ -9,6 +9,7 @@ The files live in the repository's ``datasets/`` folder, which is installed with
 installed wheel. ``datasets/catalog.toml`` describes every dataset; ``datasets/README.md`` is
 generated from it (``python -m pagesim.datasets --readme``).
 """
+
 from __future__ import annotations
 
 import builtins
@@ -53,7 +54,9 @@ def info(name: str) -> dict:
     """The catalog entry of ``name`` with its document's title, author, date and file."""
     for d in catalog()["dataset"]:
         if d["name"] == name:
-            doc = catalog()["documents"].get(d["document"], {"title": "pagesim architecture reference", "file": "datasets/architecture/NOTES.md", "author": "", "date": ""})
+            doc = catalog()["documents"].get(
+                d["document"], {"title": "pagesim architecture reference", "file": "datasets/architecture/NOTES.md", "author": "", "date": ""}
+            )
             return {**d, "document_info": doc}
     raise ValueError(f"no dataset named {name!r}: choose one of {', '.join(list())}")
 
@@ -78,17 +81,19 @@ def load(name: str):
     if missing:
         raise RuntimeError(f"dataset {name!r}: columns and catalog disagree on {sorted(missing)}")
     doc = meta["document_info"]
-    df.attrs.update({
-        "name": name,
-        "document": f"{doc['title']} ({doc.get('author', '')}, {doc.get('date', '')})",
-        "document_file": doc["file"],
-        "section": meta["section"],
-        "description": meta["description"],
-        "units": {c: u for c, (u, _) in cols.items()},
-        "columns": {c: m for c, (_, m) in cols.items()},
-        "formula": meta.get("formula", ""),
-        "files": meta.get("files", [meta.get("file")]),
-    })
+    df.attrs.update(
+        {
+            "name": name,
+            "document": f"{doc['title']} ({doc.get('author', '')}, {doc.get('date', '')})",
+            "document_file": doc["file"],
+            "section": meta["section"],
+            "description": meta["description"],
+            "units": {c: u for c, (u, _) in cols.items()},
+            "columns": {c: m for c, (_, m) in cols.items()},
+            "formula": meta.get("formula", ""),
+            "files": meta.get("files", [meta.get("file")]),
+        }
+    )
     return df
 
 
@@ -142,10 +147,19 @@ def parse_trapstat(text: str, label: str = "trapstat output"):
         if len(nums) != 8:
             raise ValueError(f"{label}, line {n}: expected 8 numbers between the separators, got {len(nums)}")
         for i, ev in enumerate(_TRAP_EVENTS):
-            rows.append({"output": output, "run": run, "cpu": cpu, "mode": mode, "page_size": size, "event": ev,
-                         "count": int(nums[2 * i]), "pct_time": float(nums[2 * i + 1])})
-        rows.append({"output": output, "run": run, "cpu": cpu, "mode": mode, "page_size": size, "event": "all",
-                     "count": None, "pct_time": float(parts[2])})
+            rows.append(
+                {
+                    "output": output,
+                    "run": run,
+                    "cpu": cpu,
+                    "mode": mode,
+                    "page_size": size,
+                    "event": ev,
+                    "count": int(nums[2 * i]),
+                    "pct_time": float(nums[2 * i + 1]),
+                }
+            )
+        rows.append({"output": output, "run": run, "cpu": cpu, "mode": mode, "page_size": size, "event": "all", "count": None, "pct_time": float(parts[2])})
     df = pd.DataFrame(rows)
     df["count"] = df["count"].astype("Int64")
     return df
@@ -165,8 +179,18 @@ def parse_pmap(text: str, label: str = "pmap output"):
             raise ValueError(f"{label}, line {n}: not a pmap -sx mapping line: {line!r}")
         addr, kb, rss, anon, locked, pgsz, mode, mapped = m.groups()
         num = lambda v: None if v == "-" else int(v)  # noqa: E731
-        rows.append({"address": addr, "kbytes": int(kb), "rss": num(rss), "anon": num(anon), "locked": num(locked),
-                     "pgsz": None if pgsz == "-" else pgsz, "mode": mode, "mapped_file": mapped.strip()})
+        rows.append(
+            {
+                "address": addr,
+                "kbytes": int(kb),
+                "rss": num(rss),
+                "anon": num(anon),
+                "locked": num(locked),
+                "pgsz": None if pgsz == "-" else pgsz,
+                "mode": mode,
+                "mapped_file": mapped.strip(),
+            }
+        )
     df = pd.DataFrame(rows)
     for c in ("rss", "anon", "locked"):
         df[c] = df[c].astype("Int64")

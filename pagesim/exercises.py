@@ -15,10 +15,12 @@ The notebooks call :class:`Sheet` to show a student's questions; hidden tests ca
 :func:`correct` with the submitted value. Instructors run ``pagesim exercises build`` and
 ``pagesim exercises grade`` (see exercises/README.md and :mod:`pagesim.grading`).
 """
+
 from __future__ import annotations
 
 import hashlib
 import math
+
 import numpy as np
 
 from .units import format_size, log2, parse_size
@@ -70,7 +72,7 @@ def _pick(rng, seq):
 
 def _radix_index(m, address: int, level: int) -> int:
     w = m.walker
-    shift = w.base_shift + sum(w.level_bits[level + 1:])
+    shift = w.base_shift + sum(w.level_bits[level + 1 :])
     return (address >> shift) & ((1 << w.level_bits[level]) - 1)
 
 
@@ -82,12 +84,17 @@ def q00_index(rng):
     top = m.va_bits - 1
     address = int(rng.integers(1 << 30, 1 << top)) & ~0x7
     leaf = len(m.walker.level_bits) - 1
-    text = (f"On `{name}` with {format_size(m.base_page)} pages, the address {address:#x} is translated by a "
-            f"{len(m.walker.level_bits)}-level radix walk (bits per level {list(m.walker.level_bits)}, the "
-            f"{log2(m.base_page)} low bits are the page offset). Work out by hand the index into the top-level "
-            f"table (`q1_top`) and into the leaf table (`q1_leaf`), then check with `translate`.")
-    return dict(params={"machine": name, "address": address, "page_size": m.base_page},
-                answers={"q1_top": _radix_index(m, address, 0), "q1_leaf": _radix_index(m, address, leaf)}, text=text)
+    text = (
+        f"On `{name}` with {format_size(m.base_page)} pages, the address {address:#x} is translated by a "
+        f"{len(m.walker.level_bits)}-level radix walk (bits per level {list(m.walker.level_bits)}, the "
+        f"{log2(m.base_page)} low bits are the page offset). Work out by hand the index into the top-level "
+        f"table (`q1_top`) and into the leaf table (`q1_leaf`), then check with `translate`."
+    )
+    return dict(
+        params={"machine": name, "address": address, "page_size": m.base_page},
+        answers={"q1_top": _radix_index(m, address, 0), "q1_leaf": _radix_index(m, address, leaf)},
+        text=text,
+    )
 
 
 def _variant_l2(rng):
@@ -103,13 +110,17 @@ def _variant_l2(rng):
 def q00_reach(rng):
     name, sname, entries, m = _variant_l2(rng)
     huge = m.page_sizes[1]
-    text = (f"A variant of `{name}` whose `{sname}` has {entries} entries ({m.structure(sname).ways}-way). "
-            f"The structure holds {format_size(m.base_page)} and {format_size(huge)} pages. Give its reach "
-            f"in bytes with {format_size(m.base_page)} pages (`q2_reach_base`) and with {format_size(huge)} "
-            f"pages (`q2_reach_huge`).")
-    return dict(params={"machine": name, "structure": sname, "entries": entries, "huge_page": huge},
-                answers={"q2_reach_base": m.reach(m.base_page, structure=sname),
-                         "q2_reach_huge": m.reach(huge, structure=sname)}, text=text)
+    text = (
+        f"A variant of `{name}` whose `{sname}` has {entries} entries ({m.structure(sname).ways}-way). "
+        f"The structure holds {format_size(m.base_page)} and {format_size(huge)} pages. Give its reach "
+        f"in bytes with {format_size(m.base_page)} pages (`q2_reach_base`) and with {format_size(huge)} "
+        f"pages (`q2_reach_huge`)."
+    )
+    return dict(
+        params={"machine": name, "structure": sname, "entries": entries, "huge_page": huge},
+        answers={"q2_reach_base": m.reach(m.base_page, structure=sname), "q2_reach_huge": m.reach(huge, structure=sname)},
+        text=text,
+    )
 
 
 def q00_walk(rng):
@@ -118,12 +129,16 @@ def q00_walk(rng):
     name = _pick(rng, RADIX_MACHINES)
     m = machine(name)
     huge = m.page_sizes[-1]
-    text = (f"On `{name}`, a TLB miss whose walk finds nothing in the page-walk caches: how many memory "
-            f"references does the walk make for a {format_size(m.base_page)} page (`q3_refs_base`) and for a "
-            f"{format_size(huge)} page (`q3_refs_huge`)?")
-    return dict(params={"machine": name, "huge_page": huge},
-                answers={"q3_refs_base": m.walker.leaf_refs(m.base_page), "q3_refs_huge": m.walker.leaf_refs(huge)},
-                text=text)
+    text = (
+        f"On `{name}`, a TLB miss whose walk finds nothing in the page-walk caches: how many memory "
+        f"references does the walk make for a {format_size(m.base_page)} page (`q3_refs_base`) and for a "
+        f"{format_size(huge)} page (`q3_refs_huge`)?"
+    )
+    return dict(
+        params={"machine": name, "huge_page": huge},
+        answers={"q3_refs_base": m.walker.leaf_refs(m.base_page), "q3_refs_huge": m.walker.leaf_refs(huge)},
+        text=text,
+    )
 
 
 def _walks_per_access(m, working_set, accesses, page_size, seed) -> float:
@@ -141,13 +156,18 @@ def q00_simulate(rng):
     ws = int(_pick(rng, (16, 32, 64, 128, 256))) << 20
     seed = int(rng.integers(1 << 16))
     acc = 20_000
-    text = (f"Simulate {acc} uniformly random accesses over a {format_size(ws)} working set on `{name}` with "
-            f"{format_size(m.base_page)} pages (`pagesim.simulate(\"{name}\", \"random\", working_set=\"{format_size(ws)}\", "
-            f"accesses={acc}, page_size=\"{format_size(m.base_page)}\", seed={seed})`) and give the page walks per "
-            f"access (`q4_walks_per_access`, a float).")
-    return dict(params={"machine": name, "working_set": ws, "accesses": acc, "seed": seed, "page_size": m.base_page},
-                answers=lambda: {"q4_walks_per_access": _walks_per_access(name, ws, acc, m.base_page, seed)},
-                text=text, tolerance={"q4_walks_per_access": 1e-9})
+    text = (
+        f"Simulate {acc} uniformly random accesses over a {format_size(ws)} working set on `{name}` with "
+        f'{format_size(m.base_page)} pages (`pagesim.simulate("{name}", "random", working_set="{format_size(ws)}", '
+        f'accesses={acc}, page_size="{format_size(m.base_page)}", seed={seed})`) and give the page walks per '
+        f"access (`q4_walks_per_access`, a float)."
+    )
+    return dict(
+        params={"machine": name, "working_set": ws, "accesses": acc, "seed": seed, "page_size": m.base_page},
+        answers=lambda: {"q4_walks_per_access": _walks_per_access(name, ws, acc, m.base_page, seed)},
+        text=text,
+        tolerance={"q4_walks_per_access": 1e-9},
+    )
 
 
 def _sim(m, workload, page_size, seed, **kw):
@@ -166,12 +186,13 @@ def _seed(rng) -> int:
 
 def q01_faults(rng):
     size = int(rng.integers(1, 64)) * (64 << 10)
-    text = (f"A program writes every byte of a freshly mapped {format_size(size)} buffer in order (memset) on "
-            f"`power6`. How many page faults does it take with 4 KB pages (`q1_faults_4k`) and with 64 KB pages "
-            f"(`q1_faults_64k`)? (No prefaulting: one fault maps one page.) Check with "
-            f"`pagesim.simulate(\"power6\", \"touch\", size={size}, pattern=\"memset\", page_size=...)`.")
-    return dict(params={"machine": "power6", "size": size},
-                answers={"q1_faults_4k": size // 4096, "q1_faults_64k": size // 65536}, text=text)
+    text = (
+        f"A program writes every byte of a freshly mapped {format_size(size)} buffer in order (memset) on "
+        f"`power6`. How many page faults does it take with 4 KB pages (`q1_faults_4k`) and with 64 KB pages "
+        f"(`q1_faults_64k`)? (No prefaulting: one fault maps one page.) Check with "
+        f'`pagesim.simulate("power6", "touch", size={size}, pattern="memset", page_size=...)`.'
+    )
+    return dict(params={"machine": "power6", "size": size}, answers={"q1_faults_4k": size // 4096, "q1_faults_64k": size // 65536}, text=text)
 
 
 def q01_reach(rng):
@@ -179,21 +200,26 @@ def q01_reach(rng):
 
     entries = int(_pick(rng, (32, 64, 96, 128, 192, 256, 384)))
     m = machine("power6").replace_structure("D-ERAT", entries=entries)
-    text = (f"A POWER6 variant whose data ERAT has {entries} entries (2-way). Give its reach in bytes with 4 KB pages "
-            f"(`q2_reach_4k`) and with 64 KB pages (`q2_reach_64k`).")
-    return dict(params={"machine": "power6", "structure": "D-ERAT", "entries": entries},
-                answers={"q2_reach_4k": m.reach("4K", structure="D-ERAT"), "q2_reach_64k": m.reach("64K", structure="D-ERAT")},
-                text=text)
+    text = (
+        f"A POWER6 variant whose data ERAT has {entries} entries (2-way). Give its reach in bytes with 4 KB pages "
+        f"(`q2_reach_4k`) and with 64 KB pages (`q2_reach_64k`)."
+    )
+    return dict(
+        params={"machine": "power6", "structure": "D-ERAT", "entries": entries},
+        answers={"q2_reach_4k": m.reach("4K", structure="D-ERAT"), "q2_reach_64k": m.reach("64K", structure="D-ERAT")},
+        text=text,
+    )
 
 
 def q01_files(rng):
     fsize = int(rng.integers(1, 24)) * 512
     cache = int(_pick(rng, (64, 128, 256, 512, 1024))) << 20
     per4, per64 = -(-fsize // 4096) * 4096, -(-fsize // 65536) * 65536
-    text = (f"A page cache of {format_size(cache)} holds files of {fsize} bytes each; a file takes whole pages. How "
-            f"many files fit with 4 KB pages (`q3_files_4k`) and with 64 KB pages (`q3_files_64k`)?")
-    return dict(params={"file_bytes": fsize, "cache": cache},
-                answers={"q3_files_4k": cache // per4, "q3_files_64k": cache // per64}, text=text)
+    text = (
+        f"A page cache of {format_size(cache)} holds files of {fsize} bytes each; a file takes whole pages. How "
+        f"many files fit with 4 KB pages (`q3_files_4k`) and with 64 KB pages (`q3_files_64k`)?"
+    )
+    return dict(params={"file_bytes": fsize, "cache": cache}, answers={"q3_files_4k": cache // per4, "q3_files_64k": cache // per64}, text=text)
 
 
 def _erat_reduction(ws, acc, seed) -> float:
@@ -207,13 +233,18 @@ def _erat_reduction(ws, acc, seed) -> float:
 def q01_erat(rng):
     ws = int(_pick(rng, (2, 4, 6, 8, 12, 16, 32))) << 20
     seed, acc = _seed(rng), 20_000
-    text = (f"Simulate {acc} random accesses over {format_size(ws)} on `power6` with 4 KB and with 64 KB pages "
-            f"(`working_set=\"{format_size(ws)}\", accesses={acc}, seed={seed}`) and give the reduction in data-ERAT "
-            f"misses, in percent (`q4_reduction_pct` = 100 x (1 - misses 64K / misses 4K); "
-            f"`pagesim.costs.miss_count(ds, \"D-ERAT\")` counts them). Predict first: inside or beyond the 64 KB reach?")
-    return dict(params={"machine": "power6", "working_set": ws, "accesses": acc, "seed": seed},
-                answers=lambda: {"q4_reduction_pct": _erat_reduction(ws, acc, seed)}, text=text,
-                tolerance={"q4_reduction_pct": 1e-9})
+    text = (
+        f"Simulate {acc} random accesses over {format_size(ws)} on `power6` with 4 KB and with 64 KB pages "
+        f'(`working_set="{format_size(ws)}", accesses={acc}, seed={seed}`) and give the reduction in data-ERAT '
+        f"misses, in percent (`q4_reduction_pct` = 100 x (1 - misses 64K / misses 4K); "
+        f'`pagesim.costs.miss_count(ds, "D-ERAT")` counts them). Predict first: inside or beyond the 64 KB reach?'
+    )
+    return dict(
+        params={"machine": "power6", "working_set": ws, "accesses": acc, "seed": seed},
+        answers=lambda: {"q4_reduction_pct": _erat_reduction(ws, acc, seed)},
+        text=text,
+        tolerance={"q4_reduction_pct": 1e-9},
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,11 +257,16 @@ def q02_reach(rng):
     e1 = int(_pick(rng, (4, 8, 16, 32)))
     e2 = int(_pick(rng, (256, 512, 1024)))
     m = machine("opteron-k8").replace_structure("L1 DTLB 2M", entries=e1, ways=e1).replace_structure("L2 DTLB 4K", entries=e2)
-    text = (f"An Opteron K8 variant: the L1 data TLB for 2 MB pages has {e1} entries, the L2 data TLB {e2} entries "
-            f"(4-way) and holds 4 KB pages only; there is no L2 entry for 2 MB pages. Give the largest data reach with "
-            f"4 KB pages (`q1_reach_4k`) and with 2 MB pages (`q1_reach_2m`), in bytes.")
-    return dict(params={"machine": "opteron-k8", "l1_2m_entries": e1, "l2_4k_entries": e2},
-                answers={"q1_reach_4k": m.reach("4K"), "q1_reach_2m": m.reach("2M")}, text=text)
+    text = (
+        f"An Opteron K8 variant: the L1 data TLB for 2 MB pages has {e1} entries, the L2 data TLB {e2} entries "
+        f"(4-way) and holds 4 KB pages only; there is no L2 entry for 2 MB pages. Give the largest data reach with "
+        f"4 KB pages (`q1_reach_4k`) and with 2 MB pages (`q1_reach_2m`), in bytes."
+    )
+    return dict(
+        params={"machine": "opteron-k8", "l1_2m_entries": e1, "l2_4k_entries": e2},
+        answers={"q1_reach_4k": m.reach("4K"), "q1_reach_2m": m.reach("2M")},
+        text=text,
+    )
 
 
 def q02_sets(rng):
@@ -240,34 +276,47 @@ def q02_sets(rng):
     planes = int(_pick(rng, (8, 12, 16, 24, 32)))
     stride = int(_pick(rng, (512 << 10, 768 << 10, 1 << 20, (1 << 20) + 4096, (1 << 20) + (16 << 10), 2 << 20, 96 << 10)))
     sets = {((i * stride) >> 12) % st.sets for i in range(planes)}
-    text = (f"The solver walks {planes} planes that start {stride} bytes apart (plane i at address i x {stride}). On "
-            f"`opteron-k8` with 4 KB pages, the L2 DTLB has {st.entries} entries, {st.ways}-way: {st.sets} sets, "
-            f"indexed by the page number mod {st.sets}. Into how many distinct L2 sets do the planes' first pages "
-            f"fall (`q2_sets`), and which set holds plane 1's first page (`q2_set_plane1`)?")
-    return dict(params={"planes": planes, "stride": stride, "sets": st.sets, "ways": st.ways},
-                answers={"q2_sets": len(sets), "q2_set_plane1": (stride >> 12) % st.sets}, text=text)
+    text = (
+        f"The solver walks {planes} planes that start {stride} bytes apart (plane i at address i x {stride}). On "
+        f"`opteron-k8` with 4 KB pages, the L2 DTLB has {st.entries} entries, {st.ways}-way: {st.sets} sets, "
+        f"indexed by the page number mod {st.sets}. Into how many distinct L2 sets do the planes' first pages "
+        f"fall (`q2_sets`), and which set holds plane 1's first page (`q2_set_plane1`)?"
+    )
+    return dict(
+        params={"planes": planes, "stride": stride, "sets": st.sets, "ways": st.ways},
+        answers={"q2_sets": len(sets), "q2_set_plane1": (stride >> 12) % st.sets},
+        text=text,
+    )
 
 
 def q02_walks(rng):
     ws = int(_pick(rng, (4, 8, 12, 24, 32, 48, 64))) << 20
     seed, acc = _seed(rng), 20_000
-    text = (f"Simulate {acc} random accesses over {format_size(ws)} on `opteron-k8` with 4 KB pages and with 2 MB "
-            f"pages (`working_set=\"{format_size(ws)}\", accesses={acc}, seed={seed}`) and give the walks per access "
-            f"of each (`q3_walks_4k`, `q3_walks_2m`).")
-    return dict(params={"machine": "opteron-k8", "working_set": ws, "accesses": acc, "seed": seed},
-                answers=lambda: {"q3_walks_4k": _walks_per_access("opteron-k8", ws, acc, "4K", seed),
-                         "q3_walks_2m": _walks_per_access("opteron-k8", ws, acc, "2M", seed)}, text=text,
-                tolerance={"q3_walks_4k": 1e-9, "q3_walks_2m": 1e-9})
+    text = (
+        f"Simulate {acc} random accesses over {format_size(ws)} on `opteron-k8` with 4 KB pages and with 2 MB "
+        f'pages (`working_set="{format_size(ws)}", accesses={acc}, seed={seed}`) and give the walks per access '
+        f"of each (`q3_walks_4k`, `q3_walks_2m`)."
+    )
+    return dict(
+        params={"machine": "opteron-k8", "working_set": ws, "accesses": acc, "seed": seed},
+        answers=lambda: {
+            "q3_walks_4k": _walks_per_access("opteron-k8", ws, acc, "4K", seed),
+            "q3_walks_2m": _walks_per_access("opteron-k8", ws, acc, "2M", seed),
+        },
+        text=text,
+        tolerance={"q3_walks_4k": 1e-9, "q3_walks_2m": 1e-9},
+    )
 
 
 def q02_scaling(rng):
     total = int(rng.integers(200, 2000))
     reach_mib = 16
-    text = (f"Strong scaling: a problem of {total} MiB is split evenly over P processors. With 2 MB pages the "
-            f"Opteron's data TLB reaches {reach_mib} MiB (8 entries). What is the smallest P for which each processor's "
-            f"share fits in that reach (`q4_processors`)?")
-    return dict(params={"total_mib": total, "reach_mib": reach_mib},
-                answers={"q4_processors": -(-total // reach_mib)}, text=text)
+    text = (
+        f"Strong scaling: a problem of {total} MiB is split evenly over P processors. With 2 MB pages the "
+        f"Opteron's data TLB reaches {reach_mib} MiB (8 entries). What is the smallest P for which each processor's "
+        f"share fits in that reach (`q4_processors`)?"
+    )
+    return dict(params={"total_mib": total, "reach_mib": reach_mib}, answers={"q4_processors": -(-total // reach_mib)}, text=text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,11 +330,16 @@ def q03_tsb(rng):
     a = int(rng.integers(1 << 20, 1 << 43)) & ~0x7
     big = int(_pick(rng, (65536, 524288, 4194304)))
     n = m.walker.tsb_entries
-    text = (f"On `ultrasparc-iii` a TLB miss traps to software, which probes a direct-mapped TSB of {n} entries per "
-            f"page size at slot (page number mod {n}). For the address {a:#x}, which slot does the 8 KB TSB probe "
-            f"(`q1_slot_8k`) and which the {format_size(big)} TSB (`q1_slot_big`)? Check with `translate`.")
-    return dict(params={"machine": "ultrasparc-iii", "address": a, "big_page": big, "tsb_entries": n},
-                answers={"q1_slot_8k": (a >> 13) & (n - 1), "q1_slot_big": (a >> log2(big)) & (n - 1)}, text=text)
+    text = (
+        f"On `ultrasparc-iii` a TLB miss traps to software, which probes a direct-mapped TSB of {n} entries per "
+        f"page size at slot (page number mod {n}). For the address {a:#x}, which slot does the 8 KB TSB probe "
+        f"(`q1_slot_8k`) and which the {format_size(big)} TSB (`q1_slot_big`)? Check with `translate`."
+    )
+    return dict(
+        params={"machine": "ultrasparc-iii", "address": a, "big_page": big, "tsb_entries": n},
+        answers={"q1_slot_8k": (a >> 13) & (n - 1), "q1_slot_big": (a >> log2(big)) & (n - 1)},
+        text=text,
+    )
 
 
 def q03_reach(rng):
@@ -296,26 +350,36 @@ def q03_reach(rng):
     m = machine("ultrasparc-iii-cu")
     for name in ("dTLB T512_0", "dTLB T512_1"):
         m = m.replace_structure(name, entries=entries)
-    text = (f"A hypothetical UltraSPARC III Cu with two {entries}-entry 2-way data TLBs (the real ones have 512): "
-            f"T512_0 holds 8 KB pages, T512_1 holds one large size chosen per process (Solaris programs it). Give "
-            f"T512_0's reach with 8 KB pages (`q2_reach_8k`) and T512_1's reach programmed to {format_size(big)} "
-            f"(`q2_reach_big`), in bytes.")
-    return dict(params={"machine": "ultrasparc-iii-cu", "entries": entries, "big_page": big},
-                answers={"q2_reach_8k": m.reach("8K", structure="dTLB T512_0"),
-                         "q2_reach_big": m.reach(big, structure="dTLB T512_1", programmed=True)}, text=text)
+    text = (
+        f"A hypothetical UltraSPARC III Cu with two {entries}-entry 2-way data TLBs (the real ones have 512): "
+        f"T512_0 holds 8 KB pages, T512_1 holds one large size chosen per process (Solaris programs it). Give "
+        f"T512_0's reach with 8 KB pages (`q2_reach_8k`) and T512_1's reach programmed to {format_size(big)} "
+        f"(`q2_reach_big`), in bytes."
+    )
+    return dict(
+        params={"machine": "ultrasparc-iii-cu", "entries": entries, "big_page": big},
+        answers={"q2_reach_8k": m.reach("8K", structure="dTLB T512_0"), "q2_reach_big": m.reach(big, structure="dTLB T512_1", programmed=True)},
+        text=text,
+    )
 
 
 def q03_traps(rng):
     ws = int(_pick(rng, (8, 16, 32, 64, 128))) << 20
     seed, acc = _seed(rng), 20_000
-    text = (f"Simulate {acc} random accesses over a {format_size(ws)} heap on `ultrasparc-iii-cu` with 8 KB pages and "
-            f"with 4 MB pages (`working_set=\"{format_size(ws)}\", accesses={acc}, seed={seed}`). Give the TLB-miss "
-            f"traps (walks) of each (`q3_traps_8k`, `q3_traps_4m`).")
+    text = (
+        f"Simulate {acc} random accesses over a {format_size(ws)} heap on `ultrasparc-iii-cu` with 8 KB pages and "
+        f'with 4 MB pages (`working_set="{format_size(ws)}", accesses={acc}, seed={seed}`). Give the TLB-miss '
+        f"traps (walks) of each (`q3_traps_8k`, `q3_traps_4m`)."
+    )
+
     def traps(p):
         return int(_sim("ultrasparc-iii-cu", "random", p, seed, working_set=ws, accesses=acc)["walks"].sum())
 
-    return dict(params={"machine": "ultrasparc-iii-cu", "working_set": ws, "accesses": acc, "seed": seed},
-                answers=lambda: {"q3_traps_8k": traps("8K"), "q3_traps_4m": traps("4M")}, text=text)
+    return dict(
+        params={"machine": "ultrasparc-iii-cu", "working_set": ws, "accesses": acc, "seed": seed},
+        answers=lambda: {"q3_traps_8k": traps("8K"), "q3_traps_4m": traps("4M")},
+        text=text,
+    )
 
 
 def q03_share(rng):
@@ -323,11 +387,14 @@ def q03_share(rng):
     per = int(_pick(rng, (50, 80, 100, 150, 200)))
     other = int(rng.integers(20, 200)) * 1_000_000
     share = 100.0 * misses * per / (misses * per + other)
-    text = (f"trapstat's %tim is the share of time spent in TLB-miss traps. A run takes {misses} dTLB-miss traps of "
-            f"{per} cycles each and spends {other} cycles on everything else. What %tim does trapstat show "
-            f"(`q4_tim_pct`, in percent)? And if 4 MB pages removed 99% of the traps?")
-    return dict(params={"traps": misses, "cycles_per_trap": per, "other_cycles": other},
-                answers={"q4_tim_pct": share}, text=text, tolerance={"q4_tim_pct": 1e-6})
+    text = (
+        f"trapstat's %tim is the share of time spent in TLB-miss traps. A run takes {misses} dTLB-miss traps of "
+        f"{per} cycles each and spends {other} cycles on everything else. What %tim does trapstat show "
+        f"(`q4_tim_pct`, in percent)? And if 4 MB pages removed 99% of the traps?"
+    )
+    return dict(
+        params={"traps": misses, "cycles_per_trap": per, "other_cycles": other}, answers={"q4_tim_pct": share}, text=text, tolerance={"q4_tim_pct": 1e-6}
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,22 +403,27 @@ def q03_share(rng):
 
 def q04_faults(rng):
     size = int(rng.integers(1, 17)) * (16 << 20)
-    text = (f"A program memsets a freshly mapped {format_size(size)} region on `power8`. How many page faults with "
-            f"64 KB pages (`q1_faults_64k`) and with 16 MB hugetlb pages (`q1_faults_16m`)?")
-    return dict(params={"machine": "power8", "size": size},
-                answers={"q1_faults_64k": size // 65536, "q1_faults_16m": size // (16 << 20)}, text=text)
+    text = (
+        f"A program memsets a freshly mapped {format_size(size)} region on `power8`. How many page faults with "
+        f"64 KB pages (`q1_faults_64k`) and with 16 MB hugetlb pages (`q1_faults_16m`)?"
+    )
+    return dict(params={"machine": "power8", "size": size}, answers={"q1_faults_64k": size // 65536, "q1_faults_16m": size // (16 << 20)}, text=text)
 
 
 def q04_random(rng):
     touches = int(_pick(rng, (16, 32, 64, 128, 256, 512, 1024)))
     seed = _seed(rng)
     size = 16 << 20
-    text = (f"Touch {touches} random 8-byte offsets of a fresh 16 MiB region on `power8` with 64 KB pages "
-            f"(`pagesim.simulate(\"power8\", \"touch\", size=\"16M\", pattern=\"random\", accesses={touches}, "
-            f"page_size=\"64K\", seed={seed})`). How many page faults (`q2_faults`)? Predict first: at most how many?")
-    return dict(params={"machine": "power8", "touches": touches, "seed": seed, "size": size},
-                answers=lambda: {"q2_faults": int(_sim("power8", "touch", "64K", seed, size=size, pattern="random",
-                                                       accesses=touches)["faults"].sum())}, text=text)
+    text = (
+        f"Touch {touches} random 8-byte offsets of a fresh 16 MiB region on `power8` with 64 KB pages "
+        f'(`pagesim.simulate("power8", "touch", size="16M", pattern="random", accesses={touches}, '
+        f'page_size="64K", seed={seed})`). How many page faults (`q2_faults`)? Predict first: at most how many?'
+    )
+    return dict(
+        params={"machine": "power8", "touches": touches, "seed": seed, "size": size},
+        answers=lambda: {"q2_faults": int(_sim("power8", "touch", "64K", seed, size=size, pattern="random", accesses=touches)["faults"].sum())},
+        text=text,
+    )
 
 
 def q04_pteg(rng):
@@ -365,13 +437,18 @@ def q04_pteg(rng):
     vsid = ((a >> SEGMENT_SHIFT) * VSID_MULT) & 0xFFFFFFFFF
     pidx = (a & ((1 << SEGMENT_SHIFT) - 1)) >> log2(page)
     h = (vsid ^ pidx) & (n - 1)
-    text = (f"POWER8's hashed page table has {n} groups (PTEGs) of 8 entries. For the address {a:#x} with "
-            f"{format_size(page)} pages: ESID = address >> {SEGMENT_SHIFT}; pagesim's VSID = (ESID x {VSID_MULT:#x}) "
-            f"& 0xFFFFFFFFF (a modelling assumption); page index = (address mod 256 MiB) >> {log2(page)}; primary group "
-            f"= (VSID XOR page index) mod {n}; the secondary group is its complement (mod {n}). Give both "
-            f"(`q3_primary`, `q3_secondary`). Check with `translate(\"power8\", address, page)`.")
-    return dict(params={"machine": "power8", "address": a, "page_size": page, "ptegs": n, "vsid_mult": VSID_MULT},
-                answers={"q3_primary": h, "q3_secondary": (~h) & (n - 1)}, text=text)
+    text = (
+        f"POWER8's hashed page table has {n} groups (PTEGs) of 8 entries. For the address {a:#x} with "
+        f"{format_size(page)} pages: ESID = address >> {SEGMENT_SHIFT}; pagesim's VSID = (ESID x {VSID_MULT:#x}) "
+        f"& 0xFFFFFFFFF (a modelling assumption); page index = (address mod 256 MiB) >> {log2(page)}; primary group "
+        f"= (VSID XOR page index) mod {n}; the secondary group is its complement (mod {n}). Give both "
+        f'(`q3_primary`, `q3_secondary`). Check with `translate("power8", address, page)`.'
+    )
+    return dict(
+        params={"machine": "power8", "address": a, "page_size": page, "ptegs": n, "vsid_mult": VSID_MULT},
+        answers={"q3_primary": h, "q3_secondary": (~h) & (n - 1)},
+        text=text,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,15 +457,21 @@ def q04_pteg(rng):
 
 def q05_leaf(rng):
     pool = int(rng.integers(1, 17)) << 30
-    text = (f"On x86-64 (4 levels of 512 8-byte entries, 4 KiB tables) one process maps a {format_size(pool)} buffer "
-            f"pool. How many bytes of leaf page tables (the level that holds the translations) does it need with 4 KB "
-            f"pages (`q1_leaf_4k`: the PTE tables) and with 2 MB pages (`q1_leaf_2m`: the PMD tables)?")
+    text = (
+        f"On x86-64 (4 levels of 512 8-byte entries, 4 KiB tables) one process maps a {format_size(pool)} buffer "
+        f"pool. How many bytes of leaf page tables (the level that holds the translations) does it need with 4 KB "
+        f"pages (`q1_leaf_4k`: the PTE tables) and with 2 MB pages (`q1_leaf_2m`: the PMD tables)?"
+    )
     return dict(params={"pool": pool}, answers={"q1_leaf_4k": pool // 4096 * 8, "q1_leaf_2m": pool // (2 << 20) * 8}, text=text)
 
 
 def _db(rng):
-    return {"processes": int(rng.integers(20, 400)), "buffer_pool": int(rng.integers(1, 12)) << 30,
-            "shared_text": int(rng.integers(10, 100)) << 20, "private": int(rng.integers(20, 200)) << 20}
+    return {
+        "processes": int(rng.integers(20, 400)),
+        "buffer_pool": int(rng.integers(1, 12)) << 30,
+        "shared_text": int(rng.integers(10, 100)) << 20,
+        "private": int(rng.integers(20, 200)) << 20,
+    }
 
 
 def q05_tables(rng):
@@ -396,10 +479,12 @@ def q05_tables(rng):
 
     db = _db(rng)
     t = shared_page_table_table(**db).set_index(["pool_pages", "page_tables"])["bytes"]
-    text = (f"A database of {db['processes']} processes, each mapping a {format_size(db['buffer_pool'])} shared buffer "
-            f"pool (4 KB pages), {format_size(db['shared_text'])} of shared text and {format_size(db['private'])} "
-            f"private. With `pagesim.pagetables.shared_page_table_table(**p2)`, give the total page-table bytes with "
-            f"private tables (`q2_private`) and with shared leaf tables (`q2_shared`), pool in 4 KB pages.")
+    text = (
+        f"A database of {db['processes']} processes, each mapping a {format_size(db['buffer_pool'])} shared buffer "
+        f"pool (4 KB pages), {format_size(db['shared_text'])} of shared text and {format_size(db['private'])} "
+        f"private. With `pagesim.pagetables.shared_page_table_table(**p2)`, give the total page-table bytes with "
+        f"private tables (`q2_private`) and with shared leaf tables (`q2_shared`), pool in 4 KB pages."
+    )
     return dict(params=db, answers={"q2_private": int(t[("4K", "private")]), "q2_shared": int(t[("4K", "shared")])}, text=text)
 
 
@@ -410,11 +495,13 @@ def q05_freed(rng):
     ram = int(_pick(rng, (8, 16, 32, 64))) << 30
     t = shared_page_table_table(**db).set_index(["pool_pages", "page_tables"])["bytes"]
     freed = 100.0 * (t[("4K", "private")] - t[("4K", "shared")]) / ram
-    text = (f"A database of {db['processes']} processes ({format_size(db['buffer_pool'])} shared pool in 4 KB pages, "
-            f"{format_size(db['shared_text'])} shared text, {format_size(db['private'])} private each) on a machine with "
-            f"{format_size(ram)} of RAM: what share of RAM, in percent, "
-            f"does sharing the page tables free (`q3_freed_pct`, pool in 4 KB pages)? Predict before computing: does "
-            f"it grow with the process count?")
+    text = (
+        f"A database of {db['processes']} processes ({format_size(db['buffer_pool'])} shared pool in 4 KB pages, "
+        f"{format_size(db['shared_text'])} shared text, {format_size(db['private'])} private each) on a machine with "
+        f"{format_size(ram)} of RAM: what share of RAM, in percent, "
+        f"does sharing the page tables free (`q3_freed_pct`, pool in 4 KB pages)? Predict before computing: does "
+        f"it grow with the process count?"
+    )
     return dict(params={**db, "ram": ram}, answers={"q3_freed_pct": float(freed)}, text=text, tolerance={"q3_freed_pct": 1e-9})
 
 
@@ -433,8 +520,7 @@ ASSIGNMENTS = {
 def assignment_key(assignment) -> str:
     key = str(assignment)[:2]
     if key not in ASSIGNMENTS:
-        raise ValueError(f"assignment={assignment!r} is unknown: allowed {sorted(ASSIGNMENTS)} (or their names "
-                         f"{[v[0] for v in ASSIGNMENTS.values()]})")
+        raise ValueError(f"assignment={assignment!r} is unknown: allowed {sorted(ASSIGNMENTS)} (or their names {[v[0] for v in ASSIGNMENTS.values()]})")
     return key
 
 
@@ -445,8 +531,10 @@ class Sheet:
         self.assignment = assignment_key(assignment)
         self.seed = seed_of(student)
         if student == PLACEHOLDER_ID:
-            print(f"Note: STUDENT_ID is still the placeholder {PLACEHOLDER_ID!r}: put your own id, or your answers "
-                  "will be graded for the placeholder's questions.")
+            print(
+                f"Note: STUDENT_ID is still the placeholder {PLACEHOLDER_ID!r}: put your own id, or your answers "
+                "will be graded for the placeholder's questions."
+            )
         self._questions = {}
 
     def question(self, name) -> Question:

@@ -7,10 +7,11 @@ POWER probes, the TSB slot SPARC probes, or the entry Itanium's short-format VHP
 linear table of 8-byte entries per region; the hashed VHPT is the long format, which pagesim does
 not model: datasets/architecture/NOTES.md §1.5). The numbers are those the kernel computes.
 """
+
 from __future__ import annotations
 
-from ._kernels.translate import SEGMENT_SHIFT, VSID_MULT
 from ._check import check_choice
+from ._kernels.translate import SEGMENT_SHIFT, VSID_MULT
 from .machines import machine as get_machine
 from .units import format_size, log2, parse_size
 
@@ -34,30 +35,43 @@ def translate(machine, address, page_size=None, side: str = "data"):
     for st in m.chain(side, p):
         es = log2(st.entry_size(p))
         key = a >> es
-        rows.append({"step": f"TLB L{st.level}", "what": f"{st.name}: {st.entries} entries, {st.organisation()}",
-                     "value": f"set {key % st.sets} of {st.sets}, tag {key:#x}"})
+        rows.append(
+            {
+                "step": f"TLB L{st.level}",
+                "what": f"{st.name}: {st.entries} entries, {st.organisation()}",
+                "value": f"set {key % st.sets} of {st.sets}, tag {key:#x}",
+            }
+        )
     w = m.walker
     if w.kind == "radix":
         n = len(w.level_bits)
         names = RADIX_NAMES.get(n, [f"level {i}" for i in range(n)])
         leaf = w.leaf_refs(p) - 1
         for lvl in range(leaf + 1):
-            shift = w.base_shift + sum(w.level_bits[lvl + 1:])
+            shift = w.base_shift + sum(w.level_bits[lvl + 1 :])
             idx = (a >> shift) & ((1 << w.level_bits[lvl]) - 1)
             skippers = [c.name for c in w.pwc if c.skip > lvl]
-            rows.append({"step": f"walk level {lvl}", "what": f"{names[lvl]}: bits {shift + w.level_bits[lvl] - 1}..{shift}"
-                         + (" (leaf: holds the translation)" if lvl == leaf else "")
-                         + (f"; skipped on a hit in {', '.join(skippers)}" if skippers else ""),
-                         "value": f"index {idx} (entry at byte {idx * 8} of its table)"})
+            rows.append(
+                {
+                    "step": f"walk level {lvl}",
+                    "what": f"{names[lvl]}: bits {shift + w.level_bits[lvl] - 1}..{shift}"
+                    + (" (leaf: holds the translation)" if lvl == leaf else "")
+                    + (f"; skipped on a hit in {', '.join(skippers)}" if skippers else ""),
+                    "value": f"index {idx} (entry at byte {idx * 8} of its table)",
+                }
+            )
     elif w.kind == "hashed":
         seg_shift = SEGMENT_SHIFT if s < SEGMENT_SHIFT else 40
         vsid = ((a >> seg_shift) * VSID_MULT) & 0xFFFFFFFFF
         pidx = (a & ((1 << seg_shift) - 1)) >> s
         h = (vsid ^ pidx) & (w.hpt_ptegs - 1)
         rows += [
-            {"step": "segment", "what": f"ESID (address >> {seg_shift}), looked up in the SLB"
-             + (" (256 MiB segments at every address: 1 TiB segments are not modelled, see the preset's SLB source)" if seg_shift == SEGMENT_SHIFT else ""),
-             "value": f"{a >> seg_shift:#x}"},
+            {
+                "step": "segment",
+                "what": f"ESID (address >> {seg_shift}), looked up in the SLB"
+                + (" (256 MiB segments at every address: 1 TiB segments are not modelled, see the preset's SLB source)" if seg_shift == SEGMENT_SHIFT else ""),
+                "value": f"{a >> seg_shift:#x}",
+            },
             {"step": "segment", "what": "VSID (modelling assumption: a multiplicative scramble of the ESID)", "value": f"{vsid:#x}"},
             {"step": "hash", "what": f"page index in the segment, XOR VSID, mod {w.hpt_ptegs} groups", "value": f"primary PTEG {h}"},
             {"step": "hash", "what": "secondary group: the complement of the hash", "value": f"secondary PTEG {(~h) & (w.hpt_ptegs - 1)}"},
@@ -70,6 +84,12 @@ def translate(machine, address, page_size=None, side: str = "data"):
             {"step": "walk", "what": f"on a TSB miss, a software walk of {w.sw_walk_refs} loads", "value": f"1 or {1 + w.sw_walk_refs} references"},
         ]
     else:
-        rows.append({"step": "walk", "what": "short-format VHPT: the walker reads the page's 8-byte entry in its region's linear table "
-                     "(one entry per page, indexed by the page number; not hashed)", "value": f"entry of page {a >> s:#x}: 1 reference"})
+        rows.append(
+            {
+                "step": "walk",
+                "what": "short-format VHPT: the walker reads the page's 8-byte entry in its region's linear table "
+                "(one entry per page, indexed by the page number; not hashed)",
+                "value": f"entry of page {a >> s:#x}: 1 reference",
+            }
+        )
     return pd.DataFrame(rows)

@@ -25,6 +25,7 @@ and goes on; ``pagesim notebooks`` fails on a *regression* (a finding whose verd
 in the committed baseline, ``notebooks/verdicts.json``). An ``arithmetic`` finding whose arithmetic
 does not come out is a bug in the notebook and raises at once.
 """
+
 from __future__ import annotations
 
 import json
@@ -121,9 +122,21 @@ class Findings:
         verdict = "exact" if document == simulation else "contradicted"
         return self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), verdict, why))
 
-    def measured(self, id: str, finding: str, source: str, document, simulation: float, *,  # noqa: A002
-                 band: tuple[float, float] | None = None, rel: float | None = None, points: float | None = None,
-                 unit: str = "", why: str = "", sensitivity: str = "") -> Finding:
+    def measured(
+        self,
+        id: str,
+        finding: str,
+        source: str,
+        document,
+        simulation: float,
+        *,  # noqa: A002
+        band: tuple[float, float] | None = None,
+        rel: float | None = None,
+        points: float | None = None,
+        unit: str = "",
+        why: str = "",
+        sensitivity: str = "",
+    ) -> Finding:
         """A figure the document measured on a real machine (a speed-up in %, a miss reduction...).
         ``document`` is one figure or the document's spread ``(low, high)`` (two systems, a range).
         The band is stated here: ``band=(lo, hi)`` explicitly, or ``rel=0.5`` (the document's
@@ -150,8 +163,19 @@ class Findings:
         verdict, ratio = classify(d, s, lo, hi)
         return self._add(Finding(id, finding, source, doc_text, f"{_fmt(s)}{unit}", verdict, why, text, ratio, sensitivity, (lo, hi)))
 
-    def direction(self, id: str, finding: str, source: str, document, simulation, holds: bool, *,  # noqa: A002
-                  ratio: float | None = None, why: str = "", sensitivity: str = "") -> Finding:
+    def direction(
+        self,
+        id: str,
+        finding: str,
+        source: str,
+        document,
+        simulation,
+        holds: bool,
+        *,  # noqa: A002
+        ratio: float | None = None,
+        why: str = "",
+        sensitivity: str = "",
+    ) -> Finding:
         """Only the direction can be compared (the document gives no figure a band could be set
         around): ``direction`` when ``holds``, else ``contradicted``."""
         verdict = "direction" if holds else "contradicted"
@@ -219,9 +243,19 @@ class Findings:
     def table(self):
         import pandas as pd
 
-        rows = [{"finding": f.finding, "source": f.source, "document": f.document, "simulation": f.simulation,
-                 "verdict": f.verdict, "band": f.band, "sim / doc": "" if f.ratio is None else f"{f.ratio:.2f}",
-                 "note": note_text(f.why, f.sensitivity)} for f in self.items]
+        rows = [
+            {
+                "finding": f.finding,
+                "source": f.source,
+                "document": f.document,
+                "simulation": f.simulation,
+                "verdict": f.verdict,
+                "band": f.band,
+                "sim / doc": "" if f.ratio is None else f"{f.ratio:.2f}",
+                "note": note_text(f.why, f.sensitivity),
+            }
+            for f in self.items
+        ]
         return pd.DataFrame(rows)
 
     def save(self, result_path) -> None:
@@ -235,8 +269,10 @@ class Findings:
             p = Path(result_path)
             p.parent.mkdir(parents=True, exist_ok=True)
             tmp = p.with_suffix(p.suffix + ".part")
-            tmp.write_text(json.dumps({"notebook": self.notebook, "document": self.document, "peak_rss_mib": peak,
-                                       "findings": [asdict(f) for f in self.items]}, indent=1), encoding="utf-8")
+            tmp.write_text(
+                json.dumps({"notebook": self.notebook, "document": self.document, "peak_rss_mib": peak, "findings": [asdict(f) for f in self.items]}, indent=1),
+                encoding="utf-8",
+            )
             tmp.replace(p)
 
 

@@ -11,6 +11,7 @@ test files (the autograder notebook's hidden and public tests): the same scores 
 without a kernel per notebook, which keeps the test suite quick. ``pagesim exercises grade
 --in-process`` uses it too.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -49,8 +50,7 @@ def masters(masters_dir=None, only=None) -> list[Path]:
         found = [p for p in found if p.stem in want or p.stem[:2] in want]
         missing = want - {p.stem for p in found} - {p.stem[:2] for p in found}
         if missing:
-            raise ValueError(f"assignment(s) {sorted(missing)} not found in {d}: allowed "
-                             f"{[p.stem for p in sorted(d.glob('*.ipynb'))]}")
+            raise ValueError(f"assignment(s) {sorted(missing)} not found in {d}: allowed {[p.stem for p in sorted(d.glob('*.ipynb'))]}")
     if not found:
         raise ValueError(f"no master notebooks (*.ipynb) in {d}")
     return found
@@ -111,8 +111,9 @@ def assignment_of(notebook) -> str:
         raise ValueError(f"submission {str(notebook)!r} is not a readable notebook: {e}") from None
     name = nb.metadata.get("otter", {}).get("assignment_name")
     if not name:
-        raise ValueError(f"submission {str(notebook)!r} has no otter assignment name in its metadata "
-                         "(is it a student notebook from `pagesim exercises build`?)")
+        raise ValueError(
+            f"submission {str(notebook)!r} has no otter assignment name in its metadata (is it a student notebook from `pagesim exercises build`?)"
+        )
     return name
 
 
@@ -133,8 +134,7 @@ def student_of(notebook) -> str:
 def _autograder(build_dir: Path, name: str) -> Path:
     zips = sorted((build_dir / name / "autograder").glob(f"{name}-autograder_*.zip"))
     if not zips:
-        raise ValueError(f"no autograder for assignment {name!r} in {build_dir / name / 'autograder'}: "
-                         "run `pagesim exercises build` first")
+        raise ValueError(f"no autograder for assignment {name!r} in {build_dir / name / 'autograder'}: run `pagesim exercises build` first")
     return zips[-1]
 
 
@@ -150,8 +150,7 @@ def _scores_from_results(path: Path) -> dict[str, tuple[float, float]]:
 def run_otter(submission, autograder_zip) -> dict[str, tuple[float, float]]:
     """``otter run`` on one submission; question -> (score, max)."""
     with tempfile.TemporaryDirectory(prefix="pagesim-grade-") as d:
-        r = subprocess.run(_otter() + ["run", "--no-logo", "-a", str(autograder_zip), "-o", d, str(submission)],
-                           capture_output=True, text=True)
+        r = subprocess.run(_otter() + ["run", "--no-logo", "-a", str(autograder_zip), "-o", d, str(submission)], capture_output=True, text=True)
         res = Path(d) / "results.json"
         if r.returncode != 0 or not res.exists():
             raise RuntimeError(f"otter run failed on {submission} (exit {r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")

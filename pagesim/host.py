@@ -10,6 +10,7 @@ starts ``offset`` bytes past a 2 MiB boundary (the mapping is over-allocated and
 used), and ``MADV_HUGEPAGE`` is given for the region alone: the kernel splits the mapping there,
 so the region's edges are the edges of its VMA, as they are for an mmap of that size.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -141,8 +142,7 @@ def _anon_huge_kib(start: int, end: int) -> int | None:
     return None
 
 
-def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", touches: int = 4096, seed: int = 0,
-                   offset=0) -> FaultComparison:
+def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", touches: int = 4096, seed: int = 0, offset=0) -> FaultComparison:
     """Touch a fresh anonymous mapping of ``size`` for real and in the simulator; return both fault counts.
 
     size: a multiple of 4 KiB, up to 4 GiB ("3M", "17M", "2M+4K"); offset: where the region starts
@@ -200,8 +200,15 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
     lay = Layout((Region(start, n, page, "[ anon ]", policy="thp" if thp else "base"),))
     ds = simulate("zen4", addresses=(start + offsets).astype(np.uint64), layout=lay, seed=seed, specialize=False)
     return FaultComparison(
-        size=n, thp=thp, pattern=pattern, touches=int(offsets.size), real_faults=int(r1 - r0),
-        simulated_faults=int(ds["faults"].sum()), page_size=page, thp_mode=thp_mode() or "none",
-        huge_pages_mapped=None if huge_kib is None else huge_kib // 2048, offset=off_in,
+        size=n,
+        thp=thp,
+        pattern=pattern,
+        touches=int(offsets.size),
+        real_faults=int(r1 - r0),
+        simulated_faults=int(ds["faults"].sum()),
+        page_size=page,
+        thp_mode=thp_mode() or "none",
+        huge_pages_mapped=None if huge_kib is None else huge_kib // 2048,
+        offset=off_in,
         simulated_huge_pages=int(ds["pages_touched"].sel(page_size=HUGE)),
     )

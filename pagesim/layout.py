@@ -6,6 +6,7 @@ a THP or MPSS region: it asks for huge pages but starts and ends on the machine'
 3 MiB ``MADV_HUGEPAGE`` mapping), and the OS stage (``pagesim.paging``) backs its partial huge
 pages with base pages.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,8 +50,7 @@ class Region:
             raise ValueError(f"{n} length={self.length} must be positive")
         if self.policy != "base" and self.fault_around != 1:
             raise ValueError(
-                f"{n} fault_around={self.fault_around} with policy={self.policy!r}: fault-around applies to "
-                "policy='base' regions only; use fault_around=1"
+                f"{n} fault_around={self.fault_around} with policy={self.policy!r}: fault-around applies to policy='base' regions only; use fault_around=1"
             )
         if self.policy in ("thp", "mpss"):
             return  # starts and ends on the base page: Layout.check_machine checks it against the machine
@@ -58,8 +58,7 @@ class Region:
             raise ValueError(f"{n} start={self.start:#x} is not aligned to its page size {format_size(self.page_size)}")
         if self.length % self.page_size:
             raise ValueError(
-                f"{n} length={self.length} is not a multiple of its page size {format_size(self.page_size)}; "
-                "use Region.covering() to round it out"
+                f"{n} length={self.length} is not a multiple of its page size {format_size(self.page_size)}; use Region.covering() to round it out"
             )
 
     @property
@@ -96,10 +95,7 @@ class Layout:
         regs = tuple(sorted(regs, key=lambda r: r.start))
         for a, b in zip(regs, regs[1:]):
             if b.start < a.end:
-                raise ValueError(
-                    f"regions overlap: {a.name or 'region'} [{a.start:#x}, {a.end:#x}) and "
-                    f"{b.name or 'region'} [{b.start:#x}, {b.end:#x})"
-                )
+                raise ValueError(f"regions overlap: {a.name or 'region'} [{a.start:#x}, {a.end:#x}) and {b.name or 'region'} [{b.start:#x}, {b.end:#x})")
         total = sum(r.pages for r in regs)
         if total > MAX_PAGES:
             raise ValueError(
@@ -200,8 +196,7 @@ class Layout:
 
     def to_records(self) -> list[dict]:
         return [
-            {"name": r.name, "start": r.start, "length": r.length, "page_size": r.page_size, "mode": r.mode,
-             "fault_around": r.fault_around, "policy": r.policy}
+            {"name": r.name, "start": r.start, "length": r.length, "page_size": r.page_size, "mode": r.mode, "fault_around": r.fault_around, "policy": r.policy}
             for r in self.regions
         ]
 

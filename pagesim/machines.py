@@ -13,6 +13,7 @@ assumption is named in ``assumed``.
 2097152
 >>> more = k8.add_structure(name="L2 DTLB 2M", level=2, side="data", entries=512, ways=4, sizes=["2M"])
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -82,8 +83,7 @@ class Structure:
         object.__setattr__(self, "ways", check_int(f"{n} ways", self.ways, 1, MAX_WAYS, " (wider structures are searched way by way, too slowly to simulate)"))
         if self.entries % self.ways:
             raise ValueError(
-                f"{n}: entries={self.entries} is not divisible by ways={self.ways}; "
-                "entries must be sets x ways (ways == entries for fully associative)"
+                f"{n}: entries={self.entries} is not divisible by ways={self.ways}; entries must be sets x ways (ways == entries for fully associative)"
             )
         object.__setattr__(self, "sizes", _sizes(f"{n} sizes", self.sizes))
         if not self.sizes:
@@ -184,9 +184,7 @@ class Walker:
             object.__setattr__(self, "base_shift", check_int("radix walker base_shift", self.base_shift, 10, 20))
             for p in self.pwc:
                 if p.skip >= len(self.level_bits):
-                    raise ValueError(
-                        f"page-walk cache {p.name!r} skip={p.skip} must be below the number of levels ({len(self.level_bits)})"
-                    )
+                    raise ValueError(f"page-walk cache {p.name!r} skip={p.skip} must be below the number of levels ({len(self.level_bits)})")
             skips = [p.skip for p in self.pwc]
             if len(set(skips)) != len(skips):
                 raise ValueError(f"radix walker: two page-walk caches skip the same number of levels: {skips}")
@@ -298,8 +296,7 @@ class Machine:
         object.__setattr__(self, "base_page", parse_page_size(self.base_page, f"machine {self.name!r} base_page"))
         if self.base_page not in self.page_sizes:
             raise ValueError(
-                f"machine {self.name!r} base_page={format_size(self.base_page)} is not among its page sizes "
-                f"({', '.join(map(format_size, self.page_sizes))})"
+                f"machine {self.name!r} base_page={format_size(self.base_page)} is not among its page sizes ({', '.join(map(format_size, self.page_sizes))})"
             )
         object.__setattr__(self, "va_bits", check_int(f"machine {self.name!r} va_bits", self.va_bits, 32, 64))
         if isinstance(self.structures, (str, bytes, dict)) or not hasattr(self.structures, "__iter__"):
@@ -363,10 +360,7 @@ class Machine:
     def check_page_size(self, page_size, name: str = "page_size") -> int:
         p = parse_page_size(page_size, name)
         if p not in self.page_sizes:
-            raise ValueError(
-                f"{name}={format_size(p)} is not supported by machine {self.name!r}: "
-                f"allowed {', '.join(map(format_size, self.page_sizes))}"
-            )
+            raise ValueError(f"{name}={format_size(p)} is not supported by machine {self.name!r}: allowed {', '.join(map(format_size, self.page_sizes))}")
         return p
 
     def chain(self, kind: str, page_size: int) -> list[Structure]:
@@ -449,7 +443,9 @@ class Machine:
         fields.setdefault("source", "what-if structure (not real hardware)")
         fields.setdefault("assumed", ("entries", "ways", "latency"))
         s = Structure(**fields)
-        return self._variant(list(self.structures) + [s], f"added {s.name} ({s.entries} entries, {s.organisation()}, {'/'.join(map(format_size, s.sizes))})", new_name)
+        return self._variant(
+            list(self.structures) + [s], f"added {s.name} ({s.entries} entries, {s.organisation()}, {'/'.join(map(format_size, s.sizes))})", new_name
+        )
 
     def remove_structure(self, name: str, new_name: str | None = None) -> "Machine":
         self.structure(name)
@@ -525,10 +521,19 @@ class Machine:
             for p in w.pwc:
                 lines.append(f"      {p.name}: {p.source}")
         if self.slb is not None:
-            lines.append(f"  SLB {self.slb.entries} entries (256M segments at every address; 1T segments are not modelled)"
-                         + (f"; source: {self.slb.source}" if sources else ""))
-        cs = {"flush": "flushes every TLB and walk cache", "flush-level1": "flushes the level-1 structures (and SLB)", "tagged": "keeps address-space-tagged entries"}[self.context_switch]
-        lines.append(f"  context switch: {cs}" + ((f"; source: {self.context_switch_source}" if self.context_switch_source else " (modelling assumption)") if sources else ""))
+            lines.append(
+                f"  SLB {self.slb.entries} entries (256M segments at every address; 1T segments are not modelled)"
+                + (f"; source: {self.slb.source}" if sources else "")
+            )
+        cs = {
+            "flush": "flushes every TLB and walk cache",
+            "flush-level1": "flushes the level-1 structures (and SLB)",
+            "tagged": "keeps address-space-tagged entries",
+        }[self.context_switch]
+        lines.append(
+            f"  context switch: {cs}"
+            + ((f"; source: {self.context_switch_source}" if self.context_switch_source else " (modelling assumption)") if sources else "")
+        )
         if sources:
             lines.append(f"  notes: {self.notes}")
             lines.append("  modelling assumptions: " + "; ".join(self.assumptions))

@@ -14,6 +14,7 @@ background thread holding 95% of memory with normal pages, 003_e083a135b5a1afda.
 cage, ``kernel_cage_enable``, 002_7166aff63bc805c7.txt). ``movable`` pages may be migrated by
 compaction; pinned ones may not.
 """
+
 from __future__ import annotations
 
 import copy
@@ -230,4 +231,5 @@ class PhysicalMemory:
     def describe(self) -> str:
         used = {name: int(np.count_nonzero(self.state == v)) for name, v in (("free", FREE), ("pinned", PINNED), ("movable", MOVABLE), ("in use", USED))}
         parts = ", ".join(f"{k} {format_size(v * self.frame)}" for k, v in used.items() if v)
-        return f"{format_size(self.ram)} in {format_size(self.frame)} frames: {parts}; largest free block {format_size(self.largest_free_block()) if self.largest_free_block() else 'none'}"
+        largest = self.largest_free_block()
+        return f"{format_size(self.ram)} in {format_size(self.frame)} frames: {parts}; largest free block {format_size(largest) if largest else 'none'}"

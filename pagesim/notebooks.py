@@ -4,6 +4,7 @@ verdict; see pagesim.report). ``pagesim notebooks [--quick] [--out build] [--sav
 status 1 if a notebook errors (naming the notebook and the cell) or a verdict regressed against
 ``notebooks/verdicts.json``.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,16 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
     t = time.perf_counter()
     for attempt in (1, 2):
         try:
-            pm.execute_notebook(str(path), str(out_nb), parameters=kw, kernel_name=KERNEL, progress_bar=False,
-                                cwd=str(path.parent), log_output=False, execution_timeout=CELL_TIMEOUT)
+            pm.execute_notebook(
+                str(path),
+                str(out_nb),
+                parameters=kw,
+                kernel_name=KERNEL,
+                progress_bar=False,
+                cwd=str(path.parent),
+                log_output=False,
+                execution_timeout=CELL_TIMEOUT,
+            )
             rec["status"] = "ok"
             break
         except pm.PapermillExecutionError as e:
@@ -152,8 +161,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="pagesim notebooks", description="execute every notebook and write the validation report")
     ap.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
     ap.add_argument("--out", default="build", help="output folder (default build/)")
-    ap.add_argument("--save-baseline", action="store_true",
-                    help="store this run's verdicts in notebooks/verdicts.json (the baseline a later run must not fall below)")
+    ap.add_argument(
+        "--save-baseline", action="store_true", help="store this run's verdicts in notebooks/verdicts.json (the baseline a later run must not fall below)"
+    )
     ap.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     args = ap.parse_args(argv)
     out = Path(args.out)

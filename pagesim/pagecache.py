@@ -7,6 +7,7 @@ a 3KB file is put in a 4KB pages, 25% of the page is unused. When this same file
 page, 95% of the page is unused." The page cache keeps file data in base pages, so the page sizes
 compared here are base page sizes (4 KiB or 64 KiB kernels), not huge pages.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,7 +48,9 @@ def file_sizes(spec, n: int | None = None, seed: int = 0) -> np.ndarray:
         try:
             out = np.array([parse_size(s, "file size") for s in spec], dtype=np.int64)
         except TypeError:
-            raise TypeError(f"spec must be a size, a dict {{size: count}}, a sequence of sizes or ('lognormal', median, sigma); got {type(spec).__name__}") from None
+            raise TypeError(
+                f"spec must be a size, a dict {{size: count}}, a sequence of sizes or ('lognormal', median, sigma); got {type(spec).__name__}"
+            ) from None
     if out.size > MAX_FILES:
         raise ValueError(f"{out.size} files: the model handles at most {MAX_FILES} (2**27)")
     return out
@@ -80,8 +83,13 @@ def internal_fragmentation(sizes, page_sizes=("4K", "64K"), memory=None):
         used = int(pages.sum()) * ps
         need = int(s.sum())
         row = {
-            "page_size": ps, "page": format_size(ps), "files": int(s.size), "pages": int(pages.sum()),
-            "bytes_needed": need, "bytes_used": used, "wasted": used - need,
+            "page_size": ps,
+            "page": format_size(ps),
+            "files": int(s.size),
+            "pages": int(pages.sum()),
+            "bytes_needed": need,
+            "bytes_used": used,
+            "wasted": used - need,
             "unused_share": (used - need) / used if used else 0.0,
         }
         if mem is not None:

@@ -11,6 +11,7 @@ the same shared region share its leaf-level tables, which are then counted once;
 stays private. With huge pages the leaf level is the one holding the huge-page entries (PMD on
 x86-64), and that is what is shared.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -137,11 +138,13 @@ def shared_page_table_table(processes, buffer_pool, shared_text, private):
         maps = database_mappings(buffer_pool, shared_text, private, huge)
         for shared in (False, True):
             r = page_table_bytes(processes, maps, shared_tables=shared)
-            rows.append({
-                "pool_pages": "2M" if huge else "4K",
-                "page_tables": "shared" if shared else "private",
-                "bytes": r["total"],
-                "MiB": r["total"] / (1 << 20),
-                **{f"level{i}_bytes": b for i, b in enumerate(r["by_level"])},
-            })
+            rows.append(
+                {
+                    "pool_pages": "2M" if huge else "4K",
+                    "page_tables": "shared" if shared else "private",
+                    "bytes": r["total"],
+                    "MiB": r["total"] / (1 << 20),
+                    **{f"level{i}_bytes": b for i, b in enumerate(r["by_level"])},
+                }
+            )
     return pd.DataFrame(rows)

@@ -30,12 +30,13 @@ the order of first touches of base pages, and replaying it through the allocator
 decision in fault order. The result is a layout of the backing actually given (what ``pmap -sx``
 shows), which the translation stage then simulates.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ._kernels.firsttouch import first_touches
 from ._check import check_choice
+from ._kernels.firsttouch import first_touches
 from .layout import POLICIES, Layout, Region
 from .memory import OutOfMemory, PhysicalMemory
 from .units import format_size, log2
@@ -61,8 +62,7 @@ def default_huge_page(machine, policy: str) -> int:
         return HASHED_HUGE
     larger = ", ".join(format_size(p) for p in machine.page_sizes if p > machine.base_page) or "none"
     raise ValueError(
-        f"policy={policy!r} without page_size: machine {machine.name!r} ({w.kind} page table) has no default huge page "
-        f"size; give page_size=, one of {larger}"
+        f"policy={policy!r} without page_size: machine {machine.name!r} ({w.kind} page table) has no default huge page size; give page_size=, one of {larger}"
     )
 
 
@@ -153,8 +153,7 @@ def _check_huge(r: Region, base_page: int) -> None:
         )
     if r.policy in CHUNKED and (r.start % base_page or r.length % base_page):
         raise ValueError(
-            f"region {r.name!r} [{r.start:#x}, {r.end:#x}) with policy={r.policy!r} does not start and end on the base "
-            f"page {format_size(base_page)}"
+            f"region {r.name!r} [{r.start:#x}, {r.end:#x}) with policy={r.policy!r} does not start and end on the base page {format_size(base_page)}"
         )
 
 
@@ -219,8 +218,7 @@ def resolve(layout: Layout, chunks, memory: PhysicalMemory, base_page: int, comp
                 chunk_state[ri][c] = "base"
                 if mem.alloc(mem.order_of(r.page_size)) is None:
                     raise OutOfMemory(
-                        f"memory is full: no free {format_size(r.page_size)} block for region {r.name!r} "
-                        "(memory pressure and reclaim are not modelled yet)"
+                        f"memory is full: no free {format_size(r.page_size)} block for region {r.name!r} (memory pressure and reclaim are not modelled yet)"
                     )
             continue
         per = r.page_size // base_page

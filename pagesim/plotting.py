@@ -1,6 +1,6 @@
 """Plotting helpers for the notebooks, built on seaborn. Each returns the matplotlib Axes."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 # Readable axis labels, with units, for the column names the studies use (a label given to a plotting
 # function wins; a column not listed keeps its name).
@@ -176,8 +176,24 @@ def latency(df, x="working set MiB", y="median_ns", lo="q1_ns", hi="q3_ns", curv
     mark_sizes(ax, marks)
 
 
-def sweep(df, x, y, *, band=None, mark=None, mark_label="this notebook's value", intervals=None, holds=None,
-          title="", xlabel="", ylabel="", logx=False, logy=False, joined=True, ax=None):
+def sweep(
+    df,
+    x,
+    y,
+    *,
+    band=None,
+    mark=None,
+    mark_label="this notebook's value",
+    intervals=None,
+    holds=None,
+    title="",
+    xlabel="",
+    ylabel="",
+    logx=False,
+    logy=False,
+    joined=True,
+    ax=None,
+):
     """A parameter sweep: ``y`` (a column, or a list of columns) against ``x``, with the document's
     figure as a horizontal band: ``band=(lo, hi)`` or a list of ``(lo, hi, label)`` (a line when
     lo == hi; an infinite edge runs to the edge of the plot). ``mark``: the value of the parameter
@@ -196,7 +212,7 @@ def sweep(df, x, y, *, band=None, mark=None, mark_label="this notebook's value",
     d = df.sort_values(x)
     ys = [y] if isinstance(y, str) else list(y)
     for col in ys:
-        line, = ax.plot(d[x], d[col], ls="-" if joined else "none", lw=1.2, label=col if len(ys) > 1 else None)
+        (line,) = ax.plot(d[x], d[col], ls="-" if joined else "none", lw=1.2, label=col if len(ys) > 1 else None)
         if holds is not None:
             ok = d[holds].astype(bool)
             ax.plot(d[x][ok], d[col][ok], "o", color=line.get_color(), ms=5, label="finding holds" if col == ys[0] else None)

@@ -11,14 +11,15 @@ was touched is treated as dirty); a huge page is evicted and swapped in whole; a
 TLB entries are not shot down in the translation stage (its counters are those of the program
 without pressure), so the swap cost is added beside them rather than through them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import pressure as P
 from ._check import check_choice, check_int
+from ._kernels import pressure as P
 from .layout import Layout
 from .units import format_size, log2, parse_size
 
@@ -74,8 +75,7 @@ def run(layout: Layout, chunks, ram: Ram) -> dict:
     biggest = max(r.page_size for r in regs)
     if biggest > ram.available:
         raise ValueError(
-            f"ram limit={format_size(ram.limit)} leaves {format_size(ram.available)} for the program, "
-            f"less than one {format_size(biggest)} page of the layout"
+            f"ram limit={format_size(ram.limit)} leaves {format_size(ram.available)} for the program, less than one {format_size(biggest)} page of the layout"
         )
     base = np.zeros(len(regs), dtype=np.int64)
     base[1:] = np.cumsum(pages)[:-1]

@@ -30,6 +30,7 @@ TLB miss walks the guest's and the host's page tables (two-dimensional walk), an
 gives huge TLB entries only where the host also backs it with a huge page; timings on a shared
 machine are noisy, so only medians and directions are reported, never a check on absolute time.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -42,8 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .host import HUGE, _anon_huge_kib, thp_mode, why_not
 from ._check import check_int, check_seed
+from .host import HUGE, _anon_huge_kib, thp_mode, why_not
 from .units import format_size, parse_size
 
 PAGE = 4096
@@ -69,8 +70,9 @@ class Knee:
         return self.after_ns / self.before_ns
 
     def __str__(self):
-        return (f"{self.curve}: {format_size(self.start)} -> {format_size(self.end)} "
-                f"({self.before_ns:.1f} -> {self.after_ns:.1f} ns, x{self.rise:.2f})" + (f": {self.meaning}" if self.meaning else ""))
+        return f"{self.curve}: {format_size(self.start)} -> {format_size(self.end)} ({self.before_ns:.1f} -> {self.after_ns:.1f} ns, x{self.rise:.2f})" + (
+            f": {self.meaning}" if self.meaning else ""
+        )
 
 
 @dataclass
@@ -181,10 +183,16 @@ def preset_reach(names) -> object:
             for s in m.chain("data", p):
                 by_level.setdefault(s.level, []).append(s)
             for lvl, ss in sorted(by_level.items()):
-                rows.append({"preset": m.name, "page": format_size(p), "level": lvl,
-                             "structures": " + ".join(f"{s.name} ({s.entries})" for s in ss),
-                             "entries": sum(s.entries for s in ss),
-                             "reach": sum(s.entries * s.entry_size(p) for s in ss)})
+                rows.append(
+                    {
+                        "preset": m.name,
+                        "page": format_size(p),
+                        "level": lvl,
+                        "structures": " + ".join(f"{s.name} ({s.entries})" for s in ss),
+                        "entries": sum(s.entries for s in ss),
+                        "reach": sum(s.entries * s.entry_size(p) for s in ss),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -246,8 +254,7 @@ def _ns_per_load(words, start: int, loads: int) -> float:
     return (time.thread_time_ns() - t0) / loads
 
 
-def measure_size(size: int, stride: str, pages, repeats: int, rng, quick: bool = False, faults: bool = True,
-                 together: bool = True) -> list[dict]:
+def measure_size(size: int, stride: str, pages, repeats: int, rng, quick: bool = False, faults: bool = True, together: bool = True) -> list[dict]:
     """One working set: the same random cycle written into one mapping per page kind in ``pages``
     ('4K', 'THP'), then ``repeats`` rounds timing each mapping in turn (the order alternating), so
     that the kinds compared see the same interference. ``together=False`` measures one kind after
@@ -258,7 +265,7 @@ def measure_size(size: int, stride: str, pages, repeats: int, rng, quick: bool =
     recs = {}
     who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # this thread's faults only
     start = int(order[0])
-    for group in ([list(pages)] if together else [[p] for p in pages]):
+    for group in [list(pages)] if together else [[p] for p in pages]:
         regs = {}
         try:
             for page in group:
@@ -270,13 +277,21 @@ def measure_size(size: int, stride: str, pages, repeats: int, rng, quick: bool =
                 reg.words[order] = succ
                 f1 = resource.getrusage(who).ru_minflt
                 huge = _anon_huge_kib(reg.base + reg.off, reg.base + reg.off + reg.span) if page == "THP" else 0
-                recs[page] = {"size": size, "page": page, "stride": stride, "ns": [], "loads": _loads(order.size, quick),
-                              "real_faults": int(f1 - f0), "huge_pages": None if huge is None else huge // 2048,
-                              "huge_pages_expected": reg.span // HUGE if page == "THP" else 0, "alternated": together}
+                recs[page] = {
+                    "size": size,
+                    "page": page,
+                    "stride": stride,
+                    "ns": [],
+                    "loads": _loads(order.size, quick),
+                    "real_faults": int(f1 - f0),
+                    "huge_pages": None if huge is None else huge // 2048,
+                    "huge_pages_expected": reg.span // HUGE if page == "THP" else 0,
+                    "alternated": together,
+                }
             for page in group:
                 _ns_per_load(regs[page].words, start, recs[page]["loads"])  # warm-up: caches, TLBs, first compilation
             for r in range(repeats):
-                for page in (group if r % 2 == 0 else group[::-1]):
+                for page in group if r % 2 == 0 else group[::-1]:
                     recs[page]["ns"].append(_ns_per_load(regs[page].words, start, recs[page]["loads"]))
         finally:
             for reg in regs.values():
@@ -346,8 +361,12 @@ def candidates(page: str, stride: str, presets) -> list[tuple[str, int]]:
     TLB reach by level (4K entries; for THP also 2M entries)."""
     out = []
     for name, size in cache_sizes():
-        out.append((f"{name} {format_size(size)}" + (f" (one line per page: {format_size(size * (PAGE // LINE))})" if stride == "page" else ""),
-                    size * (PAGE // LINE if stride == "page" else 1)))
+        out.append(
+            (
+                f"{name} {format_size(size)}" + (f" (one line per page: {format_size(size * (PAGE // LINE))})" if stride == "page" else ""),
+                size * (PAGE // LINE if stride == "page" else 1),
+            )
+        )
     pr = preset_reach(presets)
     for _, r in pr.iterrows():
         if r["page"] == "4K" or page == "THP":
@@ -358,7 +377,7 @@ def candidates(page: str, stride: str, presets) -> list[tuple[str, int]]:
 
 def explain(knee: Knee, cands) -> str:
     """The candidates whose size lies in the knee's transition: from start/sqrt(2) up to its end."""
-    hit = [name for name, c in cands if knee.start / 2 ** 0.5 <= c <= knee.end]
+    hit = [name for name, c in cands if knee.start / 2**0.5 <= c <= knee.end]
     return "; ".join(hit) if hit else "nothing known at this size (noise, host paging, or a structure not listed)"
 
 
@@ -379,8 +398,19 @@ def name_knees(res: ProbeResult) -> list[Knee]:
 PAIR_BUDGET = 512 << 20  # the 4K and THP mappings are held at once (and alternated) up to this much in all
 
 
-def measure(min_size="16K", max_size="1G", per_octave: int = 2, repeats: int = 7, line_max="64M", quick: bool = False,
-            seed: int = 0, faults: bool = True, progress: bool = False, presets=None, pair_budget=PAIR_BUDGET) -> ProbeResult:
+def measure(
+    min_size="16K",
+    max_size="1G",
+    per_octave: int = 2,
+    repeats: int = 7,
+    line_max="64M",
+    quick: bool = False,
+    seed: int = 0,
+    faults: bool = True,
+    progress: bool = False,
+    presets=None,
+    pair_budget=PAIR_BUDGET,
+) -> ProbeResult:
     """Measure this machine: page-stride curves with 4 KiB pages and THP (timed in alternation), a
     line-stride curve up to ``line_max``; the knees found, beside the caches Linux reports and the
     closest presets' TLB reach. ``quick``: at most 64 MiB and 5 repeats. The 4K and THP mappings
@@ -408,7 +438,7 @@ def measure(min_size="16K", max_size="1G", per_octave: int = 2, repeats: int = 7
     kept = [s for s in sizes if (-(-s // HUGE) + 1) * HUGE <= cap]
     if not kept:
         raise RuntimeError(f"not even {format_size(sizes[0])} fits in half the available memory ({format_size(cap)})")
-    dropped = sizes[len(kept):]
+    dropped = sizes[len(kept) :]
     sizes = kept
     lmax_given = parse_size(line_max, "line_max")
     if lmax_given < sizes[0]:
@@ -431,17 +461,30 @@ def measure(min_size="16K", max_size="1G", per_octave: int = 2, repeats: int = 7
             bar.update(1)
     if bar is not None:
         bar.close()
-    runs = pd.DataFrame([{"size": r["size"], "page": r["page"], "stride": r["stride"], "rep": i, "ns": t}
-                         for r in recs for i, t in enumerate(r["ns"])])
-    med = (runs.groupby(["size", "page", "stride"], sort=False)["ns"]
-           .agg(median_ns="median", q1_ns=lambda x: x.quantile(0.25), q3_ns=lambda x: x.quantile(0.75), min_ns="min").reset_index())
+    runs = pd.DataFrame([{"size": r["size"], "page": r["page"], "stride": r["stride"], "rep": i, "ns": t} for r in recs for i, t in enumerate(r["ns"])])
+    med = (
+        runs.groupby(["size", "page", "stride"], sort=False)["ns"]
+        .agg(median_ns="median", q1_ns=lambda x: x.quantile(0.25), q3_ns=lambda x: x.quantile(0.75), min_ns="min")
+        .reset_index()
+    )
     loads = {(r["size"], r["page"], r["stride"]): r["loads"] for r in recs}
     med["loads"] = [loads[k] for k in zip(med["size"], med["page"], med["stride"])]
-    fl = pd.DataFrame([{k: r.get(k) for k in ("size", "page", "real_faults", "simulated_faults", "huge_pages", "huge_pages_expected")}
-                       for r in recs if r["stride"] == "page"])
+    fl = pd.DataFrame(
+        [{k: r.get(k) for k in ("size", "page", "real_faults", "simulated_faults", "huge_pages", "huge_pages_expected")} for r in recs if r["stride"] == "page"]
+    )
     alone = sorted({r["size"] for r in recs if not r["alternated"] and len(pages) > 1 and r["stride"] == "page"})
-    res = ProbeResult(runs=runs, medians=med, faults=fl, thp=thp_reason, cpu=cpu_description(), seconds=time.perf_counter() - t0,
-                      presets=presets, dropped=dropped, repeats=repeats, one_at_a_time=alone)
+    res = ProbeResult(
+        runs=runs,
+        medians=med,
+        faults=fl,
+        thp=thp_reason,
+        cpu=cpu_description(),
+        seconds=time.perf_counter() - t0,
+        presets=presets,
+        dropped=dropped,
+        repeats=repeats,
+        one_at_a_time=alone,
+    )
     res.knees = name_knees(res)
     return res
 
@@ -469,12 +512,25 @@ def thp_direction(res: ProbeResult) -> dict:
     p4, pt = res.curve("4K", "page"), res.curve("THP", "page")
     beyond = [s for s in p4.index if s > reach and s in pt.index]
     if not beyond:
-        return {"holds": None, "why": f"no measured size beyond the 4K L2 TLB reach {format_size(reach)} ({source})",
-                "reach": reach, "source": source, "pairs": []}
+        return {
+            "holds": None,
+            "why": f"no measured size beyond the 4K L2 TLB reach {format_size(reach)} ({source})",
+            "reach": reach,
+            "source": source,
+            "pairs": [],
+        }
     pairs = [(int(s), float(p4[s]), float(pt[s])) for s in beyond]
     ratio = float(np.median([f / t for _, f, t in pairs]))
-    return {"holds": ratio >= 1.0, "ratio": ratio, "reach": reach, "source": source, "pairs": pairs,
-            "sizes_holding": sum(t <= f for _, f, t in pairs), "worst": max(pairs, key=lambda x: x[2] / x[1]), "why": ""}
+    return {
+        "holds": ratio >= 1.0,
+        "ratio": ratio,
+        "reach": reach,
+        "source": source,
+        "pairs": pairs,
+        "sizes_holding": sum(t <= f for _, f, t in pairs),
+        "worst": max(pairs, key=lambda x: x[2] / x[1]),
+        "why": "",
+    }
 
 
 def table(res: ProbeResult) -> str:
@@ -491,25 +547,34 @@ def table(res: ProbeResult) -> str:
         sim = r.get("simulated_faults")
         return f"{int(r['real_faults']):,}/{int(sim):,}" if sim is not None and sim == sim else f"{int(r['real_faults']):,}/-"
 
-    out = [f"pointer-chase latency on {res.cpu}",
-           f"median CPU ns per dependent load over {res.repeats} runs; transparent huge pages: {thp_mode() or 'not available'}"
-           + (f" (THP not measured: {res.thp})" if res.thp else ""),
-           "page stride: one 64-byte line per 4 KiB page (translation-bound); line stride: every line (the caches)", "",
-           f"{'working set':>11}  {'4K page':>8}  {'THP page':>8}  {'4K/THP':>6}  {line_page + ' line':>8}  {'faults 4K real/sim':>19}  {'faults THP real/sim':>19}"]
+    out = [
+        f"pointer-chase latency on {res.cpu}",
+        f"median CPU ns per dependent load over {res.repeats} runs; transparent huge pages: {thp_mode() or 'not available'}"
+        + (f" (THP not measured: {res.thp})" if res.thp else ""),
+        "page stride: one 64-byte line per 4 KiB page (translation-bound); line stride: every line (the caches)",
+        "",
+        f"{'working set':>11}  {'4K page':>8}  {'THP page':>8}  {'4K/THP':>6}  {line_page + ' line':>8}  "
+        f"{'faults 4K real/sim':>19}  {'faults THP real/sim':>19}",
+    ]
     for s in p4.index:
         t = f"{pt[s]:8.1f}" if s in pt.index else f"{'-':>8}"
         ratio = f"{p4[s] / pt[s]:6.2f}" if s in pt.index else f"{'-':>6}"
         lv = f"{ln[s]:8.1f}" if s in ln.index else f"{'':>8}"
         out.append(f"{format_size(int(s)):>11}  {p4[s]:8.1f}  {t}  {ratio}  {lv}  {faults(s, '4K'):>19}  {faults(s, 'THP'):>19}")
     if res.one_at_a_time:
-        out.append(f"(from {format_size(res.one_at_a_time[0])} on, 4K and THP were measured one after the other, not in alternation: "
-                   "both mappings at once would exceed the memory budget)")
+        out.append(
+            f"(from {format_size(res.one_at_a_time[0])} on, 4K and THP were measured one after the other, not in alternation: "
+            "both mappings at once would exceed the memory budget)"
+        )
     if res.dropped:
         out.append(f"(left out, beyond half the available memory: {', '.join(map(format_size, res.dropped))})")
     out += ["", "knees (median latency rises by more than 15% from one size to the next, and stays up), with what lies there:"]
     out += [f"  {k}" for k in res.knees] or ["  none found"]
-    out += ["", f"caches Linux reports: {', '.join(f'{n} {format_size(s)}' for n, s in cache_sizes()) or 'none'}",
-            f"closest presets ({', '.join(res.presets)}), data TLB reach by level:"]
+    out += [
+        "",
+        f"caches Linux reports: {', '.join(f'{n} {format_size(s)}' for n, s in cache_sizes()) or 'none'}",
+        f"closest presets ({', '.join(res.presets)}), data TLB reach by level:",
+    ]
     for _, r in preset_reach(res.presets).iterrows():
         out.append(f"  {r['preset']:<12} {r['page']:>3}  L{r['level']}: {r['structures']:<28} reach {format_size(int(r['reach']))}")
     d = thp_direction(res)
@@ -517,9 +582,13 @@ def table(res: ProbeResult) -> str:
         out.append(f"\nTHP vs 4K beyond the 4K L2 TLB reach: not checked: {d['why']}")
     else:
         s, f4, ft = d["worst"]
-        out.append(f"\nTHP vs 4K beyond the 4K L2 TLB reach ({d['source']}): median 4K/THP {d['ratio']:.2f} over {len(d['pairs'])} sizes "
-                   f"({'holds' if d['holds'] else 'DOES NOT HOLD'}: THP no slower); THP no slower at {d['sizes_holding']} of them; "
-                   f"closest: {format_size(s)}, 4K {f4:.1f} ns, THP {ft:.1f} ns")
-    out.append(f"({res.seconds:.0f} s; CPU time per load, so time given to other processes is not counted, but their use of "
-               "shared caches and memory is: read directions, not digits)")
+        out.append(
+            f"\nTHP vs 4K beyond the 4K L2 TLB reach ({d['source']}): median 4K/THP {d['ratio']:.2f} over {len(d['pairs'])} sizes "
+            f"({'holds' if d['holds'] else 'DOES NOT HOLD'}: THP no slower); THP no slower at {d['sizes_holding']} of them; "
+            f"closest: {format_size(s)}, 4K {f4:.1f} ns, THP {ft:.1f} ns"
+        )
+    out.append(
+        f"({res.seconds:.0f} s; CPU time per load, so time given to other processes is not counted, but their use of "
+        "shared caches and memory is: read directions, not digits)"
+    )
     return "\n".join(out)

@@ -24,6 +24,7 @@ caches the walker loads through (default 32 KiB 8-way L1 and 1 MiB 16-way L2 wit
 modelling assumptions), fed only page-table references: the program's own data is not modelled.
 With shared tables a page another process has already mapped does not fault again.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,10 +38,12 @@ from ._check import check_choice, check_int
 from ._kernels import dcache as D
 from ._kernels import translate as K
 from .layout import Layout, Region
-from .machines import CONTEXT_SWITCH, machine as get_machine
+from .machines import CONTEXT_SWITCH
+from .machines import machine as get_machine
 from .paging import granted
 from .units import format_size, parse_size
-from .workloads import Addresses, workload as make_workload
+from .workloads import Addresses
+from .workloads import workload as make_workload
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -64,10 +67,7 @@ class DataCache:
         check_choice(f"cache {self.name!r} line", self.line, (16, 32, 64, 128, 256))
         object.__setattr__(self, "ways", check_int(f"cache {self.name!r} ways", self.ways, 1, 64))
         if not 0 < self.size <= 1 << 30 or self.size % (self.line * self.ways):
-            raise ValueError(
-                f"cache {self.name!r} size={self.size} must be a positive multiple of line x ways "
-                f"({self.line * self.ways} bytes), at most 1 GiB"
-            )
+            raise ValueError(f"cache {self.name!r} size={self.size} must be a positive multiple of line x ways ({self.line * self.ways} bytes), at most 1 GiB")
 
     @property
     def sets(self) -> int:
@@ -210,10 +210,9 @@ def simulate_processes(
     # one combined layout: process i's regions moved up by i * stride
     probe, *_ = E.kernel_inputs(m_eff, layout, seed)
     stride = asid_stride(probe, layout, m.va_bits, n)
-    combined = Layout(tuple(
-        Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}", r.mode, r.fault_around, r.policy)
-        for i in range(n) for r in layout.regions
-    ))
+    combined = Layout(
+        tuple(Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}", r.mode, r.fault_around, r.policy) for i in range(n) for r in layout.regions)
+    )
     cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, combined, seed, log_walks=int(quantum) if caches else 0)
     nt = len(m_eff.structures)
     if switch == "flush":
@@ -311,11 +310,21 @@ def simulate_processes(
         attrs["caches"] = str([(c.name, c.size, c.ways, c.line) for c in caches])
     import json
 
-    attrs.update(E.provenance(
-        m, programmed, w0, layout, seed,
-        processes=n, quantum=int(quantum), switch=switch, shared=json.dumps(list(shared)),
-        shared_tables=int(bool(shared_tables)), asid_stride=stride,
-    ))
+    attrs.update(
+        E.provenance(
+            m,
+            programmed,
+            w0,
+            layout,
+            seed,
+            processes=n,
+            quantum=int(quantum),
+            switch=switch,
+            shared=json.dumps(list(shared)),
+            shared_tables=int(bool(shared_tables)),
+            asid_stride=stride,
+        )
+    )
     wc = float(w0.work_cycles if work_cycles is None else work_cycles)
     if wc < 0:
         raise ValueError(f"work_cycles={work_cycles} must be zero or more")

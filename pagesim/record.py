@@ -19,6 +19,7 @@ lackey runs the program on valgrind's JIT, perhaps 50-100 times slower than nati
 compressed trace takes about 0.6-2.5 bytes per access (instruction fetches compress best, random
 data addresses worst).
 """
+
 from __future__ import annotations
 
 import datetime
@@ -59,11 +60,13 @@ class Recording:
     def __str__(self):
         what = "data accesses" if self.data_only else "accesses"
         kinds = ([] if self.data_only else [f"{self.instr:,} instruction fetches"]) + [
-            f"{self.loads:,} loads", f"{self.stores:,} stores", f"{self.modifies:,} modifies"]
+            f"{self.loads:,} loads",
+            f"{self.stores:,} stores",
+            f"{self.modifies:,} modifies",
+        ]
         tail = f"; stopped after --limit {self.accesses:,}" if self.truncated else f"; the program exited with status {self.exit_status}"
         packed = "compressed" if str(self.path).endswith(".gz") else "uncompressed"
-        return (f"{self.path}: {self.accesses:,} {what} ({', '.join(kinds)}), {self.bytes / 1e6:.2f} MB {packed}, "
-                f"recorded in {self.seconds:.1f} s{tail}")
+        return f"{self.path}: {self.accesses:,} {what} ({', '.join(kinds)}), {self.bytes / 1e6:.2f} MB {packed}, recorded in {self.seconds:.1f} s{tail}"
 
 
 def valgrind() -> str | None:
@@ -126,8 +129,9 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     t0 = time.perf_counter()
     rfd, wfd = os.pipe()
     try:
-        proc = subprocess.Popen([vg, "--tool=lackey", "--trace-mem=yes", f"--log-fd={wfd}", *command], pass_fds=(wfd,),
-                                stdout=program_output, stderr=program_output)
+        proc = subprocess.Popen(
+            [vg, "--tool=lackey", "--trace-mem=yes", f"--log-fd={wfd}", *command], pass_fds=(wfd,), stdout=program_output, stderr=program_output
+        )
     except OSError as e:
         os.close(rfd)
         os.close(wfd)
@@ -145,8 +149,13 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         with raw, sink, os.fdopen(rfd, "rb", buffering=1 << 20) as pipe:
             when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
             sink.write(f"==pagesim== {when}: {_valgrind_version(vg)} --tool=lackey --trace-mem=yes, command: {' '.join(command)}\n".encode())
-            sink.write(("==pagesim== data accesses only: instruction fetches dropped\n" if data_only else
-                        "==pagesim== every access: instruction fetches (I) and data (L, S, M)\n").encode())
+            sink.write(
+                (
+                    "==pagesim== data accesses only: instruction fetches dropped\n"
+                    if data_only
+                    else "==pagesim== every access: instruction fetches (I) and data (L, S, M)\n"
+                ).encode()
+            )
             keep = set(KINDS) | {b"=="}
             if data_only:
                 keep.discard(b"I ")
@@ -194,12 +203,25 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         signal.signal(signal.SIGTERM, old_term)
     if written == 0:
         part.unlink(missing_ok=True)
-        raise RuntimeError(f"valgrind recorded no {'data ' if data_only else ''}accesses of {' '.join(command)!r} "
-                           f"(exit status {status}): is the command right? (valgrind's message is above)")
+        raise RuntimeError(
+            f"valgrind recorded no {'data ' if data_only else ''}accesses of {' '.join(command)!r} "
+            f"(exit status {status}): is the command right? (valgrind's message is above)"
+        )
     part.replace(out)
-    return Recording(path=str(out), command=tuple(command), accesses=written, instr=counts["instr"], loads=counts["loads"],
-                     stores=counts["stores"], modifies=counts["modifies"], data_only=bool(data_only), truncated=truncated,
-                     exit_status=-1 if truncated else int(status), seconds=time.perf_counter() - t0, bytes=out.stat().st_size)
+    return Recording(
+        path=str(out),
+        command=tuple(command),
+        accesses=written,
+        instr=counts["instr"],
+        loads=counts["loads"],
+        stores=counts["stores"],
+        modifies=counts["modifies"],
+        data_only=bool(data_only),
+        truncated=truncated,
+        exit_status=-1 if truncated else int(status),
+        seconds=time.perf_counter() - t0,
+        bytes=out.stat().st_size,
+    )
 
 
 def count_lines(path) -> int:

@@ -4,6 +4,7 @@
 each verdict class and says what was reproduced; it never says that every finding holds while any
 finding is direction-only, contradicted, not reproduced or calibrated.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,9 +74,16 @@ def headline(records: list[dict]) -> str:
 
 def render(records: list[dict], quick: bool = False) -> str:
     base = load_baseline(quick)
-    lines = ["# pagesim validation report", "",
-             "Each notebook executed headlessly with papermill" + (" in quick mode (small sizes)" if quick else "") + ".", "",
-             "**" + headline(records) + "**", "", "Verdicts:", ""]
+    lines = [
+        "# pagesim validation report",
+        "",
+        "Each notebook executed headlessly with papermill" + (" in quick mode (small sizes)" if quick else "") + ".",
+        "",
+        "**" + headline(records) + "**",
+        "",
+        "Verdicts:",
+        "",
+    ]
     lines += [f"- `{v}`: {m}" for v, m in MEANING.items()]
     reg = regressions(records, base)
     ch = changes(records, base)

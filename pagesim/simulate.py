@@ -1,4 +1,5 @@
 """simulate(): one machine, one layout, one workload -> an xarray.Dataset of counters and costs."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -8,20 +9,22 @@ if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of p
 
 import json
 
-
 from . import _engine as E
 from ._check import check_bool, check_choice, check_int, check_number, check_seed
 from .layout import DEFAULT_BASE, Layout, Region
-from .machines import Machine, machine as get_machine
+from .machines import Machine
+from .machines import machine as get_machine
 from .units import parse_page_size
-from .workloads import Addresses, Workload, workload as make_workload
+from .workloads import Addresses, Workload
+from .workloads import workload as make_workload
 
 MAX_CHUNK = 1 << 24
 PROGRAM_THRESHOLD = 8  # "when there are 8 or more pages using the larger page-size" (002_7166aff63bc805c7.txt)
 
 
-def place(w: Workload, page_size: int, base: int = DEFAULT_BASE, gap: int = 1 << 30, fault_around: int = 1, policy: str = "base",
-          base_page: int | None = None) -> Layout:
+def place(
+    w: Workload, page_size: int, base: int = DEFAULT_BASE, gap: int = 1 << 30, fault_around: int = 1, policy: str = "base", base_page: int | None = None
+) -> Layout:
     """Lay a workload's arrays out one after another from ``base``, each rounded out to the page
     size (a THP/MPSS region only to ``base_page``, as mmap rounds a length: its partial huge page
     is base pages) and starting on a ``gap``-aligned boundary (at least the page size)."""
@@ -174,12 +177,26 @@ def simulate(
     # kernel then logs every walk with its access index, and the hook empties the log
     cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, layout, seed, log_walks=int(chunk_size) if _chunk_hook is not None else 0)
     run_chunk = E.choose_kernel(specialize, cfg, w)
-    E.run_chunks(w.chunks(bases, int(chunk_size), seed), run_chunk, cfg, st, cnt, layout,
-                 total=w.n_accesses, desc=f"{m.name} {w.label}", progress=progress,
-                 chunk_hook=_chunk_hook, chunk_size=int(chunk_size))
+    E.run_chunks(
+        w.chunks(bases, int(chunk_size), seed),
+        run_chunk,
+        cfg,
+        st,
+        cnt,
+        layout,
+        total=w.n_accesses,
+        desc=f"{m.name} {w.label}",
+        progress=progress,
+        chunk_hook=_chunk_hook,
+        chunk_size=int(chunk_size),
+    )
     dv, coords = E.dataset_parts(m_eff, layout, cfg, cnt, st, structs, pwcs)
     attrs = E.provenance(
-        m, programmed, w, layout, seed,
+        m,
+        programmed,
+        w,
+        layout,
+        seed,
         workload_params=json.dumps({k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in w.params().items()}),
         requested_layout=json.dumps(requested.to_records()),
         backing=json.dumps(backing) if backing is not None else "every request granted (no PhysicalMemory given)",
@@ -197,8 +214,9 @@ def simulate(
         }
         for k, (u, ln) in meaning.items():
             dv[k] = ((), pressure[k], {"units": u, "long_name": ln})
-        attrs["ram"] = json.dumps({"limit": ram.limit, "kernel": ram.kernel, "reclaim": ram.reclaim,
-                                   "swap_in_cycles": ram.swap_in_cycles, "swap_out_cycles": ram.swap_out_cycles})
+        attrs["ram"] = json.dumps(
+            {"limit": ram.limit, "kernel": ram.kernel, "reclaim": ram.reclaim, "swap_in_cycles": ram.swap_in_cycles, "swap_out_cycles": ram.swap_out_cycles}
+        )
     else:
         attrs["ram"] = "no RAM limit (ram=None)"
     wc = float(w.work_cycles) if wc_given is None else wc_given

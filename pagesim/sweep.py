@@ -1,4 +1,5 @@
 """sweep(): run simulate() over every combination of some axes; one Dataset with those dimensions."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

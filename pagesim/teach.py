@@ -9,6 +9,7 @@ answer folded away (in JupyterLab a "show the answer" line opens it).
 ``TranslationExplorer`` is the widget of notebook 00: a machine, one of *that machine's* page sizes and
 an address (hexadecimal with ``0x``, or decimal) that fits the machine's virtual address space.
 """
+
 from __future__ import annotations
 
 import html
@@ -25,11 +26,11 @@ from .units import format_size, log2, parse_page_size, parse_size
 # ---------------------------------------------------------------------------------------------- questions
 @dataclass(frozen=True)
 class Question:
-    prompt: str                       # what is asked, with {name} placeholders for the inputs
-    answer: Callable[..., float]      # the answer, computed from the inputs
-    how: Callable[..., str]           # how to work it out by hand
-    kind: str = "count"               # count or address (exact integer), size (bytes), percent (+-0.5 points), ratio (+-1%)
-    defaults: tuple = ()              # (name, value) pairs of inputs that may be left out
+    prompt: str  # what is asked, with {name} placeholders for the inputs
+    answer: Callable[..., float]  # the answer, computed from the inputs
+    how: Callable[..., str]  # how to work it out by hand
+    kind: str = "count"  # count or address (exact integer), size (bytes), percent (+-0.5 points), ratio (+-1%)
+    defaults: tuple = ()  # (name, value) pairs of inputs that may be left out
 
 
 def _m(machine):
@@ -47,14 +48,19 @@ def _walk_how(machine, page):
     w = m.walker
     p = m.check_page_size(page)
     if w.kind == "hashed":
-        return f"{m.name} hashes the page number to one 8-entry group of its hashed page table: 1 reference when the entry is in the primary group (2 in the secondary)"
+        return (
+            f"{m.name} hashes the page number to one 8-entry group of its hashed page table: "
+            "1 reference when the entry is in the primary group (2 in the secondary)"
+        )
     if w.kind == "tsb":
         return f"{m.name} traps to software, which reads one TSB slot: 1 reference on a TSB hit (more on a TSB miss)"
     if w.kind != "radix":
         return f"{m.name}'s walker reads the page's entry in a linear table: 1 reference"
-    return (f"{m.name}: {len(w.level_bits)} levels of {'/'.join(map(str, w.level_bits))} bits above a {w.base_shift}-bit offset; "
-            f"a {format_size(p)} page's entry sits at level {w.leaf_refs(p)}, so a walk without page-walk-cache hits reads "
-            f"{w.leaf_refs(p)} entries (a larger page stops higher up the tree)")
+    return (
+        f"{m.name}: {len(w.level_bits)} levels of {'/'.join(map(str, w.level_bits))} bits above a {w.base_shift}-bit offset; "
+        f"a {format_size(p)} page's entry sits at level {w.leaf_refs(p)}, so a walk without page-walk-cache hits reads "
+        f"{w.leaf_refs(p)} entries (a larger page stops higher up the tree)"
+    )
 
 
 def _reach(machine, page, structure=None):
@@ -87,10 +93,12 @@ def _sets_how(machine, page, stride, count, structure):
     p = m.check_page_size(page)
     st = m.structure(structure)
     pages = parse_size(stride, "stride") / st.entry_size(p)
-    return (f"{st.name} has {st.entries} entries, {st.ways}-way: {st.sets} sets, picked by the page number mod {st.sets}. "
-            f"Each step of {format_size(parse_size(stride))} moves {pages:g} pages, so the page numbers step by {pages:g} mod {st.sets}: "
-            f"{int(count)} steps land in {_sets(machine, page, stride, count, structure)} distinct sets "
-            f"(more steps than {st.ways} per set and every access misses)")
+    return (
+        f"{st.name} has {st.entries} entries, {st.ways}-way: {st.sets} sets, picked by the page number mod {st.sets}. "
+        f"Each step of {format_size(parse_size(stride))} moves {pages:g} pages, so the page numbers step by {pages:g} mod {st.sets}: "
+        f"{int(count)} steps land in {_sets(machine, page, stride, count, structure)} distinct sets "
+        f"(more steps than {st.ways} per set and every access misses)"
+    )
 
 
 def _unused(file, page):
@@ -102,52 +110,70 @@ QUESTIONS: dict[str, Question] = {
     "offset-bits": Question(
         "How many low bits of an address are the offset within a {page} page?",
         lambda page: log2(parse_page_size(page, "page")),
-        lambda page: f"{page} = 2**{log2(parse_page_size(page, 'page'))} bytes, so the low {log2(parse_page_size(page, 'page'))} bits pick the byte in the page"),
+        lambda page: (
+            f"{page} = 2**{log2(parse_page_size(page, 'page'))} bytes, so the low {log2(parse_page_size(page, 'page'))} bits pick the byte in the page"
+        ),
+    ),
     "page-number": Question(
         "What is the page number of address {address:#x} with {page} pages?",
         lambda address, page: parse_size(address, "address") >> log2(parse_page_size(page, "page")),
-        lambda address, page: f"drop the {log2(parse_page_size(page, 'page'))} offset bits: {address:#x} >> {log2(parse_page_size(page, 'page'))} "
-                              f"= {parse_size(address, 'address') >> log2(parse_page_size(page, 'page')):#x}",
-        kind="address"),
+        lambda address, page: (
+            f"drop the {log2(parse_page_size(page, 'page'))} offset bits: {address:#x} >> {log2(parse_page_size(page, 'page'))} "
+            f"= {parse_size(address, 'address') >> log2(parse_page_size(page, 'page')):#x}"
+        ),
+        kind="address",
+    ),
     "walk-levels": Question(
-        "How many page-table entries does a {page}-page walk on {machine} read (no page-walk-cache hit, first place it looks)?",
-        _walk_refs, _walk_how),
-    "reach": Question(
-        "What is the reach of {machine}'s largest data TLB level with {page} pages?",
-        _reach, _reach_how, kind="size"),
+        "How many page-table entries does a {page}-page walk on {machine} read (no page-walk-cache hit, first place it looks)?", _walk_refs, _walk_how
+    ),
+    "reach": Question("What is the reach of {machine}'s largest data TLB level with {page} pages?", _reach, _reach_how, kind="size"),
     "faults": Question(
         "How many page faults does touching every byte of a fresh {size} region take with {page} pages?",
         lambda size, page: math.ceil(parse_size(size, "size") / parse_page_size(page, "page")),
-        lambda size, page: f"one fault per page, at its first touch: {size} / {page} = {math.ceil(parse_size(size, 'size') / parse_page_size(page, 'page'))} "
-                           "(the order of the touches does not matter once every page is touched)"),
-    "tlb-sets": Question(
-        "{count} pages, {stride} apart, on {machine} with {page} pages: how many sets of its {structure} do they use?",
-        _sets, _sets_how),
+        lambda size, page: (
+            f"one fault per page, at its first touch: {size} / {page} = {math.ceil(parse_size(size, 'size') / parse_page_size(page, 'page'))} "
+            "(the order of the touches does not matter once every page is touched)"
+        ),
+    ),
+    "tlb-sets": Question("{count} pages, {stride} apart, on {machine} with {page} pages: how many sets of its {structure} do they use?", _sets, _sets_how),
     "unused-share": Question(
         "A {file} file in {page} pages: what share of the page memory is unused (%)?",
         _unused,
-        lambda file, page: f"the file takes whole pages: {math.ceil(parse_size(file) / parse_page_size(page))} x {page}; "
-                           f"unused = (pages - file) / pages = {_unused(file, page):.1f}%",
-        kind="percent"),
+        lambda file, page: (
+            f"the file takes whole pages: {math.ceil(parse_size(file) / parse_page_size(page))} x {page}; "
+            f"unused = (pages - file) / pages = {_unused(file, page):.1f}%"
+        ),
+        kind="percent",
+    ),
     "ratio": Question(
         "How many times fewer {what} with {big} pages than with {small} pages?",
         lambda big, small, what="page boundaries": parse_page_size(big, "big") / parse_page_size(small, "small"),
-        lambda big, small, what="page boundaries": f"one per page crossed: a {big} page spans {parse_page_size(big) // parse_page_size(small)} pages of {small}",
-        kind="ratio", defaults=(("what", "page boundaries"),)),
+        lambda big, small, what="page boundaries": (
+            f"one per page crossed: a {big} page spans {parse_page_size(big) // parse_page_size(small)} pages of {small}"
+        ),
+        kind="ratio",
+        defaults=(("what", "page boundaries"),),
+    ),
     "pte-bytes": Question(
         "{processes} processes each map a {region} region with {page} pages, each with private page tables: how many bytes of "
         "last-level entries (8 bytes each) do they need together?",
         lambda region, page, processes: parse_size(region, "region") // parse_page_size(page, "page") * 8 * int(processes),
-        lambda region, page, processes: f"{format_size(parse_size(region))} / {page} = {parse_size(region) // parse_page_size(page):,} entries of 8 bytes "
-                                        f"per process, x {processes} = {format_size(parse_size(region) // parse_page_size(page) * 8 * int(processes))} "
-                                        "(shared tables: the same entries once)",
-        kind="size"),
+        lambda region, page, processes: (
+            f"{format_size(parse_size(region))} / {page} = {parse_size(region) // parse_page_size(page):,} entries of 8 bytes "
+            f"per process, x {processes} = {format_size(parse_size(region) // parse_page_size(page) * 8 * int(processes))} "
+            "(shared tables: the same entries once)"
+        ),
+        kind="size",
+    ),
     "tsb-slot": Question(
         "Which slot of a {entries}-entry direct-mapped TSB does address {address:#x} use with {page} pages?",
         lambda address, page, entries: (parse_size(address, "address") >> log2(parse_page_size(page, "page"))) & (int(entries) - 1),
-        lambda address, page, entries: f"page number = address >> {log2(parse_page_size(page))} = {parse_size(address) >> log2(parse_page_size(page)):#x}; "
-                                       f"its low {log2(int(entries))} bits pick the slot (mod {entries}): "
-                                       f"{(parse_size(address) >> log2(parse_page_size(page))) & (int(entries) - 1)}"),
+        lambda address, page, entries: (
+            f"page number = address >> {log2(parse_page_size(page))} = {parse_size(address) >> log2(parse_page_size(page)):#x}; "
+            f"its low {log2(int(entries))} bits pick the slot (mod {entries}): "
+            f"{(parse_size(address) >> log2(parse_page_size(page))) & (int(entries) - 1)}"
+        ),
+    ),
 }
 
 
@@ -178,6 +204,7 @@ def _show(value, kind):
 @dataclass
 class Reveal:
     """What ``check_answer`` shows: the question, the prediction, and (folded when there was none) the answer."""
+
     question: str
     guess: object
     answer: float
@@ -217,9 +244,11 @@ class Reveal:
         mark = {None: "&#9998;", True: "&#10004;", False: "&#10008;"}[self.right]
         colour = {None: "#555", True: "#1a7f37", False: "#b35900"}[self.right]
         answer = f"<b>{e(_show(self.answer, self.kind))}</b>. {e(self.how)}"
-        body = (f"<details><summary>show the answer</summary>{answer}</details>" if self.guess is None else f"<div>answer: {answer}</div>")
-        return (f"<div style='border-left:3px solid {colour};padding-left:8px'><div><b>Predict:</b> {e(self.question)}</div>"
-                f"<div style='color:{colour}'>{mark} {e(self._verdict())}</div>{body}</div>")
+        body = f"<details><summary>show the answer</summary>{answer}</details>" if self.guess is None else f"<div>answer: {answer}</div>"
+        return (
+            f"<div style='border-left:3px solid {colour};padding-left:8px'><div><b>Predict:</b> {e(self.question)}</div>"
+            f"<div style='color:{colour}'>{mark} {e(self._verdict())}</div>{body}</div>"
+        )
 
 
 def check_answer(question: str, guess=None, **given) -> Reveal:
@@ -252,9 +281,10 @@ def verdicts(findings, *ids, since: int | None = None):
     missing = [i for i in ids if i not in known]
     if missing:
         raise ValueError(f"ids={missing!r}: no such finding in {findings.notebook!r} yet")
-    rows = [known[i] for i in ids] if ids else list(findings.items)[since or 0:]
-    return pd.DataFrame([{"id": f.id, "finding": f.finding, "document": f.document, "simulation": f.simulation, "verdict": f.verdict}
-                         for f in rows]).set_index("id")
+    rows = [known[i] for i in ids] if ids else list(findings.items)[since or 0 :]
+    return pd.DataFrame([{"id": f.id, "finding": f.finding, "document": f.document, "simulation": f.simulation, "verdict": f.verdict} for f in rows]).set_index(
+        "id"
+    )
 
 
 # ------------------------------------------------------------------------------------------ the explorer
@@ -279,8 +309,9 @@ def parse_address(text) -> int:
         return int(s[2:], 16)
     if s.isdigit():
         if len(s) > 1 and s[0] == "0":
-            raise ValueError(f"address={text!r}: a leading 0 is ambiguous; write hexadecimal with 0x (0x{s.lstrip('0') or '0'}) "
-                             f"or decimal without the 0 ({int(s)})")
+            raise ValueError(
+                f"address={text!r}: a leading 0 is ambiguous; write hexadecimal with 0x (0x{s.lstrip('0') or '0'}) or decimal without the 0 ({int(s)})"
+            )
         return int(s)
     if _HEX_DIGITS.match(s):
         raise ValueError(f"address={text!r} looks hexadecimal: write it with 0x (0x{s})")
@@ -310,8 +341,7 @@ class TranslationExplorer:
         m = _m(machine)
         a, note = fit_address(parse_address(address), m)
         self.machine = W.Dropdown(options=machines(), value=m.name, description="machine")
-        self.page = W.Dropdown(options=self.page_options(m.name), value=format_size(m.check_page_size(page or m.base_page)),
-                               description="page size")
+        self.page = W.Dropdown(options=self.page_options(m.name), value=format_size(m.check_page_size(page or m.base_page)), description="page size")
         self.address = W.Text(value=f"{a:#x}", description="address", placeholder="0x... or decimal", continuous_update=False)
         self.note = W.HTML()
         self.out = W.Output()

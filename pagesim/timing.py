@@ -22,6 +22,7 @@ lines indexed by virtual address (as if page frames were coloured); instruction 
 replayed (the instruction cache is not modelled) but their walks are; the page-table layout in
 memory is described in ``pagesim/_kernels/timing.py``; no prefetching, no write-backs.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -118,8 +119,7 @@ class Hierarchy:
         if self.inclusion == "exclusive":
             bad = [c.name for c in levels if c.ways > 16 or c.sets & (c.sets - 1)]
             if bad:
-                raise ValueError(f"hierarchy {self.name!r}: exclusive levels need a power-of-two number of sets and at most 16 ways; "
-                                 f"{bad} do not")
+                raise ValueError(f"hierarchy {self.name!r}: exclusive levels need a power-of-two number of sets and at most 16 ways; {bad} do not")
 
     @property
     def line(self) -> int:
@@ -142,8 +142,11 @@ class Hierarchy:
         return dataclasses.replace(self, name=self.name + "*", levels=levels, assumed=self.assumed + tuple(f"{name}.{k}" for k in changes))
 
     def describe(self) -> str:
-        rows = [f"{self.name} ({self.inclusion}): " + ", ".join(f"{c.name} {c.size // 1024} KiB {c.ways}-way {c.line} B lines {c.latency:g} cycles" for c in self.levels)
-                + f", memory {self.memory_latency:g} cycles"]
+        rows = [
+            f"{self.name} ({self.inclusion}): "
+            + ", ".join(f"{c.name} {c.size // 1024} KiB {c.ways}-way {c.line} B lines {c.latency:g} cycles" for c in self.levels)
+            + f", memory {self.memory_latency:g} cycles"
+        ]
         if self.source:
             rows.append(f"  source: {self.source}")
         if self.assumed:
@@ -211,16 +214,22 @@ class _Replay:
         self.pow2 = bool((self.mask >= 0).all() and (ways <= 16).all())
         total = int((sets * pways).sum())
         # recency words with way 0 at the least-recent end, so empty ways fill in order 0, 1, 2...
-        order = np.concatenate([np.full(int(n), sum((int(w) - 1 - r) << (4 * r) for r in range(int(w))) if w <= 16 else 0, dtype=np.uint64)
-                                for n, w in zip(sets, ways)])
-        self.st = T.TState(tags=np.full(total, -1, dtype=np.int64), stamps=np.zeros(total if (ways > 16).any() else 1, dtype=np.int64),
-                           order=order, clock=np.zeros(1, dtype=np.int64), memo=np.array([-1, 0], dtype=np.int64))
+        order = np.concatenate(
+            [np.full(int(n), sum((int(w) - 1 - r) << (4 * r) for r in range(int(w))) if w <= 16 else 0, dtype=np.uint64) for n, w in zip(sets, ways)]
+        )
+        self.st = T.TState(
+            tags=np.full(total, -1, dtype=np.int64),
+            stamps=np.zeros(total if (ways > 16).any() else 1, dtype=np.int64),
+            order=order,
+            clock=np.zeros(1, dtype=np.int64),
+            memo=np.array([-1, 0], dtype=np.int64),
+        )
         w = m.walker
         if w.kind == "radix":
             bits = list(w.level_bits)
             nl = len(bits)
             self.level_bits = np.array(bits, dtype=np.int64)
-            self.level_shift = np.array([w.base_shift + sum(bits[lv + 1:]) for lv in range(nl)], dtype=np.int64)
+            self.level_shift = np.array([w.base_shift + sum(bits[lv + 1 :]) for lv in range(nl)], dtype=np.int64)
             self.leaf_level = np.array([w.leaf_refs(p) - 1 for p in m.page_sizes], dtype=np.int64)
             fb = [min(62, max(0, 63 - int(sh) - b)) for sh, b in zip(self.level_shift, bits)]
             self.frame_mask = np.array([(1 << x) - 1 for x in fb], dtype=np.int64)
@@ -234,10 +243,23 @@ class _Replay:
             one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
             w = self.m.walker
             self.cfg = T.TConfig(
-                sets=self.sets, ways=self.ways, mask=self.mask, cbase=self.cbase, pways=self.pways, obase=self.obase, line_shift=one(log2(self.h.line)),
-                reg_start=kcfg.reg_start, reg_end=kcfg.reg_end, reg_size=kcfg.reg_size, page_shift=kcfg.page_shift,
-                walk_kind=one(int(kcfg.walk_kind[0])), level_bits=self.level_bits, level_shift=self.level_shift,
-                leaf_level=self.leaf_level, frame_mask=self.frame_mask, hpt_mask=one(int(kcfg.hpt_mask[0])),
+                sets=self.sets,
+                ways=self.ways,
+                mask=self.mask,
+                cbase=self.cbase,
+                pways=self.pways,
+                obase=self.obase,
+                line_shift=one(log2(self.h.line)),
+                reg_start=kcfg.reg_start,
+                reg_end=kcfg.reg_end,
+                reg_size=kcfg.reg_size,
+                page_shift=kcfg.page_shift,
+                walk_kind=one(int(kcfg.walk_kind[0])),
+                level_bits=self.level_bits,
+                level_shift=self.level_shift,
+                leaf_level=self.leaf_level,
+                frame_mask=self.frame_mask,
+                hpt_mask=one(int(kcfg.hpt_mask[0])),
                 tsb_entries=one(w.tsb_entries if w.kind == "tsb" else 1),
                 exclusive=one(1 if self.h.inclusion == "exclusive" else 0),
             )
@@ -289,19 +311,35 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
     ds = simulate(m, workload, work_cycles=work_cycles, _chunk_hook=replay, **kwargs)
     ds = ds.assign_coords(cache_level=("cache_level", h.names))
     ds["cache_latency"] = (("cache_level",), h.latencies, {"units": "cycles", "long_name": "load-to-use latency of the serving level"})
-    ds["data_level_hits"] = (("cache_level", "page_size"), replay.data_hits, {"units": "accesses", "long_name": "data accesses served by each cache level (memory last)"})
-    ds["walk_level_hits"] = (("cache_level", "page_size"), replay.walk_hits, {"units": "references", "long_name": "page-walk references served by each cache level (memory last)"})
+    ds["data_level_hits"] = (
+        ("cache_level", "page_size"),
+        replay.data_hits,
+        {"units": "accesses", "long_name": "data accesses served by each cache level (memory last)"},
+    )
+    ds["walk_level_hits"] = (
+        ("cache_level", "page_size"),
+        replay.walk_hits,
+        {"units": "references", "long_name": "page-walk references served by each cache level (memory last)"},
+    )
     ds.attrs["walk_base_cycles"] = float(m.costs.walk_base_cycles)
-    ds.attrs["hierarchy"] = json.dumps({"name": h.name, "inclusion": h.inclusion, "levels": [(c.name, c.size, c.ways, c.line, c.latency) for c in h.levels],
-                                        "memory_latency": h.memory_latency, "assumed": list(h.assumed)})
+    ds.attrs["hierarchy"] = json.dumps(
+        {
+            "name": h.name,
+            "inclusion": h.inclusion,
+            "levels": [(c.name, c.size, c.ways, c.line, c.latency) for c in h.levels],
+            "memory_latency": h.memory_latency,
+            "assumed": list(h.assumed),
+        }
+    )
     return timed_cycles(ds, mlp=mlp, walk_mlp=walk_mlp)
 
 
 COMPONENTS = ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss", "fault", "swap")
 
 
-def timed_cycles(ds: "xr.Dataset", *, mlp: float | None = None, walk_mlp: float | None = None, work_cycles: float | None = None,
-                 latencies=None) -> "xr.Dataset":
+def timed_cycles(
+    ds: "xr.Dataset", *, mlp: float | None = None, walk_mlp: float | None = None, work_cycles: float | None = None, latencies=None
+) -> "xr.Dataset":
     """Re-price a :func:`simulate_timed` result (the counters do not change): ``mlp``, ``walk_mlp``,
     ``work_cycles`` (per access) and ``latencies`` (cycles by cache level, memory last) default to
     the ones the result was priced with. Returns a new Dataset with ``cycles`` and the shares."""
@@ -316,8 +354,10 @@ def timed_cycles(ds: "xr.Dataset", *, mlp: float | None = None, walk_mlp: float 
     else:
         lat = np.asarray(latencies, dtype=float)
         if lat.shape != (nl,) or not np.isfinite(lat).all() or (lat < 0).any() or (np.diff(lat) < 0).any():
-            raise ValueError(f"latencies={np.atleast_1d(lat).tolist()!r} must be {nl} finite cycle counts >= 0, not decreasing outward "
-                             f"(levels {ds['cache_level'].values.tolist()})")
+            raise ValueError(
+                f"latencies={np.atleast_1d(lat).tolist()!r} must be {nl} finite cycle counts >= 0, not decreasing outward "
+                f"(levels {ds['cache_level'].values.tolist()})"
+            )
     old = ds["cycles"]
     walks = ds["walks"].sum("side").values.astype(float)
     base = float(ds.attrs["walk_base_cycles"])

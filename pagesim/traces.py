@@ -20,6 +20,7 @@ Formats
            every access is a data access.
 An access is translated at its first byte; one that crosses a page boundary is counted once.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -91,7 +92,7 @@ def _lines(path: Path, bar=None):
             if first:
                 first = False
                 if block.startswith(_UTF8_BOM):
-                    block = block[len(_UTF8_BOM):]
+                    block = block[len(_UTF8_BOM) :]
                 elif block[:2] in (b"\xff\xfe", b"\xfe\xff"):
                     raise TraceFormatError(f"{path}: the file is UTF-16 text; traces are ASCII (convert it, e.g. iconv -f UTF-16 -t ASCII)")
             if not block:
@@ -122,8 +123,10 @@ def _lines(path: Path, bar=None):
 
 
 def _too_long(path: Path, n: int):
-    raise TraceFormatError(f"{path}, line {n}: longer than {MAX_LINE} bytes, the longest line a trace may have "
-                           "(is this a trace file? valgrind lackey, din and hex lines are a few dozen bytes)")
+    raise TraceFormatError(
+        f"{path}, line {n}: longer than {MAX_LINE} bytes, the longest line a trace may have "
+        "(is this a trace file? valgrind lackey, din and hex lines are a few dozen bytes)"
+    )
 
 
 def _check_path(path) -> Path:
@@ -231,8 +234,8 @@ def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
         i = 0
         while i < a.size:
             take = min(chunk - k, a.size - i)
-            out_a[k:k + take] = a[i:i + take]
-            out_k[k:k + take] = kk[i:i + take]
+            out_a[k : k + take] = a[i : i + take]
+            out_k[k : k + take] = kk[i : i + take]
             k += take
             i += take
             if k == chunk:
@@ -326,5 +329,6 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
             bar.close()
     if n == 0 or (not instructions and n == ni):
         raise TraceFormatError(f"{p}: the file holds no {'data ' if not instructions else ''}accesses")
-    return Trace(path=str(p), format=fmt, instructions=bool(instructions), accesses=n, instr_accesses=ni,
-                 blocks=tuple(sorted(blocks if instructions else data_blocks)))
+    return Trace(
+        path=str(p), format=fmt, instructions=bool(instructions), accesses=n, instr_accesses=ni, blocks=tuple(sorted(blocks if instructions else data_blocks))
+    )

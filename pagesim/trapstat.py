@@ -5,9 +5,11 @@ walks the tables in software, as ``itsb-miss``/``dtsb-miss`` (002_7166aff63bc805
 simulation on a TSB walker: tlb-miss = walks; tsb-miss = TSB probes that missed; %tim = the modelled
 cycles of that handling over all modelled cycles: a tlb-miss costs ``walk_base_cycles`` plus one
 TSB reference, a tsb-miss ``sw_walk_refs`` more references (the machine's ``costs``: modelling
-assumptions), over the steady-state cycles (work and translation; first-touch faults left out). Every access is user mode here: the kernel rows of the document have no counterpart.
+assumptions), over the steady-state cycles (work and translation; first-touch faults left out). Every access is
+user mode here: the kernel rows of the document have no counterpart.
 Counts are totals over the run, not per second.
 """
+
 from __future__ import annotations
 
 from .machines import machine as get_machine
@@ -44,10 +46,12 @@ def trapstat(ds, machine=None, sizes=None):
             times[f"{pre}tlb-miss"] = walks * (c.walk_base_cycles + c.walk_ref_cycles)
             times[f"{pre}tsb-miss"] = tmiss * m.walker.sw_walk_refs * c.walk_ref_cycles
         for ev in EVENTS:
-            rows.append({"cpu": "0", "mode": "u", "page_size": page.lower(), "event": ev, "count": counts[ev],
-                         "pct_time": 100 * times[ev] / total if total else 0.0})
-        rows.append({"cpu": "0", "mode": "u", "page_size": page.lower(), "event": "all", "count": None,
-                     "pct_time": 100 * sum(times.values()) / total if total else 0.0})
+            rows.append(
+                {"cpu": "0", "mode": "u", "page_size": page.lower(), "event": ev, "count": counts[ev], "pct_time": 100 * times[ev] / total if total else 0.0}
+            )
+        rows.append(
+            {"cpu": "0", "mode": "u", "page_size": page.lower(), "event": "all", "count": None, "pct_time": 100 * sum(times.values()) / total if total else 0.0}
+        )
     df = pd.DataFrame(rows)
     tot = df[df.event != "all"].groupby("event", sort=False).agg(count=("count", "sum"), pct_time=("pct_time", "sum")).reset_index()
     tot = tot.assign(cpu="ttl", mode="", page_size="")

@@ -1,4 +1,5 @@
 """Sizes: parse "4K", "4KiB", "2 MiB", 65536 into integers of bytes, and format them back."""
+
 from __future__ import annotations
 
 import re

@@ -15,6 +15,7 @@ numba keys its cache on the CPU model, so kernels warmed on one CPU are compiled
 unless ``NUMBA_CPU_NAME=generic`` is set both when warming and when running (binder/postBuild and
 binder/start do so).
 """
+
 from __future__ import annotations
 
 import time

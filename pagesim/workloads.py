@@ -8,6 +8,7 @@ whatever the chunk size.
 >>> import pagesim
 >>> w = pagesim.workload("random", working_set="1G", accesses=1_000_000)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -302,7 +303,7 @@ class BlockedMatrix(Workload):
     @property
     def full_accesses(self):
         tiles = -(-self.n // self.block)
-        return self.n * self.n * tiles + 2 * self.n ** 3
+        return self.n * self.n * tiles + 2 * self.n**3
 
     @property
     def n_accesses(self):
@@ -346,7 +347,7 @@ class MolecularDynamics(Workload):
 
     @property
     def n_cells(self):
-        return self.cells_per_side ** 3
+        return self.cells_per_side**3
 
     def spans(self):
         return [("atoms", self.n_cells * self.atoms_per_cell * self.atom_bytes)]

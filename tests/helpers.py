@@ -1,4 +1,5 @@
 """Turn a simulate() Dataset into the reference model's counter dict, for exact comparison."""
+
 import numpy as np
 
 

@@ -4,6 +4,7 @@ Written for clarity, not speed: every set is a Python list, every page a dict en
 It reads the same Machine and Layout objects and must produce identical counters
 (tests/test_differential.py). If the two disagree, this file is the specification.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict

@@ -1,4 +1,5 @@
 """A plain reference for memory pressure: an OrderedDict for LRU, a deque for clock (second chance)."""
+
 from collections import OrderedDict, deque
 
 

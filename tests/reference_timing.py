@@ -5,6 +5,7 @@ whose walk log is tagged here with the index of the access that walked; every ca
 ordered most recent first; page-table entries get their addresses from the walker's definition.
 If this and the kernel disagree, this file is the specification.
 """
+
 from __future__ import annotations
 
 from reference import SEGMENT_SHIFT, VSID_MULT, reference_simulate
@@ -49,7 +50,7 @@ def pt_lines(machine, a: int, z: int, refs: int, line: int) -> list[int]:
         bits = list(w.level_bits)
         leaf = w.leaf_refs(p) - 1
         for lvl in range(leaf - refs + 1, leaf + 1):  # top first, leaf last
-            sh = w.base_shift + sum(bits[lvl + 1:])
+            sh = w.base_shift + sum(bits[lvl + 1 :])
             table = a >> (sh + bits[lvl])
             entry = (a >> sh) % (1 << bits[lvl])
             byte = frame(table, min(62, max(0, 63 - sh - bits[lvl]))) * (8 << bits[lvl]) + 8 * entry

@@ -1,4 +1,5 @@
 """Determinism, chunking, workloads, sweep, layout and the command line."""
+
 import subprocess
 import sys
 

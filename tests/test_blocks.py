@@ -1,5 +1,6 @@
 """Laying out raw addresses: pagesim._kernels.regions.distinct_blocks (one pass, bitmap window plus
 hash set) against numpy's sort-based np.unique, and Layout.covering_addresses on it."""
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st

@@ -91,8 +91,13 @@ class Lab:
 
     def env(self) -> dict:
         env = dict(os.environ)
-        for var, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"), ("JUPYTER_RUNTIME_DIR", "runtime"),
-                         ("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "matplotlib")):
+        for var, sub in (
+            ("JUPYTER_CONFIG_DIR", "config"),
+            ("JUPYTER_DATA_DIR", "data"),
+            ("JUPYTER_RUNTIME_DIR", "runtime"),
+            ("IPYTHONDIR", "ipython"),
+            ("MPLCONFIGDIR", "matplotlib"),
+        ):
             (self.base / sub).mkdir(exist_ok=True)
             env[var] = str(self.base / sub)
         env.pop("JUPYTER_PATH", None)
@@ -114,16 +119,27 @@ class Lab:
     def start(self):
         env = self.env()
         self.write_settings()
-        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser",
-               "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
-               f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
-               "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-               "--LabApp.extension_manager=readonly", "--ServerApp.terminals_enabled=False"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+            "--ServerApp.terminals_enabled=False",
+        ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")  # CI and containers run as root
         log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(cmd, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
+        self.proc = subprocess.Popen(
+            cmd, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent
+        )
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -187,8 +203,7 @@ def browser(chromium):
     except ImportError:
         _missing("playwright is not installed: pip install playwright (its browsers are not needed, Debian's chromium is used)")
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium, headless=True,
-                               args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"])
+        b = pw.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"])
         try:
             yield b
         finally:
@@ -263,7 +278,11 @@ class NotebookPage:
                 const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
                 const bar = document.querySelector('#jp-main-statusbar') || document.body;
                 return nb && nb.querySelectorAll('.jp-Cell').length === n && /\\|\\s*Idle\\b/.test(bar.innerText);
-            }""", arg=n_cells, timeout=180_000, polling=500)
+            }""",
+            arg=n_cells,
+            timeout=180_000,
+            polling=500,
+        )
 
     def run_all(self):
         """Run > Run All Cells from the menu bar, then wait until every code cell has run."""
@@ -279,7 +298,10 @@ class NotebookPage:
                 // ran, or Run All stopped at an error (the checks below then name the cell)
                 return prompts.length > 0 && prompts.some(t => /^\\[\\d+\\]:$/.test(t)) && !prompts.some(t => t.includes('*'))
                        && status && status.getAttribute('data-status') === 'idle';
-            }""", timeout=RUN_TIMEOUT_S * 1000, polling=1000)
+            }""",
+            timeout=RUN_TIMEOUT_S * 1000,
+            polling=1000,
+        )
 
     def code_cells(self) -> list[dict]:
         """What the page shows for each code cell, in order: prompt, output text, its stderr/error
@@ -304,7 +326,8 @@ class NotebookPage:
                         widgets: cell.querySelectorAll('.jp-OutputArea-output .jupyter-widgets').length,
                     };
                 });
-            }""")
+            }"""
+        )
 
     def save(self):
         """File > Save, so the outputs can also be read from the .ipynb as the kernel produced them."""
@@ -342,8 +365,10 @@ def assert_plots_rendered(nbp: NotebookPage, nb, cells: list[dict]) -> int:
     plot_cells = [i for i, c in enumerate(code) if PLOT_CALLS.search(c.source)]
     for i in plot_cells:
         drawn = [g for g in cells[i]["graphics"] if g["w"] > 0 and g["h"] > 0]
-        assert drawn, (f"{nbp.name}: code cell {i} draws a plot but the page shows no rendered image in its output "
-                       f"(found {cells[i]['graphics']}; output text {cells[i]['text'][:300]!r}) {nbp.where()}")
+        assert drawn, (
+            f"{nbp.name}: code cell {i} draws a plot but the page shows no rendered image in its output "
+            f"(found {cells[i]['graphics']}; output text {cells[i]['text'][:300]!r}) {nbp.where()}"
+        )
     return len(plot_cells)
 
 
@@ -409,8 +434,9 @@ def check_widget(nbp: NotebookPage, cells: list[dict]):
     target = target or next(m for m in options if m != current)
     after = change(machine, target, f"choosing machine {target!r}")
     # the translation is a table; a printed message instead would be the widget refusing the choice
-    assert cell.locator(".widget-output table, .jp-OutputArea-output table").count() > 0, \
+    assert cell.locator(".widget-output table, .jp-OutputArea-output table").count() > 0, (
         f"00_basics: after choosing {target!r} the widget shows no translation table:\n{after[:1500]}"
+    )
 
     page_sel = _labelled(cell, "select", r"^\s*page")
     assert page_sel.count() == 1, f"00_basics: the widget has no 'page size' drop-down {nbp.where()}"
@@ -419,8 +445,9 @@ def check_widget(nbp: NotebookPage, cells: list[dict]):
     others = [x for x in pages if x != cur]
     if others:
         change(page_sel, others[-1], f"choosing page size {others[-1]!r} on {target!r}")
-        assert cell.locator(".widget-output table, .jp-OutputArea-output table").count() > 0, \
+        assert cell.locator(".widget-output table, .jp-OutputArea-output table").count() > 0, (
             f"00_basics: page size {others[-1]!r} on {target!r} shows no translation table {nbp.where()}"
+        )
 
     # the address box: typed in hex where it is a text box (a number box takes decimal); every
     # page size keeps the low 12 bits, so the translation's offset ends in ...678
@@ -434,8 +461,9 @@ def check_widget(nbp: NotebookPage, cells: list[dict]):
     while time.monotonic() < deadline and shown() == before:
         time.sleep(0.25)
     after = shown()
-    assert re.search(r"0x[0-9a-f]*678\b", after), \
+    assert re.search(r"0x[0-9a-f]*678\b", after), (
         f"00_basics: after typing address {typed} the translation shows no offset ending in 678:\n{after[:1500]} {nbp.where()}"
+    )
 
 
 # --------------------------------------------------------------------------- an exercise
@@ -450,8 +478,13 @@ def built_assignment(tmp_path_factory) -> Path:
     build`, which runs `otter assign`); its solutions are not re-checked here (tests/ of the
     exercises do that)."""
     out = tmp_path_factory.mktemp("exercises")
-    r = subprocess.run([sys.executable, "-m", "pagesim", "exercises", "build", ASSIGNMENT[:2], "--no-check", "--out", str(out)],
-                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "pagesim", "exercises", "build", ASSIGNMENT[:2], "--no-check", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, f"pagesim exercises build failed:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
     student = out / ASSIGNMENT / "student" / f"{ASSIGNMENT}.ipynb"
     assert student.is_file(), f"pagesim exercises build wrote no {student}"
@@ -511,9 +544,11 @@ def test_the_checks_catch_an_error_and_a_missing_plot(lab, browser, shots):
     name = "broken.ipynb"
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.show()  # nothing drawn"),
-                nbformat.v4.new_code_cell("raise ValueError('broken on purpose')"),
-                nbformat.v4.new_code_cell("print('never reached')")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.show()  # nothing drawn"),
+        nbformat.v4.new_code_cell("raise ValueError('broken on purpose')"),
+        nbformat.v4.new_code_cell("print('never reached')"),
+    ]
     nbformat.write(nb, lab.root / name)
     nbp = NotebookPage(lab, browser, name, shots)
     try:

@@ -8,6 +8,7 @@ directory there. The package is imported from a copy, so the copy's ``__pycache_
 or inspected. Where ``unshare -m`` works (root on Linux) one test also mounts the copy and HOME
 read-only, which is the case reported: a system-wide install, a read-only container.
 """
+
 import os
 import shutil
 import subprocess
@@ -73,11 +74,14 @@ def test_unwritable_home_and_package_fall_back_to_a_private_temp_dir(tmp_path, u
 
 def test_nothing_writable_compiles_without_a_cache(tmp_path, unwritable):
     (tmp_path / "tmp" / f"pagesim-{UID}").write_text("someone else's file")  # the temporary fallback is taken
-    code = PROBE + """
+    code = (
+        PROBE
+        + """
 ds = pagesim.simulate("opteron-k8", "random", working_set="8M", accesses=2000, specialize=True)
 assert int(ds["accesses"].sum()) == 2000
 print("specialised", _jit.KERNELS_DIR)
 """
+    )
     r = _run(tmp_path, code, unwritable)
     assert r.returncode == 0, r.stderr
     assert "CACHE_DIR None" in r.stdout and "specialised None" in r.stdout
@@ -117,7 +121,7 @@ def test_read_only_install_and_home(tmp_path):
     ro = tmp_path / "ro"
     _copy_package(ro / "src")
     (ro / "home").mkdir()
-    script = f"mount --bind {ro} {ro} && mount -o remount,bind,ro {ro} && exec \"$@\""
+    script = f'mount --bind {ro} {ro} && mount -o remount,bind,ro {ro} && exec "$@"'
     env = {"HOME": str(ro / "home"), "TMPDIR": str(tmp_path)}
     r = _run(ro, PROBE, env, prefix=("unshare", "-m", "sh", "-c", script, "sh"))
     assert r.returncode == 0, r.stderr

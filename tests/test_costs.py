@@ -1,16 +1,17 @@
 """The cost model in numpy (pagesim.costs) against the plain xarray formulation
 (tests/reference_costs.py): identical Datasets on every preset, with a RAM limit, with compaction,
 and for simulate_processes."""
+
 import numpy as np
 import pytest
 import xarray as xr
+from reference_costs import reference_add_costs
 
 import pagesim
 from pagesim.machines import machines
 from pagesim.memory import PhysicalMemory
 from pagesim.pressure import Ram
 from pagesim.processes import simulate_processes
-from reference_costs import reference_add_costs
 
 COST_VARS = ["cycles", "total_cycles", "translation_share", "fault_share", "swap_share"]
 
@@ -21,9 +22,10 @@ def recomputed(ds, ram=None):
     bare.attrs = {k: v for k, v in ds.attrs.items() if k not in ("work_cycles_per_access", "costs")}
     m = pagesim.machine(ds.attrs["machine"])
     if ds.attrs.get("programmed") not in (None, "{}"):
-        from pagesim.simulate import resolve_programmable
-        from pagesim import Layout
         import json
+
+        from pagesim import Layout
+        from pagesim.simulate import resolve_programmable
 
         m, _ = resolve_programmable(m, Layout.from_records(json.loads(ds.attrs["layout"])))
     return reference_add_costs(bare, m, ds.attrs["work_cycles_per_access"], ram)

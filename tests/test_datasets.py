@@ -1,4 +1,5 @@
 """Every dataset loads with provenance and units; figures spot-checked against the documents."""
+
 from pathlib import Path
 
 import pandas as pd
@@ -8,10 +9,26 @@ import pagesim.datasets as D
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 EXPECTED = {
-    "power64k_systems", "power64k_counters", "power64k_stream_params", "power64k_linpack_params", "power64k_results",
-    "power64k_facts", "cscs_hpcc", "cscs_pchan", "cscs_namd", "cscs_tlb_entries", "cscs_reach", "cscs_findings",
-    "mpss_trapstat", "mpss_pmap", "mpss_tlb_designs", "mpss_findings", "power8_counters", "power8_setup",
-    "shared_pt_figures", "architecture_tlbs",
+    "power64k_systems",
+    "power64k_counters",
+    "power64k_stream_params",
+    "power64k_linpack_params",
+    "power64k_results",
+    "power64k_facts",
+    "cscs_hpcc",
+    "cscs_pchan",
+    "cscs_namd",
+    "cscs_tlb_entries",
+    "cscs_reach",
+    "cscs_findings",
+    "mpss_trapstat",
+    "mpss_pmap",
+    "mpss_tlb_designs",
+    "mpss_findings",
+    "power8_counters",
+    "power8_setup",
+    "shared_pt_figures",
+    "architecture_tlbs",
 }
 
 

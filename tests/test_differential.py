@@ -1,13 +1,14 @@
 """The numba kernel against the plain-Python reference model: identical counters, every run."""
+
 import numpy as np
 import pytest
+from helpers import dataset_counters
 from hypothesis import given
 from hypothesis import strategies as st
+from reference import reference_simulate
 
 import pagesim
 from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
-from helpers import dataset_counters
-from reference import reference_simulate
 
 KIB = 1024
 
@@ -57,8 +58,14 @@ def machines(draw, cross=None):
                 max_entry = draw(st.sampled_from([None, None, 4 * KIB])) if min(g) >= 4 * KIB else None
                 structs.append(
                     Structure(
-                        name=f"L{level}{side[0]}{'-'.join(map(str, g))}", level=level, side=side, entries=sets * ways, ways=ways,
-                        sizes=tuple(g), replacement=draw(st.sampled_from(["lru", "fifo", "random"])), max_entry=max_entry,
+                        name=f"L{level}{side[0]}{'-'.join(map(str, g))}",
+                        level=level,
+                        side=side,
+                        entries=sets * ways,
+                        ways=ways,
+                        sizes=tuple(g),
+                        replacement=draw(st.sampled_from(["lru", "fifo", "random"])),
+                        max_entry=max_entry,
                     )
                 )
     slb = None
@@ -164,7 +171,10 @@ def test_structure_first_for_one_kind_later_for_the_other():
     instr X again must miss U2 and walk (2 instruction walks, no U2 hit). A fast path kept across
     the data access would count a U2 hit and 1 walk."""
     m = Machine(
-        name="cross", title="data-only L1 under a unified L2", page_sizes=(4096,), base_page=4096,
+        name="cross",
+        title="data-only L1 under a unified L2",
+        page_sizes=(4096,),
+        base_page=4096,
         structures=(Structure("D1", 1, "data", 2, 2, ("4K",)), Structure("U2", 2, "unified", 2, 1, ("4K",))),
         walker=Walker("radix", level_bits=(9, 9, 9, 9), base_shift=12),
     )

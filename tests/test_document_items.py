@@ -7,6 +7,7 @@ A dataset that holds parameters rather than findings (the measured systems, the 
 architecture reference) is declared in ``datasets/catalog.toml`` with ``parameters = "<reason>"``;
 only then is it skipped.
 """
+
 import json
 
 import pytest

@@ -1,4 +1,5 @@
 """Every bad input gets a ValueError or TypeError naming the parameter, the value and what is allowed."""
+
 import re
 
 import numpy as np
@@ -226,20 +227,31 @@ def _pm():
     return pagesim.PhysicalMemory("64M", "4K", "2M")
 
 
-@pytest.mark.parametrize("call,exc,words", [
-    (lambda: _pm().reserve_hugetlb(-1, "2M"), ValueError, "count=-1 is out of range: allowed 0..16384 pages"),
-    (lambda: _pm().reserve_hugetlb("2", "2M"), TypeError, "count must be an int, got str '2'"),
-    (lambda: _pm().fragment(0.1, "heap"), ValueError, "placement='heap' is not allowed: use one of 'scattered', 'caged'"),
-    (lambda: pagesim.workload("touch", pattern="zigzag"), ValueError, "pattern='zigzag' is not allowed: use one of 'memset', 'random'"),
-    (lambda: pagesim.workload("random", accesses=0), ValueError, "accesses=0 is out of range: allowed 1.."),
-    (lambda: pagesim.workload("random", accesses=2.5), TypeError, "accesses must be an int, got float 2.5"),
-    (lambda: pagesim.Region(1 << 30, "4M", "4K", "r", fault_around=3), ValueError, "region 'r' fault_around=3 must be a power of two"),
-    (lambda: pagesim.Region(1 << 30, "4M", "4K", "r", fault_around=1 << 17), ValueError, "region 'r' fault_around=131072 is out of range: allowed 1..65536 pages"),
-    (lambda: pagesim.Region(1 << 30, "4M", "4K", "r", policy="thb"), ValueError, "region 'r' policy='thb' is not allowed: use one of 'base', 'thp', 'mpss', 'hugetlb'"),
-    (lambda: pagesim.Ram("1G", swap_in_cycles=-1), ValueError, r"ram swap_in_cycles=-1 is out of range: allowed 0..1000000000 cycles"),
-    (lambda: pagesim.simulate("skylake", "random", accesses=10, progress="yes"), TypeError, "progress must be True or False, got str 'yes'"),
-    (lambda: pagesim.sweep({"seed": [0]}, machine="skylake", workload="random", progress=1), TypeError, "progress must be True or False, got int 1"),
-])
+@pytest.mark.parametrize(
+    "call,exc,words",
+    [
+        (lambda: _pm().reserve_hugetlb(-1, "2M"), ValueError, "count=-1 is out of range: allowed 0..16384 pages"),
+        (lambda: _pm().reserve_hugetlb("2", "2M"), TypeError, "count must be an int, got str '2'"),
+        (lambda: _pm().fragment(0.1, "heap"), ValueError, "placement='heap' is not allowed: use one of 'scattered', 'caged'"),
+        (lambda: pagesim.workload("touch", pattern="zigzag"), ValueError, "pattern='zigzag' is not allowed: use one of 'memset', 'random'"),
+        (lambda: pagesim.workload("random", accesses=0), ValueError, "accesses=0 is out of range: allowed 1.."),
+        (lambda: pagesim.workload("random", accesses=2.5), TypeError, "accesses must be an int, got float 2.5"),
+        (lambda: pagesim.Region(1 << 30, "4M", "4K", "r", fault_around=3), ValueError, "region 'r' fault_around=3 must be a power of two"),
+        (
+            lambda: pagesim.Region(1 << 30, "4M", "4K", "r", fault_around=1 << 17),
+            ValueError,
+            "region 'r' fault_around=131072 is out of range: allowed 1..65536 pages",
+        ),
+        (
+            lambda: pagesim.Region(1 << 30, "4M", "4K", "r", policy="thb"),
+            ValueError,
+            "region 'r' policy='thb' is not allowed: use one of 'base', 'thp', 'mpss', 'hugetlb'",
+        ),
+        (lambda: pagesim.Ram("1G", swap_in_cycles=-1), ValueError, r"ram swap_in_cycles=-1 is out of range: allowed 0..1000000000 cycles"),
+        (lambda: pagesim.simulate("skylake", "random", accesses=10, progress="yes"), TypeError, "progress must be True or False, got str 'yes'"),
+        (lambda: pagesim.sweep({"seed": [0]}, machine="skylake", workload="random", progress=1), TypeError, "progress must be True or False, got int 1"),
+    ],
+)
 def test_shared_validation_helpers_name_parameter_value_and_allowed(call, exc, words):
     """The checks once written out by hand at each site now go through pagesim._check; each message
     still names the parameter, the value and what is allowed."""
@@ -253,8 +265,9 @@ def test_no_assert_as_validation_in_library_code():
     from pathlib import Path
 
     root = Path(pagesim.__file__).parent
-    found = [f"{p.relative_to(root)}:{n.lineno}" for p in root.rglob("*.py")
-             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))) if isinstance(n, ast.Assert)]
+    found = [
+        f"{p.relative_to(root)}:{n.lineno}" for p in root.rglob("*.py") for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))) if isinstance(n, ast.Assert)
+    ]
     assert found == []
 
 

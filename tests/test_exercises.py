@@ -4,6 +4,7 @@ The assignments are built once per session (otter assign, into a temporary folde
 this tests/ folder: otter-grader issue 931) and graded in-process with otter's own test files
 (``pagesim.grading.grade_in_process``); one test runs the real ``otter run`` on a sample.
 """
+
 from __future__ import annotations
 
 import csv
@@ -59,8 +60,9 @@ def test_masters_are_what_make_masters_writes(tmp_path):
     for p in make_masters.write(tmp_path):
         got = nbformat.read(str(MASTERS / p.name), as_version=4)
         want = nbformat.read(str(p), as_version=4)
-        assert [(c.cell_type, c.source) for c in got.cells] == [(c.cell_type, c.source) for c in want.cells], \
+        assert [(c.cell_type, c.source) for c in got.cells] == [(c.cell_type, c.source) for c in want.cells], (
             f"exercises/masters/{p.name} differs from exercises/make_masters.py: rerun it"
+        )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -128,8 +130,9 @@ def test_samples_are_what_the_command_writes(built, tmp_path):
         for p in paths:
             got = nbformat.read(str(SAMPLES / name / p.name), as_version=4)
             want = nbformat.read(str(p), as_version=4)
-            assert [(c.cell_type, c.source) for c in got.cells] == [(c.cell_type, c.source) for c in want.cells], \
+            assert [(c.cell_type, c.source) for c in got.cells] == [(c.cell_type, c.source) for c in want.cells], (
                 f"exercises/samples/{name}/{p.name} is stale: run pagesim exercises build && pagesim exercises samples"
+            )
             assert got.metadata["otter"] == want.metadata["otter"]
 
 
@@ -160,8 +163,9 @@ def test_otter_run_grades_a_sample(built, samples, tmp_path):
     (sub / "wrong.ipynb").write_bytes(samples[name][2].read_bytes())
     out = tmp_path / "grades.csv"
     build_dir = next(iter(built.values())).parent
-    r = subprocess.run([sys.executable, "-m", "pagesim", "exercises", "grade", str(sub), "--build", str(build_dir),
-                        "--csv", str(out)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "pagesim", "exercises", "grade", str(sub), "--build", str(build_dir), "--csv", str(out)], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     row = next(csv.DictReader(open(out)))
     want = _grade(samples[name][2], built, name)
@@ -256,8 +260,7 @@ def test_hand_answers_agree_with_pagesim():
         a04 = exercises.Sheet("04", sid)
         p = a04.params("q3")
         t = translate("power8", p["address"], p["page_size"])
-        assert _translate_value(t, "hash") == [f"primary PTEG {a04.answers()['q3_primary']}",
-                                               f"secondary PTEG {a04.answers()['q3_secondary']}"]
+        assert _translate_value(t, "hash") == [f"primary PTEG {a04.answers()['q3_primary']}", f"secondary PTEG {a04.answers()['q3_secondary']}"]
         p = a04.params("q1")
         for page, policy, var in (("64K", "base", "q1_faults_64k"), ("16M", "hugetlb", "q1_faults_16m")):
             ds = pagesim.simulate("power8", "touch", size=p["size"], pattern="memset", page_size=page, policy=policy)

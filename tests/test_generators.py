@@ -1,6 +1,7 @@
 """The workload generators against the formulas they replaced (issue 11, part 4): counters in numba
 instead of a division per access must give the same addresses, for any parameters and any chunking.
 The references below are the numpy expressions (and the plain loop for md) pagesim used before."""
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -99,22 +100,26 @@ def test_stream_triad(n, passes, chunk):
     assert np.array_equal(all_chunks(w, chunk), ref_triad(w))
 
 
-@given(atoms=st.integers(27, 600), apc=st.integers(1, 4), shuffle=st.sampled_from([0.0, 0.5, 1.0]), steps=st.integers(1, 2),
-       seed=st.integers(0, 2**32), chunk=chunks)
+@given(
+    atoms=st.integers(27, 600),
+    apc=st.integers(1, 4),
+    shuffle=st.sampled_from([0.0, 0.5, 1.0]),
+    steps=st.integers(1, 2),
+    seed=st.integers(0, 2**32),
+    chunk=chunks,
+)
 def test_md(atoms, apc, shuffle, steps, seed, chunk):
     w = pagesim.workload("md", atoms=atoms, atoms_per_cell=apc, atom_bytes=64, shuffle=shuffle, steps=steps)
     assert np.array_equal(all_chunks(w, chunk, seed), ref_md(w, seed))
 
 
-@given(slots=st.one_of(st.integers(1, 1 << 20), st.sampled_from([1 << k for k in range(0, 40)])), seed=st.integers(0, 2**63 - 1),
-       chunk=chunks)
+@given(slots=st.one_of(st.integers(1, 1 << 20), st.sampled_from([1 << k for k in range(0, 40)])), seed=st.integers(0, 2**63 - 1), chunk=chunks)
 def test_uniform_random_masks_and_remainders_agree(slots, seed, chunk):
     w = pagesim.workload("random", size=slots * ELEMENT, accesses=300)
     assert np.array_equal(all_chunks(w, chunk, seed), ref_random(slots, 300, seed))
 
 
-@given(slots_log=st.integers(3, 30), hot_log=st.integers(0, 30), odd=st.booleans(), frac=st.sampled_from([0.0, 0.3, 0.9, 1.0]),
-       seed=st.integers(0, 2**40))
+@given(slots_log=st.integers(3, 30), hot_log=st.integers(0, 30), odd=st.booleans(), frac=st.sampled_from([0.0, 0.3, 0.9, 1.0]), seed=st.integers(0, 2**40))
 def test_hot_cold_power_of_two_or_not_same_as_division(slots_log, hot_log, odd, frac, seed):
     size = (1 << slots_log) * ELEMENT + (ELEMENT if odd else 0)
     hot = min(size, (1 << hot_log) * ELEMENT)

@@ -1,4 +1,5 @@
 """Cases small enough to check by hand; several are the documents' own exact counts."""
+
 import numpy as np
 import pytest
 
@@ -43,8 +44,9 @@ def test_opteron_2m_has_8_entries_and_no_l2():
 
 
 def _one_level(entries, ways, policy="lru"):
-    return Machine(name="hand", title="hand", page_sizes=(K4,), base_page=K4,
-                   structures=(Structure("T", 1, "data", entries, ways, (K4,), policy),), walker=Walker("vhpt"))
+    return Machine(
+        name="hand", title="hand", page_sizes=(K4,), base_page=K4, structures=(Structure("T", 1, "data", entries, ways, (K4,), policy),), walker=Walker("vhpt")
+    )
 
 
 def test_lru_by_hand():

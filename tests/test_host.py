@@ -1,5 +1,6 @@
 """Agreement with the running Linux kernel: real minor faults (getrusage) equal simulated faults,
 for regions that are whole 2 MiB pages and regions that are not (a base-page tail or head)."""
+
 import pytest
 
 from pagesim.host import compare_faults, why_not

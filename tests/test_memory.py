@@ -1,4 +1,5 @@
 """Physical memory, fragmentation scenarios, hugetlb pools and the backing the OS gives."""
+
 import copy
 import json
 
@@ -6,12 +7,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_os import reference_backing
 
 import pagesim
 from pagesim import Layout, OutOfMemory, PhysicalMemory, Region
 from pagesim.memory import FREE
 from pagesim.paging import resolve
-from reference_os import reference_backing
 
 
 def brute_force_block_free(state, order):
@@ -69,14 +70,18 @@ def test_hugetlb_reservation_fails_at_reservation_time():
 
 
 def _layout():
-    return Layout((
-        Region(1 << 40, "8M", "2M", "thp", policy="thp"),
-        Region((1 << 40) + (1 << 30), "64K", "4K", "plain"),
-        Region((1 << 40) + (2 << 30), "8M", "2M", "mpss", policy="mpss"),
-    ))
+    return Layout(
+        (
+            Region(1 << 40, "8M", "2M", "thp", policy="thp"),
+            Region((1 << 40) + (1 << 30), "64K", "4K", "plain"),
+            Region((1 << 40) + (2 << 30), "8M", "2M", "mpss", policy="mpss"),
+        )
+    )
 
 
-@pytest.mark.parametrize("held,placement,movable,compaction", [(0.0, "scattered", 0, False), (0.9, "scattered", 0, False), (0.6, "scattered", 0.8, True), (0.4, "caged", 0, False)])
+@pytest.mark.parametrize(
+    "held,placement,movable,compaction", [(0.0, "scattered", 0, False), (0.9, "scattered", 0, False), (0.6, "scattered", 0.8, True), (0.4, "caged", 0, False)]
+)
 def test_backing_matches_per_access_reference(held, placement, movable, compaction):
     mem = PhysicalMemory("64M", "4K", "2M").fragment(held=held, placement=placement, movable=movable, seed=2)
     lay = _layout()
@@ -89,8 +94,14 @@ def test_backing_matches_per_access_reference(held, placement, movable, compacti
     got_layout, report, got_mem = resolve(lay, chunks, copy.deepcopy(mem), 4096, compaction)
     huge, granted, fallbacks, ref_state = reference_backing(lay, addrs, copy.deepcopy(mem), 4096, compaction)
     assert (got_mem.state == ref_state).all()
-    got_huge = {(i, r.start + j * r.page_size) for r in got_layout.regions if r.page_size == 2 << 20
-                for i, orig in enumerate(lay.regions) if orig.start <= r.start < orig.end for j in range(r.pages)}
+    got_huge = {
+        (i, r.start + j * r.page_size)
+        for r in got_layout.regions
+        if r.page_size == 2 << 20
+        for i, orig in enumerate(lay.regions)
+        if orig.start <= r.start < orig.end
+        for j in range(r.pages)
+    }
     assert got_huge == huge
     assert {k: v for k, v in report["huge_granted"].items() if v} == granted
     assert {k: v for k, v in report["huge_fallbacks"].items() if v} == fallbacks
@@ -134,9 +145,16 @@ def test_memory_errors():
         pagesim.simulate("zen4", "touch", size="64M", page_size="4K", memory=PhysicalMemory("32M", "4K"))
 
 
-@given(frames_log=st.integers(4, 12), extra=st.integers(0, 7), max_order=st.integers(0, 6), held=st.floats(0, 0.9),
-       movable=st.sampled_from([0.0, 0.5, 1.0]), placement=st.sampled_from(["scattered", "caged"]), seed=st.integers(0, 2**20),
-       ops=st.lists(st.tuples(st.sampled_from(["alloc", "compact", "free"]), st.integers(0, 6)), max_size=40))
+@given(
+    frames_log=st.integers(4, 12),
+    extra=st.integers(0, 7),
+    max_order=st.integers(0, 6),
+    held=st.floats(0, 0.9),
+    movable=st.sampled_from([0.0, 0.5, 1.0]),
+    placement=st.sampled_from(["scattered", "caged"]),
+    seed=st.integers(0, 2**20),
+    ops=st.lists(st.tuples(st.sampled_from(["alloc", "compact", "free"]), st.integers(0, 6)), max_size=40),
+)
 def test_free_lists_and_compaction_as_the_push_by_push_reference(frames_log, extra, max_order, held, movable, placement, seed, ops):
     """The numpy rebuild of the free lists and compact() give the very heaps, heads, frame states and
     migration counts of the code they replaced (tests/reference_os.py), whatever happens in between."""

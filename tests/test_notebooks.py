@@ -5,8 +5,8 @@ import nbformat
 import papermill as pm
 import pytest
 
-from pagesim.notebooks import REQUIRED_PARAMETERS, execute, list_notebooks, notebooks_dir, report
 from pagesim.findings import VERDICTS, regressions
+from pagesim.notebooks import REQUIRED_PARAMETERS, execute, list_notebooks, notebooks_dir, report
 from pagesim.report import load_baseline
 
 NOTEBOOKS = list_notebooks()
@@ -84,8 +84,7 @@ def test_verdicts_and_regressions():
         F.arithmetic("f", "16 x 4K = 64K", "s", 65536, 65535, holds=False)
     with pytest.raises(ValueError, match="recorded twice"):
         F.exact("a", "again", "s", 1, 1)
-    rec = {"notebook": "x.ipynb", "status": "ok", "findings": [
-        {"id": i.id, "verdict": i.verdict} for i in F.items]}
+    rec = {"notebook": "x.ipynb", "status": "ok", "findings": [{"id": i.id, "verdict": i.verdict} for i in F.items]}
     assert regressions([rec], {"x": {"a": "exact", "c": "within"}}) == ["x.ipynb: c was within, now direction"]
     assert regressions([rec], {"x": {"b": "contradicted", "zz": "exact"}}) == ["x.ipynb: zz was exact, now missing"]
     assert regressions([rec], {"x": {"e": "exact"}}) == []  # relabelled calibrated: a change, not a regression

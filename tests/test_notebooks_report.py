@@ -1,6 +1,7 @@
 """`pagesim notebooks` never leaves a report beside outputs of another run: it clears the old
 report and outputs when it starts, and writes the report's two files all or nothing. The
 notebooks themselves are replaced by a stand-in ``execute`` (test_notebooks.py executes them)."""
+
 import json
 
 import pytest

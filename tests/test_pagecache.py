@@ -1,4 +1,5 @@
 """Internal fragmentation of small files in the page cache."""
+
 import math
 
 import numpy as np

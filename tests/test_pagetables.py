@@ -1,4 +1,5 @@
 """Page-table memory, and the shared-page-tables figures from stated parameters."""
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -67,8 +68,7 @@ def brute_force_tables(nproc, mappings, bits, base, shared_tables):
     return by_level
 
 
-@given(st.lists(st.tuples(st.integers(1, 40), st.sampled_from([4 * KiB, 32 * KiB]), st.booleans()), min_size=1, max_size=5),
-       st.integers(1, 3), st.booleans())
+@given(st.lists(st.tuples(st.integers(1, 40), st.sampled_from([4 * KiB, 32 * KiB]), st.booleans()), min_size=1, max_size=5), st.integers(1, 3), st.booleans())
 def test_page_table_bytes_match_brute_force(maps, nproc, shared_tables):
     bits, base = (3, 3, 3, 3), 12  # small tables (8 entries) so every page can be enumerated
     mappings = [Mapping(f"m{i}", k * p, p, shared=s) for i, (k, p, s) in enumerate(maps)]

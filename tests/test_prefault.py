@@ -1,5 +1,6 @@
 """Fault-around: POWER's 64 KiB emulation mode maps 16 contiguous 4 KiB pages per fault
 (000_1774b52266f446e5.txt, Page Fault Handling)."""
+
 import numpy as np
 import pytest
 

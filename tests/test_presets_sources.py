@@ -3,6 +3,7 @@
 Each test names the source it follows: datasets/architecture (a copy of the project's reference
 table and notes) or one of the five documents.
 """
+
 import csv
 import re
 from pathlib import Path
@@ -19,10 +20,22 @@ ROOT = Path(__file__).resolve().parents[1]
 GIB, MIB = 1 << 30, 1 << 20
 
 # preset -> how its rows of datasets/architecture/tlb_reference.csv begin
-ARCH = {"power5+": "POWER5+", "power6": "POWER6", "power8": "POWER8", "opteron-k8": "Opteron K8", "zen4": "Zen 4 (",
-        "ultrasparc-ii": "UltraSPARC II (", "ultrasparc-iii": "UltraSPARC III (", "ultrasparc-iii-cu": "UltraSPARC III Cu",
-        "ultrasparc-t1": "UltraSPARC T1", "itanium2": "Itanium 2", "skylake": "Skylake", "golden-cove": "Golden Cove",
-        "neoverse-n1": "Neoverse N1", "apple-m1": "M1 Firestorm"}
+ARCH = {
+    "power5+": "POWER5+",
+    "power6": "POWER6",
+    "power8": "POWER8",
+    "opteron-k8": "Opteron K8",
+    "zen4": "Zen 4 (",
+    "ultrasparc-ii": "UltraSPARC II (",
+    "ultrasparc-iii": "UltraSPARC III (",
+    "ultrasparc-iii-cu": "UltraSPARC III Cu",
+    "ultrasparc-t1": "UltraSPARC T1",
+    "itanium2": "Itanium 2",
+    "skylake": "Skylake",
+    "golden-cove": "Golden Cove",
+    "neoverse-n1": "Neoverse N1",
+    "apple-m1": "M1 Firestorm",
+}
 
 
 def _reference_rows():
@@ -40,8 +53,17 @@ def test_every_preset_year_is_the_reference_tables():
 
 
 # how the text names a preset when it gives its year ("a 2020 Apple M1")
-NAMED = {"Apple M1": "apple-m1", "POWER5+": "power5+", "POWER6": "power6", "POWER8": "power8", "Golden Cove": "golden-cove",
-         "Skylake": "skylake", "Zen 4": "zen4", "Neoverse N1": "neoverse-n1", "Itanium 2": "itanium2"}
+NAMED = {
+    "Apple M1": "apple-m1",
+    "POWER5+": "power5+",
+    "POWER6": "power6",
+    "POWER8": "power8",
+    "Golden Cove": "golden-cove",
+    "Skylake": "skylake",
+    "Zen 4": "zen4",
+    "Neoverse N1": "neoverse-n1",
+    "Itanium 2": "itanium2",
+}
 
 
 def test_years_in_the_text_are_the_presets():

@@ -1,13 +1,14 @@
 """Memory pressure: RAM limit, clock and LRU reclaim, swap-outs and major faults."""
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_pressure import reference_pressure
 
 import pagesim
 from pagesim import Layout, Ram, Region
 from pagesim.pressure import run
-from reference_pressure import reference_pressure
 
 K = 1024
 

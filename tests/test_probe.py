@@ -1,5 +1,6 @@
 """The latency probe (pagesim.probe): the kernel on hand-made cycles, knee finding on made-up curves,
 and a small real run checked for its shape and direction, never for absolute times."""
+
 import numpy as np
 import pandas as pd
 import pytest

@@ -1,17 +1,18 @@
 """Several processes on one core: context switches (flush or tagged), shared page tables, and the
 data-cache model of walk references, against the plain reference models."""
+
 import numpy as np
 import pytest
+from helpers import dataset_counters
 from hypothesis import given
 from hypothesis import strategies as st
+from reference import reference_simulate
+from test_differential import cases
 
 import pagesim
 from pagesim import Layout, Region
 from pagesim.processes import DataCache, simulate_processes
 from pagesim.simulate import resolve_programmable
-from helpers import dataset_counters
-from reference import reference_simulate
-from test_differential import cases
 
 
 def interleave(traces, quantum, stride, flushed_names):
@@ -95,8 +96,9 @@ def test_processes_match_reference(case, n, quantum, switch, share):
     radix = m.walker.kind == "radix"
     caches = (DataCache("a", 512, 2), DataCache("b", 2048, 4)) if radix else ()
     shared = (layout.regions[0].name,) if share else ()
-    ds = simulate_processes(m, addresses=traces, kinds=ks, layout=layout, processes=n, quantum=quantum, switch=switch,
-                            seed=seed, caches=caches, shared=shared, shared_tables=share)
+    ds = simulate_processes(
+        m, addresses=traces, kinds=ks, layout=layout, processes=n, quantum=quantum, switch=switch, seed=seed, caches=caches, shared=shared, shared_tables=share
+    )
     stride = int(ds.attrs["asid_stride"])
     trace, flush_at, switches = interleave(traces, quantum, stride, flushed(m, switch))
     combined = Layout(tuple(Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}") for i in range(n) for r in layout.regions))
@@ -185,8 +187,7 @@ def test_bad_process_input():
         simulate_processes("skylake", "random", quantum="9")
 
 
-@given(rows=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 4), st.integers(0, 40)), min_size=1, max_size=300),
-       wide=st.sampled_from([0, 20, 40, 56]))
+@given(rows=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 4), st.integers(0, 40)), min_size=1, max_size=300), wide=st.sampled_from([0, 20, 40, 56]))
 def test_table_ids_number_rows_as_np_unique_over_rows(rows, wide):
     """_walk_lines numbers page-table pages as np.unique(rows, axis=0) did (the row sort it replaced),
     on the packed-key path and, with table numbers too wide to pack, on the lexsort path."""
@@ -215,8 +216,20 @@ def test_data_lines_match_reference(case, n, quantum, share):
     ks = None if kinds is None else [kinds] * n
     caches = (DataCache("a", 512, 2), DataCache("b", 2048, 4))
     shared = (layout.regions[0].name,) if share else ()
-    ds = simulate_processes(m, addresses=traces, kinds=ks, layout=layout, processes=n, quantum=quantum, switch="flush",
-                            seed=seed, caches=caches, shared=shared, shared_tables=share, data_lines=True)
+    ds = simulate_processes(
+        m,
+        addresses=traces,
+        kinds=ks,
+        layout=layout,
+        processes=n,
+        quantum=quantum,
+        switch="flush",
+        seed=seed,
+        caches=caches,
+        shared=shared,
+        shared_tables=share,
+        data_lines=True,
+    )
     stride = int(ds.attrs["asid_stride"])
     trace, flush_at, _ = interleave(traces, quantum, stride, flushed(m, "flush"))
     kk = None if kinds is None else _kinds(traces, ks, quantum)

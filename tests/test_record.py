@@ -1,4 +1,5 @@
 """Recording a real program's trace with valgrind lackey (pagesim.record, `pagesim trace record`)."""
+
 import gzip
 import subprocess
 import sys
@@ -66,8 +67,11 @@ def test_terminated_recording_leaves_nothing(tmp_path):
     import time
 
     out = tmp_path / "t.gz"
-    p = subprocess.Popen([sys.executable, "-m", "pagesim", "trace", "record", "-o", str(out), "--quiet-program", "--",
-                          sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pagesim", "trace", "record", "-o", str(out), "--quiet-program", "--", sys.executable, "-c", "import time; time.sleep(60)"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 60
     while not (tmp_path / "t.gz.part").exists() and time.time() < deadline:
         time.sleep(0.2)
@@ -93,13 +97,16 @@ def test_missing_valgrind_is_one_clear_line(monkeypatch, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("kw,msg", [
-    (dict(command=[]), "command is empty"),
-    (dict(command=["--"]), "command is empty"),
-    (dict(command="ls -l"), "command must be a list of strings"),
-    (dict(command=["ls"], limit=0), r"limit=0 is out of range: allowed 1\.\. \(a number of accesses, or None for the whole run\)"),
-    (dict(command=["ls"], limit=2.5), "limit must be an int, got float 2.5"),
-])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        (dict(command=[]), "command is empty"),
+        (dict(command=["--"]), "command is empty"),
+        (dict(command="ls -l"), "command must be a list of strings"),
+        (dict(command=["ls"], limit=0), r"limit=0 is out of range: allowed 1\.\. \(a number of accesses, or None for the whole run\)"),
+        (dict(command=["ls"], limit=2.5), "limit must be an int, got float 2.5"),
+    ],
+)
 def test_bad_arguments(kw, msg):
     with pytest.raises((ValueError, TypeError), match=msg):
         R.record(**kw)
@@ -114,14 +121,17 @@ def test_bad_output_folder(tmp_path):
         R.record(["ls"], out=tmp_path)
 
 
-@pytest.mark.parametrize("args,msg", [
-    (("trace", "record", "--"), "command is empty"),
-    (("trace", "record", "--limit", "many", "--", "ls"), "--limit 'many' must be a whole number"),
-    (("trace", "record", "--limit", "0", "--", "ls"), "--limit 0 is out of range"),
-    (("probe", "--repeats", "0"), "--repeats 0 is out of range"),
-    (("probe", "--max-size", "9G"), "max_size=9G is out of range"),
-    (("probe", "--per-octave", "x"), "--per-octave 'x' must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (("trace", "record", "--"), "command is empty"),
+        (("trace", "record", "--limit", "many", "--", "ls"), "--limit 'many' must be a whole number"),
+        (("trace", "record", "--limit", "0", "--", "ls"), "--limit 0 is out of range"),
+        (("probe", "--repeats", "0"), "--repeats 0 is out of range"),
+        (("probe", "--max-size", "9G"), "max_size=9G is out of range"),
+        (("probe", "--per-octave", "x"), "--per-octave 'x' must be a whole number"),
+    ],
+)
 def test_cli_errors_are_one_line_exit_2(args, msg):
     r = _cli(*args)
     assert r.returncode == 2, (r.stdout, r.stderr)

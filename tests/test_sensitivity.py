@@ -1,6 +1,7 @@
 """Sensitivity sweeps (issue 9, part 5): the range finder on functions whose answer is known, the
 study sweeps against the studies they vary and against the physics that fixes their direction, and
 the re-costing of work cycles against a new simulation."""
+
 import math
 
 import numpy as np
@@ -91,9 +92,23 @@ def test_holds_for_attaches_the_range_to_a_recorded_finding():
 def test_report_shows_the_sensitivity():
     from pagesim.report import render
 
-    rec = {"notebook": "99_x.ipynb", "status": "ok", "seconds": 1, "findings": [
-        {"id": "a", "finding": "f", "source": "s", "document": "1", "simulation": "2", "verdict": "direction",
-         "why": "set by a parameter", "sensitivity": "p 0.45..0.55 of the 0.2..0.8 swept"}]}
+    rec = {
+        "notebook": "99_x.ipynb",
+        "status": "ok",
+        "seconds": 1,
+        "findings": [
+            {
+                "id": "a",
+                "finding": "f",
+                "source": "s",
+                "document": "1",
+                "simulation": "2",
+                "verdict": "direction",
+                "why": "set by a parameter",
+                "sensitivity": "p 0.45..0.55 of the 0.2..0.8 swept",
+            }
+        ],
+    }
     assert "set by a parameter. Holds for p 0.45..0.55 of the 0.2..0.8 swept." in render([rec])
 
 
@@ -107,8 +122,9 @@ def test_sweep_plot_draws_band_mark_and_ranges():
     from pagesim import plotting
 
     df = pd.DataFrame({"x": [1, 2, 3, 4], "y": [10, 20, 30, 40], "holds": [False, True, True, False]})
-    ax = plotting.sweep(df, "x", "y", band=[(15, math.inf, "above 15"), (25, 25, "figure")], mark=2.5, intervals=[(2, 3)], holds="holds",
-                        xlabel="x (units)", ylabel="y (%)")
+    ax = plotting.sweep(
+        df, "x", "y", band=[(15, math.inf, "above 15"), (25, 25, "figure")], mark=2.5, intervals=[(2, 3)], holds="holds", xlabel="x (units)", ylabel="y (%)"
+    )
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert {"above 15", "figure", "where the finding holds", "this notebook's value", "finding holds", "finding fails"} <= set(labels)
     assert ax.get_xlabel() == "x (units)" and ax.get_ylabel() == "y (%)"

@@ -5,27 +5,38 @@ cover every branch the constants remove: each replacement mode (order-word LRU a
 and FIFO above 16 ways, random), modulo set indexing, entries covering part of a page, chains of
 1 to 4 structures, each walker kind, and regions with and without fault-around.
 """
+
 import numpy as np
 import pytest
+from helpers import dataset_counters
+from reference import reference_simulate
 
 import pagesim
 from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
-from helpers import dataset_counters
-from reference import reference_simulate
 
 K4, K64, M2 = 4096, 65536, 2 << 20
 
 CASES = {
     "lru-2level-radix-pwc": (
         [Structure("L1", 1, "data", 16, 4, (K4,)), Structure("L2", 2, "unified", 96, 12, (K4,))],
-        Walker("radix", level_bits=(9, 9, 9, 9), pwc=(PageWalkCache("pde", 3, 4, 2), PageWalkCache("pml4", 1, 2, 2))), K4),
+        Walker("radix", level_bits=(9, 9, 9, 9), pwc=(PageWalkCache("pde", 3, 4, 2), PageWalkCache("pml4", 1, 2, 2))),
+        K4,
+    ),
     "fifo-random-stamps-4level-vhpt": (
-        [Structure("A", 1, "data", 6, 2, (K4,), "fifo"), Structure("B", 2, "data", 10, 5, (K4,), "random"),
-         Structure("C", 3, "data", 20, 20, (K4,), "lru"), Structure("D", 4, "data", 24, 24, (K4,), "fifo")],
-        Walker("vhpt"), K4),
+        [
+            Structure("A", 1, "data", 6, 2, (K4,), "fifo"),
+            Structure("B", 2, "data", 10, 5, (K4,), "random"),
+            Structure("C", 3, "data", 20, 20, (K4,), "lru"),
+            Structure("D", 4, "data", 24, 24, (K4,), "fifo"),
+        ],
+        Walker("vhpt"),
+        K4,
+    ),
     "max-entry-hashed-slb": (
         [Structure("ERAT", 1, "data", 8, 8, (K64,), max_entry=K4), Structure("TLB", 2, "unified", 12, 3, (K64,))],
-        Walker("hashed", hpt_ptegs=2), K64),
+        Walker("hashed", hpt_ptegs=2),
+        K64,
+    ),
     "tsb-16way": ([Structure("T", 1, "data", 32, 16, (K64,))], Walker("tsb", tsb_entries=8), K64),
     "no-structure": ([], Walker("radix", level_bits=(9, 9, 9, 9)), M2),
 }

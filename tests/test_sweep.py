@@ -1,6 +1,7 @@
 """sweep() on every core and on a Dask cluster (issue 11, parts 5 and 6): the same Dataset as a
 serial sweep, bit for bit, over a sweep whose points differ in machine, page sizes, workload,
 seed, OS policy and RAM limit."""
+
 import pytest
 import xarray as xr
 
@@ -66,8 +67,10 @@ def test_threads_raise_the_first_failing_point_as_serial_does():
     assert "working_set" in str(serial_err.value)
 
 
-@pytest.mark.parametrize("bad,exc,words", [(0, ValueError, "workers=0"), (-2, ValueError, "workers=-2"), (1.5, TypeError, "workers must be an int"),
-                                           (True, TypeError, "workers must be an int")])
+@pytest.mark.parametrize(
+    "bad,exc,words",
+    [(0, ValueError, "workers=0"), (-2, ValueError, "workers=-2"), (1.5, TypeError, "workers must be an int"), (True, TypeError, "workers must be an int")],
+)
 def test_bad_workers(bad, exc, words):
     with pytest.raises(exc, match=words):
         pagesim.sweep({"seed": [0, 1]}, machine="skylake", workload="random", accesses=10, workers=bad, progress=False)
@@ -115,9 +118,9 @@ def test_every_kernel_releases_the_gil():
     from numba.core.registry import CPUDispatcher
 
     import pagesim._kernels as kernels
+    from pagesim._engine import kernel_inputs as _build
     from pagesim._kernels import specialize as S
     from pagesim.layout import Layout
-    from pagesim._engine import kernel_inputs as _build
 
     found = []
     for m in pkgutil.iter_modules(kernels.__path__):

@@ -1,6 +1,7 @@
 """The teaching helpers (pagesim.teach), the study parameters the notebooks' "Try this" lines use, the
 plot labels, and what every notebook must offer a student: a first cell saying what it does, how long
 it runs and to use Run All; prediction cells; validation cells without stray outputs."""
+
 from __future__ import annotations
 
 import ast
@@ -18,29 +19,32 @@ NB = Path(__file__).resolve().parents[1] / "notebooks"
 
 
 # ------------------------------------------------------------------------------------------ check_answer
-@pytest.mark.parametrize("question, given, answer", [
-    ("offset-bits", dict(page="2M"), 21),
-    ("offset-bits", dict(page="16K"), 14),
-    ("page-number", dict(address=0x7F00ABC, page="4K"), 0x7F00),
-    ("walk-levels", dict(machine="skylake", page="4K"), 4),
-    ("walk-levels", dict(machine="skylake", page="2M"), 3),
-    ("walk-levels", dict(machine="skylake", page="1G"), 2),
-    ("walk-levels", dict(machine="power8", page="64K"), 1),
-    ("reach", dict(machine="skylake", page="4K"), 1536 * 4096),
-    ("reach", dict(machine="opteron-k8", page="2M"), 16 << 20),
-    ("reach", dict(machine="power5+", page="4K", structure="TLB"), 8 << 20),
-    ("faults", dict(size="64K", page="4K"), 16),
-    ("faults", dict(size="16M", page="64K"), 256),
-    ("faults", dict(size="16M", page="16M"), 1),
-    ("faults", dict(size="5K", page="4K"), 2),
-    # 1 MiB planes: page numbers step by 256, all 0 mod 128; 1040 KiB: by 260 = 4 mod 128, 32 sets
-    ("tlb-sets", dict(machine="opteron-k8", page="4K", stride="1M", count=64, structure="L2 DTLB 4K"), 1),
-    ("tlb-sets", dict(machine="opteron-k8", page="4K", stride="1040K", count=64, structure="L2 DTLB 4K"), 32),
-    ("ratio", dict(big="64K", small="4K"), 16),
-    ("pte-bytes", dict(region="1G", page="4K", processes=2), 2 * (1 << 18) * 8),
-    ("pte-bytes", dict(region="1G", page="2M", processes=1), 512 * 8),
-    ("tsb-slot", dict(address=0x400000 + 0x123456, page="8K", entries=32768), ((0x400000 + 0x123456) >> 13) & 32767),
-])
+@pytest.mark.parametrize(
+    "question, given, answer",
+    [
+        ("offset-bits", dict(page="2M"), 21),
+        ("offset-bits", dict(page="16K"), 14),
+        ("page-number", dict(address=0x7F00ABC, page="4K"), 0x7F00),
+        ("walk-levels", dict(machine="skylake", page="4K"), 4),
+        ("walk-levels", dict(machine="skylake", page="2M"), 3),
+        ("walk-levels", dict(machine="skylake", page="1G"), 2),
+        ("walk-levels", dict(machine="power8", page="64K"), 1),
+        ("reach", dict(machine="skylake", page="4K"), 1536 * 4096),
+        ("reach", dict(machine="opteron-k8", page="2M"), 16 << 20),
+        ("reach", dict(machine="power5+", page="4K", structure="TLB"), 8 << 20),
+        ("faults", dict(size="64K", page="4K"), 16),
+        ("faults", dict(size="16M", page="64K"), 256),
+        ("faults", dict(size="16M", page="16M"), 1),
+        ("faults", dict(size="5K", page="4K"), 2),
+        # 1 MiB planes: page numbers step by 256, all 0 mod 128; 1040 KiB: by 260 = 4 mod 128, 32 sets
+        ("tlb-sets", dict(machine="opteron-k8", page="4K", stride="1M", count=64, structure="L2 DTLB 4K"), 1),
+        ("tlb-sets", dict(machine="opteron-k8", page="4K", stride="1040K", count=64, structure="L2 DTLB 4K"), 32),
+        ("ratio", dict(big="64K", small="4K"), 16),
+        ("pte-bytes", dict(region="1G", page="4K", processes=2), 2 * (1 << 18) * 8),
+        ("pte-bytes", dict(region="1G", page="2M", processes=1), 512 * 8),
+        ("tsb-slot", dict(address=0x400000 + 0x123456, page="8K", entries=32768), ((0x400000 + 0x123456) >> 13) & 32767),
+    ],
+)
 def test_answers_by_hand(question, given, answer):
     r = teach.check_answer(question, None, **given)
     assert r.answer == answer
@@ -82,8 +86,17 @@ def test_parse_address(text, value):
     assert teach.parse_address(text) == value
 
 
-@pytest.mark.parametrize("text, match", [("0700", "leading 0"), ("7f00", "looks hexadecimal"), ("0x7g", "hexadecimal digits"),
-                                         ("0x", "hexadecimal digits"), ("abc!", "not an address"), (-1, "not negative")])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("0700", "leading 0"),
+        ("7f00", "looks hexadecimal"),
+        ("0x7g", "hexadecimal digits"),
+        ("0x", "hexadecimal digits"),
+        ("abc!", "not an address"),
+        (-1, "not negative"),
+    ],
+)
 def test_parse_address_refuses_what_could_be_misread(text, match):
     with pytest.raises(ValueError, match=match):
         teach.parse_address(text)
@@ -230,8 +243,14 @@ def test_no_cell_ends_in_a_bare_check(path):
         if c.cell_type != "code" or not c.source.strip():
             continue
         last = ast.parse(c.source).body[-1]
-        bare = isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and isinstance(last.value.func, ast.Attribute) \
-            and isinstance(last.value.func.value, ast.Name) and last.value.func.value.id == "F" and last.value.func.attr not in ("table", "save")  # F.table() is the shown table; F.save returns None
+        bare = (
+            isinstance(last, ast.Expr)
+            and isinstance(last.value, ast.Call)
+            and isinstance(last.value.func, ast.Attribute)
+            and isinstance(last.value.func.value, ast.Name)
+            and last.value.func.value.id == "F"
+            and last.value.func.attr not in ("table", "save")
+        )  # F.table() is the shown table; F.save returns None
         assert not bare, f"{path.name}, cell {c.get('id')}: ends in a bare F.{last.value.func.attr}(...)"
 
 

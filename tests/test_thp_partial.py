@@ -7,6 +7,7 @@ madvise mode, a 2 MiB-aligned MADV_HUGEPAGE mapping touched with one write per 4
 3M 257 faults, 5M 258, 17M 264, 1M 256, 2M+4K 2; 4M starting 1M past a 2M boundary 513.
 tests/test_host.py asks the running kernel again.
 """
+
 import copy
 import json
 import re
@@ -15,11 +16,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_os import reference_backing, reference_faults
 
 import pagesim
 from pagesim import Layout, PhysicalMemory, Region
 from pagesim.paging import default_huge_page, resolve
-from reference_os import reference_backing, reference_faults
 
 K, M = 1 << 10, 1 << 20
 BASE = 1 << 40  # 1 GiB-aligned
@@ -34,12 +35,15 @@ def test_memset_of_a_thp_region_faults_as_linux(size, faults):
     assert int(ds["faults"].sum()) == faults
 
 
-@pytest.mark.parametrize("offset,length,faults", [
-    ("1M", "4M", 513),          # 1M head + one 2M page + 1M tail
-    ("4K", "4M", 513),          # 511-page head, one 2M page, 1-page tail
-    (2 * M - 4 * K, "6M", 514),  # 1-page head, two 2M pages, 511-page tail
-    ("1M", "2M", 512),          # straddles a boundary: no 2M range lies inside, all 4K
-])
+@pytest.mark.parametrize(
+    "offset,length,faults",
+    [
+        ("1M", "4M", 513),  # 1M head + one 2M page + 1M tail
+        ("4K", "4M", 513),  # 511-page head, one 2M page, 1-page tail
+        (2 * M - 4 * K, "6M", 514),  # 1-page head, two 2M pages, 511-page tail
+        ("1M", "2M", 512),  # straddles a boundary: no 2M range lies inside, all 4K
+    ],
+)
 def test_unaligned_start(offset, length, faults):
     lay = Layout((Region(BASE + pagesim.units.parse_size(offset), length, "2M", "[ anon ]", policy="thp"),))
     r = lay.regions[0]
@@ -53,8 +57,7 @@ def test_pmap_shows_head_and_tail_as_base_pages():
     lay = Layout((Region(BASE + M, 4 * M, "2M", "[ anon ]", policy="thp"),))
     ds = pagesim.simulate("zen4", addresses=np.arange(BASE + M, BASE + 5 * M, 4096, dtype=np.uint64), layout=lay)
     rows = [ln.split() for ln in pagesim.pmap(ds).splitlines()[2:-2]]
-    assert [(int(r[0], 16) - BASE, int(r[1]), int(r[2]), r[3]) for r in rows] == [
-        (M, 1024, 1024, "4K"), (2 * M, 2048, 2048, "2M"), (4 * M, 1024, 1024, "4K")]
+    assert [(int(r[0], 16) - BASE, int(r[1]), int(r[2]), r[3]) for r in rows] == [(M, 1024, 1024, "4K"), (2 * M, 2048, 2048, "2M"), (4 * M, 1024, 1024, "4K")]
     assert json.loads(ds.attrs["requested_layout"])[0]["length"] == 4 * M  # what was asked for is kept beside it
     assert int(ds["pages_mapped"].sel(page_size=4096)) == 512 and int(ds["pages_mapped"].sel(page_size=2 * M)) == 1
 
@@ -137,8 +140,11 @@ def os_cases(draw):
         else:
             addrs.append(r.start + int(rng.integers(r.length)))
     mem = PhysicalMemory("256M", "4K", "2M").fragment(  # 0.9 held leaves 25M, more than the regions' 24M at most
-        held=draw(st.sampled_from([0.0, 0.5, 0.8, 0.9])), placement=draw(st.sampled_from(["scattered", "caged"])),
-        movable=draw(st.sampled_from([0.0, 0.8])), seed=draw(st.integers(0, 100)))
+        held=draw(st.sampled_from([0.0, 0.5, 0.8, 0.9])),
+        placement=draw(st.sampled_from(["scattered", "caged"])),
+        movable=draw(st.sampled_from([0.0, 0.8])),
+        seed=draw(st.integers(0, 100)),
+    )
     return lay, addrs, mem, draw(st.booleans())
 
 

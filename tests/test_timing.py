@@ -1,16 +1,17 @@
 """The timing model (pagesim.timing): the cache-replay kernel against its plain-Python reference
 model, hand-checked cases, the cost arithmetic and the errors."""
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_timing import pt_lines, reference_timing
+from test_differential import cases
 
 import pagesim
 from pagesim import Layout, Machine, Region, Structure, Walker
 from pagesim.simulate import resolve_programmable
 from pagesim.timing import CacheLevel, Hierarchy, hierarchies, hierarchy, simulate_timed, timed_cycles
-from reference_timing import pt_lines, reference_timing
-from test_differential import cases
 
 KIB = 1024
 
@@ -121,8 +122,9 @@ def test_exclusive_levels_hold_a_line_once():
     lv = (CacheLevel("L1", line, 1, 1, line), CacheLevel("L2", line, 1, 5, line))
     base = 1 << 40
     layout = Layout.single(3 * 4096, 4096, start=base)
-    m = Machine(name="big", title="one big TLB", page_sizes=(4096,), base_page=4096, structures=(Structure("T", 1, "data", 8, 8, ("4K",)),),
-                walker=Walker("vhpt"))
+    m = Machine(
+        name="big", title="one big TLB", page_sizes=(4096,), base_page=4096, structures=(Structure("T", 1, "data", 8, 8, ("4K",)),), walker=Walker("vhpt")
+    )
     addrs = np.array([base, base + 4096, base, base + 4096], dtype=np.uint64)
     # walks (VHPT entries) also pass through the caches: count data accesses only
     ex = simulate_timed(m, addresses=addrs, layout=layout, hierarchy=Hierarchy("x", lv, 50, inclusion="exclusive"))
@@ -239,8 +241,14 @@ def test_errors_name_the_parameter():
 
 
 def test_pt_lines_of_a_radix_walk_are_top_first():
-    m = Machine(name="r", title="r", page_sizes=(4096,), base_page=4096, structures=(Structure("T", 1, "data", 1, 1, ("4K",)),),
-                walker=Walker("radix", level_bits=(9, 9, 9, 9), base_shift=12))
+    m = Machine(
+        name="r",
+        title="r",
+        page_sizes=(4096,),
+        base_page=4096,
+        structures=(Structure("T", 1, "data", 1, 1, ("4K",)),),
+        walker=Walker("radix", level_bits=(9, 9, 9, 9), base_shift=12),
+    )
     a = (5 << 39) | (6 << 30) | (7 << 21) | (8 << 12)
     lines = pt_lines(m, a, 0, 4, 64)
     # level 0 (PML4) entry 5 of table 0 (frame 0): byte 40, line 0; level 3 (PT) entry 8 (byte 64,

@@ -1,5 +1,6 @@
 """Trace readers: lackey, din and hex round-trip, stream in chunks, and reject malformed lines
 with the file and line number; the real lackey sample runs through simulate."""
+
 import gzip
 import subprocess
 import sys
@@ -31,8 +32,12 @@ def write(path, fmt, addrs, kinds):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.sampled_from(["lackey", "din", "hex"]), st.lists(st.tuples(st.integers(0, 2**48), st.booleans()), min_size=1, max_size=60),
-       st.sampled_from([1, 3, 1 << 20]), st.booleans())
+@given(
+    st.sampled_from(["lackey", "din", "hex"]),
+    st.lists(st.tuples(st.integers(0, 2**48), st.booleans()), min_size=1, max_size=60),
+    st.sampled_from([1, 3, 1 << 20]),
+    st.booleans(),
+)
 def test_round_trip(tmp_path_factory, fmt, items, chunk, compress):
     d = tmp_path_factory.mktemp("t")
     addrs = [a for a, _ in items]
@@ -59,12 +64,15 @@ def test_round_trip(tmp_path_factory, fmt, items, chunk, compress):
     assert set(tr.blocks) == {a >> T.GRANULE_SHIFT for a in addrs}
 
 
-@pytest.mark.parametrize("fmt,bad,expect", [
-    ("lackey", " X 0400,8", "line 3: expected 'I  addr,size'"),
-    ("din", "7 1234", "line 3: expected 'label address'"),
-    ("hex", "0xZZ", "line 3: expected one hex address"),
-    ("hex", "ffffffffffffffff", "line 3: address 0xffffffffffffffff is beyond 2\\*\\*63-1"),
-])
+@pytest.mark.parametrize(
+    "fmt,bad,expect",
+    [
+        ("lackey", " X 0400,8", "line 3: expected 'I  addr,size'"),
+        ("din", "7 1234", "line 3: expected 'label address'"),
+        ("hex", "0xZZ", "line 3: expected one hex address"),
+        ("hex", "ffffffffffffffff", "line 3: address 0xffffffffffffffff is beyond 2\\*\\*63-1"),
+    ],
+)
 def test_malformed_line_names_file_and_line(tmp_path, fmt, bad, expect):
     p = tmp_path / "bad.txt"
     write(p, fmt, [4096], [0])
@@ -219,11 +227,39 @@ def test_memory_for_a_file_without_newlines_is_bounded(tmp_path):
 
 
 # lines of every kind the formats know, valid and malformed, to cut into blocks anywhere
-LINE = st.sampled_from([
-    "I  0400,4", " L 1000,8", " S 7fff0000,8", " M 0abc,2", "I 0400,4", " L  \t 1000,8 ", "==12== message", "", "  ",
-    "0 1000", "1 0x2000", "2 400 extra", "3 0", "4 ff", "0x1000", "1000  ", "0XfF # comment", "# only a comment",
-    "ffffffffffffffff", "7fffffffffffffff", "0x00000000000000001000", "# a comment longer than twenty bytes", " X 0400,8", "I  zz,4", "5 100", "0xZZ", "\x0c0x1000", "0x10\x0b", "caf\u00e9",
-])
+LINE = st.sampled_from(
+    [
+        "I  0400,4",
+        " L 1000,8",
+        " S 7fff0000,8",
+        " M 0abc,2",
+        "I 0400,4",
+        " L  \t 1000,8 ",
+        "==12== message",
+        "",
+        "  ",
+        "0 1000",
+        "1 0x2000",
+        "2 400 extra",
+        "3 0",
+        "4 ff",
+        "0x1000",
+        "1000  ",
+        "0XfF # comment",
+        "# only a comment",
+        "ffffffffffffffff",
+        "7fffffffffffffff",
+        "0x00000000000000001000",
+        "# a comment longer than twenty bytes",
+        " X 0400,8",
+        "I  zz,4",
+        "5 100",
+        "0xZZ",
+        "\x0c0x1000",
+        "0x10\x0b",
+        "caf\u00e9",
+    ]
+)
 
 
 def _reference(text: str, fmt: str, max_line: int):
@@ -248,8 +284,7 @@ def _reference(text: str, fmt: str, max_line: int):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(LINE, max_size=40), st.sampled_from(T.FORMATS), st.integers(1, 64), st.sampled_from([8, 12, 20, 1 << 16]),
-       st.booleans(), st.booleans())
+@given(st.lists(LINE, max_size=40), st.sampled_from(T.FORMATS), st.integers(1, 64), st.sampled_from([8, 12, 20, 1 << 16]), st.booleans(), st.booleans())
 def test_blocks_cut_anywhere_read_as_line_by_line(tmp_path_factory, lines, fmt, block, max_line, crlf, final_newline):
     """Reading in blocks of any size gives what reading line by line gives: the same accesses, or
     an error naming the same line (the first bad one), with line-length limits of several sizes."""

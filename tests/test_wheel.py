@@ -1,5 +1,6 @@
 """A built wheel installed outside the checkout runs a notebook: every module the notebooks import
 (pagesim.studies once was missing from the wheel) and the datasets ship in it."""
+
 import json
 import os
 import shutil
@@ -40,8 +41,12 @@ def wheel_python(tmp_path_factory):
 
 def test_wheel_holds_every_package(wheel_python):
     py, site = wheel_python
-    out = subprocess.run([str(py), "-c", "import pagesim, pagesim.studies.power64k, pagesim.datasets as D; print(pagesim.__file__); print(len(D.load('cscs_pchan')))"],
-                         capture_output=True, text=True, cwd=str(ROOT / "notebooks"))
+    out = subprocess.run(
+        [str(py), "-c", "import pagesim, pagesim.studies.power64k, pagesim.datasets as D; print(pagesim.__file__); print(len(D.load('cscs_pchan')))"],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT / "notebooks"),
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     where, rows = out.stdout.split()
     assert where.startswith(site), f"pagesim imported from {where}, not the installed wheel"

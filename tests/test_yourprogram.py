@@ -1,9 +1,11 @@
 """Notebook 06's computations: reuse distances against a plain LRU stack, the working-set curve
 against the simulator, the sweep against direct simulation of the trace file, the recommendation rule."""
+
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pagesim
 from pagesim.studies import yourprogram as Y
@@ -94,27 +96,28 @@ def test_footprint_matches_simulator(gups):
 
 
 def _table(rows):
-    cols = ["machine", "page", "page_size", "base", "accesses", "walks", "walks per 1000", "translation share", "reach",
-            "data footprint", "mapped", "covers"]
+    cols = ["machine", "page", "page_size", "base", "accesses", "walks", "walks per 1000", "translation share", "reach", "data footprint", "mapped", "covers"]
     df = pd.DataFrame(rows, columns=cols)
     return df
 
 
 def test_recommendation_rule_by_hand():
     M = 1 << 20
-    t = _table([
-        # base pages thrash; 2M cuts walks and maps 1.5x: recommended; 1G would map 8x: excluded
-        ("a", "4K", 4096, True, 1000, 500, 500.0, 0.3, 6 * M, 100 * M, 100 * M, False),
-        ("a", "2M", 2 * M, False, 1000, 10, 10.0, 0.01, 3072 * M, 150 * M, 150 * M, True),
-        ("a", "1G", 1 << 30, False, 1000, 1, 1.0, 0.001, 4 << 30, 1 << 30, 800 * M, True),
-        # footprint fits the base reach and 2M walks less by under 10%: base pages
-        ("b", "4K", 4096, True, 1000, 5, 5.0, 0.01, 8 * M, 4 * M, 4 * M, True),
-        ("b", "2M", 2 * M, False, 1000, 4.6, 4.6, 0.001, 4096 * M, 6 * M, 6 * M, True),
-        # a smaller-than-base page is never recommended; the larger one within 10% of the best is
-        ("c", "4K", 4096, False, 1000, 50, 50.0, 0.1, 8 * M, 90 * M, 90 * M, False),
-        ("c", "64K", 64 << 10, True, 1000, 40, 40.0, 0.1, 128 * M, 100 * M, 100 * M, False),
-        ("c", "16M", 16 * M, False, 1000, 2, 2.0, 0.0, 32 << 30, 112 * M, 112 * M, True),
-    ])
+    t = _table(
+        [
+            # base pages thrash; 2M cuts walks and maps 1.5x: recommended; 1G would map 8x: excluded
+            ("a", "4K", 4096, True, 1000, 500, 500.0, 0.3, 6 * M, 100 * M, 100 * M, False),
+            ("a", "2M", 2 * M, False, 1000, 10, 10.0, 0.01, 3072 * M, 150 * M, 150 * M, True),
+            ("a", "1G", 1 << 30, False, 1000, 1, 1.0, 0.001, 4 << 30, 1 << 30, 800 * M, True),
+            # footprint fits the base reach and 2M walks less by under 10%: base pages
+            ("b", "4K", 4096, True, 1000, 5, 5.0, 0.01, 8 * M, 4 * M, 4 * M, True),
+            ("b", "2M", 2 * M, False, 1000, 4.6, 4.6, 0.001, 4096 * M, 6 * M, 6 * M, True),
+            # a smaller-than-base page is never recommended; the larger one within 10% of the best is
+            ("c", "4K", 4096, False, 1000, 50, 50.0, 0.1, 8 * M, 90 * M, 90 * M, False),
+            ("c", "64K", 64 << 10, True, 1000, 40, 40.0, 0.1, 128 * M, 100 * M, 100 * M, False),
+            ("c", "16M", 16 * M, False, 1000, 2, 2.0, 0.0, 32 << 30, 112 * M, 112 * M, True),
+        ]
+    )
     r = Y.recommend(t)
     got = r.per_machine.set_index("machine")["recommended"].to_dict()
     assert got == {"a": "2M", "b": "4K", "c": "16M"}

@@ -17,6 +17,7 @@ the same process keeps its own cache location. Without this, numba caches next t
 source (``pagesim/_kernels/__pycache__``) or in ``~/.cache/numba``, and raises "cannot cache
 function ...: no locator available" at import when neither is writable.
 """
+
 from __future__ import annotations
 
 import os
@@ -81,10 +82,13 @@ def choose_cache_dir(environ=None) -> tuple[Path | None, str | None]:
     where = f"{want} ({named})" if want is not None else named
     tmp = _private_temp_dir()
     if tmp is not None:
-        return tmp, (f"pagesim: cannot write the cache directory {where}; compiled kernels are cached in {tmp} "
-                     "instead (set PAGESIM_CACHE_DIR to a writable directory)")
-    return None, (f"pagesim: cannot write the cache directory {where} nor a private temporary one; compiled kernels "
-                  "are not cached, so each process compiles them again (set PAGESIM_CACHE_DIR to a writable directory)")
+        return tmp, (
+            f"pagesim: cannot write the cache directory {where}; compiled kernels are cached in {tmp} instead (set PAGESIM_CACHE_DIR to a writable directory)"
+        )
+    return None, (
+        f"pagesim: cannot write the cache directory {where} nor a private temporary one; compiled kernels "
+        "are not cached, so each process compiles them again (set PAGESIM_CACHE_DIR to a writable directory)"
+    )
 
 
 def _caller_level() -> int:

@@ -1,4 +1,5 @@
 """The latency probe's kernel: follow a cycle of indices, each load's address the previous load's value."""
+
 from ._jit import jit
 
 

@@ -1,4 +1,5 @@
 """First touches: the order in which an access stream first touches each base page."""
+
 import numpy as np
 
 from ._jit import jit

@@ -13,6 +13,7 @@ Model (tests/reference_pressure.py is the plain twin that must agree on every co
   bit is evicted. Each page examined counts one scan.
 - Consecutive touches of one page are one touch (they change nothing in either policy).
 """
+
 from collections import namedtuple
 
 import numpy as np
@@ -27,7 +28,10 @@ MINOR, MAJOR, SWAP_OUT, SCANS, USED, PEAK, HEAD, TAIL, LAST = range(9)
 PressureConfig = namedtuple(
     "PressureConfig",
     [
-        "reg_start", "reg_end", "reg_base", "reg_shift",  # int64[R]: region bounds, first page, log2 page size
+        "reg_start",
+        "reg_end",
+        "reg_base",
+        "reg_shift",  # int64[R]: region bounds, first page, log2 page size
         "page_shift",  # uint8[total pages or 1]: log2 of page g's size
         "cap",  # int64[1]: bytes the program may hold
         "lru",  # int64[1]: 1 for LRU reclaim, 0 for clock
@@ -40,7 +44,8 @@ PressureState = namedtuple(
         "state",  # uint8[total pages or 1]: NEVER, RESIDENT or SWAPPED
         "ref",  # uint8[total pages, or 1 with LRU]: clock's referenced bits
         "queue",  # int32[total pages + 1, or 1 with LRU]: the clock ring
-        "prev", "nxt",  # int32[total pages + 1, or 1 with clock]: the LRU list, sentinel total pages
+        "prev",
+        "nxt",  # int32[total pages + 1, or 1 with clock]: the LRU list, sentinel total pages
         "c",  # int64[9]: the counters above
     ],
 )

@@ -1,5 +1,6 @@
 """The region lookup the OS-stage kernels share (the translation kernel keeps its own copy inline:
 its source is also the template of the specialised kernels)."""
+
 import numpy as np
 
 from ._jit import jit

@@ -1,4 +1,5 @@
 """Reuse (LRU stack) distances of a stream of page numbers, in O(n log n) with a Fenwick tree."""
+
 import numpy as np
 
 from ._jit import jit

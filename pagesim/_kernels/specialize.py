@@ -14,6 +14,7 @@ chosen in ``_jit.py`` and imported, so numba's on-disk cache keeps the compiled 
 processes (with no writable cache directory it is compiled from memory instead). Nothing else
 differs; tests/test_specialize.py checks specialised copies against the reference model.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,8 +51,17 @@ def chain_constants(cfg, z: int) -> tuple[int, ...] | None:
     for j in range(K.MAX_CHAIN):
         if j < len(chain):
             s = chain[j]
-            consts += [s, int(cfg.tag_shift[s, z]), int(cfg.st_mask[s]), int(cfg.st_sets[s]), int(cfg.st_pways[s]),
-                       int(cfg.st_base[s]), int(cfg.st_obase[s]), int(cfg.st_ways[s]), int(cfg.st_mode[s])]
+            consts += [
+                s,
+                int(cfg.tag_shift[s, z]),
+                int(cfg.st_mask[s]),
+                int(cfg.st_sets[s]),
+                int(cfg.st_pways[s]),
+                int(cfg.st_base[s]),
+                int(cfg.st_obase[s]),
+                int(cfg.st_ways[s]),
+                int(cfg.st_mode[s]),
+            ]
         else:
             consts += [-1, 0, 0, 1, 4, 0, 0, 1, 0]
     # the SLB's geometry (or -1s), then each page-walk cache's: skip and geometry
@@ -66,8 +76,16 @@ def chain_constants(cfg, z: int) -> tuple[int, ...] | None:
 def _geometry(cfg, s: int) -> list[int]:
     """Structure ``s``: index, set mask, sets, padded ways, first tag slot, first order word, ways,
     replacement mode."""
-    return [s, int(cfg.st_mask[s]), int(cfg.st_sets[s]), int(cfg.st_pways[s]), int(cfg.st_base[s]), int(cfg.st_obase[s]),
-            int(cfg.st_ways[s]), int(cfg.st_mode[s])]
+    return [
+        s,
+        int(cfg.st_mask[s]),
+        int(cfg.st_sets[s]),
+        int(cfg.st_pways[s]),
+        int(cfg.st_base[s]),
+        int(cfg.st_obase[s]),
+        int(cfg.st_ways[s]),
+        int(cfg.st_mode[s]),
+    ]
 
 
 def _render(consts) -> str:

@@ -37,11 +37,11 @@ Model (the plain-Python twin in tests/reference_timing.py must agree on every co
 - Fast path: a data access to the same line as the previous reference (walk references included)
   is an L1 hit that changes no state (the line is already the most recent in its set).
 """
+
 from collections import namedtuple
 
-import numpy as np
-
 import numba
+import numpy as np
 
 from ._jit import jit
 
@@ -65,16 +65,24 @@ FRAME_MASK = (1 << FRAME_BITS) - 1
 TConfig = namedtuple(
     "TConfig",
     [
-        "sets", "ways", "mask", "cbase",  # int64[C]: per cache level (mask -1: modulo)
-        "pways", "obase",  # int64[C]: ways padded to a multiple of 4; first order word
+        "sets",
+        "ways",
+        "mask",
+        "cbase",  # int64[C]: per cache level (mask -1: modulo)
+        "pways",
+        "obase",  # int64[C]: ways padded to a multiple of 4; first order word
         "line_shift",  # int64[1]
-        "reg_start", "reg_end", "reg_size",  # int64[R]
+        "reg_start",
+        "reg_end",
+        "reg_size",  # int64[R]
         "page_shift",  # int64[K]
         "walk_kind",  # int64[1]
-        "level_bits", "level_shift",  # int64[NL]: radix index bits and the shift of each level's index
+        "level_bits",
+        "level_shift",  # int64[NL]: radix index bits and the shift of each level's index
         "leaf_level",  # int64[K]: radix level index of a page size's leaf entry
         "frame_mask",  # int64[NL]: 2**(63 - level_shift - level_bits) - 1, the range of a level's table numbers
-        "hpt_mask", "tsb_entries",  # int64[1] each
+        "hpt_mask",
+        "tsb_entries",  # int64[1] each
         "exclusive",  # int64[1]: 1 for exclusive levels (power-of-two sets, at most 16 ways)
     ],
 )
@@ -82,7 +90,8 @@ TConfig = namedtuple(
 TState = namedtuple(
     "TState",
     [
-        "tags", "stamps",  # int64[sum sets x padded ways]; stamps used by levels of more than 16 ways
+        "tags",
+        "stamps",  # int64[sum sets x padded ways]; stamps used by levels of more than 16 ways
         "order",  # uint64[sum sets]: packed recency order (levels of up to 16 ways)
         "clock",  # int64[1]
         "memo",  # int64[2]: line of the last reference (-1: none), page-size index of that data line

@@ -27,6 +27,7 @@ is one, else way ``xorshift64() % ways``; one generator serves all structures. E
 to a multiple of 4 ways (padding never matches) so the tag search runs in branch-free groups of 4:
 with a run-time way count a plain loop measured 4x slower.
 """
+
 from collections import namedtuple
 
 import numpy as np
@@ -46,17 +47,29 @@ VSID_MULT = 0x5DEECE66D  # modelling assumption: a multiplicative VSID scramble
 Config = namedtuple(
     "Config",
     [
-        "st_sets", "st_ways", "st_mask", "st_mode", "st_base",  # int64[NS]
-        "st_pways", "st_obase",  # int64[NS]: ways padded to a multiple of 4; first order word
+        "st_sets",
+        "st_ways",
+        "st_mask",
+        "st_mode",
+        "st_base",  # int64[NS]
+        "st_pways",
+        "st_obase",  # int64[NS]: ways padded to a multiple of 4; first order word
         "tag_shift",  # int64[NS, K]
         "chain",  # int64[2, K, L]; -1 ends a chain
-        "reg_start", "reg_end", "reg_size", "reg_base",  # int64[R]
+        "reg_start",
+        "reg_end",
+        "reg_size",
+        "reg_base",  # int64[R]
         "reg_fa",  # int64[R]: pages one fault maps (1: demand paging)
         "page_shift",  # int64[K]
-        "walk_kind", "radix_refs",  # int64[1], int64[K]
-        "pwc_struct", "pwc_skip",  # int64[P]
+        "walk_kind",
+        "radix_refs",  # int64[1], int64[K]
+        "pwc_struct",
+        "pwc_skip",  # int64[P]
         "slb_struct",  # int64[1]: -1 if none
-        "tsb_mask", "sw_walk_refs", "hpt_mask",  # int64[1] each
+        "tsb_mask",
+        "sw_walk_refs",
+        "hpt_mask",  # int64[1] each
         "shared_first",  # int64[1]: 1 if a structure first in one kind's chains is in the other kind's
         "any_fa",  # int64[1]: 1 if a region maps more than one page per fault
         "log_walks",  # int64[1]: 1 to append every walk to st.wlog
@@ -66,17 +79,23 @@ Config = namedtuple(
 State = namedtuple(
     "State",
     [
-        "tags", "stamps",  # int64[sum sets*padded ways]; stamps used by STAMP_* sets only
+        "tags",
+        "stamps",  # int64[sum sets*padded ways]; stamps used by STAMP_* sets only
         "order",  # uint64[sum sets]: packed recency order (ORDER_*) or fill count (RANDOM_FILL)
-        "clock", "rng",  # int64[1], uint64[1]
+        "clock",
+        "rng",  # int64[1], uint64[1]
         "page_state",  # uint8[total pages]: 0 unmapped, 1 mapped and touched, 2 prefaulted, not yet touched
         "mapped",  # uint64[ceil(total pages / 64)]: bit set once a page is mapped (L1-cache sized)
         "page_hpt",  # uint8[total pages or 1]: where the HPT holds the page
         "tsb",  # int64[K * tsb_entries or 1]
         "hpt_slots",  # int64[ptegs * 8 or 1]: global page id + 1, 0 empty
         "hpt_rr",  # uint8[ptegs or 1]: round-robin eviction pointer per group
-        "memo_addr", "memo_shift", "memo_z", "run",  # int64[2] each (per kind)
-        "wlog", "wlog_n",  # int64[3 * chunk or 1], int64[1]: walks as (address, refs * 16 + z, access index in the chunk)
+        "memo_addr",
+        "memo_shift",
+        "memo_z",
+        "run",  # int64[2] each (per kind)
+        "wlog",
+        "wlog_n",  # int64[3 * chunk or 1], int64[1]: walks as (address, refs * 16 + z, access index in the chunk)
     ],
 )
 
@@ -84,9 +103,11 @@ Counters = namedtuple(
     "Counters",
     [
         "resolved",  # int64[2, K, L+1]: accesses resolved at chain position j (L: by a walk)
-        "hits", "misses",  # int64[NS, K]: SLB and page-walk caches only (TLB counts follow from resolved)
+        "hits",
+        "misses",  # int64[NS, K]: SLB and page-walk caches only (TLB counts follow from resolved)
         "walk_refs",  # int64[2, K]
-        "tsb_hits", "tsb_misses",  # int64[2, K]
+        "tsb_hits",
+        "tsb_misses",  # int64[2, K]
         "faults",  # int64[K]
         "prefaulted",  # int64[K]: pages mapped by fault-around beside the faulting page
         "hpt_secondary",  # int64[K]: walks resolved in the secondary group

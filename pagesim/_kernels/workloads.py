@@ -1,5 +1,6 @@
 """Address generators for the workloads. Each fills ``out`` and, where it has one, advances a
 ``state`` array so the next chunk continues where this one stopped."""
+
 import numpy as np
 
 from ._jit import jit
@@ -222,7 +223,6 @@ def gen_md(out, st, slot, c, apc, atom_bytes, base):
                     row = _cell_id(x, y, z, dx, dy, dz, c) * apc
         pos += 1
     st[0], st[1], st[2], st[3] = cell, t, ph, u
-
 
 
 @jit

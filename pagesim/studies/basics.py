@@ -1,5 +1,6 @@
 """Notebook 00 (basics): the reach table in page-size order, and walks per access of uniform random
 accesses over growing working sets on any machine (a preset name or a derived Machine)."""
+
 from __future__ import annotations
 
 from .._progress import steps
@@ -26,8 +27,7 @@ def default_pages(machine) -> list[str]:
     return [format_size(m.base_page), format_size(big)]
 
 
-def walks_vs_working_set(machine="skylake", pages=None, sizes=None, accesses=None, quick: bool = False, seed: int = 0,
-                         progress: bool = True):
+def walks_vs_working_set(machine="skylake", pages=None, sizes=None, accesses=None, quick: bool = False, seed: int = 0, progress: bool = True):
     """Walks per access of uniform random accesses over each working set, for each page size (default:
     :func:`default_pages`): one row per (working set, page). ``machine``: a preset name or a Machine
     (``pagesim.machine("skylake").replace_structure("STLB", entries=768)``)."""
@@ -41,8 +41,9 @@ def walks_vs_working_set(machine="skylake", pages=None, sizes=None, accesses=Non
     rows = []
     for ws, page in steps([(ws, p) for ws in sizes for p in pages], f"{m.name}: random accesses", show=progress):
         ds = simulate(m, "random", working_set=ws, accesses=n, page_size=page, seed=seed)
-        rows.append({"working set MiB": parse_size(ws, "working set") / 2**20, "page": page,
-                     "walks per access": float(ds["walks"].sum() / ds["accesses"].sum())})
+        rows.append(
+            {"working set MiB": parse_size(ws, "working set") / 2**20, "page": page, "walks per access": float(ds["walks"].sum() / ds["accesses"].sum())}
+        )
     return pd.DataFrame(rows)
 
 

@@ -9,6 +9,7 @@ cycles puts the 8K run near the document's 46.2% in TLB handling (the document d
 program does). The findings that are not calibrated are the after value (0.2% in the document), the
 ratio, and every comparison between machines and memory states.
 """
+
 from __future__ import annotations
 
 import json
@@ -91,8 +92,14 @@ def tsb_sweep(entries=(512, 2048, 8192, 16384, 32768), accesses=100_000, seed=0,
     for n in entries:
         mm = base.derive(walker=dataclasses.replace(base.walker, tsb_entries=n))
         ds = testprog(mm, "8K", accesses, seed)
-        rows.append({"TSB entries": n, "heap pages (8K)": HEAP // 8192, "dTSB misses after first touch": steady_tsb_misses(ds),
-                     "dTLB misses": int(ds["walks"].sel(side="data").sum())})
+        rows.append(
+            {
+                "TSB entries": n,
+                "heap pages (8K)": HEAP // 8192,
+                "dTSB misses after first touch": steady_tsb_misses(ds),
+                "dTLB misses": int(ds["walks"].sel(side="data").sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -129,14 +136,19 @@ def three_sizes(accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
 
     rows = []
     for label, third in (("8K + 4M", "4M"), ("8K + 64K + 4M", "64K")):
-        lay = Layout((Region(0x22000, 3960 << 10, "8K", "[ heap ]"), Region(HEAP_START, HEAP, "4M", "[ heap ]"),
-                      Region(THIRD, 64 << 20, third, "[ anon ]")))
+        lay = Layout((Region(0x22000, 3960 << 10, "8K", "[ heap ]"), Region(HEAP_START, HEAP, "4M", "[ heap ]"), Region(THIRD, 64 << 20, third, "[ anon ]")))
         rng = np.random.default_rng(seed)
         addrs = np.concatenate([HEAP_START + rng.integers(0, HEAP, accesses // 2), THIRD + rng.integers(0, 64 << 20, accesses - accesses // 2)])
         rng.shuffle(addrs)
         ds = simulate(m, addresses=addrs.astype(np.uint64), layout=lay, work_cycles=WORK, seed=seed)
-        rows.append({"page sizes": label, "T512_1 programmed for": json.loads(ds.attrs["programmed"]).get("dTLB T512_1", "none"),
-                     "dTLB misses": int(ds["walks"].sel(side="data").sum()), "%tim": total_pct(_trapstat(ds))})
+        rows.append(
+            {
+                "page sizes": label,
+                "T512_1 programmed for": json.loads(ds.attrs["programmed"]).get("dTLB T512_1", "none"),
+                "dTLB misses": int(ds["walks"].sel(side="data").sum()),
+                "%tim": total_pct(_trapstat(ds)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -174,9 +186,15 @@ def fragmentation(held=0.3, accesses=100_000, seed=1, ram="2G"):
     for label, mem, comp in cases:
         ds = testprog("ultrasparc-iii-cu", "4M", accesses, seed, memory=mem, compaction=comp, policy="mpss")
         b = json.loads(ds.attrs["backing"])
-        rows.append({"memory": label, "4M pages granted": sum(b["huge_granted"].values()),
-                     "fell back to 8K": sum(b["huge_fallbacks"].values()), "pages relocated": int(ds["pages_migrated"]),
-                     "%tim": total_pct(trapstat(ds))})
+        rows.append(
+            {
+                "memory": label,
+                "4M pages granted": sum(b["huge_granted"].values()),
+                "fell back to 8K": sum(b["huge_fallbacks"].values()),
+                "pages relocated": int(ds["pages_migrated"]),
+                "%tim": total_pct(trapstat(ds)),
+            }
+        )
     return pd.DataFrame(rows)
 
 

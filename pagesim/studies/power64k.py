@@ -1,5 +1,6 @@
 """64 KB pages on POWER (000_1774b52266f446e5.txt): coverage, data-ERAT misses, faults, prefaulting,
 prefetch restarts at page boundaries, internal fragmentation."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,11 @@ from ..workloads import workload
 WORKLOADS = {
     "STREAM": dict(name="stream", full=dict(n=2_000_000), quick=dict(n=300_000)),
     "Linpack": dict(name="blocked_matrix", full=dict(n=2048, block=64, max_accesses=12_000_000), quick=dict(n=1024, block=64, max_accesses=3_000_000)),
-    "SPECjbb2005": dict(name="hot_cold", full=dict(size="2560M", hot="4M", hot_fraction=0.5, accesses=1_500_000),
-                        quick=dict(size="2560M", hot="4M", hot_fraction=0.5, accesses=300_000)),
+    "SPECjbb2005": dict(
+        name="hot_cold",
+        full=dict(size="2560M", hot="4M", hot_fraction=0.5, accesses=1_500_000),
+        quick=dict(size="2560M", hot="4M", hot_fraction=0.5, accesses=300_000),
+    ),
 }
 
 
@@ -55,13 +59,19 @@ def erat_runs(quick: bool = False, seed: int = 0, machine="power6", structure: s
             p = parse_size(page)
             lay = place(w, p, gap=p)  # arrays back to back, as one program's data
             ds = simulate(m, w, layout=lay, seed=seed)
-            rows.append({"workload": label, "page": page, "accesses": int(ds["accesses"].sum()),
-                         "derat_misses": int(ds["misses"].sel(structure=structure).sum()),
-                         "faults": int(ds["faults"].sum()),
-                         # steady state: work and translation, not the one-off first-touch faults
-                         # that a short simulated run would over-weight
-                         "cycles": float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum()),
-                         "translation_share": float(ds["translation_share"])})
+            rows.append(
+                {
+                    "workload": label,
+                    "page": page,
+                    "accesses": int(ds["accesses"].sum()),
+                    "derat_misses": int(ds["misses"].sel(structure=structure).sum()),
+                    "faults": int(ds["faults"].sum()),
+                    # steady state: work and translation, not the one-off first-touch faults
+                    # that a short simulated run would over-weight
+                    "cycles": float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum()),
+                    "translation_share": float(ds["translation_share"]),
+                }
+            )
     df = pd.DataFrame(rows)
     return df
 
@@ -75,9 +85,14 @@ def erat_summary(runs):
         a = g.set_index("page")
         m4, m64 = a.loc["4K", "derat_misses"], a.loc["64K", "derat_misses"]
         c4, c64 = a.loc["4K", "cycles"], a.loc["64K", "cycles"]
-        out.append({"workload": wl, "derat_reduction_pct": 100 * (m4 - m64) / m4,
-                    # throughput improvement: (rate64 - rate4) / rate4, with rate = 1 / cycles
-                    "throughput_improvement_pct": 100 * (c4 / c64 - 1)})
+        out.append(
+            {
+                "workload": wl,
+                "derat_reduction_pct": 100 * (m4 - m64) / m4,
+                # throughput improvement: (rate64 - rate4) / rate4, with rate = 1 / cycles
+                "throughput_improvement_pct": 100 * (c4 / c64 - 1),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -121,9 +136,16 @@ def prefault_waste(size="16M", touches=(16, 64, 256, 1024, 4096), seed: int = 1)
     for n in touches:
         ds = simulate("power6", "touch", size=size, pattern="random", accesses=n, page_size="4K", fault_around=16, seed=seed)
         plain = simulate("power6", "touch", size=size, pattern="random", accesses=n, page_size="4K", seed=seed)
-        rows.append({"touches": n, "faults (4K)": int(plain["faults"].sum()), "faults (emulation)": int(ds["faults"].sum()),
-                     "prefaulted": int(ds["prefaulted"].sum()), "never touched": int(ds["prefaulted_untouched"].sum()),
-                     "wasted KiB": int(ds["prefault_waste"].sum()) // 1024})
+        rows.append(
+            {
+                "touches": n,
+                "faults (4K)": int(plain["faults"].sum()),
+                "faults (emulation)": int(ds["faults"].sum()),
+                "prefaulted": int(ds["prefaulted"].sum()),
+                "never touched": int(ds["prefaulted_untouched"].sum()),
+                "wasted KiB": int(ds["prefault_waste"].sum()) // 1024,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -207,8 +229,7 @@ SYSTEMS = {
     "Power 575": dict(clock_ghz=4.7, cores=32, memory_gb=128, l3_mb=32, hierarchy="power6"),
     "JS22": dict(clock_ghz=4.0, cores=4, memory_gb=32, l3_mb=0, hierarchy="power6-js22"),
 }
-SMT = {("Linpack", "Power 575"): True, ("Linpack", "JS22"): False,
-       ("SPECjbb2005", "Power 575"): True, ("SPECjbb2005", "JS22"): False}
+SMT = {("Linpack", "Power 575"): True, ("Linpack", "JS22"): False, ("SPECjbb2005", "Power 575"): True, ("SPECjbb2005", "JS22"): False}
 LOAD_STORE_PER_CYCLE = 2  # per core (REDP-4405, above)
 FP_PER_CYCLE = 2  # fused multiply-adds per core per cycle (REDP-4405, above)
 MLP = 1.0  # in-order core (REDP-4405, above)
@@ -250,11 +271,18 @@ def timed_runs(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "SPECj
             wc = work_cycles(label, system)
             for page in ("4K", "64K"):
                 p = parse_size(page)
-                ds = simulate_timed("power6", w, layout=place(w, p, gap=p), hierarchy=sysp["hierarchy"],
-                                    work_cycles=wc["work_cycles"], mlp=wc["mlp"], seed=seed)
+                ds = simulate_timed(
+                    "power6", w, layout=place(w, p, gap=p), hierarchy=sysp["hierarchy"], work_cycles=wc["work_cycles"], mlp=wc["mlp"], seed=seed
+                )
                 c = ds["cycles"]
-                row = {"workload": label, "system": system, "page": page, "accesses": int(ds["accesses"].sum()),
-                       "derat_misses": int(ds["misses"].sel(structure="D-ERAT").sum()), "work_cycles": wc["work_cycles"]}
+                row = {
+                    "workload": label,
+                    "system": system,
+                    "page": page,
+                    "accesses": int(ds["accesses"].sum()),
+                    "derat_misses": int(ds["misses"].sel(structure="D-ERAT").sum()),
+                    "work_cycles": wc["work_cycles"],
+                }
                 for comp in ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss"):
                     row[comp] = float(c.sel(component=comp).sum())
                 row["cycles"] = sum(row[k] for k in ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss"))
@@ -270,9 +298,15 @@ def timed_summary(runs):
     out = []
     for (wl, system), g in runs.groupby(["workload", "system"], sort=False):
         a = g.set_index("page")
-        out.append({"workload": wl, "system": system, "throughput_improvement_pct": 100 * (a.loc["4K", "cycles"] / a.loc["64K", "cycles"] - 1),
-                    "walk share 4K %": 100 * a.loc["4K", "walk"] / a.loc["4K", "cycles"],
-                    "data stall share 4K %": 100 * a.loc["4K", "data_stall"] / a.loc["4K", "cycles"]})
+        out.append(
+            {
+                "workload": wl,
+                "system": system,
+                "throughput_improvement_pct": 100 * (a.loc["4K", "cycles"] / a.loc["64K", "cycles"] - 1),
+                "walk share 4K %": 100 * a.loc["4K", "walk"] / a.loc["4K", "cycles"],
+                "data stall share 4K %": 100 * a.loc["4K", "data_stall"] / a.loc["4K", "cycles"],
+            }
+        )
     return pd.DataFrame(out)
 
 

@@ -9,6 +9,7 @@ reserved); THP faults may compact memory (Linux's default THP defrag setting, 'm
 directly for MADV_HUGEPAGE regions). Random touch: 4096 random 8-byte writes, enough to touch all
 256 64K pages (as the document's equal counts imply).
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,10 @@ def memories(seed: int = 1, held: float = HELD):
     """The two environments: 'ideal' (free memory, the hugetlb pool reserved) and 'pressure' (then
     ``held`` of all memory taken by movable background pages, scattered)."""
     if not isinstance(held, bool) and isinstance(held, (int, float)) and held > max_held():
-        raise ValueError(f"held={held!r}: the hugetlb pool ({POOL} x 16M) is reserved first, so background pages can hold at most "
-                         f"{max_held():.5f} of the {RAM} memory (try 0.99 or 0.995)")
+        raise ValueError(
+            f"held={held!r}: the hugetlb pool ({POOL} x 16M) is reserved first, so background pages can hold at most "
+            f"{max_held():.5f} of the {RAM} memory (try 0.99 or 0.995)"
+        )
     ideal = PhysicalMemory(RAM, frame=FRAME, max_block="16M").reserve_hugetlb(POOL, "16M")
     return {"ideal": ideal, "pressure": ideal.fragment(held, "scattered", movable=1.0, seed=seed)}
 
@@ -46,8 +49,7 @@ def memories(seed: int = 1, held: float = HELD):
 def run(kind: str, pattern: str, memory, compaction: bool = True, touches: int = TOUCHES, seed: int = 0):
     page, policy = KINDS[kind]
     lay = Layout((Region(START, SIZE, page, "[ anon ]", policy=policy),))
-    return simulate("power8", "touch", size=SIZE, pattern=pattern, accesses=touches, layout=lay, memory=memory,
-                    compaction=compaction, seed=seed)
+    return simulate("power8", "touch", size=SIZE, pattern=pattern, accesses=touches, layout=lay, memory=memory, compaction=compaction, seed=seed)
 
 
 def matrix(seed: int = 0, held: float = HELD, touches: int = TOUCHES, compaction: bool = True):
@@ -63,14 +65,18 @@ def matrix(seed: int = 0, held: float = HELD, touches: int = TOUCHES, compaction
             for kind in KINDS:
                 ds = run(kind, pattern, mem, compaction=compaction, touches=touches, seed=seed)
                 back = sorted({r["page_size"] for r in json.loads(ds.attrs["layout"])})
-                rows.append({
-                    "environment": env, "access": pattern, "page kind": kind,
-                    "backed by": "/".join(f"{b >> 10}K" if b < 1 << 20 else f"{b >> 20}M" for b in back),
-                    "page faults": int(ds["faults"].sum()),
-                    "dTLB misses": int(ds["walks"].sel(side="data").sum()),
-                    "fault cycles": float(ds["cycles"].sel(component="fault").sum()),
-                    "pages migrated": int(ds["pages_migrated"]),
-                })
+                rows.append(
+                    {
+                        "environment": env,
+                        "access": pattern,
+                        "page kind": kind,
+                        "backed by": "/".join(f"{b >> 10}K" if b < 1 << 20 else f"{b >> 20}M" for b in back),
+                        "page faults": int(ds["faults"].sum()),
+                        "dTLB misses": int(ds["walks"].sel(side="data").sum()),
+                        "fault cycles": float(ds["cycles"].sel(component="fault").sum()),
+                        "pages migrated": int(ds["pages_migrated"]),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -90,6 +96,7 @@ def kernel_work(seed: int = 0):
     rows = []
     for kind, (page, _) in KINDS.items():
         faults = 256 if page == "64K" else 1
-        rows.append({"page kind": kind, "faults": faults, "per-fault cycles": faults * c.fault_cycles,
-                     "zeroing cycles": (SIZE // 1024) * c.zero_cycles_per_kib})
+        rows.append(
+            {"page kind": kind, "faults": faults, "per-fault cycles": faults * c.fault_cycles, "zeroing cycles": (SIZE // 1024) * c.zero_cycles_per_kib}
+        )
     return pd.DataFrame(rows)

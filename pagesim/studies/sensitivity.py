@@ -16,6 +16,7 @@ Two kinds of sweep:
   for N accesses (``pagesim.costs``). A work sweep re-costs one simulation instead of repeating
   it; ``tests/test_sensitivity.py`` checks the re-costed cycles against a new simulation.
 """
+
 from __future__ import annotations
 
 import math
@@ -88,8 +89,19 @@ def _position(y: float, lo: float, hi: float) -> int:
     return -1 if y < lo else (1 if y > hi else 0)
 
 
-def holding_range(f: Callable[[float], dict], values, band: tuple[float, float], *, key: str, parameter: str, unit: str = "",
-                  resolution: float | None = None, quantum: float | None = None, fmt: str = "{:g}", max_evals: int = 80) -> Holds:
+def holding_range(
+    f: Callable[[float], dict],
+    values,
+    band: tuple[float, float],
+    *,
+    key: str,
+    parameter: str,
+    unit: str = "",
+    resolution: float | None = None,
+    quantum: float | None = None,
+    fmt: str = "{:g}",
+    max_evals: int = 80,
+) -> Holds:
     """Evaluate ``f`` (value -> dict of columns) at ``values`` and find where ``f(x)[key]`` lies in
     the closed ``band`` (lo, hi); use ``-inf``/``inf`` for a one-sided condition.
 
@@ -143,8 +155,7 @@ def holding_range(f: Callable[[float], dict], values, band: tuple[float, float],
             todo += [(u, v) for u, v in ((a, m), (m, b)) if ev(u) != ev(v)]
     t = pd.DataFrame([rows[x] for x in sorted(rows)])
     t["holds"] = [_position(float(y), lo, hi) == 0 for y in t[key]]
-    return Holds(parameter, unit, t, _runs(t[parameter].tolist(), t["holds"].tolist()),
-                 quantum if quantum is not None else resolution, fmt)
+    return Holds(parameter, unit, t, _runs(t[parameter].tolist(), t["holds"].tolist()), quantum if quantum is not None else resolution, fmt)
 
 
 def from_table(h: Holds, key: str, band: tuple[float, float]) -> Holds:
@@ -152,8 +163,7 @@ def from_table(h: Holds, key: str, band: tuple[float, float]) -> Holds:
     (no new evaluation, so no refinement of the edges)."""
     t = h.table.drop(columns="holds")
     rows = {float(r[h.parameter]): r.drop(labels=h.parameter).to_dict() for _, r in t.iterrows()}
-    return holding_range(lambda x: rows[x], list(rows), band, key=key, parameter=h.parameter, unit=h.unit, fmt=h.fmt,
-                         max_evals=len(rows))
+    return holding_range(lambda x: rows[x], list(rows), band, key=key, parameter=h.parameter, unit=h.unit, fmt=h.fmt, max_evals=len(rows))
 
 
 def _runs(xs, ok) -> list[tuple[float, float]]:
@@ -198,22 +208,25 @@ def jbb_point(hot_fraction: float, quick: bool = False, seed: int = 0, accesses:
         ds = simulate("power6", w, layout=place(w, p, gap=p), seed=seed)
         miss[page] = int(ds["misses"].sel(structure="D-ERAT").sum())
         cyc[page] = float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum())
-    return {"D-ERAT misses 4K": miss["4K"], "D-ERAT misses 64K": miss["64K"],
-            "reduction %": 100 * (miss["4K"] - miss["64K"]) / miss["4K"],
-            "throughput improvement %": 100 * (cyc["4K"] / cyc["64K"] - 1)}
+    return {
+        "D-ERAT misses 4K": miss["4K"],
+        "D-ERAT misses 64K": miss["64K"],
+        "reduction %": 100 * (miss["4K"] - miss["64K"]) / miss["4K"],
+        "throughput improvement %": 100 * (cyc["4K"] / cyc["64K"] - 1),
+    }
 
 
 JBB_SWEEP_ACCESSES = 300_000  # per point of the sweep in both modes (quick mode's size); 100,000 give the same reductions to about 0.1 point
 
 
-def jbb_hot_fraction(band, quick: bool = False, seed: int = 0, values=None, key: str = "reduction %",
-                     accesses: int = JBB_SWEEP_ACCESSES) -> Holds:
+def jbb_hot_fraction(band, quick: bool = False, seed: int = 0, values=None, key: str = "reduction %", accesses: int = JBB_SWEEP_ACCESSES) -> Holds:
     """SPECjbb's data-ERAT reduction (or another column of :func:`jbb_point`) against the hot
     fraction, and the hot fractions at which it lies in ``band``."""
     if values is None:
         values = np.round(np.arange(0.2, 0.81, 0.1 if quick else 0.05), 3)
-    return holding_range(lambda h: jbb_point(h, quick, seed, accesses), values, band, key=key, parameter="hot_fraction",
-                         resolution=0.02 if quick else 0.005, fmt="{:.3g}")
+    return holding_range(
+        lambda h: jbb_point(h, quick, seed, accesses), values, band, key=key, parameter="hot_fraction", resolution=0.02 if quick else 0.005, fmt="{:.3g}"
+    )
 
 
 # ------------------------------------------------------------------------- 02: plane size, MD work
@@ -242,8 +255,13 @@ def solver_plane_sizes(quick: bool = False, seed: int = 0, sizes=None, m="optero
 
     def one(size):
         r = cscs.small_page_change(m, "planes", seed=seed, planes=64, plane=int(size), accesses=accesses)
-        return {"plane KiB": int(size) >> 10, "walks 4K": r["walks_small"], "walks 2M": r["walks_large"],
-                "small_page_change_pct": r["small_page_change_pct"], **l2_sets_of_planes(int(size), 64, m)}
+        return {
+            "plane KiB": int(size) >> 10,
+            "walks 4K": r["walks_small"],
+            "walks 2M": r["walks_large"],
+            "small_page_change_pct": r["small_page_change_pct"],
+            **l2_sets_of_planes(int(size), 64, m),
+        }
 
     # the finding: small pages better, i.e. a change above 0 (closed band from the smallest positive number)
     return holding_range(one, sizes, (np.nextafter(0.0, 1.0), math.inf), key="small_page_change_pct", parameter="plane", unit=" B")
@@ -266,8 +284,7 @@ def solver_text(h: Holds) -> str:
     if n_ok == 0:
         return f"no plane size of the {swept} swept"
     if a is not None and n_ok < n:
-        return (f"plane sizes that are not multiples of {a >> 10} KiB: {n_ok} of the {n} swept ({swept}); "
-                f"at every multiple of {a >> 10} KiB small pages lose")
+        return f"plane sizes that are not multiples of {a >> 10} KiB: {n_ok} of the {n} swept ({swept}); at every multiple of {a >> 10} KiB small pages lose"
     sizes = ", ".join(str(k) for k in kib[t["holds"]])
     return f"plane sizes {sizes} KiB: {n_ok} of the {n} swept ({swept})"
 
@@ -301,9 +318,12 @@ def text_point(text_mib: int, quick: bool = False, seed: int = 0) -> dict:
     n = (60_000 if quick else 300_000) // 2  # the notebook's accesses for section 5
     t = mpss.text_pages(text=f"{int(text_mib)}M", accesses=n, seed=seed).set_index("text pages")
     m8, m4 = int(t.loc["8K", "iTLB misses"]), int(t.loc["4M", "iTLB misses"])
-    return {"iTLB misses 8K": m8, "iTLB misses 4M": m4,
-            # the finding: 4M misses < 8K misses / 10, i.e. this ratio above 10
-            "8K / 4M misses": m8 / m4 if m4 else math.inf}
+    return {
+        "iTLB misses 8K": m8,
+        "iTLB misses 4M": m4,
+        # the finding: 4M misses < 8K misses / 10, i.e. this ratio above 10
+        "8K / 4M misses": m8 / m4 if m4 else math.inf,
+    }
 
 
 def text_sizes(quick: bool = False, seed: int = 0, values=None) -> Holds:
@@ -311,8 +331,15 @@ def text_sizes(quick: bool = False, seed: int = 0, values=None) -> Holds:
     sizes at which 4M pages still cut them more than tenfold."""
     if values is None:
         values = [8, 16, 32, 64, 128, 256] if quick else [8, 16, 32, 48, 64, 80, 96, 128, 192, 256]
-    return holding_range(lambda s: text_point(int(s), quick, seed), values, (np.nextafter(10.0, math.inf), math.inf),
-                         key="8K / 4M misses", parameter="text", unit=" MiB", quantum=4)
+    return holding_range(
+        lambda s: text_point(int(s), quick, seed),
+        values,
+        (np.nextafter(10.0, math.inf), math.inf),
+        key="8K / 4M misses",
+        parameter="text",
+        unit=" MiB",
+        quantum=4,
+    )
 
 
 def trapstat_work(runs: dict, band, values=None, which: str = "before") -> Holds:

@@ -1,5 +1,6 @@
 """Shared page tables for a database (004_b9bff536459e6bfe.txt): page-table memory from stated
 parameters, what the freed memory buys, walks and cache misses with sharing."""
+
 from __future__ import annotations
 
 from ..pagetables import TWICHELL_8GB, shared_page_table_table
@@ -47,13 +48,20 @@ def buffer_pool_io(pool: float, freed: float, database_sizes):
     for d in database_sizes:
         before = max(0.0, 1 - pool / d)
         after = max(0.0, 1 - (pool + freed) / d)
-        rows.append({"database GiB": d / GIB, "miss ratio before": before, "miss ratio after": after,
-                     "disk I/O reduction %": 100 * (1 - after / before) if before else 0.0})
+        rows.append(
+            {
+                "database GiB": d / GIB,
+                "miss ratio before": before,
+                "miss ratio after": after,
+                "disk I/O reduction %": 100 * (1 - after / before) if before else 0.0,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def walks_and_misses(processes=8, accesses=60_000, quantum=2_000, working_set="512M", seed=0, machine="opteron-k8", page_size=None,
-                     caches=OPTERON_CACHES, data_lines=False):
+def walks_and_misses(
+    processes=8, accesses=60_000, quantum=2_000, working_set="512M", seed=0, machine="opteron-k8", page_size=None, caches=OPTERON_CACHES, data_lines=False
+):
     """N database processes time-sliced on one core, reading one shared buffer pool at random:
     private versus shared leaf page tables, on the stand-in machine and caches described above.
     ``page_size='2M'`` puts the pool in huge pages (the leaf tables shared are then the PMD pages)."""
@@ -61,20 +69,38 @@ def walks_and_misses(processes=8, accesses=60_000, quantum=2_000, working_set="5
 
     rows = []
     for shared in (False, True):
-        ds = simulate_processes(machine, "random", working_set=working_set, accesses=accesses, processes=processes,
-                                quantum=quantum, shared=("table",), shared_tables=shared, caches=caches, seed=seed, page_size=page_size,
-                                data_lines=data_lines)
+        ds = simulate_processes(
+            machine,
+            "random",
+            working_set=working_set,
+            accesses=accesses,
+            processes=processes,
+            quantum=quantum,
+            shared=("table",),
+            shared_tables=shared,
+            caches=caches,
+            seed=seed,
+            page_size=page_size,
+            data_lines=data_lines,
+        )
         extra = {}
         if data_lines:  # every miss of the workload, as the message's counters count them: walks' and data's
             for c in ("L1D", "L2"):
                 extra[f"{c} misses (data)"] = int(ds["data_cache_misses"].sel(cache=c))
                 extra[f"{c} misses (all)"] = int(ds["data_cache_misses"].sel(cache=c)) + int(ds["walk_cache_misses"].sel(cache=c))
-        rows.append({"page tables": "shared" if shared else "private", "walks": int(ds["walks"].sum()),
-                     "walk references": int(ds["walk_refs"].sum()),
-                     "page-table lines touched": int(ds["pt_lines"]), "page-table pages touched": int(ds["pt_tables"]),
-                     "L1D misses (walks)": int(ds["walk_cache_misses"].sel(cache="L1D")),
-                     "L2 misses (walks)": int(ds["walk_cache_misses"].sel(cache="L2")),
-                     "page faults": int(ds["faults"].sum()),
-                     # work and translation, the one-off first-touch faults left out (a running database)
-                     "steady cycles": float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum()), **extra})
+        rows.append(
+            {
+                "page tables": "shared" if shared else "private",
+                "walks": int(ds["walks"].sum()),
+                "walk references": int(ds["walk_refs"].sum()),
+                "page-table lines touched": int(ds["pt_lines"]),
+                "page-table pages touched": int(ds["pt_tables"]),
+                "L1D misses (walks)": int(ds["walk_cache_misses"].sel(cache="L1D")),
+                "L2 misses (walks)": int(ds["walk_cache_misses"].sel(cache="L2")),
+                "page faults": int(ds["faults"].sum()),
+                # work and translation, the one-off first-touch faults left out (a running database)
+                "steady cycles": float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum()),
+                **extra,
+            }
+        )
     return pd.DataFrame(rows)

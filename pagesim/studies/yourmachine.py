@@ -1,6 +1,7 @@
 """Your machine's TLB (notebook 07): the latency probe's curves and knees (pagesim.probe) beside the
 closest presets' reach and beside pagesim's simulation of the same pointer chase, and the real
 page faults of the probe's mappings beside the simulated ones."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,15 +48,26 @@ def fault_table(res: ProbeResult):
 def knee_table(res: ProbeResult):
     import pandas as pd
 
-    return pd.DataFrame([{"curve": k.curve, "flat up to": format_size(k.start), "risen by": format_size(k.end),
-                          "ns before": round(k.before_ns, 1), "ns after": round(k.after_ns, 1), "rise": round(k.rise, 2),
-                          "what lies there": k.meaning} for k in res.knees])
+    return pd.DataFrame(
+        [
+            {
+                "curve": k.curve,
+                "flat up to": format_size(k.start),
+                "risen by": format_size(k.end),
+                "ns before": round(k.before_ns, 1),
+                "ns after": round(k.after_ns, 1),
+                "rise": round(k.rise, 2),
+                "what lies there": k.meaning,
+            }
+            for k in res.knees
+        ]
+    )
 
 
 def _knee_near(res: ProbeResult, curve: str, sizes) -> object:
     """The knee of ``curve`` whose transition (start/sqrt(2) .. end) holds one of ``sizes``, or None."""
     for k in res.knees:
-        if k.curve == curve and any(k.start / 2 ** 0.5 <= c <= k.end for c in sizes):
+        if k.curve == curve and any(k.start / 2**0.5 <= c <= k.end for c in sizes):
             return k
     return None
 
@@ -74,8 +86,7 @@ def located(res: ProbeResult):
         r = pr[(pr["page"] == page) & (pr["level"] == level)]
         return [(f"{x['preset']} {format_size(int(x['reach']))}", int(x["reach"])) for _, x in r.iterrows()]
 
-    targets = [("L1 DTLB reach, 4K pages", "4K pages, page stride", reach("4K", 1)),
-               ("L2 TLB reach, 4K pages", "4K pages, page stride", reach("4K", 2))]
+    targets = [("L1 DTLB reach, 4K pages", "4K pages, page stride", reach("4K", 1)), ("L2 TLB reach, 4K pages", "4K pages, page stride", reach("4K", 2))]
     if res.thp is None:
         targets.append(("L1 DTLB reach, 2M pages", "THP pages, page stride", reach("2M", 1)))
     for name, size in cache_sizes():
@@ -87,18 +98,36 @@ def located(res: ProbeResult):
             continue
         k = _knee_near(res, curve, [c for _, c in cands])
         beyond = curve.endswith("line stride") and min(c for _, c in cands) > line_max
-        rows.append({"structure": what, "curve": curve, "expected (closest presets or Linux)": ", ".join(n for n, _ in cands),
-                     "measured knee": (f"{format_size(k.start)} -> {format_size(k.end)} ({k.before_ns:.1f} -> {k.after_ns:.1f} ns)" if k else
-                                       ("beyond the sizes measured" if beyond else "no knee there")),
-                     "start": k.start if k else None})
+        rows.append(
+            {
+                "structure": what,
+                "curve": curve,
+                "expected (closest presets or Linux)": ", ".join(n for n, _ in cands),
+                "measured knee": (
+                    f"{format_size(k.start)} -> {format_size(k.end)} ({k.before_ns:.1f} -> {k.after_ns:.1f} ns)"
+                    if k
+                    else ("beyond the sizes measured" if beyond else "no knee there")
+                ),
+                "start": k.start if k else None,
+            }
+        )
     if res.thp is None:
         k4 = _knee_near(res, "4K pages, page stride", [c for _, c in reach("4K", 1)])
         kt = _knee_near(res, "THP pages, page stride", [c for _, c in reach("4K", 1)])
-        rows.append({"structure": "THP curve at the 4K L1 DTLB reach", "curve": "THP pages, page stride",
-                     "expected (closest presets or Linux)": "no knee: 2M entries reach " + ", ".join(n for n, _ in reach("2M", 1)),
-                     "measured knee": (f"{format_size(kt.start)} -> {format_size(kt.end)}: huge pages held as 4K TLB entries here "
-                                       "(a host that backs this machine with 4 KiB pages?)") if kt and k4 else "no knee there",
-                     "start": kt.start if kt else None})
+        rows.append(
+            {
+                "structure": "THP curve at the 4K L1 DTLB reach",
+                "curve": "THP pages, page stride",
+                "expected (closest presets or Linux)": "no knee: 2M entries reach " + ", ".join(n for n, _ in reach("2M", 1)),
+                "measured knee": (
+                    f"{format_size(kt.start)} -> {format_size(kt.end)}: huge pages held as 4K TLB entries here "
+                    "(a host that backs this machine with 4 KiB pages?)"
+                )
+                if kt and k4
+                else "no knee there",
+                "start": kt.start if kt else None,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -126,8 +155,9 @@ def simulated_chase(res: ProbeResult, preset: str | None = None, seed: int = 0):
         for page, p in (("4K", PAGE), ("2M", HUGE)):
             span = -(-int(size) // HUGE) * HUGE
             ds = simulate(name, addresses=addrs, layout=Layout.single(span, p, start=start, name="[ probe ]"), specialize=False)
-            rows.append({"size": int(size), "working set MiB": int(size) / 2**20, "page": page, "preset": name,
-                         "walks per load": int(ds["walks"].sum()) / addrs.size})
+            rows.append(
+                {"size": int(size), "working set MiB": int(size) / 2**20, "page": page, "preset": name, "walks per load": int(ds["walks"].sum()) / addrs.size}
+            )
     return pd.DataFrame(rows)
 
 

@@ -18,6 +18,7 @@ base pages, take the smallest whose walks are within 10% (or 0.1 per 1,000 acces
 Walks are counted by the simulator, not modelled; translation share uses the cost model, whose
 parameters are modelling assumptions (``pagesim machines --sources``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,10 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .._check import check_int
 from .._kernels.reuse import stack_distances
 from ..machines import Structure, machine, machines
-from .._check import check_int
-from ..traces import accesses as trace_accesses, detect_format, read_trace
+from ..traces import accesses as trace_accesses
+from ..traces import detect_format, read_trace
 from ..units import format_size, parse_page_size
 
 SHIPPED = {
@@ -64,8 +66,7 @@ def shipped_table():
     """The shipped traces: name, file, compressed size, what each is."""
     import pandas as pd
 
-    return pd.DataFrame([{"trace": k, "file": v.name, "MB (gzip)": round(v.stat().st_size / 1e6, 2), "what": ABOUT[k]}
-                         for k, v in shipped_traces().items()])
+    return pd.DataFrame([{"trace": k, "file": v.name, "MB (gzip)": round(v.stat().st_size / 1e6, 2), "what": ABOUT[k]} for k, v in shipped_traces().items()])
 
 
 def resolve(trace) -> Path:
@@ -153,14 +154,12 @@ def footprint(s: Sample, page_sizes=None):
 
     sizes = [parse_page_size(p) for p in (page_sizes or all_page_sizes())]
     g = min(sizes).bit_length() - 1  # every page size is a power of two: count from the smallest pages
-    base = {k: np.unique(a >> np.uint64(g)) for k, a in (("data", s.addresses[s.kinds == 0]), ("instr", s.addresses[s.kinds == 1]),
-                                                         ("all", s.addresses))}
+    base = {k: np.unique(a >> np.uint64(g)) for k, a in (("data", s.addresses[s.kinds == 0]), ("instr", s.addresses[s.kinds == 1]), ("all", s.addresses))}
     rows = []
     for p in sizes:
         sh = p.bit_length() - 1 - g
         d, i, a = (_distinct(base[k], sh) for k in ("data", "instr", "all"))
-        rows.append({"page_size": p, "page": format_size(p), "data pages": d, "instruction pages": i, "pages": a,
-                     "data footprint": d * p, "mapped": a * p})
+        rows.append({"page_size": p, "page": format_size(p), "data pages": d, "instruction pages": i, "pages": a, "data footprint": d * p, "mapped": a * p})
     df = pd.DataFrame(rows)
     df["mapped vs 4K"] = df["mapped"] / float(df.loc[df["page_size"] == 4096, "mapped"].iloc[0]) if (df["page_size"] == 4096).any() else np.nan
     return df
@@ -202,8 +201,9 @@ def reuse_curve(s: Sample, page_sizes=("4K", "64K", "2M"), data_only: bool = Tru
         p = parse_page_size(p)
         m = lru_misses(reuse_distances(a, p), entries)
         for n, x in zip(entries, m):
-            rows.append({"page": format_size(p), "page_size": p, "entries": int(n), "reach": int(n) * p,
-                         "misses": int(x), "misses per 1000": 1000 * x / a.size})
+            rows.append(
+                {"page": format_size(p), "page_size": p, "entries": int(n), "reach": int(n) * p, "misses": int(x), "misses per 1000": 1000 * x / a.size}
+            )
     return pd.DataFrame(rows)
 
 
@@ -211,8 +211,16 @@ def lru_machine(entries: int, page_size="4K", like: str = "skylake"):
     """A machine with one fully associative LRU TLB of ``entries`` entries for ``page_size`` pages
     (data and instructions): its walks must equal :func:`lru_misses` of the reuse distances."""
     p = parse_page_size(page_size)
-    s = Structure(name=f"TLB {entries}", level=1, side="unified", entries=int(entries), ways=int(entries), sizes=(p,),
-                  source="what-if: one fully associative LRU TLB (the reuse-distance check)", assumed=("entries", "ways"))
+    s = Structure(
+        name=f"TLB {entries}",
+        level=1,
+        side="unified",
+        entries=int(entries),
+        ways=int(entries),
+        sizes=(p,),
+        source="what-if: one fully associative LRU TLB (the reuse-distance check)",
+        assumed=("entries", "ways"),
+    )
     return machine(like).derive(name=f"lru-{entries}x{format_size(p)}", structures=(s,))
 
 
@@ -234,8 +242,7 @@ def sweep_presets(s: Sample, names=None, progress: bool = False):
         bar = tqdm(total=len(names), desc="presets", unit="preset")
     for n in names:
         m = machine(n)
-        ds = sweep({"page_size": list(m.page_sizes)}, machine=m, addresses=s.addresses, kinds=s.kinds,
-                   specialize=False, progress=False)
+        ds = sweep({"page_size": list(m.page_sizes)}, machine=m, addresses=s.addresses, kinds=s.kinds, specialize=False, progress=False)
         walks = ds["walks"].sum(["side", "mapped_page_size"])
         dwalks = ds["walks"].sel(side="data").sum("mapped_page_size")
         trans = ds["cycles"].sel(component=["tlb_hit_latency", "walk", "slb_miss"]).sum(["component", "mapped_page_size"])
@@ -244,16 +251,25 @@ def sweep_presets(s: Sample, names=None, progress: bool = False):
         for p in m.page_sizes:
             reach = m.reach(p, "data")
             n_acc = int(acc.sel(page_size=p))
-            rows.append({
-                "machine": m.name, "page": format_size(p), "page_size": p, "base": p == m.base_page,
-                "accesses": n_acc, "walks": int(walks.sel(page_size=p)), "data walks": int(dwalks.sel(page_size=p)),
-                "walks per 1000": 1000 * int(walks.sel(page_size=p)) / n_acc,
-                "translation share": float(ds["translation_share"].sel(page_size=p)),
-                "translation cycles per access": float(trans.sel(page_size=p)) / n_acc,
-                "pages touched": int(touched.sel(page_size=p)),
-                "reach": reach, "data footprint": int(fp.loc[p, "data footprint"]), "mapped": int(fp.loc[p, "mapped"]),
-                "covers": reach >= int(fp.loc[p, "data footprint"]),
-            })
+            rows.append(
+                {
+                    "machine": m.name,
+                    "page": format_size(p),
+                    "page_size": p,
+                    "base": p == m.base_page,
+                    "accesses": n_acc,
+                    "walks": int(walks.sel(page_size=p)),
+                    "data walks": int(dwalks.sel(page_size=p)),
+                    "walks per 1000": 1000 * int(walks.sel(page_size=p)) / n_acc,
+                    "translation share": float(ds["translation_share"].sel(page_size=p)),
+                    "translation cycles per access": float(trans.sel(page_size=p)) / n_acc,
+                    "pages touched": int(touched.sel(page_size=p)),
+                    "reach": reach,
+                    "data footprint": int(fp.loc[p, "data footprint"]),
+                    "mapped": int(fp.loc[p, "mapped"]),
+                    "covers": reach >= int(fp.loc[p, "data footprint"]),
+                }
+            )
         if bar is not None:
             bar.update(1)
     if bar is not None:
@@ -314,29 +330,46 @@ def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
             if b["covers"]:
                 why = f"the data footprint {human(b['data footprint'])} fits the {b['page']} reach {human(b['reach'])}"
             elif len(cand) == 1 and len(bloated):
-                why = (f"every larger page would map more than {max_bloat:g}x the memory touched "
-                       f"({b['page']}: {human(b['mapped'])}, {bloated.iloc[0]['page']}: {human(bloated.iloc[0]['mapped'])})")
+                why = (
+                    f"every larger page would map more than {max_bloat:g}x the memory touched "
+                    f"({b['page']}: {human(b['mapped'])}, {bloated.iloc[0]['page']}: {human(bloated.iloc[0]['mapped'])})"
+                )
             else:
                 why = "no allowed larger page cuts walks by more than 10%"
             why += f"; {_fmt_w(b['walks per 1000'])} walks per 1,000 accesses"
         else:
-            why = (f"walks per 1,000 accesses {_fmt_w(b['walks per 1000'])} -> {_fmt_w(r['walks per 1000'])}; {r['page']} reach "
-                   f"{human(r['reach'])} {'covers' if r['covers'] else 'does not cover'} the data footprint "
-                   f"{human(r['data footprint'])}; maps {human(r['mapped'])} "
-                   f"({r['mapped'] / b['mapped']:.2g}x base pages)")
+            why = (
+                f"walks per 1,000 accesses {_fmt_w(b['walks per 1000'])} -> {_fmt_w(r['walks per 1000'])}; {r['page']} reach "
+                f"{human(r['reach'])} {'covers' if r['covers'] else 'does not cover'} the data footprint "
+                f"{human(r['data footprint'])}; maps {human(r['mapped'])} "
+                f"({r['mapped'] / b['mapped']:.2g}x base pages)"
+            )
         # pages ruled out for the memory they would map, when they would have cut walks further: say so
         # (else "no larger page helps" would read as the whole story)
         better = bloated[(bloated["walks"] < 0.9 * r["walks"]) & (bloated["walks"] < r["walks"] - tol)]
         if len(better) and r["walks per 1000"] >= 1:
             x = better.sort_values("page_size").iloc[0]  # the smallest such page
-            why += (f"; {x['page']} would cut walks to {_fmt_w(x['walks per 1000'])} per 1,000 but maps {human(x['mapped'])} "
-                    f"({x['mapped'] / b['mapped']:.2g}x base pages, over max_bloat={max_bloat:g})")
-        rows.append({"machine": name, "base page": b["page"], "recommended": r["page"], "recommended size": int(r["page_size"]),
-                     "large": bool(r["page_size"] > b["page_size"]),
-                     "walks per 1000 (base)": b["walks per 1000"], "walks per 1000 (recommended)": r["walks per 1000"],
-                     "translation share (base)": b["translation share"], "translation share (recommended)": r["translation share"],
-                     "base reach": int(b["reach"]), "base footprint": int(b["data footprint"]), "base covers": bool(b["covers"]),
-                     "reason": why})
+            why += (
+                f"; {x['page']} would cut walks to {_fmt_w(x['walks per 1000'])} per 1,000 but maps {human(x['mapped'])} "
+                f"({x['mapped'] / b['mapped']:.2g}x base pages, over max_bloat={max_bloat:g})"
+            )
+        rows.append(
+            {
+                "machine": name,
+                "base page": b["page"],
+                "recommended": r["page"],
+                "recommended size": int(r["page_size"]),
+                "large": bool(r["page_size"] > b["page_size"]),
+                "walks per 1000 (base)": b["walks per 1000"],
+                "walks per 1000 (recommended)": r["walks per 1000"],
+                "translation share (base)": b["translation share"],
+                "translation share (recommended)": r["translation share"],
+                "base reach": int(b["reach"]),
+                "base footprint": int(b["data footprint"]),
+                "base covers": bool(b["covers"]),
+                "reason": why,
+            }
+        )
     pm = pd.DataFrame(rows)
     n = len(pm)
     fp4 = table[table["page_size"] == 4096]["data footprint"]
@@ -359,9 +392,12 @@ def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
         parts.append(f"{L} covers it on {int(offer['covers'].sum())} of {offer['machine'].nunique()} presets with {L} pages")
         counts = ", ".join(f"{p} on {c}" for p, c in top.items())
         rest = n - len(large)
-        parts.append(f"recommended: larger pages on {len(large)} of {n} presets ({counts})" + (f", base pages on {rest}" if rest else "")
-                     + f"; median walks per 1,000 accesses there {_fmt_w(float(large['walks per 1000 (base)'].median()))} -> "
-                       f"{_fmt_w(float(large['walks per 1000 (recommended)'].median()))}")
+        parts.append(
+            f"recommended: larger pages on {len(large)} of {n} presets ({counts})"
+            + (f", base pages on {rest}" if rest else "")
+            + f"; median walks per 1,000 accesses there {_fmt_w(float(large['walks per 1000 (base)'].median()))} -> "
+            f"{_fmt_w(float(large['walks per 1000 (recommended)'].median()))}"
+        )
     else:
         parts.append(f"recommended: base pages on all {n} presets (median {_fmt_w(float(pm['walks per 1000 (base)'].median()))} walks per 1,000 accesses)")
     return Recommendation("; ".join(parts), pm)
@@ -384,9 +420,18 @@ def sensitivity(s: Sample, names=("skylake", "power8", "ultrasparc-iii"), parts:
         rec = recommend(sweep_presets(w, names), max_bloat).per_machine
         fp = footprint(w, [4096])
         for _, r in rec.iterrows():
-            rows.append({"window": label, "first access": w.start, "accesses": w.n, "data footprint (4K)": int(fp["data footprint"].iloc[0]),
-                         "machine": r["machine"], "recommended": r["recommended"],
-                         "walks per 1000 (base)": r["walks per 1000 (base)"], "walks per 1000 (recommended)": r["walks per 1000 (recommended)"]})
+            rows.append(
+                {
+                    "window": label,
+                    "first access": w.start,
+                    "accesses": w.n,
+                    "data footprint (4K)": int(fp["data footprint"].iloc[0]),
+                    "machine": r["machine"],
+                    "recommended": r["recommended"],
+                    "walks per 1000 (base)": r["walks per 1000 (base)"],
+                    "walks per 1000 (recommended)": r["walks per 1000 (recommended)"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -417,7 +462,14 @@ def direct_points(path, table, points) -> list[dict]:
         if row.empty:
             raise ValueError(f"({name!r}, {page!r}) is not in the sweep")
         ds = simulate(name, tr, page_size=p)
-        out.append({"machine": name, "page": format_size(p), "sweep walks": int(row["walks"].iloc[0]),
-                    "simulate walks": int(ds["walks"].sum()), "sweep accesses": int(row["accesses"].iloc[0]),
-                    "simulate accesses": int(ds["accesses"].sum())})
+        out.append(
+            {
+                "machine": name,
+                "page": format_size(p),
+                "sweep walks": int(row["walks"].iloc[0]),
+                "simulate walks": int(ds["walks"].sum()),
+                "sweep accesses": int(row["accesses"].iloc[0]),
+                "simulate accesses": int(ds["accesses"].sum()),
+            }
+        )
     return out
