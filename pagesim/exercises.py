@@ -527,10 +527,10 @@ def assignment_key(assignment) -> str:
 class Sheet:
     """One student's questions for one assignment: ``Sheet("00", student_id)``."""
 
-    def __init__(self, assignment, student):
+    def __init__(self, assignment, student, note: bool = True):
         self.assignment = assignment_key(assignment)
         self.seed = seed_of(student)
-        if student == PLACEHOLDER_ID:
+        if note and student == PLACEHOLDER_ID:  # the hidden tests (correct) print nothing: doctest reads output
             print(
                 f"Note: STUDENT_ID is still the placeholder {PLACEHOLDER_ID!r}: put your own id, or your answers "
                 "will be graded for the placeholder's questions."
@@ -588,7 +588,7 @@ def _match(value, expected, rel: float) -> bool:
 
 def correct(assignment, student, answer: str, value) -> bool:
     """Whether ``value`` is the right ``answer`` for this student's variant (the hidden tests)."""
-    sheet = Sheet(assignment, student)
+    sheet = Sheet(assignment, student, note=False)
     for n in sheet.names:
         q = sheet.question(n)
         if answer in q.answers:

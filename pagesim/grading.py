@@ -131,6 +131,19 @@ def student_of(notebook) -> str:
     return ""
 
 
+def _student_value(notebook) -> tuple[str | int, int]:
+    """The STUDENT_ID a notebook's first assignment sets, as the notebook's code has it (a quoted id
+    is a str, a bare number an int seed), and how many cells assign it."""
+    import nbformat
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    found = [m.group("v") for c in nb.cells if c.cell_type == "code" for m in STUDENT_ID_RE.finditer(c.source)]
+    if not found:
+        return "", 0
+    v = found[0]
+    return (v[1:-1] if v[0] in "\"'" else int(v)), len(found)
+
+
 def _autograder(build_dir: Path, name: str) -> Path:
     zips = sorted((build_dir / name / "autograder").glob(f"{name}-autograder_*.zip"))
     if not zips:
@@ -147,10 +160,18 @@ def _scores_from_results(path: Path) -> dict[str, tuple[float, float]]:
     return out
 
 
-def run_otter(submission, autograder_zip) -> dict[str, tuple[float, float]]:
+OTTER_TIMEOUT = 900  # seconds per submission: a notebook that loops forever fails alone
+
+
+def run_otter(submission, autograder_zip, timeout: float = OTTER_TIMEOUT) -> dict[str, tuple[float, float]]:
     """``otter run`` on one submission; question -> (score, max)."""
     with tempfile.TemporaryDirectory(prefix="pagesim-grade-") as d:
-        r = subprocess.run(_otter() + ["run", "--no-logo", "-a", str(autograder_zip), "-o", d, str(submission)], capture_output=True, text=True)
+        try:
+            r = subprocess.run(
+                _otter() + ["run", "--no-logo", "-a", str(autograder_zip), "-o", d, str(submission)], capture_output=True, text=True, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"otter run on {submission} did not finish in {timeout:g} s") from None
         res = Path(d) / "results.json"
         if r.returncode != 0 or not res.exists():
             raise RuntimeError(f"otter run failed on {submission} (exit {r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
@@ -168,7 +189,11 @@ def _tests_of(autograder_notebook):
 
 def grade_in_process(submission, autograder_notebook) -> dict[str, tuple[float, float]]:
     """Execute a notebook's code cells here (errors in a cell are ignored, as otter does), then
-    score it with the autograder notebook's tests: question -> (score, max)."""
+    score it with the autograder notebook's tests: question -> (score, max).
+
+    For trusted notebooks only (the samples, the tests): the code runs in this process, so a
+    submission can change what is graded after it (patch pagesim, loop forever). Grade students'
+    work with ``otter run`` (the default of :func:`grade`), one process per submission."""
     import nbformat
     from IPython.display import display
 
@@ -186,7 +211,7 @@ def grade_in_process(submission, autograder_notebook) -> dict[str, tuple[float, 
                         continue
                     try:
                         exec(compile(c.source, "<cell>", "exec"), env)
-                    except Exception:  # noqa: BLE001 - a student's error costs that question, not the grading
+                    except (Exception, SystemExit):  # noqa: BLE001 - a student's error (or exit) costs that question, not the grading
                         pass
             out = {}
             for q, tf in tests.items():
@@ -211,20 +236,31 @@ def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet:
         raise ValueError(f"no notebooks (*.ipynb) in {sub}")
     rows, questions = [], []
     for f in files:
-        name = assignment_of(f)
-        if in_process:
-            ag = build_dir / name / "autograder" / f"{name}.ipynb"
-            if not ag.exists():
-                raise ValueError(f"no autograder notebook {ag}: run `pagesim exercises build` first")
-            scores = grade_in_process(f, ag)
-        else:
-            scores = run_otter(f, _autograder(build_dir, name))
-        student = student_of(f)
+        row = {"file": str(f.relative_to(sub)), "assignment": "", "student": "", "seed": "", "error": ""}
+        try:  # one bad submission is a row with its error, never the end of the batch
+            name = assignment_of(f)
+            row["assignment"] = name
+            if in_process:
+                ag = build_dir / name / "autograder" / f"{name}.ipynb"
+                if not ag.exists():
+                    raise ValueError(f"no autograder notebook {ag}: run `pagesim exercises build` first")
+                scores = grade_in_process(f, ag)
+            else:
+                scores = run_otter(f, _autograder(build_dir, name))
+            value, times = _student_value(f)
+        except Exception as e:  # noqa: BLE001 - any file can be submitted
+            row["error"] = " ".join(str(e).split())[:300]
+            rows.append(row)
+            if not quiet:
+                print(f"{row['file']}: NOT GRADED: {row['error']}")
+            continue
         try:
-            seed = seed_of(int(student) if student.isdigit() else student)
+            seed = seed_of(value)
         except (TypeError, ValueError):
             seed = ""
-        row = {"file": str(f.relative_to(sub)), "assignment": name, "student": student, "seed": seed}
+        row.update(student=str(value), seed=seed)
+        if times > 1:  # the CSV reads the first assignment; grading used the value at run time
+            row["error"] = f"STUDENT_ID is assigned {times} times: check by hand which id was graded"
         for q, (s, _) in scores.items():
             row[q] = s
             if q not in questions:
@@ -235,7 +271,7 @@ def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet:
         if not quiet:
             print(f"{row['file']}: {name}, {row['total']:g} / {row['max']:g}")
     out_csv = Path(out_csv) if out_csv else sub / "grades.csv"
-    cols = ["file", "assignment", "student", "seed"] + sorted(questions, key=lambda q: (len(q), q)) + ["total", "max"]
+    cols = ["file", "assignment", "student", "seed"] + sorted(questions, key=lambda q: (len(q), q)) + ["total", "max", "error"]
     tmp = out_csv.with_suffix(out_csv.suffix + ".part")
     with open(tmp, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols, restval="")

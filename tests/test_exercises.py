@@ -302,3 +302,41 @@ def test_every_try_this_has_an_answer():
         want = _try_this_prompts(nb)
         assert want > 0, nb.name
         assert by_nb.get(nb.name[:2], 0) >= want, f"{nb.name}: {want} prompts, {by_nb.get(nb.name[:2], 0)} answers"
+
+
+def test_hidden_tests_print_nothing_for_the_placeholder_id(capsys):
+    """otter's hidden tests are doctests: any output fails them. correct() for the placeholder id
+    (the masters' own) must stay silent, or `otter assign` fails and a student who kept the
+    placeholder scores zero with right answers (found by an outside tester)."""
+    sheet = exercises.Sheet("00", exercises.PLACEHOLDER_ID)
+    assert "placeholder" in capsys.readouterr().out  # the student is told, in the notebook
+    name, value = next(iter(sheet.answers().items()))
+    assert exercises.correct("00", exercises.PLACEHOLDER_ID, name, value)
+    assert capsys.readouterr().out == ""
+
+
+def test_a_bad_submission_is_a_row_not_the_end_of_the_batch(built, tmp_path):
+    """An unreadable file, and a notebook that assigns STUDENT_ID twice, are graded as rows with an
+    error; the others are still graded and the CSV is written. A quoted number is an id (hashed), a
+    bare number a seed."""
+    import nbformat
+
+    name = NAMES[-1]
+    sub = tmp_path / "subs"
+    sub.mkdir()
+    (sub / "corrupt.ipynb").write_text("not json {")
+    nb = nbformat.read(str(SAMPLES / name / "solution.ipynb"), as_version=4)
+    idc = next(c for c in nb.cells if c.cell_type == "code" and grading.STUDENT_ID_RE.search(c.source))
+    idc.source = grading.STUDENT_ID_RE.sub('STUDENT_ID = "42"', idc.source, count=1)
+    nbformat.write(nb, str(sub / "quoted.ipynb"))
+    nb.cells.append(nbformat.v4.new_code_cell('STUDENT_ID = "someone-else@example.edu"'))
+    nbformat.write(nb, str(sub / "twice.ipynb"))
+    build_dir = next(iter(built.values())).parent
+    grading.grade(sub, build_dir, in_process=True, quiet=True)
+    with open(sub / "grades.csv") as fh:
+        by = {Path(r["file"]).stem: r for r in csv.DictReader(fh)}
+    assert set(by) == {"corrupt", "quoted", "twice"}
+    assert "not a readable notebook" in by["corrupt"]["error"] and by["corrupt"]["total"] == ""
+    assert by["quoted"]["student"] == "42" and by["quoted"]["seed"] == str(exercises.seed_of("42")) != "42"
+    assert by["quoted"]["error"] == ""
+    assert "assigned 2 times" in by["twice"]["error"]
