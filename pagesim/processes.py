@@ -417,7 +417,8 @@ def _program_order(pt_lines, log, chunks, layout, shared, stride, line):
     walk_pos = starts[walk_chunk] + idx if len(chunks) else idx
     ref_pos = np.repeat(walk_pos, refs)
     ref_sub = np.concatenate([np.arange(r) for r in refs]) if refs.size else np.zeros(0, dtype=np.int64)
-    assert ref_pos.size == pt_lines.size
+    if ref_pos.size != pt_lines.size:  # one position per page-table reference, or the replay would misalign
+        raise RuntimeError(f"internal error: {ref_pos.size} reference positions for {pt_lines.size} page-table references")
     regions = layout.regions
     rs = np.array([r.start for r in regions], dtype=np.int64)
     sh = np.array([r.name in shared for r in regions], dtype=bool)
