@@ -25,7 +25,9 @@ def translate(machine, address, page_size=None, side: str = "data"):
     p = m.check_page_size(page_size if page_size is not None else m.base_page)
     a = parse_size(address, "address")
     if a >= 1 << min(m.va_bits, 63):
-        raise ValueError(f"address={a:#x} is beyond the {m.va_bits}-bit virtual address space of {m.name!r}")
+        if m.va_bits < 64:
+            raise ValueError(f"address={a:#x} is beyond the {m.va_bits}-bit virtual address space of {m.name!r}")
+        raise ValueError(f"address={a:#x} is 2**63 or above: pagesim handles addresses below 2**63 (the top half of {m.name!r}'s 64-bit space is not modelled)")
     check_choice("side", side, ("data", "instr"))
     s = log2(p)
     rows = [

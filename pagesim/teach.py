@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Callable
+
+import numpy as np
 
 from .machines import machine as get_machine
 from .machines import machines
@@ -183,9 +186,14 @@ def _as_number(guess, kind):
     if kind == "size" and isinstance(guess, str):
         return parse_size(guess, "guess")
     if isinstance(guess, str):
-        return float(parse_address(guess)) if guess.strip().lower().startswith("0x") else float(guess)
-    if isinstance(guess, (int, float)):
-        return guess
+        if guess.strip().lower().startswith("0x"):
+            return float(parse_address(guess))
+        try:
+            return float(guess)
+        except ValueError:
+            raise ValueError(f"guess={guess!r} is not a number: write one such as 0.25 or 42 (no units or % sign)") from None
+    if isinstance(guess, numbers.Real) and not isinstance(guess, np.bool_):  # int, float and numpy numbers
+        return int(guess) if isinstance(guess, numbers.Integral) else float(guess)
     raise TypeError(f"guess={guess!r} ({type(guess).__name__}): write a number" + (" or a size such as '8M'" if kind == "size" else ""))
 
 
@@ -326,7 +334,8 @@ def fit_address(address: int, machine) -> tuple[int, str]:
     if address < 1 << bits:
         return address, ""
     fitted = address & ((1 << bits) - 1)
-    return fitted, f"{address:#x} is beyond the {m.va_bits}-bit virtual address space of {m.name}: using its low {bits} bits, {fitted:#x}"
+    where = f"the {m.va_bits}-bit virtual address space of {m.name}" if m.va_bits < 64 else "2**63 (pagesim handles addresses below it)"
+    return fitted, f"{address:#x} is beyond {where}: using its low {bits} bits, {fitted:#x}"
 
 
 class TranslationExplorer:

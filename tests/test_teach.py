@@ -261,3 +261,20 @@ def test_start_here_lists_every_notebook():
     assert "Run All" in text
     binder = (NB.parent / "README.md").read_text()
     assert "urlpath=lab/tree/notebooks/START_HERE.ipynb" in binder
+
+
+def test_numpy_numbers_and_64_bit_machines():
+    """Found by an outside tester: numpy integers were refused as guesses, a unit in a number gave a
+    bare float() error, and a 64-bit machine was said to have a '64-bit space' an address was beyond."""
+    import numpy as np
+
+    from pagesim import teach
+    from pagesim.explain import translate
+
+    assert teach.check_answer("reach", np.int64(6291456), machine="skylake", page="4K").right is True
+    with pytest.raises(ValueError, match="guess='16x' is not a number"):
+        teach._as_number("16x", "ratio")
+    fitted, note = teach.fit_address(2**64 - 1, "itanium2")
+    assert fitted == 2**63 - 1 and "2**63" in note and "64-bit virtual address space" not in note
+    with pytest.raises(ValueError, match="2\\*\\*63 or above"):
+        translate("power8", 2**63)
