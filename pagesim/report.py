@@ -65,6 +65,15 @@ def headline(records: list[dict]) -> str:
     reproduced = sum(c[v] for v in REPRODUCED)
     parts = ", ".join(f"{n} {v}" for v, n in c.items() if n)
     text = f"{total} findings: {parts}. Reproduced (exact or within their band): {reproduced} of the {evidence} that are checked."
+    own = [r for r in records if "_your_" in r.get("notebook", "")]
+    if own and len(own) < len(records):
+        d = counts([r for r in records if r not in own])
+        text += (
+            f" Of the documents' findings alone: {sum(d[v] for v in REPRODUCED)} of the "
+            f"{d['exact'] + d['within'] + d['direction'] + d['contradicted']} checked; the rest are the 'your program' and "
+            "'your machine' notebooks' checks of pagesim against a trace and this machine (consistency and real "
+            "measurements), not of a document."
+        )
     if c["contradicted"]:
         text += f" {c['contradicted']} contradicted: read them below."
     if total and reproduced == total:

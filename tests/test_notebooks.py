@@ -90,3 +90,6 @@ def test_verdicts_and_regressions():
     assert regressions([rec], {"x": {"e": "exact"}}) == []  # relabelled calibrated: a change, not a regression
     h = headline([rec])
     assert "Every finding" not in h and "1 contradicted" in h and "Reproduced (exact or within their band): 2 of the 5 that are checked" in h
+    own = {"notebook": "06_your_program.ipynb", "status": "ok", "findings": [{"id": "k", "verdict": "exact"}]}
+    h = headline([rec, own])
+    assert "3 of the 6 that are checked" in h and "documents' findings alone: 2 of the 5 checked" in h
