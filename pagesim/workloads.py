@@ -12,6 +12,7 @@ whatever the chunk size.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -477,7 +478,9 @@ WORKLOADS = {
 
 def workload(name, working_set=None, accesses=None, **params) -> Workload:
     """Make a workload by name. ``working_set`` (bytes or '1G') and ``accesses`` are mapped onto each
-    workload's own parameters where they have one; other keywords go to the workload itself."""
+    workload's own parameters where they have one; other keywords go to the workload itself. A workload
+    that sweeps its whole working set (sequential, strided, stream, md) runs whole passes (steps):
+    ``accesses`` is rounded up to them, with a warning when it is less than one."""
     if isinstance(name, Workload):
         if working_set is not None or accesses is not None or params:
             raise ValueError("give either a Workload object or a workload name with parameters, not both")
@@ -508,9 +511,17 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
             params.setdefault("accesses", acc)
         elif cls is BlockedMatrix:
             params.setdefault("max_accesses", acc)
-        elif "passes" in fields:
-            probe = cls(**params)
-            params.setdefault("passes", max(1, -(-acc // probe.n_accesses)))
+        elif "passes" in fields or "steps" in fields:  # whole passes (steps): rounded up
+            rep = "passes" if "passes" in fields else "steps"
+            one = cls(**params).n_accesses
+            params.setdefault(rep, max(1, -(-acc // one)))
+            if acc < one:
+                warnings.warn(
+                    f"workload {name!r}: accesses={acc:,} is less than one of its {rep} ({one:,} accesses over its working set): "
+                    f"it runs 1 ({one:,} accesses); a smaller working_set gives a shorter run",
+                    UserWarning,
+                    stacklevel=2,
+                )
     bad = sorted(set(params) - fields)
     if bad:
         raise ValueError(f"workload {name!r} has no parameter(s) {bad}; it takes {sorted(fields)}")

@@ -171,3 +171,21 @@ def test_sweep_keeps_none_and_split_regions():
     assert list(ds["region"].values) == ["buffer (2M)", "buffer (4K)"]
     s = pagesim.sweep({"size": ["3M", "4M"]}, machine="skylake", workload="touch", policy="thp", progress=False)
     assert int(s["faults"].sel(size="3M").sum()) == 257 and int(s["faults"].sel(size="4M").sum()) == 2
+
+
+def test_accesses_for_whole_pass_workloads():
+    """accesses= was silently ignored by md and silently ran a whole pass of sequential/stream when
+    asked for less (found by an outside tester): md now runs whole steps, and asking for less than
+    one pass (step) warns with the count that runs."""
+    import warnings
+
+    with pytest.warns(UserWarning, match=r"accesses=1,000 is less than one of its passes \(8,388,608"):
+        w = pagesim.workload("sequential", working_set="64M", accesses=1000)
+    assert w.n_accesses == 8_388_608
+    with pytest.warns(UserWarning, match="less than one of its steps"):
+        pagesim.workload("md", working_set="1M", accesses=10)
+    one = pagesim.workload("md", working_set="1M").n_accesses
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pagesim.workload("md", working_set="1M", accesses=3 * one).n_accesses == 3 * one
+        assert pagesim.workload("md", working_set="1M", accesses=2 * one + 1).n_accesses == 3 * one
