@@ -108,8 +108,12 @@ class Hierarchy:
             raise ValueError(f"hierarchy {self.name!r} has {len(levels)} levels: allowed 1..{MAX_LEVELS}")
         if len({c.line for c in levels}) != 1:
             raise ValueError(f"hierarchy {self.name!r}: every level must have the same line size, got {[c.line for c in levels]}")
+        names = [c.name for c in levels]
+        if len(set(names)) != len(names) or "memory" in names:
+            raise ValueError(f"hierarchy {self.name!r}: level names must differ and not be 'memory' (the level beyond the last), got {names}")
         lat = [c.latency for c in levels]
         object.__setattr__(self, "levels", levels)
+        object.__setattr__(self, "clock_ghz", check_number(f"hierarchy {self.name!r} clock_ghz", self.clock_ghz, 0, 100))
         object.__setattr__(self, "memory_latency", check_number(f"hierarchy {self.name!r} memory_latency", self.memory_latency, 0, MAX_LATENCY))
         if lat != sorted(lat) or self.memory_latency < lat[-1]:
             raise ValueError(f"hierarchy {self.name!r}: latencies must not decrease outward, got {lat + [self.memory_latency]}")
@@ -179,7 +183,13 @@ def hierarchy(name) -> Hierarchy:
     from .machines import Machine
 
     if isinstance(name, Machine):
-        name = name.derived_from or name.name
+        key = (name.derived_from or name.name).strip().lower()
+        if key not in _presets():
+            raise ValueError(
+                f"machine {name.name!r} has no data-cache hierarchy preset (those with one: {', '.join(_presets())}): "
+                "pass hierarchy= a pagesim.timing.Hierarchy or one of those names"
+            )
+        return _presets()[key]
     if not isinstance(name, str):
         raise TypeError(f"hierarchy must be a preset name, a Machine or a Hierarchy, got {type(name).__name__} {name!r}")
     p = _presets()
@@ -352,7 +362,10 @@ def timed_cycles(
     if latencies is None:
         lat = ds["cache_latency"].values.astype(float)
     else:
-        lat = np.asarray(latencies, dtype=float)
+        try:
+            lat = np.asarray(latencies, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"latencies={latencies!r} must be a sequence of {nl} cycle counts (cache levels, memory last)") from None
         if lat.shape != (nl,) or not np.isfinite(lat).all() or (lat < 0).any() or (np.diff(lat) < 0).any():
             raise ValueError(
                 f"latencies={np.atleast_1d(lat).tolist()!r} must be {nl} finite cycle counts >= 0, not decreasing outward "

@@ -213,7 +213,7 @@ def test_errors_name_the_parameter():
         simulate_timed("opteron-k8", "random", accesses=10, work_cycles=-1)
     with pytest.raises(ValueError, match="no data-cache hierarchy preset of that name"):
         simulate_timed("opteron-k8", "random", accesses=10, hierarchy="nonesuch")
-    with pytest.raises(ValueError, match="hierarchy='zen4'"):
+    with pytest.raises(ValueError, match="machine 'zen4' has no data-cache hierarchy preset"):
         simulate_timed("zen4", "random", accesses=10)
     with pytest.raises(TypeError, match="hierarchy must be"):
         hierarchy(3)
@@ -271,3 +271,23 @@ def test_general_kernel_equals_the_power_of_two_kernel(monkeypatch):
     assert (fast["data_level_hits"].values == general["data_level_hits"].values).all()
     assert (fast["walk_level_hits"].values == general["walk_level_hits"].values).all()
     assert int(fast["walk_level_hits"].sum()) > 0
+
+
+def test_errors_name_what_the_user_gave():
+    """Found by an outside tester: a machine without caches was reported as a bad hierarchy= the user
+    never passed; duplicate level names, a level called 'memory' and any clock_ghz were accepted;
+    latencies= as a dict gave a bare float() error."""
+    from pagesim.timing import CacheLevel, Hierarchy, simulate_timed, timed_cycles
+
+    with pytest.raises(ValueError, match="machine 'skylake' has no data-cache hierarchy preset"):
+        simulate_timed("skylake", "random", working_set="1M", accesses=100)
+    with pytest.raises(ValueError, match="level names must differ"):
+        Hierarchy("x", (CacheLevel("L1", "32K", 8, 4), CacheLevel("L1", "256K", 8, 14)), memory_latency=100)
+    with pytest.raises(ValueError, match="not be 'memory'"):
+        Hierarchy("x", (CacheLevel("memory", "32K", 8, 4),), memory_latency=100)
+    for bad in (-1, float("nan")):
+        with pytest.raises(ValueError, match="clock_ghz"):
+            Hierarchy("x", (CacheLevel("L1", "32K", 8, 4),), memory_latency=100, clock_ghz=bad)
+    ds = simulate_timed("opteron-k8", "random", working_set="1M", accesses=1000, work_cycles=1)
+    with pytest.raises(TypeError, match="latencies=.* must be a sequence"):
+        timed_cycles(ds, latencies={"L1D": 3})
