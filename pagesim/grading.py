@@ -224,7 +224,8 @@ def grade_in_process(submission, autograder_notebook) -> dict[str, tuple[float, 
 
 def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet: bool = False) -> list[dict]:
     """Grade every ``*.ipynb`` under ``submissions``; write ``out_csv`` (default
-    ``submissions/grades.csv``): file, assignment, student, seed, one column per question, total, max."""
+    ``submissions/grades.csv``): file, assignment, student, seed, one column per question, total, max,
+    error (why a submission was not graded, or a flag to check by hand; empty otherwise)."""
     from .exercises import seed_of
 
     sub = Path(submissions)
