@@ -278,3 +278,12 @@ def test_numpy_numbers_and_64_bit_machines():
     assert fitted == 2**63 - 1 and "2**63" in note and "64-bit virtual address space" not in note
     with pytest.raises(ValueError, match="2\\*\\*63 or above"):
         translate("power8", 2**63)
+
+
+def test_start_here_setup_check_runs(tmp_path):
+    """START_HERE's setup check (its parameters cell and one simulation) runs in quick mode."""
+    import papermill as pm
+
+    out = pm.execute_notebook(str(NB / "START_HERE.ipynb"), str(tmp_path / "out.ipynb"), parameters={"quick": True}, progress_bar=False, cwd=str(NB))
+    text = "".join(o.get("text", "") for c in out.cells if c.cell_type == "code" for o in c.outputs)
+    assert "works here: 2,000 random accesses" in text
