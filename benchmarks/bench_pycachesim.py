@@ -32,14 +32,12 @@ import time
 import numpy as np
 
 import pagesim
-import pagesim._engine
 from pagesim import Layout, Machine, Region, Structure, Walker
 
 PAGE = 4096
 BASE = 1 << 40
 SPAN = 1 << 30
 FEED = 1 << 20  # addresses per list handed to pycachesim
-SPEC_MIN = pagesim._engine.SPECIALIZE_MIN_ACCESSES  # where 'auto' specialises
 
 
 def bars(n: int) -> dict[str, float]:
@@ -124,7 +122,7 @@ def pycachesim_table(m, sizes, repeat) -> bool:
         for kind in ("random", "sequential"):
             a = trace(kind, n)
             if n >= 10**6:  # compile or load every kernel this n uses outside the timing
-                pagesim.simulate(m, addresses=a[: 10**6], layout=layout, specialize=n >= SPEC_MIN)
+                pagesim.simulate(m, addresses=a[: 10**6], layout=layout)
             r = interleaved(
                 {
                     "pycachesim": lambda a=a: run_pycachesim(a),
@@ -156,7 +154,6 @@ def preset_table(n, repeat) -> None:
     bench = tlb_machine()
     for name in names:  # compile or load each preset's kernels outside the timing
         pagesim.simulate(name, addresses=a[: 10**6], specialize="auto")
-        pagesim.simulate(name, addresses=a[:1000], specialize=n >= SPEC_MIN)
     fns = {"benchmark machine": lambda: (_timed(bench, a), None)}
     for name in names:
         fns[name] = (lambda nm: lambda: (_timed(nm, a), None))(name)

@@ -179,27 +179,29 @@ def tlb_counters(cfg, cnt):
     return hits, misses, accesses, walks
 
 
-SPECIALIZE_MIN_ACCESSES = 5_000_000
-
-
 def choose_kernel(specialize, cfg, w):
-    if cfg.log_walks[0]:
-        return K.run_chunk  # specialised copies never log walks
+    """The ``run_chunk`` for this run, chosen from the call's inputs alone (never from what the
+    process ran before). Every kernel is generated from ``translate.py`` with only the paths the
+    run can take (its walker, fault-around or not, the walk log or not):
+
+    - ``'auto'`` and ``True``: data accesses and one page size in the layout (every generated
+      workload, most traces) get the copy with the chain's geometry as constants; anything else
+      (``'auto'`` only) gets the generic kernel for its features;
+    - ``False``: the generic kernel for its features (geometry read at run time).
+    """
+    from ._kernels import specialize as S
+
+    log = bool(cfg.log_walks[0])
     zs = set(cfg.reg_size.tolist())
     data_only = not ((isinstance(w, Addresses) and w.kinds is not None) or getattr(w, "has_kinds", False))
     if specialize is False or len(zs) != 1 or not data_only:
-        if specialize is True and (len(zs) != 1 or not data_only):
+        if specialize is True:
             raise ValueError("specialize=True needs data accesses only and one page size in the layout")
-        return K.run_chunk
-    from ._kernels import specialize as S
-
-    consts = S.chain_constants(cfg, zs.pop())
-    if consts is None:
-        return K.run_chunk
-    # the choice depends on the call's inputs only, never on what the process ran before
-    if specialize is True or w.n_accesses >= SPECIALIZE_MIN_ACCESSES:
-        return S.kernel(consts)
-    return K.run_chunk
+        return S.generic(cfg, log)
+    shape = S.chain_shape(cfg, zs.pop(), log)
+    if shape is None:
+        return S.generic(cfg, log)
+    return S.kernel(shape)
 
 
 def kernel_arrays(addrs, kinds, offset: int = 0):
@@ -233,8 +235,6 @@ def run_chunks(
         a, ka = kernel_arrays(addrs, kk)
         if chunk_hook is not None and a.shape[0] > chunk_size:  # the walk log holds chunk_size walks
             raise RuntimeError(f"internal error: a chunk of {a.shape[0]} accesses exceeds chunk_size={chunk_size}")
-        if ka.shape[0] and run_chunk is not K.run_chunk:
-            raise RuntimeError("internal error: a specialised kernel was chosen for a workload with instruction accesses")
         # Addresses of 2**63 and above would be negative here and must never reach the kernel (its
         # fast-path memo uses -1 as "no entry"): address arrays are checked when made
         # (workloads.Addresses), trace files line by line as they are read (traces._iter_chunks).

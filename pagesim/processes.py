@@ -214,6 +214,9 @@ def simulate_processes(
         tuple(Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}", r.mode, r.fault_around, r.policy) for i in range(n) for r in layout.regions)
     )
     cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, combined, seed, log_walks=int(quantum) if caches else 0)
+    from ._kernels import specialize as S
+
+    run_chunk = S.generic(cfg, bool(caches))  # processes share structures, and some run instructions: geometry read at run time
     nt = len(m_eff.structures)
     if switch == "flush":
         flushed = list(range(len(structs) + len(pwcs)))
@@ -241,7 +244,7 @@ def simulate_processes(
                     _flush_structures(cfg, st, cnt, flushed)
             current = i
             a, ka = E.kernel_arrays(addrs, kk, offset=i * stride)
-            bad = K.run_chunk(a, ka, cfg, st, cnt)
+            bad = run_chunk(a, ka, cfg, st, cnt)
             if bad >= 0:
                 raise ValueError(f"process {i}: address {int(a[bad]) - i * stride:#x} lies outside every region of the layout")
             if caches:

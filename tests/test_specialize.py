@@ -72,20 +72,74 @@ def test_specialised_matches_reference(name):
 
 
 def test_auto_choice_does_not_depend_on_what_ran_before():
-    """specialize='auto' picks the kernel from the call's inputs alone: a small run gets the generic
-    kernel even after a specialised copy of the same geometry was loaded in this process."""
+    """specialize='auto' picks the kernel from the call's inputs alone: the same kernel for a run of
+    any length, before and after other kernels were loaded; the generic kernel for instruction
+    accesses and for specialize=False."""
     from pagesim import _engine as E
-    from pagesim._kernels import translate as K
+    from pagesim._kernels import specialize as S
     from pagesim.workloads import Addresses
 
     m = pagesim.machine("skylake")
     a = (np.arange(2000, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
     layout = Layout.covering_addresses(a, 4096)
     cfg = E.kernel_inputs(m, layout, 0)[0]
-    w = Addresses(addresses=a)
-    assert E.choose_kernel("auto", cfg, w) is K.run_chunk
-    pagesim.simulate(m, addresses=a, layout=layout, specialize=True)  # loads the specialised copy
-    assert E.choose_kernel("auto", cfg, w) is K.run_chunk
+    small, large = Addresses(addresses=a[:10]), Addresses(addresses=a)
+    first = E.choose_kernel("auto", cfg, small)
+    pagesim.simulate(m, addresses=a, layout=layout, specialize=False)  # loads the generic kernel
+    assert E.choose_kernel("auto", cfg, large) is first
+    assert E.choose_kernel("auto", cfg, small) is first
+    assert first is S.kernel(S.chain_shape(cfg, int(cfg.reg_size[0])))
+    generic = E.choose_kernel(False, cfg, small)
+    assert generic is not first and generic is S.generic(cfg)
+    assert E.choose_kernel("auto", cfg, Addresses(addresses=a, kinds=np.zeros(2000, dtype=np.uint8))) is generic
+
+
+def test_generated_sources_hold_only_the_paths_used():
+    """Each generated kernel keeps its own walker and drops the others, fault-around and the walk
+    log unless asked for (the generic kernel with every path took 11-16 s to compile)."""
+    from pagesim._kernels import specialize as S
+    from pagesim._kernels import translate as K
+
+    radix = S.generic_source(K.RADIX, False, False)
+    assert "hpt_insert" not in radix and "tsb_hits[k, z]" not in radix and "reg_fa[lo]" not in radix and "wlog[q]" not in radix
+    assert "radix_refs[z]" in radix and "mapped[gid >> 6] = word | bit" in radix
+    hashed = S.generic_source(K.HASHED, True, True)
+    assert "hpt_insert(gid, a, z)" in hashed and "radix_refs[z]" not in hashed and "reg_fa[lo]" in hashed and "wlog[q]" in hashed
+    tsb = S.generic_source(K.TSB, False, False)
+    assert "tsb_hits[k, z]" in tsb and "hpt_insert" not in tsb
+    vhpt = S.generic_source(K.VHPT, False, False)
+    assert "radix_refs[z]" not in vhpt and "hpt_insert" not in vhpt and "tsb_hits[k, z]" not in vhpt
+    for src in (radix, hashed, tsb, vhpt):
+        compile(src, "<generated>", "exec")  # every variant is valid Python
+
+
+def test_machines_differing_in_entries_share_one_specialised_copy():
+    """A specialised copy is compiled for a chain's shape (ways, replacement, power-of-two sets),
+    not its sizes: a machine with other entry counts and page sizes reuses it, with its own counts."""
+    from pagesim import _engine as E
+    from pagesim._kernels import specialize as S
+
+    def mach(l1, l2):
+        return Machine(
+            name=f"m{l1}-{l2}",
+            title="t",
+            page_sizes=(K4, M2),
+            base_page=K4,
+            structures=(Structure("L1", 1, "data", l1, 4, (K4, M2)), Structure("L2", 2, "unified", l2, 8, (K4, M2))),
+            walker=Walker("radix", level_bits=(9, 9, 9, 9)),
+        )
+
+    shapes = set()
+    for l1, l2, page in ((16, 64, K4), (64, 512, K4), (32, 1024, M2)):
+        m = mach(l1, l2)
+        layout = Layout.single(1 << 24, page, start=1 << 36)
+        cfg = E.kernel_inputs(m, layout, 0)[0]
+        shapes.add(S.chain_shape(cfg, int(cfg.reg_size[0])))
+        a = (np.random.default_rng(l1).integers(0, 1 << 24, 3000, dtype=np.uint64) + np.uint64(1 << 36)) & ~np.uint64(7)
+        got, _ = dataset_counters(pagesim.simulate(m, addresses=a, layout=layout, seed=1, specialize=True))
+        want, _ = reference_simulate(m, layout, [int(x) for x in a], None, 1)
+        assert got == want
+    assert len(shapes) == 1
 
 
 @pytest.mark.parametrize("name", ["skylake", "power6", "itanium2"])

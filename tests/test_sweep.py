@@ -128,7 +128,7 @@ def test_every_kernel_releases_the_gil():
         found += [(m.name, k, f) for k, f in vars(mod).items() if isinstance(f, CPUDispatcher)]
     mach = pagesim.machine("skylake")
     cfg = _build(mach, Layout.single("64M", "4K"), 0)[0]
-    run_chunk = S.kernel(S.chain_constants(cfg, 0))  # a Python wrapper of the generated translate_chunk
+    run_chunk = S.kernel(S.chain_shape(cfg, 0))  # a Python wrapper of the generated translate_chunk
     found.append(("specialised", "translate_chunk", run_chunk.__globals__["translate_chunk"]))
     assert len(found) > 20
     assert [(m, k) for m, k, f in found if not f.targetoptions.get("nogil")] == []

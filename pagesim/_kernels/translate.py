@@ -117,14 +117,6 @@ Counters = namedtuple(
 
 
 @jit
-def _flush(k, st, cnt):
-    r = st.run[k]
-    if r:
-        cnt.resolved[k, st.memo_z[k], 0] += r
-        st.run[k] = 0
-
-
-@jit
 def translate_chunk(addrs, kinds, cfg, st, cnt):
     """Simulate ``addrs`` (int64, all below 2**63). ``kinds`` is uint8 per access (0 data,
     1 instruction) or empty for all-data. Returns (-1 or the index of the first address outside
@@ -162,22 +154,26 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     nreg = reg_start.shape[0]
     last_reg = 0
 
-    def lookup_g(key, tag, m, sets, pw, sbase, obase, ways, mode):
-        """Look ``tag`` up in the structure with this geometry; on a miss, fill it. True on a hit."""
-        if m >= 0:
-            set_idx = key & m
-        else:
-            set_idx = key % sets
-        base = sbase + set_idx * pw
-        osl = obase + set_idx
-        hw = -1
+    def find(base, pw, tag):
+        """The way of ``tag`` in the set whose first slot is ``base``, or -1."""
         for gi in range(pw >> 2):
             g = base + 4 * gi
             if (tags[g] == tag) | (tags[g + 1] == tag) | (tags[g + 2] == tag) | (tags[g + 3] == tag):
                 for w in range(g, g + 4):
                     if tags[w] == tag:
-                        hw = w - base
+                        return w - base
                 break
+        return -1
+
+    # One lookup per way of keeping replacement state; each looks ``tag`` up in the structure with
+    # this geometry and fills it on a miss, True on a hit. Specialised copies call the one their
+    # structure uses, so only that one is compiled.
+    def lk_order(key, tag, m, sets, pw, sbase, obase, ways, mode):
+        """ORDER_LRU, ORDER_FIFO: the recency (or fill) order packed in one word per set."""
+        set_idx = key & m if m >= 0 else key % sets
+        base = sbase + set_idx * pw
+        osl = obase + set_idx
+        hw = find(base, pw, tag)
         if hw >= 0:
             if mode == ORDER_LRU:
                 o = order[osl]
@@ -185,45 +181,73 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
                 below = (t & (~t + np.uint64(1))) >> np.uint64(3)
                 order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
-            elif mode == STAMP_LRU:
+            return True
+        o = order[osl]
+        victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
+        if ways < 16:
+            order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+        else:
+            order[osl] = (o << np.uint64(4)) | victim
+        tags[base + np.int64(victim)] = tag
+        return False
+
+    def lk_random(key, tag, m, sets, pw, sbase, obase, ways, mode):
+        """RANDOM_FILL: empty ways first, then way xorshift64() % ways."""
+        set_idx = key & m if m >= 0 else key % sets
+        base = sbase + set_idx * pw
+        osl = obase + set_idx
+        if find(base, pw, tag) >= 0:
+            return True
+        filled = np.int64(order[osl])
+        if filled < ways:
+            order[osl] = np.uint64(filled + 1)
+            tags[base + filled] = tag
+        else:
+            x = rng[0]
+            x ^= x << np.uint64(13)
+            x ^= x >> np.uint64(7)
+            x ^= x << np.uint64(17)
+            rng[0] = x
+            tags[base + np.int64(x % np.uint64(ways))] = tag
+        return False
+
+    def lk_stamp(key, tag, m, sets, pw, sbase, obase, ways, mode):
+        """STAMP_LRU, STAMP_FIFO (more than 16 ways): evict the smallest stamp (empty ways have 0,
+        lowest index first)."""
+        set_idx = key & m if m >= 0 else key % sets
+        base = sbase + set_idx * pw
+        hw = find(base, pw, tag)
+        if hw >= 0:
+            if mode == STAMP_LRU:
                 clock[0] += 1
                 stamps[base + hw] = clock[0]
             return True
-        if mode == ORDER_LRU or mode == ORDER_FIFO:
-            o = order[osl]
-            victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
-            if ways < 16:
-                order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
-            else:
-                order[osl] = (o << np.uint64(4)) | victim
-            tags[base + np.int64(victim)] = tag
-        elif mode == RANDOM_FILL:
-            filled = np.int64(order[osl])
-            if filled < ways:
-                order[osl] = np.uint64(filled + 1)
-                tags[base + filled] = tag
-            else:
-                x = rng[0]
-                x ^= x << np.uint64(13)
-                x ^= x >> np.uint64(7)
-                x ^= x << np.uint64(17)
-                rng[0] = x
-                tags[base + np.int64(x % np.uint64(ways))] = tag
-        else:  # stamps: the way with the smallest stamp (empty ways have 0, lowest index first)
-            victim = base
-            vstamp = np.int64(0x7FFFFFFFFFFFFFFF)
-            for w in range(base, base + ways):
-                if stamps[w] < vstamp:
-                    vstamp = stamps[w]
-                    victim = w
-            clock[0] += 1
-            stamps[victim] = clock[0]
-            tags[victim] = tag
+        victim = base
+        vstamp = np.int64(0x7FFFFFFFFFFFFFFF)
+        for w in range(base, base + ways):
+            if stamps[w] < vstamp:
+                vstamp = stamps[w]
+                victim = w
+        clock[0] += 1
+        stamps[victim] = clock[0]
+        tags[victim] = tag
         return False
+
+    # <generic-lookup> (specialised copies call each structure's own lookup)
+    def lookup_g(key, tag, m, sets, pw, sbase, obase, ways, mode):
+        """Look ``tag`` up in the structure with this geometry; on a miss, fill it. True on a hit."""
+        if mode == ORDER_LRU or mode == ORDER_FIFO:
+            return lk_order(key, tag, m, sets, pw, sbase, obase, ways, mode)
+        if mode == RANDOM_FILL:
+            return lk_random(key, tag, m, sets, pw, sbase, obase, ways, mode)
+        return lk_stamp(key, tag, m, sets, pw, sbase, obase, ways, mode)
 
     def lookup(s, key, tag):
         return lookup_g(key, tag, st_mask[s], st_sets[s], st_pways[s], st_base[s], st_obase[s], st_ways[s], st_mode[s])
 
+    # </generic-lookup>
+
+    # <hashed>
     def hpt_insert(gid, a, z):
         shift = page_shift[z]
         seg_shift = SEGMENT_SHIFT if shift < SEGMENT_SHIFT else 40
@@ -250,7 +274,9 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         page_hpt[gid] = PRIMARY
         hpt_rr[h] = np.uint8((rr + 1) & 7)
 
+    # </hashed>
     def walk(a, k, z, gid, faulted):
+        # <radix>
         if walk_kind == RADIX:
             refs = radix_refs[z]
             best = 0
@@ -268,6 +294,8 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                         misses[s, z] += 1
             # </pwc>
             return refs - best
+        # </radix>
+        # <hashed>
         if walk_kind == HASHED:
             where = page_hpt[gid]
             if where == PRIMARY:
@@ -279,6 +307,8 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 hpt_events[1] += 1
             hpt_insert(gid, a, z)
             return 2
+        # </hashed>
+        # <tsb>
         if walk_kind == TSB:
             vpn = a >> page_shift[z]
             slot = z * (tsb_mask + 1) + (vpn & tsb_mask)
@@ -288,6 +318,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             tsb_misses[k, z] += 1
             tsb[slot] = vpn
             return 1 + sw_walk_refs
+        # </tsb>
         return 1
 
     n = addrs.shape[0]
@@ -414,6 +445,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             if (word & bit) == 0:
                 faults[z] += 1
                 faulted = True
+                # <fa> (specialize keeps this block only when a region maps more than one page per fault)
                 fa = reg_fa[lo] if any_fa else 1
                 if fa == 1:
                     mapped[gid >> 6] = word | bit
@@ -432,16 +464,23 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                                 page_state[q] = 2
                                 prefaulted[z] += 1
                     page_state[gid] = 1
+                # </fa>
+                # <nofa> mapped[gid >> 6] = word | bit
+                # <nofa> page_state[gid] = 1
+            # <fa>
             elif any_fa and page_state[gid] == 2:
                 page_state[gid] = 1  # first touch of a prefaulted page: no fault
+            # </fa>
             wr = walk(a, k, z, gid, faulted)
             walk_refs[k, z] += wr
+            # <log>
             if log_walks:
                 q = wlog_n[0]
                 wlog[q] = a
                 wlog[q + 1] = wr * 16 + z
                 wlog[q + 2] = i
                 wlog_n[0] = q + 3
+            # </log>
         if k == 0:
             if nc > 0:
                 a0, f0, g0 = a, h0, z
@@ -469,8 +508,11 @@ def run_chunk(addrs, kinds, cfg, st, cnt) -> int:
     return bad
 
 
-@jit
 def finish(st, cnt):
-    """Attribute the pending fast-path runs; call once after the last chunk."""
-    _flush(0, st, cnt)
-    _flush(1, st, cnt)
+    """Attribute the pending fast-path runs; call once after the last chunk. Plain Python: two
+    additions, not worth a compiled function (which took 1.2-1.5 s to compile on a cold start)."""
+    for k in range(2):
+        r = int(st.run[k])
+        if r:
+            cnt.resolved[k, int(st.memo_z[k]), 0] += r
+            st.run[k] = 0
