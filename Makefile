@@ -16,12 +16,11 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test,bench,dask,exercises]"
 	@touch $(STAMP)
 
-## Compile the generic kernels into the cache once (pagesim warm); later runs load them. The
-## per-machine specialised copies (52 geometries, 730 s on this 2-core machine) are left to the
-## notebooks, which compile only the few they use; Binder's postBuild warms them all.
+## Compile the kernels into the cache once (pagesim warm): the generic kernel of each walker and the
+## specialised copies of the presets' 18 chain shapes; later runs load them.
 WARM := $(VENV)/.warm
 $(WARM): $(STAMP) $(wildcard pagesim/_kernels/*.py)
-	$(VENV)/bin/pagesim warm --generic-only
+	$(VENV)/bin/pagesim warm
 	@touch $(WARM)
 
 ## The main job: execute every notebook with papermill, write build/report.md and HTML copies.
@@ -35,7 +34,7 @@ demo: $(STAMP)
 
 ## The tests: reference models, hand-checked cases, errors, API, CLI, every notebook in quick mode.
 test: $(STAMP)
-	$(VENV)/bin/pagesim warm --generic-only
+	$(VENV)/bin/pagesim warm
 	$(PY) -m pytest
 
 ## Lint and formatting (ruff, configured in pyproject.toml); .ci/run runs it.

@@ -179,15 +179,23 @@ def tlb_counters(cfg, cnt):
     return hits, misses, accesses, walks
 
 
+SPECIALIZE_MIN_ACCESSES = 100_000
+
+
 def choose_kernel(specialize, cfg, w):
     """The ``run_chunk`` for this run, chosen from the call's inputs alone (never from what the
     process ran before). Every kernel is generated from ``translate.py`` with only the paths the
     run can take (its walker, fault-around or not, the walk log or not):
 
-    - ``'auto'`` and ``True``: data accesses and one page size in the layout (every generated
-      workload, most traces) get the copy with the chain's geometry as constants; anything else
-      (``'auto'`` only) gets the generic kernel for its features;
-    - ``False``: the generic kernel for its features (geometry read at run time).
+    - the specialised copy (the chain's shape compiled in: ways, replacement, power-of-two sets)
+      when every access is a data access and the layout has one page size, and ``specialize=True``,
+      or the run has at least ``SPECIALIZE_MIN_ACCESSES`` accesses, or the chain has the shape of a
+      preset's, without fault-around or the walk log (compiled by ``pagesim warm``; machines that
+      differ from a preset only in entries or page sizes share it);
+    - otherwise the generic kernel for its features (geometry read at run time): compiled once, it
+      serves every machine, which matters for short runs on many different machines: a
+      specialised copy takes about 6 s of CPU to compile, while the generic kernel runs 100,000
+      accesses in a few milliseconds.
     """
     from ._kernels import specialize as S
 
@@ -200,8 +208,12 @@ def choose_kernel(specialize, cfg, w):
         return S.generic(cfg, log)
     shape = S.chain_shape(cfg, zs.pop(), log)
     if shape is None:
+        if specialize is True:
+            raise ValueError(f"specialize=True needs a data chain of at most {K.MAX_CHAIN} structures")
         return S.generic(cfg, log)
-    return S.kernel(shape)
+    if specialize is True or w.n_accesses >= SPECIALIZE_MIN_ACCESSES or shape in S.preset_shapes():
+        return S.kernel(shape)
+    return S.generic(cfg, log)
 
 
 def kernel_arrays(addrs, kinds, offset: int = 0):

@@ -99,10 +99,13 @@ def simulate(
     ram: a :class:`pagesim.pressure.Ram` (a RAM limit with clock or LRU reclaim). Given, the
         accesses are replayed against it and the Dataset gains minor and major faults, swap-outs,
         reclaim scans and the peak resident memory; swapping is charged as its own cost component.
-    specialize: run a copy of the kernel compiled for this machine's geometry (same results,
-        about 1.8x faster on TLB-missing traces; the first compile of a new geometry takes seconds,
-        then it is cached on disk). "auto": when every access is a data access to one page size and
-        there are at least ``pagesim._engine.SPECIALIZE_MIN_ACCESSES`` accesses (whatever ran before in the process).
+    specialize: run a copy of the kernel compiled for the shape of this machine's data chain (ways,
+        replacement, power-of-two sets; same results, 2-4x faster than the generic kernel; the first
+        compile of a new shape takes about 6 s of CPU, then it is cached on disk). Needs every
+        access to be a data access to one page size. "auto" (the default) uses it then if the chain
+        has a preset's shape (``pagesim warm`` compiles those) or the run has at least
+        ``pagesim._engine.SPECIALIZE_MIN_ACCESSES`` (100,000) accesses; the choice depends on the
+        call's inputs only, never on what ran before. False: the generic kernel.
 
     Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
     """

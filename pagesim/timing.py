@@ -315,8 +315,6 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
     mlp, walk_mlp = _check_timing(m, h, mlp, walk_mlp)
     if "_chunk_hook" in kwargs:
         raise TypeError("simulate_timed() got an unexpected keyword argument '_chunk_hook'")
-    if kwargs.get("specialize") is True:
-        raise ValueError("specialize=True is not available with the timing model (its kernel logs walks): use 'auto' or False")
     replay = _Replay(m, h)
     ds = simulate(m, workload, work_cycles=work_cycles, _chunk_hook=replay, **kwargs)
     ds = ds.assign_coords(cache_level=("cache_level", h.names))

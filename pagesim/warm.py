@@ -4,12 +4,14 @@ session loads them instead of compiling (numba caches compiled kernels in the di
 it, seconds each).
 
 Stages, each a tiny run through the code path that compiles its kernels:
-  - the generic translation kernel (data and instruction accesses) and every workload generator;
+  - the generic translation kernel of each walker (radix, hashed, TSB, VHPT; with and without
+    fault-around) and every workload generator;
   - raw addresses laid out (``simulate(m, addresses=a)``), the OS stage with a PhysicalMemory, a
-    RAM limit, several processes with the data-cache model, reuse distances, the pointer chase;
-  - every preset at each of its page sizes (loads the kernels again: cheap once compiled);
-  - with ``specialised``: the specialised copy of each preset's data chain at each page size, the
-    kernel ``simulate(..., specialize='auto')`` runs for long single-size traces.
+    RAM limit, several processes with the data-cache model (the generic kernel with its walk log),
+    reuse distances, the pointer chase;
+  - with ``specialised``: every preset at each of its page sizes with ``specialize='auto'``, which
+    compiles the specialised copy of each preset's chain shape (18 shapes for the 56 pairs, about
+    6 s of CPU each), the kernel ``'auto'`` runs for presets at any length.
 
 numba keys its cache on the CPU model, so kernels warmed on one CPU are compiled again on another
 unless ``NUMBA_CPU_NAME=generic`` is set both when warming and when running (binder/postBuild and
@@ -25,10 +27,9 @@ import warnings
 def stages(specialised: bool = True):
     """(name, function) pairs in the order ``warm`` runs them."""
     return [
-        ("translation kernel and workload generators", _generic),
+        ("generic translation kernels and workload generators", _generic),
         ("address layout, OS stage, RAM limit, processes, reuse, chase", _os_and_extras),
-        ("every preset at each page size", _presets),
-    ] + ([("specialised kernels of every preset's data chains", _specialised)] if specialised else [])
+    ] + ([("specialised kernels of every preset's chain shapes", _presets)] if specialised else [])
 
 
 def warm(specialised: bool = True, out=print) -> dict[str, float]:
@@ -54,6 +55,10 @@ def _generic():
             simulate("skylake", name, accesses=2000, specialize=False)
     a = (np.arange(2000, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
     simulate("skylake", addresses=a, kinds=(np.arange(2000) % 2).astype(np.uint8), specialize=False)
+    for name in ("power6", "ultrasparc-iii", "itanium2"):  # the hashed, TSB and VHPT walkers
+        simulate(name, "random", working_set="16M", accesses=1000, specialize=False)
+    for name in ("skylake", "power6"):  # fault-around (page-cache and file mappings)
+        simulate(name, "touch", size="1M", pattern="random", accesses=8, fault_around=16, specialize=False)
     return f"{len(WORKLOADS)} workloads"
 
 
@@ -81,25 +86,16 @@ def _os_and_extras():
 
 
 def _presets():
-    from .machines import machine, machines
-    from .simulate import simulate
-
-    n = 0
-    for name in machines():
-        for p in machine(name).page_sizes:
-            simulate(name, "random", working_set="16M", accesses=1000, page_size=p, specialize=False)
-            n += 1
-    return f"{n} machine and page-size pairs"
-
-
-def _specialised():
-    """The specialised copy of each preset's data chain at each page size (compiled once, cached)."""
+    """Every preset at each of its page sizes: compiles (once, cached) the specialised copy of each
+    chain shape, which ``specialize='auto'`` uses for presets at any run length."""
     from ._kernels import specialize as S
     from .machines import machine, machines
     from .simulate import simulate
 
     before = len(S._loaded)
+    n = 0
     for name in machines():
         for p in machine(name).page_sizes:
-            simulate(name, "random", working_set="16M", accesses=1000, page_size=p, specialize=True)
-    return f"{len(S._loaded) - before} geometries"
+            simulate(name, "random", working_set="16M", accesses=1000, page_size=p)
+            n += 1
+    return f"{n} machine and page-size pairs, {len(S._loaded) - before} kernels loaded"

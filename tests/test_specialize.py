@@ -72,18 +72,21 @@ def test_specialised_matches_reference(name):
 
 
 def test_auto_choice_does_not_depend_on_what_ran_before():
-    """specialize='auto' picks the kernel from the call's inputs alone: the same kernel for a run of
-    any length, before and after other kernels were loaded; the generic kernel for instruction
-    accesses and for specialize=False."""
+    """specialize='auto' picks the kernel from the call's inputs alone, the same before and after
+    other kernels were loaded: a preset's chain shape gets its specialised copy at any length; any
+    other shape the generic kernel below SPECIALIZE_MIN_ACCESSES and the specialised copy from
+    there; instruction accesses and specialize=False the generic kernel."""
     from pagesim import _engine as E
     from pagesim._kernels import specialize as S
     from pagesim.workloads import Addresses
 
-    m = pagesim.machine("skylake")
     a = (np.arange(2000, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
     layout = Layout.covering_addresses(a, 4096)
-    cfg = E.kernel_inputs(m, layout, 0)[0]
     small, large = Addresses(addresses=a[:10]), Addresses(addresses=a)
+    big = type("Big", (), {"n_accesses": E.SPECIALIZE_MIN_ACCESSES})()
+
+    m = pagesim.machine("skylake")
+    cfg = E.kernel_inputs(m, layout, 0)[0]
     first = E.choose_kernel("auto", cfg, small)
     pagesim.simulate(m, addresses=a, layout=layout, specialize=False)  # loads the generic kernel
     assert E.choose_kernel("auto", cfg, large) is first
@@ -92,6 +95,19 @@ def test_auto_choice_does_not_depend_on_what_ran_before():
     generic = E.choose_kernel(False, cfg, small)
     assert generic is not first and generic is S.generic(cfg)
     assert E.choose_kernel("auto", cfg, Addresses(addresses=a, kinds=np.zeros(2000, dtype=np.uint8))) is generic
+
+    odd = Machine(  # a 3-way L1 and a 7-way L2: no preset has this shape
+        name="odd", title="odd", page_sizes=(K4,), base_page=K4,
+        structures=(Structure("L1", 1, "data", 12, 3, (K4,)), Structure("L2", 2, "data", 70, 7, (K4,))),
+        walker=Walker("radix", level_bits=(9, 9, 9, 9)),
+    )  # fmt: skip
+    cfg = E.kernel_inputs(odd, layout, 0)[0]
+    shape = S.chain_shape(cfg, int(cfg.reg_size[0]))
+    assert shape not in S.preset_shapes()
+    assert E.choose_kernel("auto", cfg, small) is S.generic(cfg)
+    pagesim.simulate(odd, addresses=a, layout=layout, specialize=True)  # loads the specialised copy
+    assert E.choose_kernel("auto", cfg, small) is S.generic(cfg)
+    assert E.choose_kernel("auto", cfg, big) is S.kernel(shape)
 
 
 def test_generated_sources_hold_only_the_paths_used():

@@ -3,6 +3,7 @@ model, hand-checked cases, the cost arithmetic and the errors."""
 
 import numpy as np
 import pytest
+import xarray as xr
 from hypothesis import given
 from hypothesis import strategies as st
 from reference_timing import pt_lines, reference_timing
@@ -217,8 +218,6 @@ def test_errors_name_the_parameter():
         simulate_timed("zen4", "random", accesses=10)
     with pytest.raises(TypeError, match="hierarchy must be"):
         hierarchy(3)
-    with pytest.raises(ValueError, match="specialize=True"):
-        simulate_timed("opteron-k8", "random", accesses=10, specialize=True)
     with pytest.raises(ValueError, match=r"cache level 'L1' ways=0 must be an int in 1..64"):
         CacheLevel("L1", "32K", 0, 4)
     with pytest.raises(ValueError, match=r"size=1000 must be a positive multiple of line x ways"):
@@ -291,3 +290,13 @@ def test_errors_name_what_the_user_gave():
     ds = simulate_timed("opteron-k8", "random", working_set="1M", accesses=1000, work_cycles=1)
     with pytest.raises(TypeError, match="latencies=.* must be a sequence"):
         timed_cycles(ds, latencies={"L1D": 3})
+
+
+@pytest.mark.parametrize("workload", ["random", "stream"])
+def test_timed_specialised_and_generic_identical(workload):
+    """The walk log is generated into specialised kernels too: a timed run is the same Dataset
+    with either kernel."""
+    kw = dict(working_set="8M", accesses=20_000, seed=3) if workload == "random" else dict(n=7000)
+    a = simulate_timed("opteron-k8", workload, specialize=True, **kw)
+    b = simulate_timed("opteron-k8", workload, specialize=False, **kw)
+    xr.testing.assert_identical(a, b)
