@@ -235,12 +235,55 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
 
     # <generic-lookup> (specialised copies call each structure's own lookup)
     def lookup_g(key, tag, m, sets, pw, sbase, obase, ways, mode):
-        """Look ``tag`` up in the structure with this geometry; on a miss, fill it. True on a hit."""
+        """Look ``tag`` up in the structure with this geometry; on a miss, fill it. True on a hit.
+        The generic kernel's lookup: every mode in one body (one tag search), which compiles in
+        about a third of the time of calling the three per-mode lookups."""
+        set_idx = key & m if m >= 0 else key % sets
+        base = sbase + set_idx * pw
+        osl = obase + set_idx
+        hw = find(base, pw, tag)
+        if hw >= 0:
+            if mode == ORDER_LRU:
+                o = order[osl]
+                x = o ^ (np.uint64(hw) * NIBBLE_ONES)
+                t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
+                below = (t & (~t + np.uint64(1))) >> np.uint64(3)
+                order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
+            elif mode == STAMP_LRU:
+                clock[0] += 1
+                stamps[base + hw] = clock[0]
+            return True
         if mode == ORDER_LRU or mode == ORDER_FIFO:
-            return lk_order(key, tag, m, sets, pw, sbase, obase, ways, mode)
-        if mode == RANDOM_FILL:
-            return lk_random(key, tag, m, sets, pw, sbase, obase, ways, mode)
-        return lk_stamp(key, tag, m, sets, pw, sbase, obase, ways, mode)
+            o = order[osl]
+            victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
+            if ways < 16:
+                order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+            else:
+                order[osl] = (o << np.uint64(4)) | victim
+            tags[base + np.int64(victim)] = tag
+        elif mode == RANDOM_FILL:
+            filled = np.int64(order[osl])
+            if filled < ways:
+                order[osl] = np.uint64(filled + 1)
+                tags[base + filled] = tag
+            else:
+                x = rng[0]
+                x ^= x << np.uint64(13)
+                x ^= x >> np.uint64(7)
+                x ^= x << np.uint64(17)
+                rng[0] = x
+                tags[base + np.int64(x % np.uint64(ways))] = tag
+        else:  # stamps: the way with the smallest stamp (empty ways have 0, lowest index first)
+            victim = base
+            vstamp = np.int64(0x7FFFFFFFFFFFFFFF)
+            for w in range(base, base + ways):
+                if stamps[w] < vstamp:
+                    vstamp = stamps[w]
+                    victim = w
+            clock[0] += 1
+            stamps[victim] = clock[0]
+            tags[victim] = tag
+        return False
 
     def lookup(s, key, tag):
         return lookup_g(key, tag, st_mask[s], st_sets[s], st_pways[s], st_base[s], st_obase[s], st_ways[s], st_mode[s])
