@@ -6,6 +6,8 @@ resolve their inputs and call these stages."""
 from __future__ import annotations
 
 import json
+import threading
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -42,93 +44,147 @@ def initial_order(ways: int, mode: int) -> int:
 WALK = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB, "vhpt": K.VHPT}
 
 
+class MachineParts:
+    """What the kernel inputs and the Dataset take from a machine alone (not from the layout or
+    the run), computed once per Machine object (``machine_parts``): a 1,000-access call spends
+    more time deriving these than simulating. Every array here is only read: the kernel's
+    Config shares them between calls, and the per-run state is copied from ``order``."""
+
+    def __init__(self, m: Machine):
+        sizes = list(m.page_sizes)
+        self.sizes = sizes
+        self.nk = nk = len(sizes)
+        self.zidx = {p: i for i, p in enumerate(sizes)}
+        tlbs = list(m.structures)
+        structs = tlbs + ([m.slb] if m.slb is not None else [])
+        pwcs = list(m.walker.pwc) if m.walker.kind == "radix" else []
+        self.structs, self.pwcs = structs, pwcs
+        self.ns = ns = len(structs) + len(pwcs)
+        sets = np.array([s.sets for s in structs] + [p.entries // p.ways for p in pwcs], dtype=np.int64)
+        ways = np.array([s.ways for s in structs] + [p.ways for p in pwcs], dtype=np.int64)
+        mode = np.array([replacement_mode(s.replacement, s.ways) for s in structs] + [replacement_mode(p.replacement, p.ways) for p in pwcs], dtype=np.int64)
+        mask = np.array([x - 1 if is_power_of_two(int(x)) else -1 for x in sets], dtype=np.int64)
+        pways = (ways + 3) // 4 * 4
+        base = np.zeros(ns, dtype=np.int64)
+        base[1:] = np.cumsum(sets * pways)[:-1]
+        obase = np.zeros(ns, dtype=np.int64)
+        obase[1:] = np.cumsum(sets)[:-1]
+        order = np.concatenate(
+            [np.zeros(1, dtype=np.uint64)] + [np.full(int(n), initial_order(int(w), int(md)), dtype=np.uint64) for n, w, md in zip(sets, ways, mode)]
+        )[1:].copy()
+        if order.size == 0:
+            order = np.zeros(1, dtype=np.uint64)
+        self.order = order  # the initial recency words: each run copies them
+        self.slots = int((sets * pways).sum())
+        self.stamped = bool(np.isin(mode, (K.STAMP_LRU, K.STAMP_FIFO)).any())
+        tag_shift = np.zeros((ns, nk), dtype=np.int64)
+        for i, s in enumerate(tlbs):
+            for z, p in enumerate(sizes):
+                tag_shift[i, z] = log2(s.entry_size(p))
+        if m.slb is not None:
+            tag_shift[len(tlbs), :] = K.SEGMENT_SHIFT
+        for j, p in enumerate(pwcs):
+            tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
+        chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
+        self.L = L = max(1, max(len(c) for c in chains.values()))
+        if L > K.MAX_CHAIN:  # Machine validation rejects such chains; never hand one to the kernel
+            raise RuntimeError(f"internal error: a chain of {L} structures, more than the kernel's MAX_CHAIN={K.MAX_CHAIN}")
+        chain = np.full((2, nk, L), -1, dtype=np.int64)
+        for (k, z), c in chains.items():
+            chain[k, z, : len(c)] = c
+        # The fast path of kind k skips accesses that hit the first structure of its chain again. It
+        # stays exact only while no access of the other kind touches that structure: so when a
+        # structure first in any chain of one kind is anywhere in a chain of the other kind (a
+        # unified L2 that is the instruction side's only TLB, Skylake's STLB for 1G code pages), every
+        # slow access ends the other kind's fast path.
+        firsts = [{c[0] for (kk, _), c in chains.items() if kk == k and c} for k in range(2)]
+        anywhere = [{s for (kk, _), c in chains.items() if kk == k for s in c} for k in range(2)]
+        shared_first = 1 if (firsts[0] & anywhere[1]) or (firsts[1] & anywhere[0]) else 0
+        # tlb_counters: chain position (k, z, j) looks up structure chain[k, z, j]
+        k_, z_, j_ = np.nonzero(chain >= 0)
+        self.chain_pos = (k_, z_, j_, chain[k_, z_, j_] * nk + z_)
+        w = m.walker
+        self.w = w
+        one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
+        self.config = dict(
+            st_sets=sets,
+            st_ways=ways,
+            st_mask=mask,
+            st_mode=mode,
+            st_base=base,
+            st_pways=pways,
+            st_obase=obase,
+            tag_shift=tag_shift,
+            chain=chain,
+            page_shift=np.array([log2(p) for p in sizes], dtype=np.int64),
+            walk_kind=one(WALK[w.kind]),
+            radix_refs=np.array([w.leaf_refs(p) if w.kind == "radix" else 1 for p in sizes], dtype=np.int64),
+            pwc_struct=np.arange(len(structs), ns, dtype=np.int64),
+            pwc_skip=np.array([p.skip for p in pwcs], dtype=np.int64),
+            slb_struct=one(len(tlbs) if m.slb is not None else -1),
+            tsb_mask=one(w.tsb_entries - 1 if w.kind == "tsb" else 0),
+            sw_walk_refs=one(w.sw_walk_refs),
+            hpt_mask=one(w.hpt_ptegs - 1 if w.kind == "hashed" else 0),
+            shared_first=one(shared_first),
+        )
+        self.no_log, self.log = one(0), one(1)
+        # the Dataset's coordinates and the provenance, as dataset_parts and provenance give them
+        self.page_size = np.array(sizes, dtype=np.int64)
+        self.labels = [format_size(p) for p in sizes]
+        self.nt = len(structs)  # TLBs and the SLB (the page-walk caches follow)
+        self.structure = [s.name for s in structs]
+        self.level = [s.level for s in structs]
+        self.structure_side = [s.side for s in structs]
+        self.entries = [s.entries for s in structs]
+        self.latency = [s.latency for s in structs]
+        self.changes_json = json.dumps(list(m.changes))
+        self.assumptions_json = json.dumps(m.assumptions)
+
+
+_PARTS: dict[int, tuple[Machine, MachineParts]] = {}
+_PARTS_MAX = 64
+_PARTS_LOCK = threading.Lock()
+
+
+def machine_parts(m: Machine) -> MachineParts:
+    """``MachineParts(m)``, kept for the last 64 Machine objects (keyed by identity: a Machine is
+    immutable, and the entry holds it so its id is never reused while cached)."""
+    hit = _PARTS.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    parts = MachineParts(m)
+    with _PARTS_LOCK:
+        while len(_PARTS) >= _PARTS_MAX:
+            del _PARTS[next(iter(_PARTS))]
+        _PARTS[id(m)] = (m, parts)
+    return parts
+
+
 def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     """Kernel inputs. ``log_walks``: the most accesses a chunk will have, to log every walk (0: no log)."""
-    sizes = list(m.page_sizes)
-    nk = len(sizes)
-    zidx = {p: i for i, p in enumerate(sizes)}
-    tlbs = list(m.structures)
-    structs = tlbs + ([m.slb] if m.slb is not None else [])
-    pwcs = list(m.walker.pwc) if m.walker.kind == "radix" else []
-    ns = len(structs) + len(pwcs)
-    sets = np.array([s.sets for s in structs] + [p.entries // p.ways for p in pwcs], dtype=np.int64)
-    ways = np.array([s.ways for s in structs] + [p.ways for p in pwcs], dtype=np.int64)
-    mode = np.array([replacement_mode(s.replacement, s.ways) for s in structs] + [replacement_mode(p.replacement, p.ways) for p in pwcs], dtype=np.int64)
-    mask = np.array([x - 1 if is_power_of_two(int(x)) else -1 for x in sets], dtype=np.int64)
-    pways = (ways + 3) // 4 * 4
-    base = np.zeros(ns, dtype=np.int64)
-    base[1:] = np.cumsum(sets * pways)[:-1]
-    obase = np.zeros(ns, dtype=np.int64)
-    obase[1:] = np.cumsum(sets)[:-1]
-    order = np.concatenate(
-        [np.zeros(1, dtype=np.uint64)] + [np.full(int(n), initial_order(int(w), int(md)), dtype=np.uint64) for n, w, md in zip(sets, ways, mode)]
-    )[1:].copy()
-    if order.size == 0:
-        order = np.zeros(1, dtype=np.uint64)
-    tag_shift = np.zeros((ns, nk), dtype=np.int64)
-    for i, s in enumerate(tlbs):
-        for z, p in enumerate(sizes):
-            tag_shift[i, z] = log2(s.entry_size(p))
-    if m.slb is not None:
-        tag_shift[len(tlbs), :] = K.SEGMENT_SHIFT
-    for j, p in enumerate(pwcs):
-        tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
-    chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
-    L = max(1, max(len(c) for c in chains.values()))
-    if L > K.MAX_CHAIN:  # Machine validation rejects such chains; never hand one to the kernel
-        raise RuntimeError(f"internal error: a chain of {L} structures, more than the kernel's MAX_CHAIN={K.MAX_CHAIN}")
-    chain = np.full((2, nk, L), -1, dtype=np.int64)
-    for (k, z), c in chains.items():
-        chain[k, z, : len(c)] = c
-    # The fast path of kind k skips accesses that hit the first structure of its chain again. It
-    # stays exact only while no access of the other kind touches that structure: so when a
-    # structure first in any chain of one kind is anywhere in a chain of the other kind (a
-    # unified L2 that is the instruction side's only TLB, Skylake's STLB for 1G code pages), every
-    # slow access ends the other kind's fast path.
-    firsts = [{c[0] for (kk, _), c in chains.items() if kk == k and c} for k in range(2)]
-    anywhere = [{s for (kk, _), c in chains.items() if kk == k for s in c} for k in range(2)]
-    shared_first = 1 if (firsts[0] & anywhere[1]) or (firsts[1] & anywhere[0]) else 0
+    mp = machine_parts(m)
+    nk, ns, L, w = mp.nk, mp.ns, mp.L, mp.w
+    zidx = mp.zidx
     regs = layout.regions
     reg_pages = np.array([r.pages for r in regs], dtype=np.int64)
     reg_base = np.zeros(len(regs), dtype=np.int64)
     reg_base[1:] = np.cumsum(reg_pages)[:-1]
-    w = m.walker
-    radix_refs = np.array([w.leaf_refs(p) if w.kind == "radix" else 1 for p in sizes], dtype=np.int64)
-    one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
     cfg = K.Config(
-        st_sets=sets,
-        st_ways=ways,
-        st_mask=mask,
-        st_mode=mode,
-        st_base=base,
-        st_pways=pways,
-        st_obase=obase,
-        tag_shift=tag_shift,
-        chain=chain,
         reg_start=np.array([r.start for r in regs], dtype=np.int64),
         reg_end=np.array([r.end for r in regs], dtype=np.int64),
         reg_size=np.array([zidx[r.page_size] for r in regs], dtype=np.int64),
         reg_base=reg_base,
         reg_fa=np.array([r.fault_around for r in regs], dtype=np.int64),
-        page_shift=np.array([log2(p) for p in sizes], dtype=np.int64),
-        walk_kind=one(WALK[w.kind]),
-        radix_refs=radix_refs,
-        pwc_struct=np.arange(len(structs), ns, dtype=np.int64),
-        pwc_skip=np.array([p.skip for p in pwcs], dtype=np.int64),
-        slb_struct=one(len(tlbs) if m.slb is not None else -1),
-        tsb_mask=one(w.tsb_entries - 1 if w.kind == "tsb" else 0),
-        sw_walk_refs=one(w.sw_walk_refs),
-        hpt_mask=one(w.hpt_ptegs - 1 if w.kind == "hashed" else 0),
-        shared_first=one(shared_first),
-        any_fa=one(1 if any(r.fault_around > 1 for r in regs) else 0),
-        log_walks=one(1 if log_walks else 0),
+        any_fa=mp.log if any(r.fault_around > 1 for r in regs) else mp.no_log,
+        log_walks=mp.log if log_walks else mp.no_log,
+        **mp.config,
     )
     total = int(reg_pages.sum())
     hashed = w.kind == "hashed"
     st = K.State(
-        tags=np.full(max(1, int((sets * pways).sum())), -1, dtype=np.int64),
-        stamps=np.zeros(int((sets * pways).sum()) if np.isin(mode, (K.STAMP_LRU, K.STAMP_FIFO)).any() else 1, dtype=np.int64),
-        order=order,
+        tags=np.full(max(1, mp.slots), -1, dtype=np.int64),
+        stamps=np.zeros(mp.slots if mp.stamped else 1, dtype=np.int64),
+        order=mp.order.copy(),
         clock=np.zeros(1, dtype=np.int64),
         rng=np.array([(int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 64) or 1], dtype=np.uint64),
         page_state=np.zeros(total, dtype=np.uint8),
@@ -156,7 +212,7 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
         hpt_secondary=np.zeros(nk, dtype=np.int64),
         hpt_events=np.zeros(2, dtype=np.int64),
     )
-    return cfg, st, cnt, structs, pwcs
+    return cfg, st, cnt, mp.structs, mp.pwcs
 
 
 def tlb_counters(cfg, cnt):
@@ -166,15 +222,12 @@ def tlb_counters(cfg, cnt):
     nk, L = res.shape[1], res.shape[2] - 1
     hits = cnt.hits.copy()
     misses = cnt.misses.copy()
-    for k in range(2):
-        for z in range(nk):
-            for j in range(L):
-                s = int(cfg.chain[k, z, j])
-                if s < 0:
-                    break
-                hits[s, z] += res[k, z, j]
-                misses[s, z] += res[k, z, j + 1 :].sum()
-    accesses = res.sum(axis=2)
+    k, z, j = np.nonzero(cfg.chain >= 0)  # a chain is its first entries, then -1s
+    s = cfg.chain[k, z, j] * nk + z
+    later = np.cumsum(res[:, :, ::-1], axis=2)[:, :, ::-1]  # later[k, z, j] = res[k, z, j:].sum()
+    np.add.at(hits.reshape(-1), s, res[k, z, j])  # a structure in both sides' chains adds twice
+    np.add.at(misses.reshape(-1), s, later[k, z, j + 1])
+    accesses = later[:, :, 0].copy()
     walks = res[:, :, L].copy()
     return hits, misses, accesses, walks
 
@@ -260,19 +313,38 @@ def provenance(m: Machine, programmed: dict, w, layout: Layout, seed: int, **ext
     """The attributes every Dataset carries: the machine (with its changes and modelling
     assumptions), what was programmed, the workload, the layout, the seed and pagesim's version;
     ``extra`` adds the caller's own."""
+    mp = machine_parts(m)
     return {
         "machine": m.name,
         "machine_title": m.title,
-        "machine_changes": json.dumps(list(m.changes)),
+        "machine_changes": mp.changes_json,
         "programmed": json.dumps({k: format_size(v) for k, v in programmed.items()}),
         "workload": w.name,
         "workload_label": w.label,
-        "layout": json.dumps(layout.to_records()),
+        "layout": layout_json(layout),
         "seed": seed,
         "pagesim_version": __version__,
-        "assumptions": json.dumps(m.assumptions),
+        "assumptions": mp.assumptions_json,
         **extra,
     }
+
+
+_LAYOUT_JSON: dict[int, tuple[Layout, str]] = {}
+
+
+def layout_json(layout: Layout) -> str:
+    """``json.dumps(layout.to_records())``, kept for the last 16 Layout objects (immutable; a call
+    writes the requested and the granted layout, most often the same object, and a layout
+    covering a trace can have hundreds of regions)."""
+    hit = _LAYOUT_JSON.get(id(layout))
+    if hit is not None and hit[0] is layout:
+        return hit[1]
+    text = json.dumps(layout.to_records())
+    with _PARTS_LOCK:
+        while len(_LAYOUT_JSON) >= 16:
+            del _LAYOUT_JSON[next(iter(_LAYOUT_JSON))]
+        _LAYOUT_JSON[id(layout)] = (layout, text)
+    return text
 
 
 def finish_dataset(dv: dict, coords: dict, attrs: dict, m, work_cycles: float, ram=None) -> xr.Dataset:
@@ -285,19 +357,20 @@ def finish_dataset(dv: dict, coords: dict, attrs: dict, m, work_cycles: float, r
 def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
     """The counters' data variables and coordinates, as (dims, values, attrs) tuples."""
     hits, misses, accesses, walks = tlb_counters(cfg, cnt)
-    sizes = list(m.page_sizes)
-    labels = [format_size(p) for p in sizes]
-    snames = [s.name for s in structs]
-    nt = len(structs)
+    mp = machine_parts(m)
+    if structs != mp.structs or pwcs != mp.pwcs:
+        raise RuntimeError("internal error: dataset_parts got structures other than kernel_inputs gave for this machine")
+    sizes = mp.sizes
+    nt = mp.nt
     coords = {
-        "page_size": ("page_size", np.array(sizes, dtype=np.int64), {"units": "bytes"}),
-        "page": ("page_size", labels),
+        "page_size": ("page_size", mp.page_size, {"units": "bytes"}),
+        "page": ("page_size", mp.labels),
         "side": ("side", list(KINDS)),
-        "structure": ("structure", snames),
-        "level": ("structure", [s.level for s in structs]),
-        "structure_side": ("structure", [s.side for s in structs]),
-        "entries": ("structure", [s.entries for s in structs]),
-        "latency": ("structure", [s.latency for s in structs], {"units": "cycles"}),
+        "structure": ("structure", mp.structure),
+        "level": ("structure", mp.level),
+        "structure_side": ("structure", mp.structure_side),
+        "entries": ("structure", mp.entries),
+        "latency": ("structure", mp.latency, {"units": "cycles"}),
     }
     dv = {
         "accesses": (("side", "page_size"), accesses, {"units": "accesses", "long_name": "accesses by side and page size"}),
@@ -307,29 +380,22 @@ def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
         "walk_refs": (("side", "page_size"), cnt.walk_refs.copy(), {"units": "memory references", "long_name": "page-table memory references"}),
         "faults": (("page_size",), cnt.faults.copy(), {"units": "faults", "long_name": "first-touch page faults"}),
     }
-    page_state = st.page_state
+    touched_by_region, untouched_by_region = page_counts(st.page_state, cfg.reg_base, bool(cnt.prefaulted.any()))
+    reg_size = cfg.reg_size  # page-size index of each region
     pages_by_size = np.zeros(len(sizes), dtype=np.int64)
+    np.add.at(pages_by_size, reg_size, touched_by_region)
     untouched_by_size = np.zeros(len(sizes), dtype=np.int64)
-    touched_by_region = []
-    off = 0
-    for r in layout.regions:
-        t = int(np.count_nonzero(page_state[off : off + r.pages] == 1))
-        u = int(np.count_nonzero(page_state[off : off + r.pages] == 2))
-        touched_by_region.append(t)
-        pages_by_size[sizes.index(r.page_size)] += t
-        untouched_by_size[sizes.index(r.page_size)] += u
-        off += r.pages
+    np.add.at(untouched_by_size, reg_size, untouched_by_region)
     dv["pages_touched"] = (("page_size",), pages_by_size, {"units": "pages", "long_name": "distinct pages touched"})
     dv["prefaulted"] = (("page_size",), cnt.prefaulted.copy(), {"units": "pages", "long_name": "pages mapped by fault-around beside the faulting page"})
     dv["prefaulted_untouched"] = (("page_size",), untouched_by_size, {"units": "pages", "long_name": "prefaulted pages never touched"})
     dv["prefault_waste"] = (
         ("page_size",),
-        untouched_by_size * np.array(sizes, dtype=np.int64),
+        untouched_by_size * mp.page_size,
         {"units": "bytes", "long_name": "memory held by prefaulted pages never touched"},
     )
     mapped = np.zeros(len(sizes), dtype=np.int64)
-    for r in layout.regions:
-        mapped[sizes.index(r.page_size)] += r.pages
+    np.add.at(mapped, reg_size, np.diff(np.append(cfg.reg_base, st.page_state.shape[0])))
     dv["pages_mapped"] = (("page_size",), mapped, {"units": "pages", "long_name": "pages the layout maps"})
     if pwcs:
         coords["pwc"] = ("pwc", [p.name for p in pwcs])
@@ -342,21 +408,39 @@ def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
         dv["hpt_secondary"] = (("page_size",), cnt.hpt_secondary.copy(), {"units": "walks", "long_name": "walks resolved in the secondary PTEG"})
         dv["hpt_evictions"] = ((), int(cnt.hpt_events[0]), {"units": "entries"})
         dv["hpt_refills"] = ((), int(cnt.hpt_events[1]), {"units": "faults", "long_name": "hash faults re-inserting an evicted entry"})
-    dv["region_pages_touched"] = (("region",), np.array(touched_by_region, dtype=np.int64), {"units": "pages"})
+    dv["region_pages_touched"] = (("region",), touched_by_region, {"units": "pages"})
     coords["region"] = ("region", region_labels(layout))
     return dv, coords
+
+
+def page_counts(page_state, reg_base, prefaulted: bool):
+    """Pages touched (state 1) and prefaulted but never touched (state 2) in each region
+    (``reg_base``: each region's first page), as int64 arrays. The states are 0 (unmapped), 1
+    and 2; with ``prefaulted`` False no page was ever mapped by fault-around, so none is in state
+    2 and one count of nonzero bytes per region (no temporary array) gives the touched pages."""
+    bounds = reg_base.tolist() + [page_state.shape[0]]
+    nz = [np.count_nonzero(page_state[a:b]) for a, b in zip(bounds, bounds[1:])]
+    if prefaulted:
+        untouched = [np.count_nonzero(page_state[a:b] == 2) for a, b in zip(bounds, bounds[1:])]
+    else:
+        untouched = [0] * len(nz)
+    return np.array(nz, dtype=np.int64) - untouched, np.array(untouched, dtype=np.int64)
 
 
 def region_labels(layout) -> list[str]:
     """One label per region, unique: a region the OS split (a THP region's huge part and its base-page
     head or tail) keeps its name with the page size added, then a number if that still repeats."""
     names = [r.name or f"region {i}" for i, r in enumerate(layout.regions)]
-    out = [n if names.count(n) == 1 else f"{n} ({format_size(r.page_size)})" for n, r in zip(names, layout.regions)]
+    count = Counter(names)
+    out = [n if count[n] == 1 else f"{n} ({format_size(r.page_size)})" for n, r in zip(names, layout.regions)]
+    count = Counter(out)  # the labels in ``out`` as it is renamed below
     seen: dict[str, int] = {}
     for i, n in enumerate(out):
-        if out.count(n) > 1:
+        if count[n] > 1:
             seen[n] = seen.get(n, 0) + 1
             out[i] = f"{n} #{seen[n]}"
+            count[n] -= 1
+            count[out[i]] += 1
     return out
 
 
@@ -375,18 +459,15 @@ def build_dataset(dv: dict, coords: dict, attrs: dict):
 
 
 def _direct(xr, dv, coords, attrs):
-    import pandas as pd
-    from xarray.core.indexes import PandasIndex
-
     variables, indexes, dims = {}, {}, {}
     for k, t in coords.items():
         d, vals = t[0], np.asarray(t[1])
         at = dict(t[2]) if len(t) > 2 else {}
         if k == d:  # a dimension coordinate: it gets a pandas index, as the constructor gives it
-            idx = PandasIndex(pd.Index(vals), d, coord_dtype=vals.dtype)
+            idx, v = _dimension_index(k, vals)
             indexes[k] = idx
-            v = idx.create_variables()[k]
-            v.attrs.update(at)
+            v = v.copy(deep=False)
+            v.attrs = at
         else:
             v = _variable(xr, d, vals, at)
         variables[k] = v
@@ -397,6 +478,30 @@ def _direct(xr, dv, coords, attrs):
             if dims.setdefault(name, size) != size:
                 raise ValueError(f"internal error: variable {k!r} has {name}={size}, another has {dims[name]}")
     return xr.Dataset._construct_direct(variables, set(coords), dims, dict(attrs), indexes)
+
+
+_INDEXES: dict = {}
+_INDEXES_MAX = 512
+
+
+def _dimension_index(name: str, vals: np.ndarray):
+    """The xarray PandasIndex of dimension coordinate ``name`` with values ``vals``, and its
+    variable, as the Dataset constructor makes them. Kept for the last 512 (name, values): making
+    a pandas Index costs 15-40 us and a call needs five or six, mostly the same ones (page sizes,
+    sides, structures, components). Sharing is safe: a pandas Index is immutable (its values are
+    read-only), and each Dataset gets a shallow copy of the variable with its own attrs."""
+    key = (name, vals.dtype.str, vals.shape, vals.tobytes())
+    hit = _INDEXES.get(key)
+    if hit is None:
+        import pandas as pd
+        from xarray.core.indexes import PandasIndex
+
+        idx = PandasIndex(pd.Index(vals), name, coord_dtype=vals.dtype)
+        hit = (idx, idx.create_variables()[name])
+        if len(_INDEXES) >= _INDEXES_MAX:
+            _INDEXES.clear()
+        _INDEXES[key] = hit
+    return hit
 
 
 def _variable(xr, dims, vals, attrs):

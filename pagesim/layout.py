@@ -61,6 +61,16 @@ class Region:
                 f"{n} length={self.length} is not a multiple of its page size {format_size(self.page_size)}; use Region.covering() to round it out"
             )
 
+    @classmethod
+    def _checked_already(cls, start: int, length: int, page_size: int, name: str, mode: str = "rw---", fault_around: int = 1, policy: str = "base") -> "Region":
+        """A Region from values its caller has already checked as ``__post_init__`` would (ints,
+        page size, alignment, policy), without checking them again: a layout covering a trace can
+        have hundreds of regions, and the checks cost ~5 us each."""
+        r = object.__new__(cls)
+        for k, v in (("start", start), ("length", length), ("page_size", page_size), ("name", name), ("mode", mode), ("fault_around", fault_around), ("policy", policy)):
+            object.__setattr__(r, k, v)
+        return r
+
     @property
     def end(self) -> int:
         return self.start + self.length
@@ -128,21 +138,31 @@ class Layout:
     def from_blocks(cls, blocks, block_size: int, page_size: int, name: str = "[ trace ]") -> "Layout":
         """Regions over the sorted block numbers ``blocks`` (each ``block_size`` bytes), adjacent
         blocks merged into one region of ``page_size`` pages."""
-        regions, run_start, prev = [], int(blocks[0]), int(blocks[0])
-        for b in list(blocks[1:]) + [None]:
+        blocks = [int(b) for b in blocks]
+        runs, run_start, prev = [], blocks[0], blocks[0]
+        for b in blocks[1:] + [None]:
             if b is not None and b == prev + 1:
                 prev = b
                 continue
-            regions.append(Region(run_start * block_size, (prev - run_start + 1) * block_size, page_size, f"{name} {len(regions)}"))
+            runs.append((run_start * block_size, (prev - run_start + 1) * block_size))
             if b is not None:
                 run_start = prev = b
+        # the first region is checked in full; the others differ only in start and length, both
+        # multiples of block_size: when that is a multiple of the page size they pass the same checks
+        first = Region(*runs[0], page_size, f"{name} 0")
+        trusted = isinstance(block_size, int) and block_size % first.page_size == 0 and all(s >= 0 and n > 0 for s, n in runs)
+        make = Region._checked_already if trusted else Region
+        regions = [first] + [make(s, n, first.page_size, f"{name} {i}") for i, (s, n) in enumerate(runs[1:], 1)]
         return cls(tuple(regions))
 
     def check_machine(self, machine) -> None:
         limit = 1 << min(machine.va_bits, 63)
         base = machine.base_page
+        sizes_ok = set()  # page sizes already checked (the check depends on the size alone)
         for r in self.regions:
-            machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
+            if r.page_size not in sizes_ok:
+                machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
+                sizes_ok.add(r.page_size)
             if r.end >= 1 << 63:
                 raise ValueError(
                     f"region {r.name!r} ends at {r.end:#x}: pagesim simulates regions that end below 2**63 "

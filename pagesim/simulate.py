@@ -43,10 +43,12 @@ def resolve_programmable(m: Machine, layout: Layout) -> tuple[Machine, dict]:
     """Program each programmable structure to the large size with the most mapped pages, when it has
     at least 8 (the Solaris rule for UltraSPARC III Cu); otherwise leave it unused."""
     programmed = {}
-    by_size = layout.pages_by_size()
+    by_size = None
     for s in m.structures:
         if not s.programmable:
             continue
+        if by_size is None:
+            by_size = layout.pages_by_size()
         cands = [(by_size.get(p, 0), p) for p in s.sizes]
         pages, p = max(cands)
         if pages >= PROGRAM_THRESHOLD:
@@ -198,7 +200,7 @@ def simulate(
         layout,
         seed,
         workload_params=json.dumps({k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in w.params().items()}),
-        requested_layout=json.dumps(requested.to_records()),
+        requested_layout=E.layout_json(requested),
         backing=json.dumps(backing) if backing is not None else "every request granted (no PhysicalMemory given)",
         page_size_requested=parse_page_size(page_size) if page_size is not None else 0,
     )
