@@ -196,13 +196,16 @@ def main(argv=None) -> int:
     others = {}
     for p in args.presets:
         m = pagesim.machine(p)
-        others[(p, "simulate_processes(2)")] = lambda m=m: simulate_processes(m, "random", processes=2, working_set="1G", accesses=1000)
+        # the data-cache model of page-table lines follows radix walks only
+        caches = {} if m.walker.kind == "radix" else {"caches": ()}
+        label = "simulate_processes(2)" + ("" if m.walker.kind == "radix" else ", caches=()")
+        others[(p, label)] = lambda m=m, kw=caches: simulate_processes(m, "random", processes=2, working_set="1G", accesses=1000, **kw)
         try:
-            simulate_timed(m, "random", working_set="1G", accesses=1000)
-        except ValueError as e:  # a preset the timing model does not cover
-            print(f"{p}: simulate_timed not run: {e}")
-        else:
-            others[(p, "simulate_timed")] = lambda m=m: simulate_timed(m, "random", working_set="1G", accesses=1000)
+            pagesim.timing.hierarchy(m)
+            kw, label = {}, "simulate_timed"
+        except ValueError:  # no data-cache preset of its own: time it with Opteron's
+            kw, label = {"hierarchy": "opteron-k8"}, "simulate_timed(hierarchy='opteron-k8')"
+        others[(p, label)] = lambda m=m, kw=kw: simulate_timed(m, "random", working_set="1G", accesses=1000, **kw)
     for f in others.values():
         f()
         f()
@@ -214,7 +217,7 @@ def main(argv=None) -> int:
             ot[k].append(time.perf_counter() - t0)
     for (p, kind), ts in ot.items():
         b, md = best_and_median(ts)
-        print(f"{p:<16} {kind:<22} {b * 1e3:>7.3f} {md * 1e3:>7.3f}")
+        print(f"{p:<16} {kind:<40} {b * 1e3:>7.3f} {md * 1e3:>7.3f}")
     print()
     print(f"slowest simulate() best: {worst * 1e3:.3f} ms ({'under' if worst * 1e3 < BAR_MS else 'OVER'} the {BAR_MS} ms bar)")
     return 0
