@@ -5,6 +5,7 @@ resolve their inputs and call these stages."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections import Counter
@@ -215,15 +216,19 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     return cfg, st, cnt, mp.structs, mp.pwcs
 
 
-def tlb_counters(cfg, cnt):
+def tlb_counters(cfg, cnt, positions=None):
     """Per-structure hits and misses, accesses and walks, from where each access was resolved:
-    the lookup at chain position j happens exactly when positions 0..j-1 missed."""
+    the lookup at chain position j happens exactly when positions 0..j-1 missed. ``positions``:
+    ``MachineParts.chain_pos`` of the machine ``cfg`` was made for (else derived from cfg.chain)."""
     res = cnt.resolved
     nk, L = res.shape[1], res.shape[2] - 1
     hits = cnt.hits.copy()
     misses = cnt.misses.copy()
-    k, z, j = np.nonzero(cfg.chain >= 0)  # a chain is its first entries, then -1s
-    s = cfg.chain[k, z, j] * nk + z
+    if positions is None:
+        k, z, j = np.nonzero(cfg.chain >= 0)  # a chain is its first entries, then -1s
+        s = cfg.chain[k, z, j] * nk + z
+    else:
+        k, z, j, s = positions
     later = np.cumsum(res[:, :, ::-1], axis=2)[:, :, ::-1]  # later[k, z, j] = res[k, z, j:].sum()
     np.add.at(hits.reshape(-1), s, res[k, z, j])  # a structure in both sides' chains adds twice
     np.add.at(misses.reshape(-1), s, later[k, z, j + 1])
@@ -339,12 +344,35 @@ def layout_json(layout: Layout) -> str:
     hit = _LAYOUT_JSON.get(id(layout))
     if hit is not None and hit[0] is layout:
         return hit[1]
-    text = json.dumps(layout.to_records())
+    text = _records_json(layout.regions)
     with _PARTS_LOCK:
         while len(_LAYOUT_JSON) >= 16:
             del _LAYOUT_JSON[next(iter(_LAYOUT_JSON))]
         _LAYOUT_JSON[id(layout)] = (layout, text)
     return text
+
+
+def _records_json(regions) -> str:
+    """``json.dumps(Layout(regions).to_records())``, written out directly (a third of the time for
+    a trace's many regions): the same keys in the same order, strings escaped by json's own
+    encoder, ints as json writes them. Any field of another type goes through json.dumps."""
+    enc = json.encoder.encode_basestring_ascii
+    if not all(
+        type(r.start) is int and type(r.length) is int and type(r.page_size) is int and type(r.fault_around) is int and type(r.name) is str and type(r.mode) is str and type(r.policy) is str
+        for r in regions
+    ):
+        return json.dumps(Layout(tuple(regions)).to_records())
+    return (
+        "["
+        + ", ".join(
+            [
+                f'{{"name": {enc(r.name)}, "start": {r.start}, "length": {r.length}, "page_size": {r.page_size}, '
+                f'"mode": {enc(r.mode)}, "fault_around": {r.fault_around}, "policy": {enc(r.policy)}}}'
+                for r in regions
+            ]
+        )
+        + "]"
+    )
 
 
 def finish_dataset(dv: dict, coords: dict, attrs: dict, m, work_cycles: float, ram=None) -> xr.Dataset:
@@ -356,10 +384,10 @@ def finish_dataset(dv: dict, coords: dict, attrs: dict, m, work_cycles: float, r
 
 def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
     """The counters' data variables and coordinates, as (dims, values, attrs) tuples."""
-    hits, misses, accesses, walks = tlb_counters(cfg, cnt)
     mp = machine_parts(m)
-    if structs != mp.structs or pwcs != mp.pwcs:
-        raise RuntimeError("internal error: dataset_parts got structures other than kernel_inputs gave for this machine")
+    if structs != mp.structs or pwcs != mp.pwcs or not (cfg.chain is mp.config["chain"] or np.array_equal(cfg.chain, mp.config["chain"])):
+        raise RuntimeError("internal error: dataset_parts got kernel inputs made for another machine")
+    hits, misses, accesses, walks = tlb_counters(cfg, cnt, mp.chain_pos)
     sizes = mp.sizes
     nt = mp.nt
     coords = {
@@ -395,7 +423,7 @@ def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
         {"units": "bytes", "long_name": "memory held by prefaulted pages never touched"},
     )
     mapped = np.zeros(len(sizes), dtype=np.int64)
-    np.add.at(mapped, reg_size, np.diff(np.append(cfg.reg_base, st.page_state.shape[0])))
+    np.add.at(mapped, reg_size, np.diff(cfg.reg_base, append=st.page_state.shape[0]))  # pages of each region
     dv["pages_mapped"] = (("page_size",), mapped, {"units": "pages", "long_name": "pages the layout maps"})
     if pwcs:
         coords["pwc"] = ("pwc", [p.name for p in pwcs])
@@ -460,24 +488,81 @@ def build_dataset(dv: dict, coords: dict, attrs: dict):
 
 def _direct(xr, dv, coords, attrs):
     variables, indexes, dims = {}, {}, {}
+    make = _variable_maker(xr)
+    shapes = []  # (name, dims, shape) of every variable, to check their sizes agree
     for k, t in coords.items():
         d, vals = t[0], np.asarray(t[1])
-        at = dict(t[2]) if len(t) > 2 else {}
+        at = t[2] if len(t) > 2 else None
+        shapes.append((k, (d,) if isinstance(d, str) else d, vals.shape))
         if k == d:  # a dimension coordinate: it gets a pandas index, as the constructor gives it
             idx, v = _dimension_index(k, vals)
             indexes[k] = idx
-            v = v.copy(deep=False)
-            v.attrs = at
+            if make is _variable:
+                v = v.copy(deep=False)
+                v.attrs = dict(at or {})
+            else:  # what copy(deep=False) gives: the same (immutable) index adapter, its own attrs
+                v = _shell(type(v), v._dims, v._data, dict(at) if at else None, copy.copy(v._encoding))
         else:
-            v = _variable(xr, d, vals, at)
+            v = make(xr, d, vals, at)
         variables[k] = v
     for k, (d, vals, at) in dv.items():
-        variables[k] = _variable(xr, d, vals, at)
-    for k, v in variables.items():
-        for name, size in zip(v.dims, v.shape):
+        variables[k] = v = make(xr, d, vals, at)
+        shapes.append((k, v._dims, v._data.shape))
+    for k, d, shape in shapes:
+        if len(d) != len(shape):
+            raise ValueError(f"internal error: variable {k!r} has dims {d} but shape {shape}")
+        for name, size in zip(d, shape):
             if dims.setdefault(name, size) != size:
                 raise ValueError(f"internal error: variable {k!r} has {name}={size}, another has {dims[name]}")
     return xr.Dataset._construct_direct(variables, set(coords), dims, dict(attrs), indexes)
+
+
+_SLOTS = {"_attrs", "_data", "_dims", "_encoding"}
+_MAKER: list = []
+
+
+def _variable_maker(xr):
+    """``_variable_shell`` when this xarray's Variable is what it is known to be (its slots, across
+    its classes, are exactly _attrs, _data, _dims and _encoding, and no instance dict) and a shell
+    equals what the constructor makes; else ``_variable`` (the constructor). Decided once."""
+    if not _MAKER:
+        ok = False
+        try:
+            slots, has_dict = set(), False
+            for cls in xr.IndexVariable.__mro__[:-1]:  # every class but object
+                sl = cls.__dict__.get("__slots__")
+                if sl is None:
+                    has_dict = True
+                slots |= {sl} if isinstance(sl, str) else set(sl or ())
+            if slots == _SLOTS and not has_dict:
+                a = np.arange(6, dtype=np.int64).reshape(2, 3)
+                want = _variable(xr, ("x", "y"), a, {"units": "u"})
+                got = _variable_shell(xr, ("x", "y"), a, {"units": "u"})
+                ok = all(getattr(want, n) is getattr(got, n) or getattr(want, n) == getattr(got, n) for n in ("_data", "_dims", "_attrs", "_encoding"))
+                ok = ok and type(got) is type(want) and _variable(xr, (), np.asarray(1.5), None)._attrs is _variable_shell(xr, (), 1.5, None)._attrs
+        except Exception:  # noqa: BLE001 - any surprise: use the constructor
+            ok = False
+        _MAKER.append(_variable_shell if ok else _variable)
+    return _MAKER[0]
+
+
+def _shell(cls, dims, data, attrs, encoding):
+    v = object.__new__(cls)
+    object.__setattr__(v, "_data", data)
+    object.__setattr__(v, "_dims", dims)
+    object.__setattr__(v, "_attrs", attrs)
+    object.__setattr__(v, "_encoding", encoding)
+    return v
+
+
+def _variable_shell(xr, dims, vals, attrs):
+    """``_variable`` without the constructor's argument handling (a quarter of the time): the
+    numpy array and dims set as the constructor's fast path sets them (empty attrs are None)."""
+    a = np.asarray(vals)
+    dims = (dims,) if isinstance(dims, str) else tuple(dims)
+    if a.dtype.kind not in "biufU" or len(dims) != a.ndim or len(set(dims)) != len(dims):
+        return _variable(xr, dims, vals, attrs)  # the constructor converts, or raises or warns
+    return _shell(xr.Variable, dims, a, dict(attrs) if attrs else None, None)
 
 
 _INDEXES: dict = {}
@@ -507,5 +592,5 @@ def _dimension_index(name: str, vals: np.ndarray):
 def _variable(xr, dims, vals, attrs):
     a = np.asarray(vals)
     if a.dtype.kind not in "biufU":  # anything else goes through xarray's own conversion
-        return xr.Variable(dims, vals, dict(attrs))
-    return xr.Variable((dims,) if isinstance(dims, str) else dims, a, dict(attrs), fastpath=True)
+        return xr.Variable(dims, vals, dict(attrs or {}))
+    return xr.Variable((dims,) if isinstance(dims, str) else dims, a, dict(attrs or {}), fastpath=True)

@@ -199,3 +199,23 @@ def test_check_machine_names_the_first_bad_region():
     both = Layout((Region(0, 4096, 4096, "a"), Region(1 << 48, 1 << 16, "64K", "b")))
     with pytest.raises(ValueError, match="region 'b' page_size=64K"):  # the page size is checked first, as before
         both.check_machine(m)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 64), st.text(max_size=12), st.sampled_from(["rw---", "r-x--", 'q"\\\n\u00e9']), st.sampled_from([1, 16])),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_layout_json_same_as_json_dumps(specs):
+    regions, at = [], 1 << 30
+    for pages, name, mode, fa in specs:
+        regions.append(Region(at, pages * 4096, 4096, name, mode, fa))
+        at += (pages + 1) * 4096
+    lay = Layout(tuple(regions))
+    assert E.layout_json(lay) == json.dumps(lay.to_records())
+    assert E.layout_json(lay) == json.dumps(lay.to_records())  # kept: the same text again
+    odd = Region._checked_already(np.int64(4096), 4096, 4096, "numpy start")  # not a Python int: json.dumps decides
+    with pytest.raises(TypeError):
+        E.layout_json(Layout((odd,)))
