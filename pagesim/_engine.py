@@ -571,11 +571,11 @@ _INDEXES_MAX = 512
 
 def _dimension_index(name: str, vals: np.ndarray):
     """The xarray PandasIndex of dimension coordinate ``name`` with values ``vals``, and its
-    variable, as the Dataset constructor makes them. Kept for the last 512 (name, values): making
+    variable, as the Dataset constructor makes them. Kept for up to 512 short (name, values): making
     a pandas Index costs 15-40 us and a call needs five or six, mostly the same ones (page sizes,
     sides, structures, components). Sharing is safe: a pandas Index is immutable (its values are
     read-only), and each Dataset gets a shallow copy of the variable with its own attrs."""
-    key = (name, vals.dtype.str, vals.shape, vals.tobytes())
+    key = (name, vals.dtype.str, vals.shape, vals.tobytes()) if vals.size <= 64 else None  # long ones (a trace's regions) are not kept
     hit = _INDEXES.get(key)
     if hit is None:
         import pandas as pd
@@ -583,9 +583,10 @@ def _dimension_index(name: str, vals: np.ndarray):
 
         idx = PandasIndex(pd.Index(vals), name, coord_dtype=vals.dtype)
         hit = (idx, idx.create_variables()[name])
-        if len(_INDEXES) >= _INDEXES_MAX:
-            _INDEXES.clear()
-        _INDEXES[key] = hit
+        if key is not None:
+            if len(_INDEXES) >= _INDEXES_MAX:
+                _INDEXES.clear()
+            _INDEXES[key] = hit
     return hit
 
 
