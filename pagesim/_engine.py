@@ -486,15 +486,17 @@ def build_dataset(dv: dict, coords: dict, attrs: dict):
         return xr.Dataset(dv, coords=coords, attrs=attrs)
 
 
-def _direct(xr, dv, coords, attrs):
+def _direct(xr, dv, coords, attrs, order=None):
+    """``order``: the names of every variable, coordinates and data variables mixed, in the order
+    the Dataset keeps them (default: the coordinates, then the data variables)."""
     variables, indexes, dims = {}, {}, {}
     make = _variable_maker(xr)
     shapes = []  # (name, dims, shape) of every variable, to check their sizes agree
     for k, t in coords.items():
         d, vals = t[0], np.asarray(t[1])
         at = t[2] if len(t) > 2 else None
-        shapes.append((k, (d,) if isinstance(d, str) else d, vals.shape))
-        if k == d:  # a dimension coordinate: it gets a pandas index, as the constructor gives it
+        shapes.append((k, (d,) if isinstance(d, str) else tuple(d), vals.shape))
+        if k == d or (type(d) is tuple and d == (k,)):  # a dimension coordinate: it gets a pandas index, as the constructor gives it
             idx, v = _dimension_index(k, vals)
             indexes[k] = idx
             if make is _variable:
@@ -514,7 +516,68 @@ def _direct(xr, dv, coords, attrs):
         for name, size in zip(d, shape):
             if dims.setdefault(name, size) != size:
                 raise ValueError(f"internal error: variable {k!r} has {name}={size}, another has {dims[name]}")
+    if order is not None:
+        if sorted(order) != sorted(variables):
+            raise ValueError(f"internal error: order {list(order)} names other variables than {list(variables)}")
+        variables = {k: variables[k] for k in order}
+        dims = {d: dims[d] for d in _dims_in_order(variables)}
     return xr.Dataset._construct_direct(variables, set(coords), dims, dict(attrs), indexes)
+
+
+def _dims_in_order(variables):
+    seen = {}
+    for v in variables.values():
+        for d in v._dims:
+            seen.setdefault(d, None)
+    return list(seen)
+
+
+def rebuilt(ds, steps, attrs_update=None):
+    """``ds`` after ``steps``, built once, as xarray builds it step by step: ("drop", name) as
+    ``ds.drop_vars(name)``; ("var", name, (dims, values[, attrs])) as ``ds[name] = ...``;
+    ("coord", name, (dims, values[, attrs])) as ``ds.assign_coords({name: ...})`` for a new name
+    (drop an existing coordinate first). A variable already there keeps its place, a new one goes
+    last; then ``ds.attrs.update(attrs_update)``. For a
+    Dataset pagesim has just built (numpy data, a pandas index on each dimension coordinate and
+    nothing else): the step-by-step way merges and aligns at every step, ~2 ms each."""
+    items = {}
+    coord_names = set(ds.coords)
+    for k, v in ds.variables.items():
+        items[k] = (v.dims, v.values, dict(v.attrs))
+    for step in steps:
+        op, name = step[0], step[1]
+        if op == "drop":
+            del items[name]
+            coord_names.discard(name)
+        elif op in ("var", "coord"):
+            if op == "coord" and name in items:  # xarray moves a replaced index: not modelled here
+                raise ValueError(f"internal error: coordinate {name!r} exists; drop it first")
+            if op == "var" and name in coord_names:
+                raise ValueError(f"internal error: {name!r} is a coordinate; set it with 'coord'")
+            items[name] = step[2]
+            if op == "coord":
+                coord_names.add(name)
+        else:
+            raise ValueError(f"internal error: unknown step {op!r}")
+    attrs = dict(ds.attrs)
+    attrs.update(attrs_update or {})
+    coords = {k: t for k, t in items.items() if k in coord_names}
+    dv = {k: t for k, t in items.items() if k not in coord_names}
+    import xarray as xr
+
+    try:
+        return _direct(xr, dv, coords, attrs, order=list(items))
+    except (AttributeError, TypeError, ImportError):  # an xarray without the direct path: step by step
+        out = ds.copy()
+        for step in steps:
+            if step[0] == "drop":
+                out = out.drop_vars(step[1])
+            elif step[0] == "var":
+                out[step[1]] = step[2]
+            else:
+                out = out.assign_coords({step[1]: step[2]})
+        out.attrs.update(attrs_update or {})
+        return out
 
 
 _SLOTS = {"_attrs", "_data", "_dims", "_encoding"}

@@ -219,3 +219,61 @@ def test_layout_json_same_as_json_dumps(specs):
     odd = Region._checked_already(np.int64(4096), 4096, 4096, "numpy start")  # not a Python int: json.dumps decides
     with pytest.raises(TypeError):
         E.layout_json(Layout((odd,)))
+
+
+def _step_by_step(ds, steps, attrs_update):
+    """What pagesim._engine.rebuilt stands for, done the plain xarray way."""
+    ds = ds.copy()
+    for step in steps:
+        if step[0] == "drop":
+            ds = ds.drop_vars(step[1])
+        elif step[0] == "var":
+            ds[step[1]] = step[2]
+        else:
+            ds = ds.assign_coords({step[1]: step[2]})
+    ds.attrs.update(attrs_update)
+    return ds
+
+
+@pytest.mark.parametrize("name", ["skylake", "power6"])
+def test_rebuilt_same_as_step_by_step(name):
+    ds = pagesim.simulate(name, "random", working_set="64M", accesses=2000)
+    nk = ds.sizes["page_size"]
+    steps = [
+        ("coord", "cache_level", ("cache_level", ["L1", "L2", "memory"])),
+        ("var", "lat", (("cache_level",), np.array([4, 12, 200]), {"units": "cycles"})),
+        ("var", "faults", (("page_size",), np.arange(nk) * 3, {"units": "faults", "note": "replaced in place"})),
+        ("drop", "cycles"),
+        ("drop", "component"),
+        ("var", "cycles", (("component", "page_size"), np.ones((2, nk)), {"units": "cycles"})),
+        ("coord", "component", ("component", ["a", "b"])),
+        ("var", "total_cycles", ((), 7.5, {"units": "cycles"})),
+        ("var", "new_share", ((), 0.25, {})),
+        ("drop", "side"),
+        ("coord", "side", ("side", ["d", "i"])),  # an index coordinate replaced
+    ]
+    upd = {"mlp": 2.0, "seed": 9}
+    got, want = E.rebuilt(ds, steps, upd), _step_by_step(ds, steps, upd)
+    xr.testing.assert_identical(got, want)
+    assert list(got.variables) == list(want.variables) and list(got.coords) == list(want.coords) and list(got.dims) == list(want.dims)
+    assert list(got.attrs) == list(want.attrs) and repr(got) == repr(want)
+    for v in want.variables:
+        assert got[v].dtype == want[v].dtype, v
+    assert set(got.xindexes) == set(want.xindexes)
+    xr.testing.assert_identical(ds, pagesim.simulate(name, "random", working_set="64M", accesses=2000))  # ds itself unchanged
+    with pytest.raises(ValueError, match="drop it first"):
+        E.rebuilt(ds, [("coord", "side", ("side", ["d", "i"]))])
+
+
+@pytest.mark.parametrize("name,kw", [("opteron-k8", {}), ("power6", {"mlp": 3.0, "walk_mlp": 2.0}), ("skylake", {"hierarchy": "opteron-k8", "work_cycles": 2.0})])
+def test_simulate_timed_same_as_repricing_step_by_step(name, kw):
+    """simulate_timed prices in one build; timed_cycles, with the same figures, re-prices the xarray
+    way: the same Dataset."""
+    from pagesim.timing import simulate_timed, timed_cycles
+
+    ds = simulate_timed(name, "random", working_set="64M", accesses=3000, **kw)
+    again = timed_cycles(ds)
+    xr.testing.assert_identical(ds, again)
+    for v in ds.variables:
+        assert ds[v].dtype == again[v].dtype, v
+    assert ds.attrs == again.attrs and list(ds.attrs) == list(again.attrs)
