@@ -358,7 +358,13 @@ def _records_json(regions) -> str:
     encoder, ints as json writes them. Any field of another type goes through json.dumps."""
     enc = json.encoder.encode_basestring_ascii
     if not all(
-        type(r.start) is int and type(r.length) is int and type(r.page_size) is int and type(r.fault_around) is int and type(r.name) is str and type(r.mode) is str and type(r.policy) is str
+        type(r.start) is int
+        and type(r.length) is int
+        and type(r.page_size) is int
+        and type(r.fault_around) is int
+        and type(r.name) is str
+        and type(r.mode) is str
+        and type(r.policy) is str
         for r in regions
     ):
         return json.dumps(Layout(tuple(regions)).to_records())

@@ -332,7 +332,11 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
         (
             "var",
             "walk_level_hits",
-            (("cache_level", "page_size"), replay.walk_hits, {"units": "references", "long_name": "page-walk references served by each cache level (memory last)"}),
+            (
+                ("cache_level", "page_size"),
+                replay.walk_hits,
+                {"units": "references", "long_name": "page-walk references served by each cache level (memory last)"},
+            ),
         ),
     ]
     attrs = dict(ds.attrs)
@@ -413,8 +417,7 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
             raise TypeError(f"latencies={latencies!r} must be a sequence of {nl} cycle counts (cache levels, memory last)") from None
         if lat.shape != (nl,) or not np.isfinite(lat).all() or (lat < 0).any() or (np.diff(lat) < 0).any():
             raise ValueError(
-                f"latencies={np.atleast_1d(lat).tolist()!r} must be {nl} finite cycle counts >= 0, not decreasing outward "
-                f"(levels {level_names()})"
+                f"latencies={np.atleast_1d(lat).tolist()!r} must be {nl} finite cycle counts >= 0, not decreasing outward (levels {level_names()})"
             )
     walks = get("walks").astype(float)
     base = float(attrs["walk_base_cycles"])
@@ -431,7 +434,11 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
         ("coord", "component", ("component", list(COMPONENTS))),
         ("var", "total_cycles", ((), total, {"units": "cycles"})),
         ("var", "translation_share", ((), trans / total if total else 0.0, {"units": "1", "long_name": "share of modelled time in TLB-miss handling"})),
-        ("var", "data_stall_share", ((), float(stall.sum()) / total if total else 0.0, {"units": "1", "long_name": "share of modelled time stalled on data beyond L1"})),
+        (
+            "var",
+            "data_stall_share",
+            ((), float(stall.sum()) / total if total else 0.0, {"units": "1", "long_name": "share of modelled time stalled on data beyond L1"}),
+        ),
         ("var", "fault_share", ((), float(comps["fault"].sum()) / total if total else 0.0, {"units": "1"})),
         ("var", "swap_share", ((), float(comps["swap"].sum()) / total if total else 0.0, {"units": "1"})),
     ]

@@ -265,7 +265,9 @@ def test_rebuilt_same_as_step_by_step(name):
         E.rebuilt(ds, [("coord", "side", ("side", ["d", "i"]))])
 
 
-@pytest.mark.parametrize("name,kw", [("opteron-k8", {}), ("power6", {"mlp": 3.0, "walk_mlp": 2.0}), ("skylake", {"hierarchy": "opteron-k8", "work_cycles": 2.0})])
+@pytest.mark.parametrize(
+    "name,kw", [("opteron-k8", {}), ("power6", {"mlp": 3.0, "walk_mlp": 2.0}), ("skylake", {"hierarchy": "opteron-k8", "work_cycles": 2.0})]
+)
 def test_simulate_timed_same_as_repricing_step_by_step(name, kw):
     """simulate_timed prices in one build; timed_cycles, with the same figures, re-prices the xarray
     way: the same Dataset."""
