@@ -279,3 +279,30 @@ def test_simulate_timed_same_as_repricing_step_by_step(name, kw):
     for v in ds.variables:
         assert ds[v].dtype == again[v].dtype, v
     assert ds.attrs == again.attrs and list(ds.attrs) == list(again.attrs)
+
+
+@pytest.mark.parametrize("instructions", [True, False])
+@pytest.mark.parametrize("chunk", [333, 1 << 20])
+def test_simulate_timed_walk_log_sized_by_the_run(tmp_path, instructions, chunk):
+    """simulate_timed's walk log holds min(chunk_size, accesses) walks: a trace file (its access
+    count read from the file, instruction lines dropped or kept) gives what the same accesses in
+    memory give, one chunk or many."""
+    from pagesim.timing import simulate_timed
+    from pagesim.traces import read_trace
+
+    rng = np.random.default_rng(4)
+    addrs = (0x7F0000000000 + rng.integers(0, 256 << 20, 3000)).tolist()
+    kinds = rng.integers(0, 2, 3000).tolist()
+    p = tmp_path / "t.din"
+    p.write_text("".join(f"{2 if k else a % 2} {a:x}\n" for a, k in zip(addrs, kinds)))
+    tr = read_trace(p, instructions=instructions)
+    lay = tr.covering_layout("4K")
+    a = np.array(addrs, dtype=np.uint64)
+    k = np.array(kinds, dtype=np.uint8)
+    if not instructions:
+        a, k = a[k == 0], None
+    got = simulate_timed("opteron-k8", tr, page_size="4K", chunk_size=chunk)
+    want = simulate_timed("opteron-k8", addresses=a, kinds=k, layout=lay, chunk_size=chunk)
+    assert int(got["accesses"].sum()) == tr.n_accesses
+    for v in ("data_level_hits", "walk_level_hits", "walks", "cycles"):
+        assert got[v].values.tolist() == want[v].values.tolist(), v
