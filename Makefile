@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_os_stage.py
 	$(PY) benchmarks/bench_generators.py
 	$(PY) benchmarks/bench_sweep.py
+	$(PY) benchmarks/bench_percall.py
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -5,7 +5,10 @@ resolve their inputs and call these stages."""
 
 from __future__ import annotations
 
+import copy
 import json
+import threading
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -42,93 +45,147 @@ def initial_order(ways: int, mode: int) -> int:
 WALK = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB, "vhpt": K.VHPT}
 
 
+class MachineParts:
+    """What the kernel inputs and the Dataset take from a machine alone (not from the layout or
+    the run), computed once per Machine object (``machine_parts``): a 1,000-access call spends
+    more time deriving these than simulating. Every array here is only read: the kernel's
+    Config shares them between calls, and the per-run state is copied from ``order``."""
+
+    def __init__(self, m: Machine):
+        sizes = list(m.page_sizes)
+        self.sizes = sizes
+        self.nk = nk = len(sizes)
+        self.zidx = {p: i for i, p in enumerate(sizes)}
+        tlbs = list(m.structures)
+        structs = tlbs + ([m.slb] if m.slb is not None else [])
+        pwcs = list(m.walker.pwc) if m.walker.kind == "radix" else []
+        self.structs, self.pwcs = structs, pwcs
+        self.ns = ns = len(structs) + len(pwcs)
+        sets = np.array([s.sets for s in structs] + [p.entries // p.ways for p in pwcs], dtype=np.int64)
+        ways = np.array([s.ways for s in structs] + [p.ways for p in pwcs], dtype=np.int64)
+        mode = np.array([replacement_mode(s.replacement, s.ways) for s in structs] + [replacement_mode(p.replacement, p.ways) for p in pwcs], dtype=np.int64)
+        mask = np.array([x - 1 if is_power_of_two(int(x)) else -1 for x in sets], dtype=np.int64)
+        pways = (ways + 3) // 4 * 4
+        base = np.zeros(ns, dtype=np.int64)
+        base[1:] = np.cumsum(sets * pways)[:-1]
+        obase = np.zeros(ns, dtype=np.int64)
+        obase[1:] = np.cumsum(sets)[:-1]
+        order = np.concatenate(
+            [np.zeros(1, dtype=np.uint64)] + [np.full(int(n), initial_order(int(w), int(md)), dtype=np.uint64) for n, w, md in zip(sets, ways, mode)]
+        )[1:].copy()
+        if order.size == 0:
+            order = np.zeros(1, dtype=np.uint64)
+        self.order = order  # the initial recency words: each run copies them
+        self.slots = int((sets * pways).sum())
+        self.stamped = bool(np.isin(mode, (K.STAMP_LRU, K.STAMP_FIFO)).any())
+        tag_shift = np.zeros((ns, nk), dtype=np.int64)
+        for i, s in enumerate(tlbs):
+            for z, p in enumerate(sizes):
+                tag_shift[i, z] = log2(s.entry_size(p))
+        if m.slb is not None:
+            tag_shift[len(tlbs), :] = K.SEGMENT_SHIFT
+        for j, p in enumerate(pwcs):
+            tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
+        chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
+        self.L = L = max(1, max(len(c) for c in chains.values()))
+        if L > K.MAX_CHAIN:  # Machine validation rejects such chains; never hand one to the kernel
+            raise RuntimeError(f"internal error: a chain of {L} structures, more than the kernel's MAX_CHAIN={K.MAX_CHAIN}")
+        chain = np.full((2, nk, L), -1, dtype=np.int64)
+        for (k, z), c in chains.items():
+            chain[k, z, : len(c)] = c
+        # The fast path of kind k skips accesses that hit the first structure of its chain again. It
+        # stays exact only while no access of the other kind touches that structure: so when a
+        # structure first in any chain of one kind is anywhere in a chain of the other kind (a
+        # unified L2 that is the instruction side's only TLB, Skylake's STLB for 1G code pages), every
+        # slow access ends the other kind's fast path.
+        firsts = [{c[0] for (kk, _), c in chains.items() if kk == k and c} for k in range(2)]
+        anywhere = [{s for (kk, _), c in chains.items() if kk == k for s in c} for k in range(2)]
+        shared_first = 1 if (firsts[0] & anywhere[1]) or (firsts[1] & anywhere[0]) else 0
+        # tlb_counters: chain position (k, z, j) looks up structure chain[k, z, j]
+        k_, z_, j_ = np.nonzero(chain >= 0)
+        self.chain_pos = (k_, z_, j_, chain[k_, z_, j_] * nk + z_)
+        w = m.walker
+        self.w = w
+        one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
+        self.config = dict(
+            st_sets=sets,
+            st_ways=ways,
+            st_mask=mask,
+            st_mode=mode,
+            st_base=base,
+            st_pways=pways,
+            st_obase=obase,
+            tag_shift=tag_shift,
+            chain=chain,
+            page_shift=np.array([log2(p) for p in sizes], dtype=np.int64),
+            walk_kind=one(WALK[w.kind]),
+            radix_refs=np.array([w.leaf_refs(p) if w.kind == "radix" else 1 for p in sizes], dtype=np.int64),
+            pwc_struct=np.arange(len(structs), ns, dtype=np.int64),
+            pwc_skip=np.array([p.skip for p in pwcs], dtype=np.int64),
+            slb_struct=one(len(tlbs) if m.slb is not None else -1),
+            tsb_mask=one(w.tsb_entries - 1 if w.kind == "tsb" else 0),
+            sw_walk_refs=one(w.sw_walk_refs),
+            hpt_mask=one(w.hpt_ptegs - 1 if w.kind == "hashed" else 0),
+            shared_first=one(shared_first),
+        )
+        self.no_log, self.log = one(0), one(1)
+        # the Dataset's coordinates and the provenance, as dataset_parts and provenance give them
+        self.page_size = np.array(sizes, dtype=np.int64)
+        self.labels = [format_size(p) for p in sizes]
+        self.nt = len(structs)  # TLBs and the SLB (the page-walk caches follow)
+        self.structure = [s.name for s in structs]
+        self.level = [s.level for s in structs]
+        self.structure_side = [s.side for s in structs]
+        self.entries = [s.entries for s in structs]
+        self.latency = [s.latency for s in structs]
+        self.changes_json = json.dumps(list(m.changes))
+        self.assumptions_json = json.dumps(m.assumptions)
+
+
+_PARTS: dict[int, tuple[Machine, MachineParts]] = {}
+_PARTS_MAX = 64
+_PARTS_LOCK = threading.Lock()
+
+
+def machine_parts(m: Machine) -> MachineParts:
+    """``MachineParts(m)``, kept for the last 64 Machine objects (keyed by identity: a Machine is
+    immutable, and the entry holds it so its id is never reused while cached)."""
+    hit = _PARTS.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    parts = MachineParts(m)
+    with _PARTS_LOCK:
+        while len(_PARTS) >= _PARTS_MAX:
+            del _PARTS[next(iter(_PARTS))]
+        _PARTS[id(m)] = (m, parts)
+    return parts
+
+
 def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     """Kernel inputs. ``log_walks``: the most accesses a chunk will have, to log every walk (0: no log)."""
-    sizes = list(m.page_sizes)
-    nk = len(sizes)
-    zidx = {p: i for i, p in enumerate(sizes)}
-    tlbs = list(m.structures)
-    structs = tlbs + ([m.slb] if m.slb is not None else [])
-    pwcs = list(m.walker.pwc) if m.walker.kind == "radix" else []
-    ns = len(structs) + len(pwcs)
-    sets = np.array([s.sets for s in structs] + [p.entries // p.ways for p in pwcs], dtype=np.int64)
-    ways = np.array([s.ways for s in structs] + [p.ways for p in pwcs], dtype=np.int64)
-    mode = np.array([replacement_mode(s.replacement, s.ways) for s in structs] + [replacement_mode(p.replacement, p.ways) for p in pwcs], dtype=np.int64)
-    mask = np.array([x - 1 if is_power_of_two(int(x)) else -1 for x in sets], dtype=np.int64)
-    pways = (ways + 3) // 4 * 4
-    base = np.zeros(ns, dtype=np.int64)
-    base[1:] = np.cumsum(sets * pways)[:-1]
-    obase = np.zeros(ns, dtype=np.int64)
-    obase[1:] = np.cumsum(sets)[:-1]
-    order = np.concatenate(
-        [np.zeros(1, dtype=np.uint64)] + [np.full(int(n), initial_order(int(w), int(md)), dtype=np.uint64) for n, w, md in zip(sets, ways, mode)]
-    )[1:].copy()
-    if order.size == 0:
-        order = np.zeros(1, dtype=np.uint64)
-    tag_shift = np.zeros((ns, nk), dtype=np.int64)
-    for i, s in enumerate(tlbs):
-        for z, p in enumerate(sizes):
-            tag_shift[i, z] = log2(s.entry_size(p))
-    if m.slb is not None:
-        tag_shift[len(tlbs), :] = K.SEGMENT_SHIFT
-    for j, p in enumerate(pwcs):
-        tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
-    chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
-    L = max(1, max(len(c) for c in chains.values()))
-    if L > K.MAX_CHAIN:  # Machine validation rejects such chains; never hand one to the kernel
-        raise RuntimeError(f"internal error: a chain of {L} structures, more than the kernel's MAX_CHAIN={K.MAX_CHAIN}")
-    chain = np.full((2, nk, L), -1, dtype=np.int64)
-    for (k, z), c in chains.items():
-        chain[k, z, : len(c)] = c
-    # The fast path of kind k skips accesses that hit the first structure of its chain again. It
-    # stays exact only while no access of the other kind touches that structure: so when a
-    # structure first in any chain of one kind is anywhere in a chain of the other kind (a
-    # unified L2 that is the instruction side's only TLB, Skylake's STLB for 1G code pages), every
-    # slow access ends the other kind's fast path.
-    firsts = [{c[0] for (kk, _), c in chains.items() if kk == k and c} for k in range(2)]
-    anywhere = [{s for (kk, _), c in chains.items() if kk == k for s in c} for k in range(2)]
-    shared_first = 1 if (firsts[0] & anywhere[1]) or (firsts[1] & anywhere[0]) else 0
+    mp = machine_parts(m)
+    nk, ns, L, w = mp.nk, mp.ns, mp.L, mp.w
+    zidx = mp.zidx
     regs = layout.regions
     reg_pages = np.array([r.pages for r in regs], dtype=np.int64)
     reg_base = np.zeros(len(regs), dtype=np.int64)
     reg_base[1:] = np.cumsum(reg_pages)[:-1]
-    w = m.walker
-    radix_refs = np.array([w.leaf_refs(p) if w.kind == "radix" else 1 for p in sizes], dtype=np.int64)
-    one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
     cfg = K.Config(
-        st_sets=sets,
-        st_ways=ways,
-        st_mask=mask,
-        st_mode=mode,
-        st_base=base,
-        st_pways=pways,
-        st_obase=obase,
-        tag_shift=tag_shift,
-        chain=chain,
         reg_start=np.array([r.start for r in regs], dtype=np.int64),
         reg_end=np.array([r.end for r in regs], dtype=np.int64),
         reg_size=np.array([zidx[r.page_size] for r in regs], dtype=np.int64),
         reg_base=reg_base,
         reg_fa=np.array([r.fault_around for r in regs], dtype=np.int64),
-        page_shift=np.array([log2(p) for p in sizes], dtype=np.int64),
-        walk_kind=one(WALK[w.kind]),
-        radix_refs=radix_refs,
-        pwc_struct=np.arange(len(structs), ns, dtype=np.int64),
-        pwc_skip=np.array([p.skip for p in pwcs], dtype=np.int64),
-        slb_struct=one(len(tlbs) if m.slb is not None else -1),
-        tsb_mask=one(w.tsb_entries - 1 if w.kind == "tsb" else 0),
-        sw_walk_refs=one(w.sw_walk_refs),
-        hpt_mask=one(w.hpt_ptegs - 1 if w.kind == "hashed" else 0),
-        shared_first=one(shared_first),
-        any_fa=one(1 if any(r.fault_around > 1 for r in regs) else 0),
-        log_walks=one(1 if log_walks else 0),
+        any_fa=mp.log if any(r.fault_around > 1 for r in regs) else mp.no_log,
+        log_walks=mp.log if log_walks else mp.no_log,
+        **mp.config,
     )
     total = int(reg_pages.sum())
     hashed = w.kind == "hashed"
     st = K.State(
-        tags=np.full(max(1, int((sets * pways).sum())), -1, dtype=np.int64),
-        stamps=np.zeros(int((sets * pways).sum()) if np.isin(mode, (K.STAMP_LRU, K.STAMP_FIFO)).any() else 1, dtype=np.int64),
-        order=order,
+        tags=np.full(max(1, mp.slots), -1, dtype=np.int64),
+        stamps=np.zeros(mp.slots if mp.stamped else 1, dtype=np.int64),
+        order=mp.order.copy(),
         clock=np.zeros(1, dtype=np.int64),
         rng=np.array([(int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 64) or 1], dtype=np.uint64),
         page_state=np.zeros(total, dtype=np.uint8),
@@ -156,25 +213,26 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
         hpt_secondary=np.zeros(nk, dtype=np.int64),
         hpt_events=np.zeros(2, dtype=np.int64),
     )
-    return cfg, st, cnt, structs, pwcs
+    return cfg, st, cnt, mp.structs, mp.pwcs
 
 
-def tlb_counters(cfg, cnt):
+def tlb_counters(cfg, cnt, positions=None):
     """Per-structure hits and misses, accesses and walks, from where each access was resolved:
-    the lookup at chain position j happens exactly when positions 0..j-1 missed."""
+    the lookup at chain position j happens exactly when positions 0..j-1 missed. ``positions``:
+    ``MachineParts.chain_pos`` of the machine ``cfg`` was made for (else derived from cfg.chain)."""
     res = cnt.resolved
     nk, L = res.shape[1], res.shape[2] - 1
     hits = cnt.hits.copy()
     misses = cnt.misses.copy()
-    for k in range(2):
-        for z in range(nk):
-            for j in range(L):
-                s = int(cfg.chain[k, z, j])
-                if s < 0:
-                    break
-                hits[s, z] += res[k, z, j]
-                misses[s, z] += res[k, z, j + 1 :].sum()
-    accesses = res.sum(axis=2)
+    if positions is None:
+        k, z, j = np.nonzero(cfg.chain >= 0)  # a chain is its first entries, then -1s
+        s = cfg.chain[k, z, j] * nk + z
+    else:
+        k, z, j, s = positions
+    later = np.cumsum(res[:, :, ::-1], axis=2)[:, :, ::-1]  # later[k, z, j] = res[k, z, j:].sum()
+    np.add.at(hits.reshape(-1), s, res[k, z, j])  # a structure in both sides' chains adds twice
+    np.add.at(misses.reshape(-1), s, later[k, z, j + 1])
+    accesses = later[:, :, 0].copy()
     walks = res[:, :, L].copy()
     return hits, misses, accesses, walks
 
@@ -272,19 +330,67 @@ def provenance(m: Machine, programmed: dict, w, layout: Layout, seed: int, **ext
     """The attributes every Dataset carries: the machine (with its changes and modelling
     assumptions), what was programmed, the workload, the layout, the seed and pagesim's version;
     ``extra`` adds the caller's own."""
+    mp = machine_parts(m)
     return {
         "machine": m.name,
         "machine_title": m.title,
-        "machine_changes": json.dumps(list(m.changes)),
+        "machine_changes": mp.changes_json,
         "programmed": json.dumps({k: format_size(v) for k, v in programmed.items()}),
         "workload": w.name,
         "workload_label": w.label,
-        "layout": json.dumps(layout.to_records()),
+        "layout": layout_json(layout),
         "seed": seed,
         "pagesim_version": __version__,
-        "assumptions": json.dumps(m.assumptions),
+        "assumptions": mp.assumptions_json,
         **extra,
     }
+
+
+_LAYOUT_JSON: dict[int, tuple[Layout, str]] = {}
+
+
+def layout_json(layout: Layout) -> str:
+    """``json.dumps(layout.to_records())``, kept for the last 16 Layout objects (immutable; a call
+    writes the requested and the granted layout, most often the same object, and a layout
+    covering a trace can have hundreds of regions)."""
+    hit = _LAYOUT_JSON.get(id(layout))
+    if hit is not None and hit[0] is layout:
+        return hit[1]
+    text = _records_json(layout.regions)
+    with _PARTS_LOCK:
+        while len(_LAYOUT_JSON) >= 16:
+            del _LAYOUT_JSON[next(iter(_LAYOUT_JSON))]
+        _LAYOUT_JSON[id(layout)] = (layout, text)
+    return text
+
+
+def _records_json(regions) -> str:
+    """``json.dumps(Layout(regions).to_records())``, written out directly (a third of the time for
+    a trace's many regions): the same keys in the same order, strings escaped by json's own
+    encoder, ints as json writes them. Any field of another type goes through json.dumps."""
+    enc = json.encoder.encode_basestring_ascii
+    if not all(
+        type(r.start) is int
+        and type(r.length) is int
+        and type(r.page_size) is int
+        and type(r.fault_around) is int
+        and type(r.name) is str
+        and type(r.mode) is str
+        and type(r.policy) is str
+        for r in regions
+    ):
+        return json.dumps(Layout(tuple(regions)).to_records())
+    return (
+        "["
+        + ", ".join(
+            [
+                f'{{"name": {enc(r.name)}, "start": {r.start}, "length": {r.length}, "page_size": {r.page_size}, '
+                f'"mode": {enc(r.mode)}, "fault_around": {r.fault_around}, "policy": {enc(r.policy)}}}'
+                for r in regions
+            ]
+        )
+        + "]"
+    )
 
 
 def finish_dataset(dv: dict, coords: dict, attrs: dict, m, work_cycles: float, ram=None) -> xr.Dataset:
@@ -296,20 +402,21 @@ def finish_dataset(dv: dict, coords: dict, attrs: dict, m, work_cycles: float, r
 
 def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
     """The counters' data variables and coordinates, as (dims, values, attrs) tuples."""
-    hits, misses, accesses, walks = tlb_counters(cfg, cnt)
-    sizes = list(m.page_sizes)
-    labels = [format_size(p) for p in sizes]
-    snames = [s.name for s in structs]
-    nt = len(structs)
+    mp = machine_parts(m)
+    if structs != mp.structs or pwcs != mp.pwcs or not (cfg.chain is mp.config["chain"] or np.array_equal(cfg.chain, mp.config["chain"])):
+        raise RuntimeError("internal error: dataset_parts got kernel inputs made for another machine")
+    hits, misses, accesses, walks = tlb_counters(cfg, cnt, mp.chain_pos)
+    sizes = mp.sizes
+    nt = mp.nt
     coords = {
-        "page_size": ("page_size", np.array(sizes, dtype=np.int64), {"units": "bytes"}),
-        "page": ("page_size", labels),
+        "page_size": ("page_size", mp.page_size, {"units": "bytes"}),
+        "page": ("page_size", mp.labels),
         "side": ("side", list(KINDS)),
-        "structure": ("structure", snames),
-        "level": ("structure", [s.level for s in structs]),
-        "structure_side": ("structure", [s.side for s in structs]),
-        "entries": ("structure", [s.entries for s in structs]),
-        "latency": ("structure", [s.latency for s in structs], {"units": "cycles"}),
+        "structure": ("structure", mp.structure),
+        "level": ("structure", mp.level),
+        "structure_side": ("structure", mp.structure_side),
+        "entries": ("structure", mp.entries),
+        "latency": ("structure", mp.latency, {"units": "cycles"}),
     }
     dv = {
         "accesses": (("side", "page_size"), accesses, {"units": "accesses", "long_name": "accesses by side and page size"}),
@@ -319,29 +426,22 @@ def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
         "walk_refs": (("side", "page_size"), cnt.walk_refs.copy(), {"units": "memory references", "long_name": "page-table memory references"}),
         "faults": (("page_size",), cnt.faults.copy(), {"units": "faults", "long_name": "first-touch page faults"}),
     }
-    page_state = st.page_state
+    touched_by_region, untouched_by_region = page_counts(st.page_state, cfg.reg_base, bool(cnt.prefaulted.any()))
+    reg_size = cfg.reg_size  # page-size index of each region
     pages_by_size = np.zeros(len(sizes), dtype=np.int64)
+    np.add.at(pages_by_size, reg_size, touched_by_region)
     untouched_by_size = np.zeros(len(sizes), dtype=np.int64)
-    touched_by_region = []
-    off = 0
-    for r in layout.regions:
-        t = int(np.count_nonzero(page_state[off : off + r.pages] == 1))
-        u = int(np.count_nonzero(page_state[off : off + r.pages] == 2))
-        touched_by_region.append(t)
-        pages_by_size[sizes.index(r.page_size)] += t
-        untouched_by_size[sizes.index(r.page_size)] += u
-        off += r.pages
+    np.add.at(untouched_by_size, reg_size, untouched_by_region)
     dv["pages_touched"] = (("page_size",), pages_by_size, {"units": "pages", "long_name": "distinct pages touched"})
     dv["prefaulted"] = (("page_size",), cnt.prefaulted.copy(), {"units": "pages", "long_name": "pages mapped by fault-around beside the faulting page"})
     dv["prefaulted_untouched"] = (("page_size",), untouched_by_size, {"units": "pages", "long_name": "prefaulted pages never touched"})
     dv["prefault_waste"] = (
         ("page_size",),
-        untouched_by_size * np.array(sizes, dtype=np.int64),
+        untouched_by_size * mp.page_size,
         {"units": "bytes", "long_name": "memory held by prefaulted pages never touched"},
     )
     mapped = np.zeros(len(sizes), dtype=np.int64)
-    for r in layout.regions:
-        mapped[sizes.index(r.page_size)] += r.pages
+    np.add.at(mapped, reg_size, np.diff(cfg.reg_base, append=st.page_state.shape[0]))  # pages of each region
     dv["pages_mapped"] = (("page_size",), mapped, {"units": "pages", "long_name": "pages the layout maps"})
     if pwcs:
         coords["pwc"] = ("pwc", [p.name for p in pwcs])
@@ -354,21 +454,39 @@ def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
         dv["hpt_secondary"] = (("page_size",), cnt.hpt_secondary.copy(), {"units": "walks", "long_name": "walks resolved in the secondary PTEG"})
         dv["hpt_evictions"] = ((), int(cnt.hpt_events[0]), {"units": "entries"})
         dv["hpt_refills"] = ((), int(cnt.hpt_events[1]), {"units": "faults", "long_name": "hash faults re-inserting an evicted entry"})
-    dv["region_pages_touched"] = (("region",), np.array(touched_by_region, dtype=np.int64), {"units": "pages"})
+    dv["region_pages_touched"] = (("region",), touched_by_region, {"units": "pages"})
     coords["region"] = ("region", region_labels(layout))
     return dv, coords
+
+
+def page_counts(page_state, reg_base, prefaulted: bool):
+    """Pages touched (state 1) and prefaulted but never touched (state 2) in each region
+    (``reg_base``: each region's first page), as int64 arrays. The states are 0 (unmapped), 1
+    and 2; with ``prefaulted`` False no page was ever mapped by fault-around, so none is in state
+    2 and one count of nonzero bytes per region (no temporary array) gives the touched pages."""
+    bounds = reg_base.tolist() + [page_state.shape[0]]
+    nz = [np.count_nonzero(page_state[a:b]) for a, b in zip(bounds, bounds[1:])]
+    if prefaulted:
+        untouched = [np.count_nonzero(page_state[a:b] == 2) for a, b in zip(bounds, bounds[1:])]
+    else:
+        untouched = [0] * len(nz)
+    return np.array(nz, dtype=np.int64) - untouched, np.array(untouched, dtype=np.int64)
 
 
 def region_labels(layout) -> list[str]:
     """One label per region, unique: a region the OS split (a THP region's huge part and its base-page
     head or tail) keeps its name with the page size added, then a number if that still repeats."""
     names = [r.name or f"region {i}" for i, r in enumerate(layout.regions)]
-    out = [n if names.count(n) == 1 else f"{n} ({format_size(r.page_size)})" for n, r in zip(names, layout.regions)]
+    count = Counter(names)
+    out = [n if count[n] == 1 else f"{n} ({format_size(r.page_size)})" for n, r in zip(names, layout.regions)]
+    count = Counter(out)  # the labels in ``out`` as it is renamed below
     seen: dict[str, int] = {}
     for i, n in enumerate(out):
-        if out.count(n) > 1:
+        if count[n] > 1:
             seen[n] = seen.get(n, 0) + 1
             out[i] = f"{n} #{seen[n]}"
+            count[n] -= 1
+            count[out[i]] += 1
     return out
 
 
@@ -386,33 +504,175 @@ def build_dataset(dv: dict, coords: dict, attrs: dict):
         return xr.Dataset(dv, coords=coords, attrs=attrs)
 
 
-def _direct(xr, dv, coords, attrs):
-    import pandas as pd
-    from xarray.core.indexes import PandasIndex
-
+def _direct(xr, dv, coords, attrs, order=None):
+    """``order``: the names of every variable, coordinates and data variables mixed, in the order
+    the Dataset keeps them (default: the coordinates, then the data variables)."""
     variables, indexes, dims = {}, {}, {}
+    make = _variable_maker(xr)
+    shapes = []  # (name, dims, shape) of every variable, to check their sizes agree
     for k, t in coords.items():
         d, vals = t[0], np.asarray(t[1])
-        at = dict(t[2]) if len(t) > 2 else {}
-        if k == d:  # a dimension coordinate: it gets a pandas index, as the constructor gives it
-            idx = PandasIndex(pd.Index(vals), d, coord_dtype=vals.dtype)
+        at = t[2] if len(t) > 2 else None
+        shapes.append((k, (d,) if isinstance(d, str) else tuple(d), vals.shape))
+        if k == d or (type(d) is tuple and d == (k,)):  # a dimension coordinate: it gets a pandas index, as the constructor gives it
+            idx, v = _dimension_index(k, vals)
             indexes[k] = idx
-            v = idx.create_variables()[k]
-            v.attrs.update(at)
+            if make is _variable:
+                v = v.copy(deep=False)
+                v.attrs = dict(at or {})
+            else:  # what copy(deep=False) gives: the same (immutable) index adapter, its own attrs
+                v = _shell(type(v), v._dims, v._data, dict(at) if at else None, copy.copy(v._encoding))
         else:
-            v = _variable(xr, d, vals, at)
+            v = make(xr, d, vals, at)
         variables[k] = v
     for k, (d, vals, at) in dv.items():
-        variables[k] = _variable(xr, d, vals, at)
-    for k, v in variables.items():
-        for name, size in zip(v.dims, v.shape):
+        variables[k] = v = make(xr, d, vals, at)
+        shapes.append((k, v._dims, v._data.shape))
+    for k, d, shape in shapes:
+        if len(d) != len(shape):
+            raise ValueError(f"internal error: variable {k!r} has dims {d} but shape {shape}")
+        for name, size in zip(d, shape):
             if dims.setdefault(name, size) != size:
                 raise ValueError(f"internal error: variable {k!r} has {name}={size}, another has {dims[name]}")
+    if order is not None:
+        if sorted(order) != sorted(variables):
+            raise ValueError(f"internal error: order {list(order)} names other variables than {list(variables)}")
+        variables = {k: variables[k] for k in order}
+        dims = {d: dims[d] for d in _dims_in_order(variables)}
     return xr.Dataset._construct_direct(variables, set(coords), dims, dict(attrs), indexes)
+
+
+def _dims_in_order(variables):
+    seen = {}
+    for v in variables.values():
+        for d in v._dims:
+            seen.setdefault(d, None)
+    return list(seen)
+
+
+def rebuilt(ds, steps, attrs_update=None):
+    """``ds`` after ``steps``, built once, as xarray builds it step by step: ("drop", name) as
+    ``ds.drop_vars(name)``; ("var", name, (dims, values[, attrs])) as ``ds[name] = ...``;
+    ("coord", name, (dims, values[, attrs])) as ``ds.assign_coords({name: ...})`` for a new name
+    (drop an existing coordinate first). A variable already there keeps its place, a new one goes
+    last; then ``ds.attrs.update(attrs_update)``. For a
+    Dataset pagesim has just built (numpy data, a pandas index on each dimension coordinate and
+    nothing else): the step-by-step way merges and aligns at every step, ~2 ms each."""
+    items = {}
+    coord_names = set(ds.coords)
+    for k, v in ds.variables.items():
+        items[k] = (v.dims, v.values, dict(v.attrs))
+    for step in steps:
+        op, name = step[0], step[1]
+        if op == "drop":
+            del items[name]
+            coord_names.discard(name)
+        elif op in ("var", "coord"):
+            if op == "coord" and name in items:  # xarray moves a replaced index: not modelled here
+                raise ValueError(f"internal error: coordinate {name!r} exists; drop it first")
+            if op == "var" and name in coord_names:
+                raise ValueError(f"internal error: {name!r} is a coordinate; set it with 'coord'")
+            items[name] = step[2]
+            if op == "coord":
+                coord_names.add(name)
+        else:
+            raise ValueError(f"internal error: unknown step {op!r}")
+    attrs = dict(ds.attrs)
+    attrs.update(attrs_update or {})
+    coords = {k: t for k, t in items.items() if k in coord_names}
+    dv = {k: t for k, t in items.items() if k not in coord_names}
+    import xarray as xr
+
+    try:
+        return _direct(xr, dv, coords, attrs, order=list(items))
+    except (AttributeError, TypeError, ImportError):  # an xarray without the direct path: step by step
+        out = ds.copy()
+        for step in steps:
+            if step[0] == "drop":
+                out = out.drop_vars(step[1])
+            elif step[0] == "var":
+                out[step[1]] = step[2]
+            else:
+                out = out.assign_coords({step[1]: step[2]})
+        out.attrs.update(attrs_update or {})
+        return out
+
+
+_SLOTS = {"_attrs", "_data", "_dims", "_encoding"}
+_MAKER: list = []
+
+
+def _variable_maker(xr):
+    """``_variable_shell`` when this xarray's Variable is what it is known to be (its slots, across
+    its classes, are exactly _attrs, _data, _dims and _encoding, and no instance dict) and a shell
+    equals what the constructor makes; else ``_variable`` (the constructor). Decided once."""
+    if not _MAKER:
+        ok = False
+        try:
+            slots, has_dict = set(), False
+            for cls in xr.IndexVariable.__mro__[:-1]:  # every class but object
+                sl = cls.__dict__.get("__slots__")
+                if sl is None:
+                    has_dict = True
+                slots |= {sl} if isinstance(sl, str) else set(sl or ())
+            if slots == _SLOTS and not has_dict:
+                a = np.arange(6, dtype=np.int64).reshape(2, 3)
+                want = _variable(xr, ("x", "y"), a, {"units": "u"})
+                got = _variable_shell(xr, ("x", "y"), a, {"units": "u"})
+                ok = all(getattr(want, n) is getattr(got, n) or getattr(want, n) == getattr(got, n) for n in ("_data", "_dims", "_attrs", "_encoding"))
+                ok = ok and type(got) is type(want) and _variable(xr, (), np.asarray(1.5), None)._attrs is _variable_shell(xr, (), 1.5, None)._attrs
+        except Exception:  # noqa: BLE001 - any surprise: use the constructor
+            ok = False
+        _MAKER.append(_variable_shell if ok else _variable)
+    return _MAKER[0]
+
+
+def _shell(cls, dims, data, attrs, encoding):
+    v = object.__new__(cls)
+    object.__setattr__(v, "_data", data)
+    object.__setattr__(v, "_dims", dims)
+    object.__setattr__(v, "_attrs", attrs)
+    object.__setattr__(v, "_encoding", encoding)
+    return v
+
+
+def _variable_shell(xr, dims, vals, attrs):
+    """``_variable`` without the constructor's argument handling (a quarter of the time): the
+    numpy array and dims set as the constructor's fast path sets them (empty attrs are None)."""
+    a = np.asarray(vals)
+    dims = (dims,) if isinstance(dims, str) else tuple(dims)
+    if a.dtype.kind not in "biufU" or len(dims) != a.ndim or len(set(dims)) != len(dims):
+        return _variable(xr, dims, vals, attrs)  # the constructor converts, or raises or warns
+    return _shell(xr.Variable, dims, a, dict(attrs) if attrs else None, None)
+
+
+_INDEXES: dict = {}
+_INDEXES_MAX = 512
+
+
+def _dimension_index(name: str, vals: np.ndarray):
+    """The xarray PandasIndex of dimension coordinate ``name`` with values ``vals``, and its
+    variable, as the Dataset constructor makes them. Kept for up to 512 short (name, values): making
+    a pandas Index costs 15-40 us and a call needs five or six, mostly the same ones (page sizes,
+    sides, structures, components). Sharing is safe: a pandas Index is immutable (its values are
+    read-only), and each Dataset gets a shallow copy of the variable with its own attrs."""
+    key = (name, vals.dtype.str, vals.shape, vals.tobytes()) if vals.size <= 64 else None  # long ones (a trace's regions) are not kept
+    hit = _INDEXES.get(key)
+    if hit is None:
+        import pandas as pd
+        from xarray.core.indexes import PandasIndex
+
+        idx = PandasIndex(pd.Index(vals), name, coord_dtype=vals.dtype)
+        hit = (idx, idx.create_variables()[name])
+        if key is not None:
+            if len(_INDEXES) >= _INDEXES_MAX:
+                _INDEXES.clear()
+            _INDEXES[key] = hit
+    return hit
 
 
 def _variable(xr, dims, vals, attrs):
     a = np.asarray(vals)
     if a.dtype.kind not in "biufU":  # anything else goes through xarray's own conversion
-        return xr.Variable(dims, vals, dict(attrs))
-    return xr.Variable((dims,) if isinstance(dims, str) else dims, a, dict(attrs), fastpath=True)
+        return xr.Variable(dims, vals, dict(attrs or {}))
+    return xr.Variable((dims,) if isinstance(dims, str) else dims, a, dict(attrs or {}), fastpath=True)

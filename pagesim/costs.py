@@ -53,6 +53,8 @@ def _slb_miss(v, m, work_cycles, ram):
 def _largest(v, value):
     """``value`` on the largest page size's column (charged once), 0.0 elsewhere."""
     ps = v["page_size"]
+    if value == 0.0 and not np.signbit(value):  # nothing to charge: what np.where gives, without the comparison
+        return np.zeros(ps.shape[0])
     return np.where(ps == ps.max(), value, 0.0)
 
 
@@ -94,7 +96,9 @@ def cost_variables(v, m, work_cycles: float, ram=None) -> tuple[dict, dict, dict
     may be missing or None. Returns (data variables, coordinates, attrs) to put in the Dataset:
     ``cycles`` by component and page size, ``total_cycles`` and the shares."""
     names = [n for n, _ in COMPONENTS]
-    cyc = np.stack([np.asarray(f(v, m, work_cycles, ram)).astype(float) for _, f in COMPONENTS])
+    cyc = np.empty((len(COMPONENTS), v["page_size"].shape[0]))  # float64, as each row is cast
+    for i, (_, f) in enumerate(COMPONENTS):
+        cyc[i] = f(v, m, work_cycles, ram)
     total = float(cyc.sum())
     trans = float(cyc[[names.index(n) for n in TRANSLATION]].sum())
     faults = float(cyc[[names.index(n) for n in FAULTS]].sum())

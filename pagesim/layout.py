@@ -61,6 +61,15 @@ class Region:
                 f"{n} length={self.length} is not a multiple of its page size {format_size(self.page_size)}; use Region.covering() to round it out"
             )
 
+    @classmethod
+    def _checked_already(cls, start: int, length: int, page_size: int, name: str, mode: str = "rw---", fault_around: int = 1, policy: str = "base") -> "Region":
+        """A Region from values its caller has already checked as ``__post_init__`` would (ints,
+        page size, alignment, policy), without checking them again: a layout covering a trace can
+        have hundreds of regions, and the checks cost ~5 us each."""
+        r = object.__new__(cls)
+        r.__dict__.update(start=start, length=length, page_size=page_size, name=name, mode=mode, fault_around=fault_around, policy=policy)
+        return r
+
     @property
     def end(self) -> int:
         return self.start + self.length
@@ -96,12 +105,7 @@ class Layout:
         for a, b in zip(regs, regs[1:]):
             if b.start < a.end:
                 raise ValueError(f"regions overlap: {a.name or 'region'} [{a.start:#x}, {a.end:#x}) and {b.name or 'region'} [{b.start:#x}, {b.end:#x})")
-        total = sum(r.pages for r in regs)
-        if total > MAX_PAGES:
-            raise ValueError(
-                f"layout maps {total} pages; pagesim simulates at most {MAX_PAGES} pages (2**28, one byte of state each): "
-                "use a larger page size or a smaller working set"
-            )
+        _check_total(sum(r.pages for r in regs))
         object.__setattr__(self, "regions", regs)
 
     @classmethod
@@ -122,27 +126,62 @@ class Layout:
             a = a.reshape(-1).astype(np.uint64)
         from ._kernels.regions import distinct_blocks
 
-        return cls.from_blocks(distinct_blocks(a, g.bit_length() - 1).tolist(), g, p, name)
+        b = distinct_blocks(a, g.bit_length() - 1)  # sorted, distinct
+        cut = np.flatnonzero(np.diff(b) != 1) + 1  # where a run of adjacent blocks ends
+        first = b[np.concatenate(([0], cut))]
+        last = b[np.concatenate((cut - 1, [b.shape[0] - 1]))]
+        return cls._from_runs(first.tolist(), (last - first + np.uint64(1)).tolist(), g, p, name, ordered=True)
 
     @classmethod
     def from_blocks(cls, blocks, block_size: int, page_size: int, name: str = "[ trace ]") -> "Layout":
         """Regions over the sorted block numbers ``blocks`` (each ``block_size`` bytes), adjacent
         blocks merged into one region of ``page_size`` pages."""
-        regions, run_start, prev = [], int(blocks[0]), int(blocks[0])
-        for b in list(blocks[1:]) + [None]:
+        blocks = [int(b) for b in blocks]
+        starts, counts, run_start, prev = [], [], blocks[0], blocks[0]
+        for b in blocks[1:] + [None]:
             if b is not None and b == prev + 1:
                 prev = b
                 continue
-            regions.append(Region(run_start * block_size, (prev - run_start + 1) * block_size, page_size, f"{name} {len(regions)}"))
+            starts.append(run_start)
+            counts.append(prev - run_start + 1)
             if b is not None:
                 run_start = prev = b
-        return cls(tuple(regions))
+        return cls._from_runs(starts, counts, block_size, page_size, name)
+
+    @classmethod
+    def _from_runs(cls, starts, counts, block_size, page_size, name: str, ordered: bool = False) -> "Layout":
+        """Region i covers blocks ``starts[i]`` to ``starts[i] + counts[i] - 1`` (Python ints).
+        ``ordered``: the runs are known sorted, apart and not adjacent (covering_addresses)."""
+        # the first region is checked in full; the others differ only in start and length, both
+        # multiples of block_size: when that is a multiple of the page size they pass the same checks
+        first = Region(starts[0] * block_size, counts[0] * block_size, page_size, f"{name} 0")
+        p = first.page_size
+        trusted = type(block_size) is int and block_size > 0 and block_size % p == 0 and min(starts) >= 0 and min(counts) > 0
+        make = Region._checked_already if trusted else Region
+        regions = (first,) + tuple(make(s * block_size, n * block_size, p, f"{name} {i}") for i, (s, n) in enumerate(zip(starts[1:], counts[1:]), 1))
+        if not (ordered and trusted):
+            return cls(regions)
+        _check_total(sum(counts) * (block_size // p))
+        layout = object.__new__(cls)
+        object.__setattr__(layout, "regions", regions)
+        return layout
 
     def check_machine(self, machine) -> None:
         limit = 1 << min(machine.va_bits, 63)
         base = machine.base_page
-        for r in self.regions:
-            machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
+        sizes_ok = set()  # page sizes already checked (the check depends on the size alone)
+        regs = self.regions
+        end = regs[-1].end  # regions are sorted and never overlap: the last one ends highest
+        if end < 1 << 63 and end <= limit and all(r.policy == "base" for r in regs):
+            for r in regs:  # then only a page size can be wrong: name the first region that has it
+                if r.page_size not in sizes_ok:
+                    machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
+                    sizes_ok.add(r.page_size)
+            return
+        for r in regs:
+            if r.page_size not in sizes_ok:
+                machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
+                sizes_ok.add(r.page_size)
             if r.end >= 1 << 63:
                 raise ValueError(
                     f"region {r.name!r} ends at {r.end:#x}: pagesim simulates regions that end below 2**63 "
@@ -199,6 +238,14 @@ class Layout:
             {"name": r.name, "start": r.start, "length": r.length, "page_size": r.page_size, "mode": r.mode, "fault_around": r.fault_around, "policy": r.policy}
             for r in self.regions
         ]
+
+
+def _check_total(total: int) -> None:
+    if total > MAX_PAGES:
+        raise ValueError(
+            f"layout maps {total} pages; pagesim simulates at most {MAX_PAGES} pages (2**28, one byte of state each): "
+            "use a larger page size or a smaller working set"
+        )
 
 
 def pmap(ds, title: str | None = None) -> str:

@@ -120,6 +120,8 @@ def backing_regions(r: Region, huge, base_page: int) -> list[Region]:
 def granted(layout: Layout, base_page: int) -> Layout:
     """The backing when every request is granted: every whole chunk of a THP/MPSS region is a
     huge page, its partial head and tail chunks base pages. Other regions are kept as they are."""
+    if all(r.policy == "base" for r in layout.regions):
+        return layout  # nothing to check (_check_huge passes every base region) or split
     for r in layout.regions:
         _check_huge(r, base_page)
     if not any(r.policy in CHUNKED for r in layout.regions):

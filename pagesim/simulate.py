@@ -43,10 +43,12 @@ def resolve_programmable(m: Machine, layout: Layout) -> tuple[Machine, dict]:
     """Program each programmable structure to the large size with the most mapped pages, when it has
     at least 8 (the Solaris rule for UltraSPARC III Cu); otherwise leave it unused."""
     programmed = {}
-    by_size = layout.pages_by_size()
+    by_size = None
     for s in m.structures:
         if not s.programmable:
             continue
+        if by_size is None:
+            by_size = layout.pages_by_size()
         cands = [(by_size.get(p, 0), p) for p in s.sizes]
         pages, p = max(cands)
         if pages >= PROGRAM_THRESHOLD:
@@ -177,8 +179,11 @@ def simulate(
         pressure = run_pressure(layout, w.chunks(bases, int(chunk_size), seed), ram)
     m_eff, programmed = resolve_programmable(m, layout)
     # _chunk_hook (pagesim.timing): called after each chunk with (addresses, kinds, cfg, st); the
-    # kernel then logs every walk with its access index, and the hook empties the log
-    cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, layout, seed, log_walks=int(chunk_size) if _chunk_hook is not None else 0)
+    # kernel then logs every walk with its access index, and the hook empties the log. The log holds
+    # one chunk's walks: a chunk is at most chunk_size accesses and never more than the workload has
+    # (a 24 MiB log zeroed for a 1,000-access run took 4 ms); run_chunks checks every chunk fits.
+    log = min(int(chunk_size), max(1, int(w.n_accesses))) if _chunk_hook is not None else 0
+    cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, layout, seed, log_walks=log)
     run_chunk = E.choose_kernel(specialize, cfg, w)
     E.run_chunks(
         w.chunks(bases, int(chunk_size), seed),
@@ -191,7 +196,7 @@ def simulate(
         desc=f"{m.name} {w.label}",
         progress=progress,
         chunk_hook=_chunk_hook,
-        chunk_size=int(chunk_size),
+        chunk_size=log,
     )
     dv, coords = E.dataset_parts(m_eff, layout, cfg, cnt, st, structs, pwcs)
     attrs = E.provenance(
@@ -201,7 +206,7 @@ def simulate(
         layout,
         seed,
         workload_params=json.dumps({k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in w.params().items()}),
-        requested_layout=json.dumps(requested.to_records()),
+        requested_layout=E.layout_json(requested),
         backing=json.dumps(backing) if backing is not None else "every request granted (no PhysicalMemory given)",
         page_size_requested=parse_page_size(page_size) if page_size is not None else 0,
     )

@@ -317,20 +317,29 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
         raise TypeError("simulate_timed() got an unexpected keyword argument '_chunk_hook'")
     replay = _Replay(m, h)
     ds = simulate(m, workload, work_cycles=work_cycles, _chunk_hook=replay, **kwargs)
-    ds = ds.assign_coords(cache_level=("cache_level", h.names))
-    ds["cache_latency"] = (("cache_level",), h.latencies, {"units": "cycles", "long_name": "load-to-use latency of the serving level"})
-    ds["data_level_hits"] = (
-        ("cache_level", "page_size"),
-        replay.data_hits,
-        {"units": "accesses", "long_name": "data accesses served by each cache level (memory last)"},
-    )
-    ds["walk_level_hits"] = (
-        ("cache_level", "page_size"),
-        replay.walk_hits,
-        {"units": "references", "long_name": "page-walk references served by each cache level (memory last)"},
-    )
-    ds.attrs["walk_base_cycles"] = float(m.costs.walk_base_cycles)
-    ds.attrs["hierarchy"] = json.dumps(
+    # what the timing model adds, then its prices, applied in one build (pagesim._engine.rebuilt)
+    # as the step-by-step xarray way (ds.assign_coords, ds[...] = ..., timed_cycles) gives them
+    steps = [
+        ("coord", "cache_level", ("cache_level", h.names)),
+        ("var", "cache_latency", (("cache_level",), h.latencies, {"units": "cycles", "long_name": "load-to-use latency of the serving level"})),
+        (
+            "var",
+            "data_level_hits",
+            (("cache_level", "page_size"), replay.data_hits, {"units": "accesses", "long_name": "data accesses served by each cache level (memory last)"}),
+        ),
+        (
+            "var",
+            "walk_level_hits",
+            (
+                ("cache_level", "page_size"),
+                replay.walk_hits,
+                {"units": "references", "long_name": "page-walk references served by each cache level (memory last)"},
+            ),
+        ),
+    ]
+    attrs = dict(ds.attrs)
+    attrs["walk_base_cycles"] = float(m.costs.walk_base_cycles)
+    attrs["hierarchy"] = json.dumps(
         {
             "name": h.name,
             "inclusion": h.inclusion,
@@ -339,7 +348,20 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
             "assumed": list(h.assumed),
         }
     )
-    return timed_cycles(ds, mlp=mlp, walk_mlp=walk_mlp)
+    new = {step[1]: np.asarray(step[2][1]) for step in steps}
+    comp_names = list(ds["component"].values)
+    cycles = ds["cycles"].values
+
+    def get(k):
+        if k in ("walks", "accesses"):  # by page size: summed over sides, the first dimension here
+            return ds[k].values.sum(axis=0)
+        return new[k] if k in new else ds[k].values
+
+    price, upd = _pricing(get, lambda c: cycles[comp_names.index(c)], attrs, len(h.names), lambda: list(h.names), mlp, walk_mlp, None, None)
+    from ._engine import rebuilt
+
+    added = {k: attrs[k] for k in ("walk_base_cycles", "hierarchy")}
+    return rebuilt(ds, steps + [("drop", "cycles"), ("drop", "component")] + price, {**added, **upd})
 
 
 COMPONENTS = ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss", "fault", "swap")
@@ -353,12 +375,39 @@ def timed_cycles(
     the ones the result was priced with. Returns a new Dataset with ``cycles`` and the shares."""
     if "data_level_hits" not in ds:
         raise ValueError("timed_cycles needs a simulate_timed() result (it has data_level_hits and walk_level_hits)")
-    mlp = float(ds.attrs.get("mlp", 1.0)) if mlp is None else check_number("mlp", mlp, 1.0, MAX_MLP)
-    walk_mlp = float(ds.attrs.get("walk_mlp", 1.0)) if walk_mlp is None else check_number("walk_mlp", walk_mlp, 1.0, MAX_MLP)
-    wc = float(ds.attrs["work_cycles_per_access"]) if work_cycles is None else check_number("work_cycles", work_cycles, 0)
-    nl = ds.sizes["cache_level"]
+    steps, upd = _pricing(
+        lambda k: ds[k].sum("side").values if k in ("walks", "accesses") else ds[k].values,
+        lambda c: ds["cycles"].sel(component=c).values,
+        ds.attrs,
+        ds.sizes["cache_level"],
+        lambda: ds["cache_level"].values.tolist(),
+        mlp,
+        walk_mlp,
+        work_cycles,
+        latencies,
+    )
+    ds = ds.drop_vars(["cycles", "component"], errors="ignore")
+    for op, name, value in steps:
+        if op == "coord":
+            ds = ds.assign_coords({name: value})
+        else:
+            ds[name] = value
+    ds.attrs.update(upd)
+    return ds
+
+
+def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles, latencies):
+    """The timing model's prices from the counters: ``get(name)`` gives a variable's values
+    (``walks`` and ``accesses`` summed over sides),
+    ``component(c)`` the row of the old ``cycles`` for component c, ``attrs`` the Dataset's attrs,
+    ``nl`` the cache levels (memory last), ``level_names()`` their names. Returns the steps that
+    set ``cycles`` (after it and ``component`` are dropped), ``component`` and the shares, as
+    (op, name, (dims, values, attrs)) for pagesim._engine.rebuilt, and the attrs to update."""
+    mlp = float(attrs.get("mlp", 1.0)) if mlp is None else check_number("mlp", mlp, 1.0, MAX_MLP)
+    walk_mlp = float(attrs.get("walk_mlp", 1.0)) if walk_mlp is None else check_number("walk_mlp", walk_mlp, 1.0, MAX_MLP)
+    wc = float(attrs["work_cycles_per_access"]) if work_cycles is None else check_number("work_cycles", work_cycles, 0)
     if latencies is None:
-        lat = ds["cache_latency"].values.astype(float)
+        lat = get("cache_latency").astype(float)
     else:
         try:
             lat = np.asarray(latencies, dtype=float)
@@ -366,27 +415,29 @@ def timed_cycles(
             raise TypeError(f"latencies={latencies!r} must be a sequence of {nl} cycle counts (cache levels, memory last)") from None
         if lat.shape != (nl,) or not np.isfinite(lat).all() or (lat < 0).any() or (np.diff(lat) < 0).any():
             raise ValueError(
-                f"latencies={np.atleast_1d(lat).tolist()!r} must be {nl} finite cycle counts >= 0, not decreasing outward "
-                f"(levels {ds['cache_level'].values.tolist()})"
+                f"latencies={np.atleast_1d(lat).tolist()!r} must be {nl} finite cycle counts >= 0, not decreasing outward (levels {level_names()})"
             )
-    old = ds["cycles"]
-    walks = ds["walks"].sum("side").values.astype(float)
-    base = float(ds.attrs["walk_base_cycles"])
-    walk = (walks * base + (ds["walk_level_hits"].values * lat[:, None]).sum(axis=0)) / walk_mlp
-    stall = (ds["data_level_hits"].values[1:] * (lat[1:, None] - lat[0])).sum(axis=0) / mlp
-    work = ds["accesses"].sum("side").values.astype(float) * wc
-    comps = {c: old.sel(component=c).values.astype(float) for c in ("tlb_hit_latency", "slb_miss", "fault", "swap")}
+    walks = get("walks").astype(float)
+    base = float(attrs["walk_base_cycles"])
+    walk = (walks * base + (get("walk_level_hits") * lat[:, None]).sum(axis=0)) / walk_mlp
+    stall = (get("data_level_hits")[1:] * (lat[1:, None] - lat[0])).sum(axis=0) / mlp
+    work = get("accesses").astype(float) * wc
+    comps = {c: np.asarray(component(c)).astype(float) for c in ("tlb_hit_latency", "slb_miss", "fault", "swap")}
     comps.update(work=work, data_stall=stall, walk=walk)
     arr = np.stack([comps[c] for c in COMPONENTS])
-    ds = ds.drop_vars(["cycles", "component"], errors="ignore")
-    ds["cycles"] = (("component", "page_size"), arr, {"units": "cycles", "long_name": "modelled cycles by component and page size (timing model)"})
-    ds = ds.assign_coords(component=list(COMPONENTS))
     total = float(arr.sum())
     trans = float(sum(comps[c].sum() for c in ("tlb_hit_latency", "walk", "slb_miss")))
-    ds["total_cycles"] = ((), total, {"units": "cycles"})
-    ds["translation_share"] = ((), trans / total if total else 0.0, {"units": "1", "long_name": "share of modelled time in TLB-miss handling"})
-    ds["data_stall_share"] = ((), float(stall.sum()) / total if total else 0.0, {"units": "1", "long_name": "share of modelled time stalled on data beyond L1"})
-    ds["fault_share"] = ((), float(comps["fault"].sum()) / total if total else 0.0, {"units": "1"})
-    ds["swap_share"] = ((), float(comps["swap"].sum()) / total if total else 0.0, {"units": "1"})
-    ds.attrs.update(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()))
-    return ds
+    steps = [
+        ("var", "cycles", (("component", "page_size"), arr, {"units": "cycles", "long_name": "modelled cycles by component and page size (timing model)"})),
+        ("coord", "component", ("component", list(COMPONENTS))),
+        ("var", "total_cycles", ((), total, {"units": "cycles"})),
+        ("var", "translation_share", ((), trans / total if total else 0.0, {"units": "1", "long_name": "share of modelled time in TLB-miss handling"})),
+        (
+            "var",
+            "data_stall_share",
+            ((), float(stall.sum()) / total if total else 0.0, {"units": "1", "long_name": "share of modelled time stalled on data beyond L1"}),
+        ),
+        ("var", "fault_share", ((), float(comps["fault"].sum()) / total if total else 0.0, {"units": "1"})),
+        ("var", "swap_share", ((), float(comps["swap"].sum()) / total if total else 0.0, {"units": "1"})),
+    ]
+    return steps, dict(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()))
