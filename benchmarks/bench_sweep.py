@@ -166,7 +166,7 @@ def main(argv=None) -> int:
     cpu_ratio = min(cpu["threads, workers=2"]) / min(cpu["serial"])
     print(
         f"CPU seconds, workers=2 vs serial: {cpu_ratio:.2f}x (above 1: the threads slow each other, e.g. sharing caches); "
-        f"bound with it: {2 / (1 + f) / cpu_ratio:.2f}x"
+        f"bound with it: {min(2.0, 2 / (1 + f) / cpu_ratio):.2f}x"
     )
     if max(used) < 0.9:
         print(
