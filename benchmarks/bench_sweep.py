@@ -8,7 +8,15 @@ The points: 5 machines x 4 workloads x 10 seeds, ``--accesses`` each. The three 
 turn, ``--repeat`` rounds (interleaved, so a busy moment of a shared machine does not fall on one
 way only); the table shows the best round of each, the spread over rounds and the ratio of best
 times against serial. Kernels are compiled and the cluster's workers warmed before timing.
-Exit status 1 if the results differ.
+Exit status 1 if the results differ, or if a kernel a point calls does not release the GIL.
+
+Beside the ratios, measured on a shared machine and so noisy, it prints a load-independent figure:
+the share of a serial sweep's CPU time (this thread's, time.thread_time) spent holding the GIL,
+i.e. outside the nogil numba kernels (workload setup, layout, kernel inputs, Dataset and costs,
+the final concatenation), and the workers=2 speed-up that share allows: 2/(1+f) if GIL-held work
+never overlaps the other thread's kernels (Amdahl), min(2, 1/f) if it always does. Each kernel
+call from Python is timed by wrapping numba's dispatcher (its argument unboxing, done with the
+GIL held, counts as kernel time: tens of microseconds a call, against milliseconds of kernel).
 """
 
 from __future__ import annotations
@@ -33,6 +41,75 @@ def axes(accesses: int, seeds: int) -> tuple[dict, dict]:
     return {"machine": MACHINES, "workload": ws, "seed": list(range(seeds))}, dict(progress=False)
 
 
+def gil_profile(ax: dict, fixed: dict) -> dict:
+    """One serial sweep with every numba kernel call from Python timed (thread CPU time), and the
+    final concatenation timed: where the GIL is held. Also checks that every dispatcher called
+    was compiled nogil (names of those that were not in ``not_nogil``)."""
+    from numba.core.registry import CPUDispatcher
+
+    sweep_mod = sys.modules["pagesim.sweep"]
+    base_call = CPUDispatcher.__call__  # numba's own call (the C dispatcher's, inherited)
+    kern = {"t": 0.0, "calls": 0, "names": {}}
+
+    def timed_call(self, *a, **k):
+        t = time.thread_time()
+        try:
+            return base_call(self, *a, **k)
+        finally:
+            kern["t"] += time.thread_time() - t
+            kern["calls"] += 1
+            kern["names"][self.py_func.__qualname__] = bool(self.targetoptions.get("nogil"))
+
+    concat = {"t": 0.0}
+    orig_concat = sweep_mod._concat
+
+    def timed_concat(*a, **k):
+        t = time.thread_time()
+        try:
+            return orig_concat(*a, **k)
+        finally:
+            concat["t"] += time.thread_time() - t
+
+    if "__call__" in vars(CPUDispatcher):
+        raise RuntimeError("numba's CPUDispatcher defines __call__ itself: this timing wrapper would not be exact")
+    CPUDispatcher.__call__ = timed_call
+    sweep_mod._concat = timed_concat
+    try:
+        t = time.thread_time()
+        pagesim.sweep(ax, **fixed)
+        total = time.thread_time() - t
+    finally:
+        sweep_mod._concat = orig_concat
+        del CPUDispatcher.__call__
+    return {
+        "total": total,
+        "kernels": kern["t"],
+        "calls": kern["calls"],
+        "concat": concat["t"],
+        "called": sorted(kern["names"]),
+        "not_nogil": sorted(k for k, v in kern["names"].items() if not v),
+    }
+
+
+def print_gil(g: dict, npoints: int) -> float:
+    held = g["total"] - g["kernels"]
+    f = held / g["total"]
+    print(f"GIL held in a serial sweep (this thread's CPU time, so load-independent): f = {100 * f:.1f}% of {g['total']:.2f} s")
+    print(
+        f"  inside nogil kernels: {g['kernels']:.2f} s ({g['calls']} calls, {1000 * g['kernels'] / npoints:.1f} ms a point); "
+        f"GIL held: {1000 * (held - g['concat']) / npoints:.2f} ms a point + {g['concat']:.2f} s final concat"
+    )
+    print(
+        f"  workers=2 speed-up this allows: {2 / (1 + f):.2f}x if GIL-held work never overlaps a kernel (Amdahl 2/(1+f)), "
+        f"{min(2.0, 1 / f):.2f}x at best (min(2, 1/f))"
+    )
+    if g["not_nogil"]:
+        print(f"  kernels called WITHOUT nogil (they hold the GIL): {', '.join(g['not_nogil'])}")
+    else:
+        print(f"  every kernel a point calls releases the GIL (nogil): {', '.join(g['called'])}")
+    return f
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--accesses", type=int, default=1_000_000, help="accesses per point")
@@ -49,6 +126,7 @@ def main(argv=None) -> int:
     )
     warm_ax, _ = axes(2000, 1)
     pagesim.sweep(warm_ax, **fixed)  # compile and load every kernel the points use
+    gil = gil_profile(ax, fixed)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
         pagesim.sweep(warm_ax, client=client, **fixed)  # each worker process loads its kernels
         ways = {
@@ -57,12 +135,14 @@ def main(argv=None) -> int:
             "LocalCluster, 2 workers": lambda: pagesim.sweep(ax, client=client, **fixed),
         }
         times = {k: [] for k in ways}
+        cpu = {k: [] for k in ways}  # this process's CPU seconds (a LocalCluster's run in its workers: not counted)
         results = {}
         for _ in range(args.repeat):
             for k, fn in ways.items():
-                t = time.perf_counter()
+                c, t = time.process_time(), time.perf_counter()
                 results[k] = fn()
                 times[k].append(time.perf_counter() - t)
+                cpu[k].append(time.process_time() - c)
     ok = True
     for k in ways:
         try:
@@ -72,11 +152,27 @@ def main(argv=None) -> int:
             print(f"{k}: result DIFFERS from serial: {str(e)[:300]}")
     if ok:
         print("results identical (assert_identical) to the serial sweep: threads and LocalCluster")
+    f = print_gil(gil, npoints)
+    ok = ok and not gil["not_nogil"]
     best_serial = min(times["serial"])
-    print(f"{'how':<26} {'best s':>8} {'spread s':>10} {'points/s':>9} {'vs serial':>10}")
+    print(f"{'how':<26} {'best s':>8} {'spread s':>10} {'points/s':>9} {'vs serial':>10} {'CPU s':>8} {'cores used':>11}")
     for k, ts in times.items():
         b = min(ts)
-        print(f"{k:<26} {b:>8.2f} {max(ts) - b:>10.2f} {npoints / b:>9.1f} {best_serial / b:>9.2f}x")
+        i = ts.index(b)
+        c = f"{cpu[k][i]:>8.2f} {cpu[k][i] / b:>11.2f}" if not k.startswith("LocalCluster") else f"{'-':>8} {'-':>11}"
+        print(f"{k:<26} {b:>8.2f} {max(ts) - b:>10.2f} {npoints / b:>9.1f} {best_serial / b:>9.2f}x {c}")
+    print(f"{'bound from GIL share f':<26} {'':>8} {'':>10} {'':>9} {2 / (1 + f):>6.2f}-{min(2.0, 1 / f):.2f}x (2/(1+f) .. min(2, 1/f))")
+    used = [c / t for c, t in zip(cpu["serial"], times["serial"])]
+    cpu_ratio = min(cpu["threads, workers=2"]) / min(cpu["serial"])
+    print(
+        f"CPU seconds, workers=2 vs serial: {cpu_ratio:.2f}x (above 1: the threads slow each other, e.g. sharing caches); "
+        f"bound with it: {min(2.0, 2 / (1 + f) / cpu_ratio):.2f}x"
+    )
+    if max(used) < 0.9:
+        print(
+            f"the serial sweep got at most {max(used):.2f} of a core: the machine is busy with other work, so the wall-clock "
+            "ratios above say more about the load than about sweep()"
+        )
     return 0 if ok else 1
 
 

@@ -79,24 +79,79 @@ def _concat(parts: list, xr):
     variables with the run's dimensions where they differ."""
     aux = {}
     for ds in parts:
-        for name, c in ds.coords.items():
-            if name not in ds.indexes and len(c.dims) == 1:
+        for name, c in ds.coords.variables.items():
+            if name not in ds.xindexes and c.ndim == 1:
                 aux.setdefault(name, c.dims[0])
-    parts = [ds.reset_coords([c for c in aux if c in ds.coords]) for ds in parts]
-    out = xr.concat(parts, dim="run", join="outer", data_vars="all", coords="minimal", compat="equals", combine_attrs="drop_conflicts")
+    out = _concat_grouped(parts, aux, xr)
     for name, dim in aux.items():
         values = {}
         agree = True
         for ds in parts:
-            if name not in ds:
+            if name not in ds.variables:
                 continue
-            for key, v in zip(ds[dim].values.tolist(), ds[name].values.tolist()):
+            for key, v in zip(ds.variables[dim].values.tolist(), ds.variables[name].values.tolist()):
                 if values.setdefault(key, v) != v:
                     agree = False
         if agree:
-            attrs = next(ds[name].attrs for ds in parts if name in ds)
+            attrs = next(ds.variables[name].attrs for ds in parts if name in ds.variables)
             out = out.drop_vars(name).assign_coords({name: (dim, [values.get(k) for k in out[dim].values.tolist()], attrs)})
     return out
+
+
+_CONCAT = dict(dim="run", join="outer", data_vars="all", coords="minimal", compat="equals")
+
+
+def _signature(ds) -> tuple:
+    """What decides how a run aligns with others: its variables (name, dims, dtype), which are
+    coordinates, and its indexes' labels. Runs with one signature need no reindexing among themselves."""
+    return (
+        tuple((k, v.dims, v.dtype.str) for k, v in ds.variables.items()),
+        tuple(ds.coords),
+        tuple((k, tuple(ix.tolist())) for k, ix in ds.indexes.items()),
+    )
+
+
+def _concat_grouped(parts: list, aux: dict, xr):
+    """``xr.concat`` of the runs, the coordinates in ``aux`` made data variables first, with
+    ``join="outer"``, ``data_vars="all"``, ``coords="minimal"``, ``combine_attrs="drop_conflicts"``:
+    the same Dataset, faster. An outer join reindexes every run whose labels differ from the
+    union (every run of a sweep over machines or workloads): ~25 ms a run with the GIL held, so a
+    200-point sweep spent longer concatenating than simulating. Runs with one signature (same
+    machine and layout) are stacked first without reindexing, then the groups are joined (one
+    reindex per group) and the runs put back in sweep order. Attributes are combined over all
+    runs at once, as a flat concat does (drop_conflicts group by group is not the same)."""
+    groups: dict = {}
+    for i, ds in enumerate(parts):
+        groups.setdefault(_signature(ds), []).append(i)
+    if len(groups) == len(parts):
+        return xr.concat([ds.reset_coords([c for c in aux if c in ds.coords]) for ds in parts], **_CONCAT, combine_attrs="drop_conflicts")
+    out = xr.concat([_stack([parts[i] for i in g], aux, xr) for g in groups.values()], **_CONCAT, combine_attrs="drop_conflicts")
+    order = np.array([i for g in groups.values() for i in g], dtype=np.int64)
+    if not np.array_equal(order, np.arange(len(parts))):
+        out = out.isel(run=np.argsort(order, kind="stable"))
+    try:
+        from xarray.structure.merge import merge_attrs
+    except ImportError:  # xarray before 2025.x
+        from xarray.core.merge import merge_attrs
+    out.attrs = merge_attrs([ds.attrs for ds in parts], "drop_conflicts") or {}
+    for k, v in out.variables.items():
+        v.attrs = merge_attrs([ds.variables[k].attrs for ds in parts if k in ds.variables], "drop_conflicts") or {}
+    return out
+
+
+def _stack(parts: list, aux: dict, xr):
+    """Runs of one signature concatenated along "run" as xr.concat does after ``reset_coords(aux)``
+    (data variables stacked with "run" first; indexes and other coordinates, equal in every run,
+    kept once), without its per-variable, per-run overhead. Attributes are set by the caller."""
+    first = parts[0]
+    reset = [k for k in first.coords if k in aux]
+    keep = {k: v for k, v in first.coords.variables.items() if k not in reset}
+    if len(parts) == 1 or any(not all(p.variables[k].equals(v) for p in parts[1:]) for k, v in keep.items() if k not in first.xindexes):
+        return xr.concat([p.reset_coords(reset) for p in parts], **_CONCAT, combine_attrs="drop_conflicts")  # let xarray handle (or refuse) them
+    data = {
+        k: xr.Variable(("run", *v.dims), np.stack([p.variables[k].values for p in parts]), dict(v.attrs)) for k, v in first.variables.items() if k not in keep
+    }
+    return xr.Dataset(data, coords=first.coords.to_dataset().drop_vars(reset).coords, attrs=dict(first.attrs))
 
 
 def _point(kw: dict, names: list):

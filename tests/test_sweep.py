@@ -132,3 +132,54 @@ def test_every_kernel_releases_the_gil():
     found.append(("specialised", "translate_chunk", run_chunk.__globals__["translate_chunk"]))
     assert len(found) > 20
     assert [(m, k) for m, k, f in found if not f.targetoptions.get("nogil")] == []
+
+
+def _flat_concat(parts):
+    """The reference: one xr.concat over every run (what sweep did before runs were grouped),
+    machine-specific coordinates set aside and put back where every run agrees."""
+    aux = {}
+    for ds in parts:
+        for name, c in ds.coords.items():
+            if name not in ds.indexes and len(c.dims) == 1:
+                aux.setdefault(name, c.dims[0])
+    parts = [ds.reset_coords([c for c in aux if c in ds.coords]) for ds in parts]
+    out = xr.concat(parts, dim="run", join="outer", data_vars="all", coords="minimal", compat="equals", combine_attrs="drop_conflicts")
+    for name, dim in aux.items():
+        values, agree = {}, True
+        for ds in parts:
+            if name in ds:
+                for key, v in zip(ds[dim].values.tolist(), ds[name].values.tolist()):
+                    agree &= values.setdefault(key, v) == v
+        if agree:
+            attrs = next(ds[name].attrs for ds in parts if name in ds)
+            out = out.drop_vars(name).assign_coords({name: (dim, [values.get(k) for k in out[dim].values.tolist()], attrs)})
+    return out
+
+
+@pytest.mark.parametrize(
+    "axes",
+    [
+        # seed first: runs of one machine and workload are interleaved with others, so grouping reorders
+        {"seed": [0, 3], "machine": ["skylake", "power6", "ultrasparc-iii"], "workload": [AXES["workload"][0], AXES["workload"][2]]},
+        {"machine": ["skylake", "zen4"], "page_size": ["4K", "2M"], "ram": [None, pagesim.Ram("96M")]},
+        {"seed": [0, 1, 2]},  # one signature: a single group
+        {"machine": ["skylake", "power6", "zen4"]},  # no two runs alike: no groups
+    ],
+)
+def test_grouped_concat_is_one_flat_concat(axes):
+    """sweep concatenates runs of one machine and layout first, then the groups: the same Dataset
+    (values, dtypes, attributes, variable order) as one xr.concat over every run."""
+    import itertools
+
+    from pagesim.sweep import _concat, _point
+
+    fixed = dict(machine="skylake", workload="random", working_set="40M", accesses=2000)
+    fixed = {k: v for k, v in fixed.items() if k not in axes and not ("workload" in axes and k in ("working_set", "accesses"))}
+    names = list(axes)
+    parts = [_point({**fixed, **dict(zip(names, combo))}, names) for combo in itertools.product(*axes.values())]
+    got, want = _concat(parts, xr), _flat_concat(parts)
+    xr.testing.assert_identical(got, want)
+    assert list(got.variables) == list(want.variables)
+    assert list(got.attrs) == list(want.attrs)
+    for k, v in want.variables.items():
+        assert got[k].dtype == v.dtype and list(got[k].attrs.items()) == list(v.attrs.items()), k
