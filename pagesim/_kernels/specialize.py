@@ -68,7 +68,7 @@ def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
     )
 
 
-MODE_LOOKUP = {K.ORDER_LRU: "lk_order", K.ORDER_FIFO: "lk_order", K.STAMP_LRU: "lk_stamp", K.STAMP_FIFO: "lk_stamp", K.RANDOM_FILL: "lk_random"}
+MODE_LOOKUP = {K.ORDER_LRU: "lk_order", K.ORDER_FIFO: "lk_order", K.LIST_LRU: "lk_list", K.LIST_FIFO: "lk_list", K.RANDOM_FILL: "lk_random"}
 _WALKER_BLOCKS = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB}
 
 
