@@ -81,6 +81,16 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     )[1:].copy()
     if order.size == 0:
         order = np.zeros(1, dtype=np.uint64)
+    # LIST_* structures (more than 16 ways): recency lists 0, 1, 2, ... and an empty hash table each
+    nslots = int((sets * pways).sum())
+    listed = np.isin(mode, LIST_MODES)
+    links = np.full(2 * nslots if listed.any() else 1, -1, dtype=np.int64)
+    set_hash = np.zeros(max(1, int(sets.sum())), dtype=np.int64)
+    hsize = 0
+    for s in np.flatnonzero(listed):
+        links[2 * base[s] : 2 * (base[s] + sets[s] * pways[s])] = initial_links(int(sets[s]), int(ways[s]), int(pways[s]))
+        set_hash[obase[s] : obase[s] + sets[s]] = hsize
+        hsize += 2 * K.HASH_FACTOR * int(sets[s] * ways[s])
     tag_shift = np.zeros((ns, nk), dtype=np.int64)
     for i, s in enumerate(tlbs):
         for z, p in enumerate(sizes):
@@ -119,6 +129,7 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
         st_base=base,
         st_pways=pways,
         st_obase=obase,
+        set_hash=set_hash,
         tag_shift=tag_shift,
         chain=chain,
         reg_start=np.array([r.start for r in regs], dtype=np.int64),
@@ -141,16 +152,11 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     )
     total = int(reg_pages.sum())
     hashed = w.kind == "hashed"
-    nslots = int((sets * pways).sum())
-    listed = np.isin(mode, LIST_MODES)
-    links = np.full(2 * nslots if listed.any() else 1, -1, dtype=np.int64)
-    for s in np.flatnonzero(listed):
-        links[2 * base[s] : 2 * (base[s] + sets[s] * pways[s])] = initial_links(int(sets[s]), int(ways[s]), int(pways[s]))
     st = K.State(
         tags=np.full(max(1, nslots), -1, dtype=np.int64),
         links=links,
         order=order,
-        htab=np.full(4 * nslots if listed.any() else 1, -1, dtype=np.int64),
+        htab=np.full(max(1, hsize), -1, dtype=np.int64),
         rng=np.array([(int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 64) or 1], dtype=np.uint64),
         page_state=np.zeros(total, dtype=np.uint8),
         mapped=np.zeros((total + 63) // 64, dtype=np.uint64),
