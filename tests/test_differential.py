@@ -77,7 +77,11 @@ def machines(draw, cross=None, wide=False):
                 )
     slb = None
     if kind == "hashed" and structs and draw(st.booleans()):
-        slb = Structure("SLB", 1, "unified", 2, 2, (sizes[0],)) if not wide else Structure("SLB", 1, "unified", 32, 32, (sizes[0],), draw(st.sampled_from(["lru", "fifo"])))
+        slb = (
+            Structure("SLB", 1, "unified", 2, 2, (sizes[0],))
+            if not wide
+            else Structure("SLB", 1, "unified", 32, 32, (sizes[0],), draw(st.sampled_from(["lru", "fifo"])))
+        )
     return Machine(name="random", title="hypothesis machine", page_sizes=tuple(sizes), base_page=sizes[0], structures=tuple(structs), walker=walker, slb=slb)
 
 
