@@ -32,14 +32,30 @@ def replacement_mode(policy: str, ways: int) -> int:
         return K.RANDOM_FILL
     if ways <= 16:
         return K.ORDER_LRU if policy == "lru" else K.ORDER_FIFO
-    return K.STAMP_LRU if policy == "lru" else K.STAMP_FIFO
+    return K.LIST_LRU if policy == "lru" else K.LIST_FIFO
+
+
+LIST_MODES = (K.LIST_LRU, K.LIST_FIFO)
 
 
 def initial_order(ways: int, mode: int) -> int:
-    """Recency word with way 0 at the least-recent end, so empty ways fill in order 0, 1, 2..."""
+    """A set's order word with way 0 at the least-recent end, so empty ways fill in order 0, 1, 2...:
+    packed nibbles (ORDER_*) or the recency list's head (way 0) and tail (the last way) (LIST_*)."""
+    if mode in LIST_MODES:
+        return (ways - 1) << 32
     if mode not in (K.ORDER_LRU, K.ORDER_FIFO):
         return 0
     return sum((ways - 1 - r) << (4 * r) for r in range(ways))
+
+
+def initial_links(sets: int, ways: int, pways: int) -> np.ndarray:
+    """A LIST_* structure's recency lists as the kernel keeps them, (previous way, next way) per
+    slot, each set's list running 0, 1, ..., ways - 1 (padding slots -1)."""
+    w = np.arange(pways, dtype=np.int64)
+    one = np.full((pways, 2), -1, dtype=np.int64)
+    one[:ways, 0] = w[:ways] - 1
+    one[: ways - 1, 1] = w[1:ways]
+    return np.tile(one.reshape(-1), sets)
 
 
 WALK = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB, "vhpt": K.VHPT}
@@ -76,8 +92,17 @@ class MachineParts:
         if order.size == 0:
             order = np.zeros(1, dtype=np.uint64)
         self.order = order  # the initial recency words: each run copies them
-        self.slots = int((sets * pways).sum())
-        self.stamped = bool(np.isin(mode, (K.STAMP_LRU, K.STAMP_FIFO)).any())
+        self.slots = nslots = int((sets * pways).sum())
+        # LIST_* structures (more than 16 ways): recency lists 0, 1, 2, ... and an empty hash table each
+        listed = np.isin(mode, LIST_MODES)
+        links = np.full(2 * nslots if listed.any() else 1, -1, dtype=np.int64)
+        set_hash = np.zeros(max(1, int(sets.sum())), dtype=np.int64)
+        hsize = 0
+        for s in np.flatnonzero(listed):
+            links[2 * base[s] : 2 * (base[s] + sets[s] * pways[s])] = initial_links(int(sets[s]), int(ways[s]), int(pways[s]))
+            set_hash[obase[s] : obase[s] + sets[s]] = hsize
+            hsize += 2 * K.HASH_FACTOR * int(sets[s] * ways[s])
+        self.links, self.hsize = links, hsize  # the initial lists: each run copies them
         tag_shift = np.zeros((ns, nk), dtype=np.int64)
         for i, s in enumerate(tlbs):
             for z, p in enumerate(sizes):
@@ -115,6 +140,7 @@ class MachineParts:
             st_base=base,
             st_pways=pways,
             st_obase=obase,
+            set_hash=set_hash,
             tag_shift=tag_shift,
             chain=chain,
             page_shift=np.array([log2(p) for p in sizes], dtype=np.int64),
@@ -184,9 +210,9 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     hashed = w.kind == "hashed"
     st = K.State(
         tags=np.full(max(1, mp.slots), -1, dtype=np.int64),
-        stamps=np.zeros(mp.slots if mp.stamped else 1, dtype=np.int64),
+        links=mp.links.copy(),
         order=mp.order.copy(),
-        clock=np.zeros(1, dtype=np.int64),
+        htab=np.full(max(1, mp.hsize), -1, dtype=np.int64),
         rng=np.array([(int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 64) or 1], dtype=np.uint64),
         page_state=np.zeros(total, dtype=np.uint8),
         mapped=np.zeros((total + 63) // 64, dtype=np.uint64),

@@ -108,8 +108,10 @@ def _flush_structures(cfg, st, cnt, which):
         a = int(cfg.st_base[s])
         b = a + int(cfg.st_sets[s] * cfg.st_pways[s])
         st.tags[a:b] = -1
-        if st.stamps.shape[0] > 1:
-            st.stamps[a:b] = 0
+        if int(cfg.st_mode[s]) in E.LIST_MODES:  # its hash table empty, its recency lists 0, 1, 2, ...
+            h = int(cfg.set_hash[cfg.st_obase[s]])
+            st.htab[h : h + 2 * K.HASH_FACTOR * int(cfg.st_sets[s] * cfg.st_ways[s])] = -1
+            st.links[2 * a : 2 * b] = E.initial_links(int(cfg.st_sets[s]), int(cfg.st_ways[s]), int(cfg.st_pways[s]))
         o = int(cfg.st_obase[s])
         st.order[o : o + int(cfg.st_sets[s])] = np.uint64(E.initial_order(int(cfg.st_ways[s]), int(cfg.st_mode[s])))
 

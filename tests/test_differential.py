@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from helpers import dataset_counters
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_simulate
 
@@ -13,8 +13,12 @@ from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
 KIB = 1024
 
 
+WIDE_WAYS = [17, 20, 33, 64, 72, 128]  # more than 16 ways: the hash table and recency lists (LIST_*)
+
+
 @st.composite
-def machines(draw, cross=None):
+def machines(draw, cross=None, wide=False):
+    """A random machine; ``wide``: every TLB has more than 16 ways (some sets not a power of two)."""
     kind = draw(st.sampled_from(["radix", "hashed", "tsb", "vhpt"]))
     if kind == "radix":
         bits = draw(st.sampled_from([(3, 3, 3, 3), (2, 4, 3), (4, 4, 4, 4), (9, 9, 9, 9)]))
@@ -53,8 +57,11 @@ def machines(draw, cross=None):
             groups = [sorted(held)] if draw(st.booleans()) else [[p] for p in sorted(held)]
             for g in groups:
                 # a small shared structure is where the other kind's accesses evict entries
-                ways = draw(st.sampled_from([1, 2] if cross and level > 1 else [1, 2, 3, 4, 5, 8, 16, 17, 20]))
-                sets = draw(st.sampled_from([1, 2, 3, 4]))
+                if wide:
+                    ways, sets = draw(st.sampled_from(WIDE_WAYS)), draw(st.sampled_from([1, 1, 2, 3, 5]))
+                else:
+                    ways = draw(st.sampled_from([1, 2] if cross and level > 1 else [1, 2, 3, 4, 5, 8, 16, 17, 20]))
+                    sets = draw(st.sampled_from([1, 2, 3, 4]))
                 max_entry = draw(st.sampled_from([None, None, 4 * KIB])) if min(g) >= 4 * KIB else None
                 structs.append(
                     Structure(
@@ -70,18 +77,24 @@ def machines(draw, cross=None):
                 )
     slb = None
     if kind == "hashed" and structs and draw(st.booleans()):
-        slb = Structure("SLB", 1, "unified", 2, 2, (sizes[0],))
+        slb = (
+            Structure("SLB", 1, "unified", 2, 2, (sizes[0],))
+            if not wide
+            else Structure("SLB", 1, "unified", 32, 32, (sizes[0],), draw(st.sampled_from(["lru", "fifo"])))
+        )
     return Machine(name="random", title="hypothesis machine", page_sizes=tuple(sizes), base_page=sizes[0], structures=tuple(structs), walker=walker, slb=slb)
 
 
 @st.composite
-def cases(draw, cross=None):
-    m = draw(machines(cross))
+def cases(draw, cross=None, wide=False):
+    """A machine, a layout, addresses, kinds and a seed. ``wide``: machines(wide=True), with regions
+    and traces long enough to touch more pages than a wide structure holds (so it evicts)."""
+    m = draw(machines(cross, wide))
     nreg = draw(st.integers(1, 3))
     regions, at = [], 1 << 33
     for i in range(nreg):
         p = draw(st.sampled_from(m.page_sizes))
-        npages = draw(st.sampled_from([1, 2, 3, 6, 40]))
+        npages = draw(st.sampled_from([1, 2, 3, 6, 40] + ([300, 700] if wide else [])))
         at = -(-at // p) * p + draw(st.sampled_from([0, 1, 3])) * p
         regions.append(Region(at, npages * p, p, f"r{i}", fault_around=draw(st.sampled_from([1, 1, 2, 4, 16]))))
         at += npages * p
@@ -89,7 +102,7 @@ def cases(draw, cross=None):
             at += draw(st.sampled_from([1 << 28, 1 << 30]))  # another SLB segment / PWC tag
     layout = Layout(tuple(regions))
     seed = draw(st.integers(0, 2**32))
-    n = draw(st.integers(1, 400))
+    n = draw(st.integers(1, 2000 if wide else 400))
     rng = np.random.default_rng(seed)
     addrs, prev = [], None
     for _ in range(n):
@@ -132,6 +145,14 @@ def test_kernel_matches_reference(case, chunk):
 def test_cross_kind_chains_match_reference(case, chunk):
     """Every machine here has a level only one side has below a unified level, so one structure is
     first in one kind's chain and later in the other's."""
+    test_kernel_matches_reference.hypothesis.inner_test(case, chunk)
+
+
+@settings(max_examples=min(settings().max_examples, 60))  # long traces: each example costs ~10x a plain one
+@given(cases(wide=True), st.sampled_from([1, 7, 1 << 20]))
+def test_wide_structures_match_reference(case, chunk):
+    """Every TLB more than 16 ways (17 to 128, sets 1 to 5, LRU, FIFO and random), the SLB too:
+    the hash table and recency lists against the reference's plain lists."""
     test_kernel_matches_reference.hypothesis.inner_test(case, chunk)
 
 

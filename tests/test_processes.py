@@ -4,7 +4,7 @@ data-cache model of walk references, against the plain reference models."""
 import numpy as np
 import pytest
 from helpers import dataset_counters
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_simulate
 from test_differential import cases
@@ -120,6 +120,14 @@ def test_processes_match_reference(case, n, quantum, switch, share):
         assert ds["walk_cache_hits"].values.tolist() == pc.hits
         assert ds["walk_cache_misses"].values.tolist() == pc.misses
         assert int(ds["pt_lines"]) == len(set(lines)) and int(ds["pt_tables"]) == tables
+
+
+@settings(max_examples=min(settings().max_examples, 40))  # long traces: each example costs ~10x a plain one
+@given(cases(wide=True), st.integers(2, 3), st.sampled_from([5, 50, 400]), st.sampled_from(["flush", "flush-level1"]))
+def test_processes_flush_wide_structures(case, n, quantum, switch):
+    """Flushing structures of more than 16 ways empties their hash tables and resets their recency
+    lists (an entry left behind would hit, a list left as it was would pick another victim)."""
+    test_processes_match_reference.hypothesis.inner_test(case, n, quantum, switch, False)
 
 
 def _kinds(traces, ks, quantum):

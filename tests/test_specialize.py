@@ -1,8 +1,8 @@
 """Specialised kernels (geometry compiled in as constants) against the reference model.
 
 Each case compiles one specialised copy (seconds, then cached on disk), so the cases are chosen to
-cover every branch the constants remove: each replacement mode (order-word LRU and FIFO, stamp LRU
-and FIFO above 16 ways, random), modulo set indexing, entries covering part of a page, chains of
+cover every branch the constants remove: each replacement mode (order-word LRU and FIFO, hash table
+and recency list LRU and FIFO above 16 ways, random), modulo set indexing, entries covering part of a page, chains of
 1 to 4 structures, each walker kind, and regions with and without fault-around.
 """
 
@@ -22,7 +22,7 @@ CASES = {
         Walker("radix", level_bits=(9, 9, 9, 9), pwc=(PageWalkCache("pde", 3, 4, 2), PageWalkCache("pml4", 1, 2, 2))),
         K4,
     ),
-    "fifo-random-stamps-4level-vhpt": (
+    "fifo-random-wide-4level-vhpt": (
         [
             Structure("A", 1, "data", 6, 2, (K4,), "fifo"),
             Structure("B", 2, "data", 10, 5, (K4,), "random"),
@@ -48,7 +48,7 @@ def test_specialised_matches_reference(name):
     sizes = tuple(sorted({K4, page} if walker.kind != "radix" else {K4, M2}))
     slb = Structure("SLB", 1, "unified", 2, 2, (sizes[0],)) if walker.kind == "hashed" else None
     m = Machine(name=name, title=name, page_sizes=sizes, base_page=sizes[0], structures=tuple(structs), walker=walker, slb=slb)
-    fa = 4 if name in ("tsb-16way", "fifo-random-stamps-4level-vhpt") else 1  # both settings of any_fa
+    fa = 4 if name in ("tsb-16way", "fifo-random-wide-4level-vhpt") else 1  # both settings of any_fa
     regions = (Region(1 << 34, 40 * page, page, "a"), Region((1 << 34) + (1 << 30), 24 * page, page, "b", fault_around=fa))
     layout = Layout(regions)
     rng = np.random.default_rng(11)
@@ -156,6 +156,42 @@ def test_machines_differing_in_entries_share_one_specialised_copy():
         want, _ = reference_simulate(m, layout, [int(x) for x in a], None, 1)
         assert got == want
     assert len(shapes) == 1
+
+
+def test_specialised_wide_structures_match_reference():
+    """Structures of more than 16 ways in every place a specialised copy calls a lookup: a chain of
+    a 3-set 20-way LRU (modulo set index), a 72-way FIFO and a 2-set 64-way LRU, over more pages than
+    any holds (so each evicts), and a 32-way page-walk cache."""
+    m = Machine(
+        name="wide",
+        title="wide",
+        page_sizes=(K4, M2),
+        base_page=K4,
+        structures=(
+            Structure("W1", 1, "data", 60, 20, (K4,)),
+            Structure("W2", 2, "data", 72, 72, (K4,), "fifo"),
+            Structure("W3", 3, "data", 128, 64, (K4,)),
+        ),
+        walker=Walker("radix", level_bits=(9, 9, 9, 9), pwc=(PageWalkCache("pde", 3, 32, 32),)),
+    )
+    layout = Layout((Region(1 << 34, 700 * K4, K4, "a"), Region((1 << 34) + (1 << 31), 300 * K4, K4, "b")))
+    rng = np.random.default_rng(3)
+    hot = rng.integers(0, 1000, 90)  # a working set near the structures' sizes: hits and evictions
+    addrs = []
+    for _ in range(8000):
+        page = int(hot[rng.integers(90)]) if rng.random() < 0.7 else int(rng.integers(1000))
+        r, p = (layout.regions[0], page) if page < 700 else (layout.regions[1], page - 700)
+        addrs.append(r.start + p * K4 + int(rng.integers(K4)))
+    addrs = np.array(addrs, dtype=np.uint64)
+    got, touched = dataset_counters(pagesim.simulate(m, addresses=addrs, layout=layout, seed=2, specialize=True, chunk_size=1500))
+    generic, _ = dataset_counters(pagesim.simulate(m, addresses=addrs, layout=layout, seed=2, specialize=False))
+    want, ref_touched = reference_simulate(m, layout, [int(a) for a in addrs], None, 2)
+    assert got == want
+    assert generic == want
+    assert touched == ref_touched
+    for name, entries in (("W1", 60), ("W2", 72), ("W3", 128)):  # each hits, and misses more often than it has entries: it evicts
+        assert got[("hits", name, 0)] > 0 and got[("misses", name, 0)] > entries
+    assert got[("pwc_hits", "pde", 0)] > 0 and got[("pwc_misses", "pde", 0)] > 0  # 2 MiB per entry: it fills, it does not evict
 
 
 @pytest.mark.parametrize("name", ["skylake", "power6", "itanium2"])

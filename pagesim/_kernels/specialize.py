@@ -15,7 +15,7 @@ Two kinds of copies:
   chain's *shape* (per position: padded ways, ways, replacement mode, power-of-two sets; the same
   for the SLB and each page-walk cache) written in as constants, so LLVM unrolls the way search and
   drops the other replacement modes; each call site calls the lookup of its own mode (``lk_order``,
-  ``lk_random``, ``lk_stamp``). Sizes, set masks and where each structure's slots start are read
+  ``lk_random``, ``lk_list``). Sizes, set masks and where each structure's slots start are read
   once per chunk into locals (held in arrays, every store to ``tags`` could alias them), so machines
   differing only in entries or page sizes share one copy: the presets' 56 machine and page-size
   pairs have 18 shapes.
@@ -78,7 +78,7 @@ def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
     )
 
 
-MODE_LOOKUP = {K.ORDER_LRU: "lk_order", K.ORDER_FIFO: "lk_order", K.STAMP_LRU: "lk_stamp", K.STAMP_FIFO: "lk_stamp", K.RANDOM_FILL: "lk_random"}
+MODE_LOOKUP = {K.ORDER_LRU: "lk_order", K.ORDER_FIFO: "lk_order", K.LIST_LRU: "lk_list", K.LIST_FIFO: "lk_list", K.RANDOM_FILL: "lk_random"}
 _WALKER_BLOCKS = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB}
 
 

@@ -21,11 +21,18 @@ Model (the plain-Python twin in tests/reference.py must agree on every counter):
 Replacement is exact LRU, FIFO or random; empty ways fill first, lowest-numbered first. Sets of
 up to 16 ways keep their recency order packed in one 64-bit word (4 bits a way, most recent in the
 low nibble): a miss takes the victim from the top nibble and rotates, a hit finds the way's rank
-with a SWAR zero-nibble search and moves it to the front, both O(1). Wider sets keep stamps (LRU:
-stamped on fill and hit; FIFO: on fill) and evict the smallest. Random fills an empty way if there
-is one, else way ``xorshift64() % ways``; one generator serves all structures. Every set is padded
-to a multiple of 4 ways (padding never matches) so the tag search runs in branch-free groups of 4:
-with a run-time way count a plain loop measured 4x slower.
+with a SWAR zero-nibble search and moves it to the front, both O(1). Wider structures (fully
+associative TLBs of 32-256 entries, SLBs) find a tag through a hash table of their own and keep
+each set's ways in a doubly linked list, least recent at the head (LIST_LRU moves a hit to the
+tail, LIST_FIFO does not; a miss refills the head way and moves it to the tail): O(1) per access
+where a scan of every way cost O(ways). The list starts as way 0, 1, 2, ... so empty ways fill in
+that order. The hash table (linear probing, backward-shift deletion) holds (tag, way) pairs for
+the whole structure, since a tag determines its set; it has HASH_FACTOR pairs per entry, so it is
+at most 1/8 full (probe loops of unpredictable length cost branch mispredictions: a miss in a
+64-way structure measured 50 ns at 1/2 full, 16 ns at 1/8). Random fills an empty way if there is one, else way
+``xorshift64() % ways``; one generator serves all structures. Every set is padded to a multiple
+of 4 ways (padding never matches) so the tag search runs in branch-free groups of 4: with a
+run-time way count a plain loop measured 4x slower.
 """
 
 from collections import namedtuple
@@ -35,7 +42,10 @@ import numpy as np
 from ._jit import jit
 
 # How a structure keeps its replacement state (chosen in Python from policy and ways):
-ORDER_LRU, ORDER_FIFO, STAMP_LRU, STAMP_FIFO, RANDOM_FILL = 0, 1, 2, 3, 4
+ORDER_LRU, ORDER_FIFO, LIST_LRU, LIST_FIFO, RANDOM_FILL = 0, 1, 2, 3, 4
+HASH_MULT = 0x9E3779B97F4A7C15  # Fibonacci hashing of tags into a LIST_* structure's table
+HASH_FACTOR = 8  # a LIST_* structure's table has 8 (tag, way) pairs per entry
+LOW32 = np.uint64(0xFFFFFFFF)
 NIBBLE_ONES = np.uint64(0x1111111111111111)
 NIBBLE_HIGHS = np.uint64(0x8888888888888888)
 RADIX, HASHED, TSB, VHPT = 0, 1, 2, 3
@@ -54,6 +64,7 @@ Config = namedtuple(
         "st_base",  # int64[NS]
         "st_pways",
         "st_obase",  # int64[NS]: ways padded to a multiple of 4; first order word
+        "set_hash",  # int64[sum sets]: where a LIST_* structure's hash table starts in st.htab (read at its first set)
         "tag_shift",  # int64[NS, K]
         "chain",  # int64[2, K, L]; -1 ends a chain
         "reg_start",
@@ -79,11 +90,11 @@ Config = namedtuple(
 State = namedtuple(
     "State",
     [
-        "tags",
-        "stamps",  # int64[sum sets*padded ways]; stamps used by STAMP_* sets only
-        "order",  # uint64[sum sets]: packed recency order (ORDER_*) or fill count (RANDOM_FILL)
-        "clock",
-        "rng",  # int64[1], uint64[1]
+        "tags",  # int64[S = sum sets*padded ways]: each way's tag, -1 empty
+        "links",  # int64[2 * S or 1]: LIST_* sets' recency lists, (previous way, next way) per slot, -1 none
+        "order",  # uint64[sum sets]: packed recency order (ORDER_*), head | tail << 32 of the list (LIST_*) or fill count (RANDOM_FILL)
+        "htab",  # int64[2 * HASH_FACTOR * entries of every LIST_* structure, or 1]: their hash tables, (tag, way) pairs, tag -1 empty
+        "rng",  # uint64[1]
         "page_state",  # uint8[total pages]: 0 unmapped, 1 mapped and touched, 2 prefaulted, not yet touched
         "mapped",  # uint64[ceil(total pages / 64)]: bit set once a page is mapped (L1-cache sized)
         "page_hpt",  # uint8[total pages or 1]: where the HPT holds the page
@@ -126,7 +137,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     reference-count round trip per read, which measured ~600 ns per access. The helpers are
     closures, which numba inlines."""
     st_sets, st_ways, st_mask, st_mode, st_base = cfg.st_sets, cfg.st_ways, cfg.st_mask, cfg.st_mode, cfg.st_base
-    st_pways, st_obase = cfg.st_pways, cfg.st_obase
+    st_pways, st_obase, set_hash = cfg.st_pways, cfg.st_obase, cfg.set_hash
     tag_shift, chain = cfg.tag_shift, cfg.chain
     reg_start, reg_end, reg_size, reg_base, reg_fa = cfg.reg_start, cfg.reg_end, cfg.reg_size, cfg.reg_base, cfg.reg_fa
     page_shift, radix_refs = cfg.page_shift, cfg.radix_refs
@@ -143,7 +154,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     any_fa = cfg.any_fa[0] != 0
     log_walks = cfg.log_walks[0] != 0
     # </scalars>
-    tags, stamps, order, clock, rng = st.tags, st.stamps, st.order, st.clock, st.rng
+    tags, links, order, htab, rng = st.tags, st.links, st.order, st.htab, st.rng
     page_state, page_hpt, tsb, hpt_slots, hpt_rr = st.page_state, st.page_hpt, st.tsb, st.hpt_slots, st.hpt_rr
     memo_addr, memo_shift, memo_z, run = st.memo_addr, st.memo_shift, st.memo_z, st.run
     mapped = st.mapped
@@ -211,33 +222,95 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             tags[base + np.int64(x % np.uint64(ways))] = tag
         return False
 
-    def lk_stamp(key, tag, m, sets, pw, sbase, obase, ways, mode):
-        """STAMP_LRU, STAMP_FIFO (more than 16 ways): evict the smallest stamp (empty ways have 0,
-        lowest index first)."""
+    def hhome(tag, cap):
+        """Where ``tag`` starts its probe in a table of ``cap`` pairs: the high bits of a Fibonacci
+        hash scaled to ``cap`` (a multiply, no division; ``cap`` need not be a power of two)."""
+        h = (np.uint64(tag) * np.uint64(HASH_MULT)) >> np.uint64(32)
+        return np.int64((h * np.uint64(cap)) >> np.uint64(32))
+
+    def hdelete(hb, cap, tag):
+        """Remove ``tag`` (present) from the table of ``cap`` pairs at ``hb``; each later entry of
+        its run moves back into the gap unless that would put it before its home."""
+        i = hhome(tag, cap)
+        while htab[hb + 2 * i] != tag:
+            i += 1
+            if i == cap:
+                i = 0
+        j = i
+        while True:
+            j += 1
+            if j == cap:
+                j = 0
+            t = htab[hb + 2 * j]
+            if t < 0:
+                break
+            k = hhome(t, cap)
+            if (i < k <= j) if i <= j else (i < k or k <= j):
+                continue  # its home lies after the gap: it stays
+            htab[hb + 2 * i] = t
+            htab[hb + 2 * i + 1] = htab[hb + 2 * j + 1]
+            i = j
+        htab[hb + 2 * i] = -1
+
+    def to_tail(lb, osl, w):
+        """Move way ``w`` to the most-recent end of the list of the set whose links start at ``lb``."""
+        o = order[osl]
+        head = np.int64(o & LOW32)
+        tail = np.int64(o >> np.uint64(32))
+        if w == tail:
+            return
+        p = links[lb + 2 * w]
+        n = links[lb + 2 * w + 1]  # not -1: w is not the tail
+        if p < 0:
+            head = n
+        else:
+            links[lb + 2 * p + 1] = n
+        links[lb + 2 * n] = p
+        links[lb + 2 * w] = tail
+        links[lb + 2 * w + 1] = -1
+        links[lb + 2 * tail + 1] = w
+        order[osl] = np.uint64(head) | (np.uint64(w) << np.uint64(32))
+
+    def lk_list(key, tag, m, sets, pw, sbase, obase, ways, mode):
+        """LIST_LRU, LIST_FIFO (more than 16 ways): the tag's way from the structure's hash table,
+        the victim from the head of its set's recency list, both O(1)."""
+        cap = HASH_FACTOR * sets * ways  # the table's pairs
+        hb = set_hash[obase]
+        i = hhome(tag, cap)
+        while True:
+            t = htab[hb + 2 * i]
+            if t == tag:
+                if mode == LIST_LRU:
+                    set_idx = key & m if m >= 0 else key % sets
+                    to_tail(2 * (sbase + set_idx * pw), obase + set_idx, htab[hb + 2 * i + 1])
+                return True
+            if t < 0:
+                break
+            i += 1
+            if i == cap:
+                i = 0
+        # a miss: the tag goes into the empty pair i (before the victim's tag leaves, so the pair
+        # stays valid whatever the deletion moves), and into the least recent way
         set_idx = key & m if m >= 0 else key % sets
         base = sbase + set_idx * pw
-        hw = find(base, pw, tag)
-        if hw >= 0:
-            if mode == STAMP_LRU:
-                clock[0] += 1
-                stamps[base + hw] = clock[0]
-            return True
-        victim = base
-        vstamp = np.int64(0x7FFFFFFFFFFFFFFF)
-        for w in range(base, base + ways):
-            if stamps[w] < vstamp:
-                vstamp = stamps[w]
-                victim = w
-        clock[0] += 1
-        stamps[victim] = clock[0]
-        tags[victim] = tag
+        osl = obase + set_idx
+        victim = np.int64(order[osl] & LOW32)
+        old = tags[base + victim]
+        htab[hb + 2 * i] = tag
+        htab[hb + 2 * i + 1] = victim
+        tags[base + victim] = tag
+        if old >= 0:
+            hdelete(hb, cap, old)
+        to_tail(2 * base, osl, victim)
         return False
 
     # <generic-lookup> (specialised copies call each structure's own lookup)
     def lookup_g(key, tag, m, sets, pw, sbase, obase, ways, mode):
         """Look ``tag`` up in the structure with this geometry; on a miss, fill it. True on a hit.
-        The generic kernel's lookup: every mode in one body (one tag search), which compiles in
-        about a third of the time of calling the three per-mode lookups."""
+        The generic kernel's lookup: the packed-order and random modes in one body (one tag
+        search), which compiles faster than calling their per-mode lookups; lists call theirs."""
+        if mode == LIST_LRU or mode == LIST_FIFO:
+            return lk_list(key, tag, m, sets, pw, sbase, obase, ways, mode)
         set_idx = key & m if m >= 0 else key % sets
         base = sbase + set_idx * pw
         osl = obase + set_idx
@@ -249,19 +322,8 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
                 below = (t & (~t + np.uint64(1))) >> np.uint64(3)
                 order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
-            elif mode == STAMP_LRU:
-                clock[0] += 1
-                stamps[base + hw] = clock[0]
             return True
-        if mode == ORDER_LRU or mode == ORDER_FIFO:
-            o = order[osl]
-            victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
-            if ways < 16:
-                order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
-            else:
-                order[osl] = (o << np.uint64(4)) | victim
-            tags[base + np.int64(victim)] = tag
-        elif mode == RANDOM_FILL:
+        if mode == RANDOM_FILL:
             filled = np.int64(order[osl])
             if filled < ways:
                 order[osl] = np.uint64(filled + 1)
@@ -273,16 +335,14 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 x ^= x << np.uint64(17)
                 rng[0] = x
                 tags[base + np.int64(x % np.uint64(ways))] = tag
-        else:  # stamps: the way with the smallest stamp (empty ways have 0, lowest index first)
-            victim = base
-            vstamp = np.int64(0x7FFFFFFFFFFFFFFF)
-            for w in range(base, base + ways):
-                if stamps[w] < vstamp:
-                    vstamp = stamps[w]
-                    victim = w
-            clock[0] += 1
-            stamps[victim] = clock[0]
-            tags[victim] = tag
+        else:  # ORDER_LRU, ORDER_FIFO
+            o = order[osl]
+            victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
+            if ways < 16:
+                order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+            else:
+                order[osl] = (o << np.uint64(4)) | victim
+            tags[base + np.int64(victim)] = tag
         return False
 
     def lookup(s, key, tag):
