@@ -285,7 +285,7 @@ def choose_kernel(specialize, cfg, w):
 
     log = bool(cfg.log_walks[0])
     zs = set(cfg.reg_size.tolist())
-    data_only = not ((isinstance(w, Addresses) and w.kinds is not None) or getattr(w, "has_kinds", False))
+    data_only = not ((isinstance(w, Addresses) and w.kinds is not None and bool(np.any(w.kinds))) or getattr(w, "has_kinds", False))
     if specialize is False or len(zs) != 1 or not data_only:
         if specialize is True:
             raise ValueError("specialize=True needs data accesses only and one page size in the layout")

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of p
 import json
 
 from . import _engine as E
-from ._check import check_bool, check_choice, check_int, check_number, check_seed
+from ._check import check_bool, check_int, check_number, check_seed
 from .layout import DEFAULT_BASE, Layout, Region
 from .machines import Machine
 from .machines import machine as get_machine
@@ -115,11 +115,15 @@ def simulate(
     seed = check_seed(seed)
     chunk_size = check_int("chunk_size", chunk_size, 1, MAX_CHUNK)
     wc_given = None if work_cycles is None else check_number("work_cycles", work_cycles, 0)
-    check_choice("specialize", specialize, (True, False, "auto"))
+    if not (isinstance(specialize, bool) or (isinstance(specialize, str) and specialize == "auto")):
+        raise ValueError(f"specialize={specialize!r} is not allowed: use True, False or 'auto'")
     for flag, v in (("progress", progress), ("compaction", compaction)):
         check_bool(flag, v)
     if addresses is not None:
-        if workload is not None or workload_params:
+        if workload_params and workload is None:
+            names = ", ".join(repr(k) for k in sorted(workload_params))
+            raise TypeError(f"simulate() got unexpected keyword argument(s) {names}: with addresses= there is no workload to take them")
+        if workload is not None:
             raise ValueError("give either addresses or a workload, not both")
         w = Addresses(addresses=addresses, kinds=kinds)
     elif workload is None:

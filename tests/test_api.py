@@ -189,3 +189,28 @@ def test_accesses_for_whole_pass_workloads():
         warnings.simplefilter("error")
         assert pagesim.workload("md", working_set="1M", accesses=3 * one).n_accesses == 3 * one
         assert pagesim.workload("md", working_set="1M", accesses=2 * one + 1).n_accesses == 3 * one
+
+
+def test_addresses_with_unknown_keyword_names_it():
+    """A mistyped keyword beside addresses= is named (it used to say 'give either addresses or a
+    workload'; found by an outside tester)."""
+    a = (np.arange(100, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
+    with pytest.raises(TypeError, match="'chunksize'"):
+        pagesim.simulate("skylake", addresses=a, chunksize=7)
+    with pytest.raises(ValueError, match="give either addresses or a workload"):
+        pagesim.simulate("skylake", "random", addresses=a)
+
+
+def test_specialize_takes_true_false_or_auto_only():
+    a = (np.arange(100, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
+    for bad in (1, 0, "yes", None, "Auto"):
+        with pytest.raises(ValueError, match="specialize="):
+            pagesim.simulate("skylake", addresses=a, specialize=bad)
+
+
+def test_kinds_all_data_can_be_specialised():
+    """kinds= of zeros only is all data: specialize=True accepts it, same Dataset as without kinds."""
+    a = (np.random.default_rng(3).integers(0, 1 << 26, 5000, dtype=np.uint64) + np.uint64(1 << 40)) & ~np.uint64(7)
+    with_kinds = pagesim.simulate("skylake", addresses=a, kinds=np.zeros(a.size, dtype=np.uint8), specialize=True)
+    generic = pagesim.simulate("skylake", addresses=a, kinds=np.zeros(a.size, dtype=np.uint8), specialize=False)
+    xr.testing.assert_identical(with_kinds, generic)
