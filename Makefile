@@ -17,7 +17,7 @@ $(STAMP): $(PY) pyproject.toml
 	@touch $(STAMP)
 
 ## Compile the kernels into the cache once (pagesim warm): the generic kernel of each walker and the
-## specialised copies of the presets' 18 chain shapes; later runs load them.
+## specialised copies of the presets' 20 chain shapes; later runs load them.
 WARM := $(VENV)/.warm
 $(WARM): $(STAMP) $(wildcard pagesim/_kernels/*.py)
 	$(VENV)/bin/pagesim warm

@@ -94,7 +94,8 @@ def test_auto_choice_does_not_depend_on_what_ran_before():
     assert first is S.kernel(S.chain_shape(cfg, int(cfg.reg_size[0])))
     generic = E.choose_kernel(False, cfg, small)
     assert generic is not first and generic is S.generic(cfg)
-    assert E.choose_kernel("auto", cfg, Addresses(addresses=a, kinds=np.zeros(2000, dtype=np.uint8))) is generic
+    assert E.choose_kernel("auto", cfg, Addresses(addresses=a, kinds=(np.arange(2000) % 2).astype(np.uint8))) is generic
+    assert E.choose_kernel("auto", cfg, Addresses(addresses=a, kinds=np.zeros(2000, dtype=np.uint8))) is first  # all data
 
     odd = Machine(  # a 3-way L1 and a 7-way L2: no preset has this shape
         name="odd", title="odd", page_sizes=(K4,), base_page=K4,
@@ -130,8 +131,9 @@ def test_generated_sources_hold_only_the_paths_used():
 
 
 def test_machines_differing_in_entries_share_one_specialised_copy():
-    """A specialised copy is compiled for a chain's shape (ways, replacement, power-of-two sets),
-    not its sizes: a machine with other entry counts and page sizes reuses it, with its own counts."""
+    """A specialised copy is compiled for a chain's shape (ways, replacement, power-of-two sets,
+    slot starts), not its set counts: a machine with another page size or other entries in the
+    chain's last structure reuses it, with its own counts."""
     from pagesim import _engine as E
     from pagesim._kernels import specialize as S
 
@@ -146,7 +148,7 @@ def test_machines_differing_in_entries_share_one_specialised_copy():
         )
 
     shapes = set()
-    for l1, l2, page in ((16, 64, K4), (64, 512, K4), (32, 1024, M2)):
+    for l1, l2, page in ((16, 64, K4), (16, 512, K4), (16, 1024, M2)):  # the L2 is last: its entries are read at run time
         m = mach(l1, l2)
         layout = Layout.single(1 << 24, page, start=1 << 36)
         cfg = E.kernel_inputs(m, layout, 0)[0]

@@ -12,13 +12,15 @@ Two kinds of copies:
   walker, fault-around and walk-log setting serves every machine; mixed page sizes, instruction
   accesses and shared structures (several processes) need it.
 - specialised (:func:`kernel`), when every access is a data access to one page size: the data
-  chain's *shape* (per position: padded ways, ways, replacement mode, power-of-two sets; the same
-  for the SLB and each page-walk cache) written in as constants, so LLVM unrolls the way search and
-  drops the other replacement modes; each call site calls the lookup of its own mode (``lk_order``,
-  ``lk_random``, ``lk_list``). Sizes, set masks and where each structure's slots start are read
-  once per chunk into locals (held in arrays, every store to ``tags`` could alias them), so machines
-  differing only in entries or page sizes share one copy: the presets' 56 machine and page-size
-  pairs have 18 shapes.
+  chain's *shape* (per position: padded ways, ways, replacement mode, power-of-two sets and where
+  its slots start; per SLB and page-walk cache the same without the start) written in as
+  constants, so LLVM unrolls the way search and drops the other replacement modes; each call site
+  calls the lookup of its own mode (``lk_order``, ``lk_random``, ``lk_list``). Set counts, masks and
+  tag shifts are read once per chunk into locals (held in arrays, every store to ``tags`` could
+  alias them), so machines differing only in page sizes or in the entries of the chain's last
+  structure share one copy: the presets' 56 machine and page-size pairs have 20 shapes. (A chain
+  structure's slot start read at run time made a random trace 1.35x slower: 17.7 against 13.1
+  ns/access on the benchmark TLB.)
 
 The ``<geometry>`` block becomes the shape's constants and locals, the ``<reload>`` block goes,
 the ``<pwc>`` loop becomes one block per page-walk cache and the ``<slb>`` lookup the SLB's own.
@@ -61,15 +63,15 @@ def _shape(cfg, s: int) -> tuple[int, int, int, int]:
 
 def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
     """The shape of the data chain for page-size index ``z`` (what a specialised copy compiles in),
-    or None if it cannot be specialised. Sizes, set counts and where each structure's slots start
-    are read once at the start of a chunk, so machines that differ only in entries or page sizes
-    share one compiled copy."""
+    or None if it cannot be specialised: per chain position its shape and where its slots start.
+    Set counts, masks and tag shifts are read once at the start of a chunk, so machines that differ
+    only in page sizes or in the entries of their last structure share one compiled copy."""
     chain = [int(s) for s in cfg.chain[0, z] if s >= 0]
     if len(chain) > K.MAX_CHAIN:
         return None
     slb = int(cfg.slb_struct[0])
     return (
-        tuple(_shape(cfg, s) for s in chain),
+        tuple(_shape(cfg, s) + (int(cfg.st_base[s]),) for s in chain),
         int(cfg.walk_kind[0]),
         _shape(cfg, slb) if slb >= 0 else None,
         tuple(_shape(cfg, int(s)) for s in cfg.pwc_struct),
@@ -138,7 +140,7 @@ _preset_shapes: set | None = None
 
 def preset_shapes() -> set:
     """The chain shapes of every preset at each of its page sizes, without fault-around and without
-    the walk log: 18 shapes for the 56 pairs. ``pagesim warm`` compiles them; ``specialize='auto'``
+    the walk log: 20 shapes for the 56 pairs. ``pagesim warm`` compiles them; ``specialize='auto'``
     uses them at any run length."""
     global _preset_shapes
     if _preset_shapes is None:
@@ -178,13 +180,13 @@ def _render(shape) -> str:
     ]
     for j in range(K.MAX_CHAIN):
         if j < nc:
-            p, w, d, pow2 = chain[j]
+            p, w, d, pow2, b = chain[j]
             lines += [
                 f"    s{j} = chain[0, cur_z, {j}]",
                 f"    h{j} = tag_shift[s{j}, cur_z]",
                 f"    m{j} = {_mask(f's{j}', pow2)}",
                 f"    n{j} = st_sets[s{j}]",
-                f"    b{j} = st_base[s{j}]",
+                f"    b{j} = {b}",  # a constant: read at run time, a random trace ran 1.35x slower
                 f"    o{j} = st_obase[s{j}]",
                 f"    p{j} = {p}",
                 f"    w{j} = {w}",
