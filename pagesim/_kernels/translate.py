@@ -176,23 +176,17 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 break
         return -1
 
-    # One lookup per way of keeping replacement state; each looks ``tag`` up in the structure with
-    # this geometry and fills it on a miss, True on a hit. Specialised copies call the one their
-    # structure uses, so only that one is compiled.
-    def lk_order(key, tag, m, sets, pw, sbase, obase, ways, mode):
-        """ORDER_LRU, ORDER_FIFO: the recency (or fill) order packed in one word per set."""
-        set_idx = key & m if m >= 0 else key % sets
-        base = sbase + set_idx * pw
-        osl = obase + set_idx
-        hw = find(base, pw, tag)
-        if hw >= 0:
-            if mode == ORDER_LRU:
-                o = order[osl]
-                x = o ^ (np.uint64(hw) * NIBBLE_ONES)
-                t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
-                below = (t & (~t + np.uint64(1))) >> np.uint64(3)
-                order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
-            return True
+    # The packed-order and random modes' updates, shared by their lookups and the generic lookup.
+    def order_hit(osl, hw):
+        """ORDER_LRU hit: way ``hw`` becomes most recent (its rank found by a SWAR zero-nibble search)."""
+        o = order[osl]
+        x = o ^ (np.uint64(hw) * NIBBLE_ONES)
+        t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
+        below = (t & (~t + np.uint64(1))) >> np.uint64(3)
+        order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
+
+    def order_fill(osl, base, ways, tag):
+        """ORDER_LRU, ORDER_FIFO miss: the least recent way (top nibble) takes ``tag`` and becomes most recent."""
         o = order[osl]
         victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
         if ways < 16:
@@ -200,15 +194,9 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         else:
             order[osl] = (o << np.uint64(4)) | victim
         tags[base + np.int64(victim)] = tag
-        return False
 
-    def lk_random(key, tag, m, sets, pw, sbase, obase, ways, mode):
-        """RANDOM_FILL: empty ways first, then way xorshift64() % ways."""
-        set_idx = key & m if m >= 0 else key % sets
-        base = sbase + set_idx * pw
-        osl = obase + set_idx
-        if find(base, pw, tag) >= 0:
-            return True
+    def random_fill(osl, base, ways, tag):
+        """RANDOM_FILL miss: an empty way if there is one, else way xorshift64() % ways."""
         filled = np.int64(order[osl])
         if filled < ways:
             order[osl] = np.uint64(filled + 1)
@@ -220,6 +208,31 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             x ^= x << np.uint64(17)
             rng[0] = x
             tags[base + np.int64(x % np.uint64(ways))] = tag
+
+    # One lookup per way of keeping replacement state; each looks ``tag`` up in the structure with
+    # this geometry and fills it on a miss, True on a hit. Specialised copies call the one their
+    # structure uses, so only that one is compiled.
+    def lk_order(key, tag, m, sets, pw, sbase, obase, ways, mode):
+        """ORDER_LRU, ORDER_FIFO: the recency (or fill) order packed in one word per set."""
+        set_idx = key & m if m >= 0 else key % sets
+        base = sbase + set_idx * pw
+        osl = obase + set_idx
+        hw = find(base, pw, tag)
+        if hw >= 0:
+            if mode == ORDER_LRU:
+                order_hit(osl, hw)
+            return True
+        order_fill(osl, base, ways, tag)
+        return False
+
+    def lk_random(key, tag, m, sets, pw, sbase, obase, ways, mode):
+        """RANDOM_FILL: empty ways first, then way xorshift64() % ways."""
+        set_idx = key & m if m >= 0 else key % sets
+        base = sbase + set_idx * pw
+        osl = obase + set_idx
+        if find(base, pw, tag) >= 0:
+            return True
+        random_fill(osl, base, ways, tag)
         return False
 
     def hhome(tag, cap):
@@ -317,32 +330,12 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         hw = find(base, pw, tag)
         if hw >= 0:
             if mode == ORDER_LRU:
-                o = order[osl]
-                x = o ^ (np.uint64(hw) * NIBBLE_ONES)
-                t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
-                below = (t & (~t + np.uint64(1))) >> np.uint64(3)
-                order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
+                order_hit(osl, hw)
             return True
         if mode == RANDOM_FILL:
-            filled = np.int64(order[osl])
-            if filled < ways:
-                order[osl] = np.uint64(filled + 1)
-                tags[base + filled] = tag
-            else:
-                x = rng[0]
-                x ^= x << np.uint64(13)
-                x ^= x >> np.uint64(7)
-                x ^= x << np.uint64(17)
-                rng[0] = x
-                tags[base + np.int64(x % np.uint64(ways))] = tag
+            random_fill(osl, base, ways, tag)
         else:  # ORDER_LRU, ORDER_FIFO
-            o = order[osl]
-            victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
-            if ways < 16:
-                order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
-            else:
-                order[osl] = (o << np.uint64(4)) | victim
-            tags[base + np.int64(victim)] = tag
+            order_fill(osl, base, ways, tag)
         return False
 
     def lookup(s, key, tag):
