@@ -277,10 +277,6 @@ def _digest(src: str) -> str:
     return hashlib.sha256(src.encode()).hexdigest()[:20]
 
 
-def is_loaded(shape) -> bool:
-    return _digest(_render(shape)) in _loaded
-
-
 _by_key: dict = {}  # (kind, key) -> run_chunk: rendering and hashing the source took ~1.2 ms a call
 
 
