@@ -45,6 +45,7 @@ lint: $(STAMP)
 ## Speed and memory benchmarks (printed figures and ratios; not part of the tests).
 bench: $(STAMP)
 	$(PY) benchmarks/bench_pycachesim.py
+	$(PY) benchmarks/bench_floor.py
 	$(PY) benchmarks/bench_memory.py
 	$(PY) benchmarks/bench_os.py
 	$(PY) benchmarks/bench_os_stage.py

@@ -119,7 +119,7 @@ def test_generated_sources_hold_only_the_paths_used():
 
     radix = S.generic_source(K.RADIX, False, False)
     assert "hpt_insert" not in radix and "tsb_hits[k, z]" not in radix and "reg_fa[lo]" not in radix and "wlog[q]" not in radix
-    assert "radix_refs[z]" in radix and "mapped[gid >> 6] = word | bit" in radix
+    assert "radix_refs[z]" in radix and "mapped[np.uint64(gid >> 6)] = word | bit" in radix
     hashed = S.generic_source(K.HASHED, True, True)
     assert "hpt_insert(gid, a, z)" in hashed and "radix_refs[z]" not in hashed and "reg_fa[lo]" in hashed and "wlog[q]" in hashed
     tsb = S.generic_source(K.TSB, False, False)

@@ -129,13 +129,15 @@ Counters = namedtuple(
 
 @jit
 def translate_chunk(addrs, kinds, cfg, st, cnt):
-    """Simulate ``addrs`` (int64, all below 2**63). ``kinds`` is uint8 per access (0 data,
+    """Simulate ``addrs`` (int64; one of 2**63 or above, negative here, stops the chunk like any
+    address outside every region). ``kinds`` is uint8 per access (0 data,
     1 instruction) or empty for all-data. Returns (-1 or the index of the first address outside
     every region, where the chunk stops; then the fast-path memo). Call it through ``run_chunk``.
 
     Every array is taken out of the tuples once, here: reading ``cfg.x`` inside the loop costs a
     reference-count round trip per read, which measured ~600 ns per access. The helpers are
-    closures, which numba inlines."""
+    closures; the generated kernels have the lookup closures written out in place
+    (``inline.py``), and numba inlines the rest."""
     st_sets, st_ways, st_mask, st_mode, st_base = cfg.st_sets, cfg.st_ways, cfg.st_mask, cfg.st_mode, cfg.st_base
     st_pways, st_obase, set_hash = cfg.st_pways, cfg.st_obase, cfg.set_hash
     tag_shift, chain = cfg.tag_shift, cfg.chain
@@ -163,51 +165,67 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     tsb_hits, tsb_misses, faults, hpt_secondary, hpt_events = cnt.tsb_hits, cnt.tsb_misses, cnt.faults, cnt.hpt_secondary, cnt.hpt_events
     prefaulted = cnt.prefaulted
     nreg = reg_start.shape[0]
+    # The current region in locals (start, length, first global page id, page-size index, page
+    # shift): read from arrays, every store to ``tags`` could alias them, so LLVM reloads them each
+    # access (the region check measured ~2 ns of a random access's 14).
     last_reg = 0
+    rs = reg_start[0]
+    rlen = np.uint64(reg_end[0] - rs)
+    rb = reg_base[0]
+    rz = reg_size[0]
+    rps = page_shift[rz]
 
+    # Indices into the structures' arrays are np.uint64: numba adds a negative-index wraparound (a
+    # sign test, a mask with the array's length, an add) to every signed index, and unsigned
+    # indices skip it (a random trace: 1.51x -> 1.37x the time of a minimal two-level kernel).
+    # The lookup closures up to lk_random (and lookup_g, lookup) return only at their end: the
+    # specialiser writes their calls out in place (pagesim._kernels.inline), which compiles in
+    # about half the time of numba's closure inlining.
     def find(base, pw, tag):
         """The way of ``tag`` in the set whose first slot is ``base``, or -1."""
+        hw = -1
         for gi in range(pw >> 2):
             g = base + 4 * gi
-            if (tags[g] == tag) | (tags[g + 1] == tag) | (tags[g + 2] == tag) | (tags[g + 3] == tag):
+            if (tags[np.uint64(g)] == tag) | (tags[np.uint64(g + 1)] == tag) | (tags[np.uint64(g + 2)] == tag) | (tags[np.uint64(g + 3)] == tag):
                 for w in range(g, g + 4):
-                    if tags[w] == tag:
-                        return w - base
+                    if tags[np.uint64(w)] == tag:
+                        hw = w - base
+                        break
                 break
-        return -1
+        return hw
 
     # The packed-order and random modes' updates, shared by their lookups and the generic lookup.
     def order_hit(osl, hw):
         """ORDER_LRU hit: way ``hw`` becomes most recent (its rank found by a SWAR zero-nibble search)."""
-        o = order[osl]
+        o = order[np.uint64(osl)]
         x = o ^ (np.uint64(hw) * NIBBLE_ONES)
         t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
         below = (t & (~t + np.uint64(1))) >> np.uint64(3)
-        order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
+        order[np.uint64(osl)] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
 
     def order_fill(osl, base, ways, tag):
         """ORDER_LRU, ORDER_FIFO miss: the least recent way (top nibble) takes ``tag`` and becomes most recent."""
-        o = order[osl]
+        o = order[np.uint64(osl)]
         victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
         if ways < 16:
-            order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+            order[np.uint64(osl)] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
         else:
-            order[osl] = (o << np.uint64(4)) | victim
-        tags[base + np.int64(victim)] = tag
+            order[np.uint64(osl)] = (o << np.uint64(4)) | victim
+        tags[np.uint64(base + np.int64(victim))] = tag
 
     def random_fill(osl, base, ways, tag):
         """RANDOM_FILL miss: an empty way if there is one, else way xorshift64() % ways."""
-        filled = np.int64(order[osl])
+        filled = np.int64(order[np.uint64(osl)])
         if filled < ways:
-            order[osl] = np.uint64(filled + 1)
-            tags[base + filled] = tag
+            order[np.uint64(osl)] = np.uint64(filled + 1)
+            tags[np.uint64(base + filled)] = tag
         else:
             x = rng[0]
             x ^= x << np.uint64(13)
             x ^= x >> np.uint64(7)
             x ^= x << np.uint64(17)
             rng[0] = x
-            tags[base + np.int64(x % np.uint64(ways))] = tag
+            tags[np.uint64(base + np.int64(x % np.uint64(ways)))] = tag
 
     # One lookup per way of keeping replacement state; each looks ``tag`` up in the structure with
     # this geometry and fills it on a miss, True on a hit. Specialised copies call the one their
@@ -218,22 +236,23 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         base = sbase + set_idx * pw
         osl = obase + set_idx
         hw = find(base, pw, tag)
-        if hw >= 0:
+        hit = hw >= 0
+        if hit:
             if mode == ORDER_LRU:
                 order_hit(osl, hw)
-            return True
-        order_fill(osl, base, ways, tag)
-        return False
+        else:
+            order_fill(osl, base, ways, tag)
+        return hit
 
     def lk_random(key, tag, m, sets, pw, sbase, obase, ways, mode):
         """RANDOM_FILL: empty ways first, then way xorshift64() % ways."""
         set_idx = key & m if m >= 0 else key % sets
         base = sbase + set_idx * pw
         osl = obase + set_idx
-        if find(base, pw, tag) >= 0:
-            return True
-        random_fill(osl, base, ways, tag)
-        return False
+        hit = find(base, pw, tag) >= 0
+        if not hit:
+            random_fill(osl, base, ways, tag)
+        return hit
 
     def hhome(tag, cap):
         """Where ``tag`` starts its probe in a table of ``cap`` pairs: the high bits of a Fibonacci
@@ -245,7 +264,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         """Remove ``tag`` (present) from the table of ``cap`` pairs at ``hb``; each later entry of
         its run moves back into the gap unless that would put it before its home."""
         i = hhome(tag, cap)
-        while htab[hb + 2 * i] != tag:
+        while htab[np.uint64(hb + 2 * i)] != tag:
             i += 1
             if i == cap:
                 i = 0
@@ -254,35 +273,35 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             j += 1
             if j == cap:
                 j = 0
-            t = htab[hb + 2 * j]
+            t = htab[np.uint64(hb + 2 * j)]
             if t < 0:
                 break
             k = hhome(t, cap)
             if (i < k <= j) if i <= j else (i < k or k <= j):
                 continue  # its home lies after the gap: it stays
-            htab[hb + 2 * i] = t
-            htab[hb + 2 * i + 1] = htab[hb + 2 * j + 1]
+            htab[np.uint64(hb + 2 * i)] = t
+            htab[np.uint64(hb + 2 * i + 1)] = htab[np.uint64(hb + 2 * j + 1)]
             i = j
-        htab[hb + 2 * i] = -1
+        htab[np.uint64(hb + 2 * i)] = -1
 
     def to_tail(lb, osl, w):
         """Move way ``w`` to the most-recent end of the list of the set whose links start at ``lb``."""
-        o = order[osl]
+        o = order[np.uint64(osl)]
         head = np.int64(o & LOW32)
         tail = np.int64(o >> np.uint64(32))
         if w == tail:
             return
-        p = links[lb + 2 * w]
-        n = links[lb + 2 * w + 1]  # not -1: w is not the tail
+        p = links[np.uint64(lb + 2 * w)]
+        n = links[np.uint64(lb + 2 * w + 1)]  # not -1: w is not the tail
         if p < 0:
             head = n
         else:
-            links[lb + 2 * p + 1] = n
-        links[lb + 2 * n] = p
-        links[lb + 2 * w] = tail
-        links[lb + 2 * w + 1] = -1
-        links[lb + 2 * tail + 1] = w
-        order[osl] = np.uint64(head) | (np.uint64(w) << np.uint64(32))
+            links[np.uint64(lb + 2 * p + 1)] = n
+        links[np.uint64(lb + 2 * n)] = p
+        links[np.uint64(lb + 2 * w)] = tail
+        links[np.uint64(lb + 2 * w + 1)] = -1
+        links[np.uint64(lb + 2 * tail + 1)] = w
+        order[np.uint64(osl)] = np.uint64(head) | (np.uint64(w) << np.uint64(32))
 
     def lk_list(key, tag, m, sets, pw, sbase, obase, ways, mode):
         """LIST_LRU, LIST_FIFO (more than 16 ways): the tag's way from the structure's hash table,
@@ -291,11 +310,11 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         hb = set_hash[obase]
         i = hhome(tag, cap)
         while True:
-            t = htab[hb + 2 * i]
+            t = htab[np.uint64(hb + 2 * i)]
             if t == tag:
                 if mode == LIST_LRU:
                     set_idx = key & m if m >= 0 else key % sets
-                    to_tail(2 * (sbase + set_idx * pw), obase + set_idx, htab[hb + 2 * i + 1])
+                    to_tail(2 * (sbase + set_idx * pw), obase + set_idx, htab[np.uint64(hb + 2 * i + 1)])
                 return True
             if t < 0:
                 break
@@ -307,11 +326,11 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         set_idx = key & m if m >= 0 else key % sets
         base = sbase + set_idx * pw
         osl = obase + set_idx
-        victim = np.int64(order[osl] & LOW32)
-        old = tags[base + victim]
-        htab[hb + 2 * i] = tag
-        htab[hb + 2 * i + 1] = victim
-        tags[base + victim] = tag
+        victim = np.int64(order[np.uint64(osl)] & LOW32)
+        old = tags[np.uint64(base + victim)]
+        htab[np.uint64(hb + 2 * i)] = tag
+        htab[np.uint64(hb + 2 * i + 1)] = victim
+        tags[np.uint64(base + victim)] = tag
         if old >= 0:
             hdelete(hb, cap, old)
         to_tail(2 * base, osl, victim)
@@ -323,20 +342,21 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         The generic kernel's lookup: the packed-order and random modes in one body (one tag
         search), which compiles faster than calling their per-mode lookups; lists call theirs."""
         if mode == LIST_LRU or mode == LIST_FIFO:
-            return lk_list(key, tag, m, sets, pw, sbase, obase, ways, mode)
-        set_idx = key & m if m >= 0 else key % sets
-        base = sbase + set_idx * pw
-        osl = obase + set_idx
-        hw = find(base, pw, tag)
-        if hw >= 0:
-            if mode == ORDER_LRU:
-                order_hit(osl, hw)
-            return True
-        if mode == RANDOM_FILL:
-            random_fill(osl, base, ways, tag)
-        else:  # ORDER_LRU, ORDER_FIFO
-            order_fill(osl, base, ways, tag)
-        return False
+            hit = lk_list(key, tag, m, sets, pw, sbase, obase, ways, mode)
+        else:
+            set_idx = key & m if m >= 0 else key % sets
+            base = sbase + set_idx * pw
+            osl = obase + set_idx
+            hw = find(base, pw, tag)
+            hit = hw >= 0
+            if hit:
+                if mode == ORDER_LRU:
+                    order_hit(osl, hw)
+            elif mode == RANDOM_FILL:
+                random_fill(osl, base, ways, tag)
+            else:  # ORDER_LRU, ORDER_FIFO
+                order_fill(osl, base, ways, tag)
+        return hit
 
     def lookup(s, key, tag):
         return lookup_g(key, tag, st_mask[s], st_sets[s], st_pways[s], st_base[s], st_obase[s], st_ways[s], st_mode[s])
@@ -371,6 +391,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         hpt_rr[h] = np.uint8((rr + 1) & 7)
 
     # </hashed>
+    # <walkfn> (a specialised radix kernel writes its walk into the main loop instead)
     def walk(a, k, z, gid, faulted):
         # <radix>
         if walk_kind == RADIX:
@@ -417,6 +438,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         # </tsb>
         return 1
 
+    # </walkfn>
     n = addrs.shape[0]
     L = chain.shape[2]
     # The current chain's geometry lives in local scalars (up to MAX_CHAIN positions), reloaded
@@ -438,6 +460,9 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     # </geometry>
     # Fast-path memo per kind in locals (a0/a1: last address, f0/f1: its entry shift, g0/g1: its
     # page-size index, r0/r1: pending run of fast hits), written back to ``st`` at the end.
+    # An address of 2**63 or above is negative here; ``| (a >> 63)`` (all ones when negative)
+    # sends it to the slow path, where no region holds it, even when it equals the empty memo
+    # (-1 with shift 0). So address arrays need no pass of their own to check their range.
     bad = -1
     a0, f0, g0, r0 = memo_addr[0], memo_shift[0], memo_z[0], run[0]
     a1, f1, g1, r1 = memo_addr[1], memo_shift[1], memo_z[1], run[1]
@@ -445,15 +470,15 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         a = addrs[i]
         k = 0 if all_data else np.int64(kinds[i])
         if k == 0:
-            if ((a ^ a0) >> f0) == 0:
+            if (((a ^ a0) | (a >> 63)) >> f0) == 0:
                 r0 += 1
                 continue
-        elif ((a ^ a1) >> f1) == 0:
+        elif (((a ^ a1) | (a >> 63)) >> f1) == 0:
             r1 += 1
             continue
         # ---------------------------------------------------------------- slow path
         if r0 and (k == 0 or shared):
-            resolved[0, g0, 0] += r0
+            resolved[0, g0, 0] += r0  # <count run>
             r0 = 0
         if r1 and (k == 1 or shared):
             resolved[1, g1, 0] += r1
@@ -467,7 +492,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 f0 = 0
         # region: the last one again, or a binary search for the last start <= a
         lo = last_reg
-        if not (reg_start[lo] <= a and a < reg_end[lo]):
+        if np.uint64(a - rs) >= rlen:  # outside [rs, rs + rlen), negative a included (no overflow: rs >= 0)
             lo = 0
             hi = nreg - 1
             while lo < hi:
@@ -486,7 +511,12 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 bad = i
                 break
             last_reg = lo
-        z = reg_size[lo]
+            rs = reg_start[lo]
+            rlen = np.uint64(reg_end[lo] - rs)
+            rb = reg_base[lo]
+            rz = reg_size[lo]
+            rps = page_shift[rz]
+        z = rz
         if k != cur_k or z != cur_z:  # <reload>
             cur_k = k
             cur_z = z
@@ -515,9 +545,9 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 if slb_struct >= 0:
                     skey = a >> SEGMENT_SHIFT
                     if lookup(slb_struct, skey, skey * 16):  # <slb>
-                        hits[slb_struct, z] += 1
+                        hits[slb_struct, z] += 1  # <count slb-hit>
                     else:
-                        misses[slb_struct, z] += 1
+                        misses[slb_struct, z] += 1  # <count slb-miss>
                 if nc > 1:
                     key = a >> h1
                     if lookup_g(key, key * 16 + z, m1, n1, p1, b1, o1, w1, d1):
@@ -531,15 +561,15 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                             if lookup_g(key, key * 16 + z, m3, n3, p3, b3, o3, w3, d3):
                                 j = 3
         if j < nc:
-            resolved[k, z, j] += 1
+            resolved[k, z, j] += 1  # <count resolved>
         else:
-            resolved[k, z, L] += 1
-            gid = reg_base[lo] + ((a - reg_start[lo]) >> page_shift[z])
+            resolved[k, z, L] += 1  # <count walk>
+            gid = rb + ((a - rs) >> rps)
             faulted = False
-            word = mapped[gid >> 6]
+            word = mapped[np.uint64(gid >> 6)]
             bit = np.uint64(1) << np.uint64(gid & 63)
             if (word & bit) == 0:
-                faults[z] += 1
+                faults[z] += 1  # <count fault>
                 faulted = True
                 # <fa> (specialize keeps this block only when a region maps more than one page per fault)
                 fa = reg_fa[lo] if any_fa else 1
@@ -561,14 +591,14 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                                 prefaulted[z] += 1
                     page_state[gid] = 1
                 # </fa>
-                # <nofa> mapped[gid >> 6] = word | bit
-                # <nofa> page_state[gid] = 1
+                # <nofa> mapped[np.uint64(gid >> 6)] = word | bit
+                # <nofa> page_state[np.uint64(gid)] = 1
             # <fa>
             elif any_fa and page_state[gid] == 2:
                 page_state[gid] = 1  # first touch of a prefaulted page: no fault
             # </fa>
             wr = walk(a, k, z, gid, faulted)
-            walk_refs[k, z] += wr
+            walk_refs[k, z] += wr  # <count refs>
             # <log>
             if log_walks:
                 q = wlog_n[0]
@@ -590,7 +620,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     # The memo goes back to the caller as a return value: stored here into st.memo_* after the loop,
     # the stores were lost under numba 0.68.1 (even at NUMBA_OPT=0; a print beside them made them
     # appear), so ``run_chunk`` stores it.
-    return bad, a0, f0, g0, r0, a1, f1, g1, r1
+    return bad, a0, f0, g0, r0, a1, f1, g1, r1  # <return>
 
 
 def run_chunk(addrs, kinds, cfg, st, cnt) -> int:
