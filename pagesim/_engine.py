@@ -315,13 +315,24 @@ _EMPTY = np.zeros(0, dtype=np.uint8)
 
 
 def run_chunks(
-    chunks, run_chunk, cfg, st, cnt, layout: Layout, total: int | None = None, desc: str = "", progress: bool = False, chunk_hook=None, chunk_size: int = 0
+    chunks,
+    run_chunk,
+    cfg,
+    st,
+    cnt,
+    layout: Layout,
+    total: int | None = None,
+    desc: str = "",
+    progress: bool = False,
+    chunk_hook=None,
+    chunk_size: int = 0,
+    range_error=None,
 ) -> int:
     """Every (addresses, kinds) chunk through ``run_chunk``, then the pending fast-path hits
     attributed. ``chunk_hook`` (pagesim.timing) is called after each chunk with (addresses, kinds,
     cfg, st); the kernel then logs every walk with its access index and the hook empties the log.
-    A ValueError names the first address outside every region and its index. Returns
-    the number of accesses run."""
+    A ValueError names the first address outside every region and its index (made by
+    ``range_error(index)`` when that address is 2**63 or above). Returns the number of accesses run."""
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -332,12 +343,16 @@ def run_chunks(
         a, ka = kernel_arrays(addrs, kk)
         if chunk_hook is not None and a.shape[0] > chunk_size:  # the walk log holds chunk_size walks
             raise RuntimeError(f"internal error: a chunk of {a.shape[0]} accesses exceeds chunk_size={chunk_size}")
-        # Addresses of 2**63 and above would be negative here and must never reach the kernel (its
-        # fast-path memo uses -1 as "no entry"): address arrays are checked when made
-        # (workloads.Addresses), trace files line by line as they are read (traces._iter_chunks).
+        # Addresses of 2**63 and above are negative here: the kernel stops at the first one, as at
+        # any address outside every region (trace files are also checked line by line as they
+        # are read, traces._iter_chunks).
         bad = run_chunk(a, ka, cfg, st, cnt)
         if bad >= 0:
             addr = int(a[bad]) & ((1 << 64) - 1)
+            if addr >= 1 << 63:
+                if range_error is not None:
+                    raise range_error(done + bad)
+                raise ValueError(f"address {addr:#x} (access {done + bad}) is out of range: pagesim simulates addresses below 2**63")
             raise ValueError(
                 f"address {addr:#x} (access {done + bad}) lies outside every region of the layout: "
                 f"regions are {', '.join(f'[{r.start:#x}, {r.end:#x})' for r in layout.regions)}"

@@ -113,20 +113,30 @@ class Layout:
         return cls((Region.covering(start, length, page_size, name, fault_around=fault_around),))
 
     @classmethod
-    def covering_addresses(cls, addresses, page_size, granule="2M", name: str = "[ trace ]") -> "Layout":
-        """Regions covering every address in ``addresses``: granule-aligned blocks, merged when adjacent."""
+    def covering_addresses(cls, addresses, page_size, granule="2M", name: str = "[ trace ]", range_error=None) -> "Layout":
+        """Regions covering every address in ``addresses``: granule-aligned blocks, merged when
+        adjacent. An address of 2**63 or above (negative, for a signed dtype) raises a ValueError
+        naming the first one; ``range_error(i)`` makes it (``Addresses.range_error``)."""
         p = parse_page_size(page_size)
         g = max(parse_page_size(granule, "granule"), p)
         a = np.asarray(addresses)
         if a.size == 0:
             raise ValueError("addresses is empty: nothing to lay out")
+        signed = a.dtype.kind == "i"
         if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
             a = a.reshape(-1).view(np.uint64)  # no copy (negative int64 wrap, as a conversion would)
         else:
             a = a.reshape(-1).astype(np.uint64)
         from ._kernels.regions import distinct_blocks
 
-        b = distinct_blocks(a, g.bit_length() - 1)  # sorted, distinct
+        shift = g.bit_length() - 1
+        b = distinct_blocks(a, shift)  # sorted, distinct
+        if int(b[-1]) >= (1 << 63) >> shift:  # an address of 2**63 or above: found by the blocks, no pass of its own
+            i = int((a.view(np.int64) < 0).argmax())
+            if range_error is not None:
+                raise range_error(i)
+            v = int(a[i])
+            raise ValueError(f"addresses[{i}]={v - (1 << 64) if signed else hex(v)} is out of range: pagesim simulates addresses from 0 to 2**63 - 1")
         cut = np.flatnonzero(np.diff(b) != 1) + 1  # where a run of adjacent blocks ends
         first = b[np.concatenate(([0], cut))]
         last = b[np.concatenate((cut - 1, [b.shape[0] - 1]))]

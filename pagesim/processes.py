@@ -183,6 +183,8 @@ def simulate_processes(
         if kinds is not None and len(kinds) != n:
             raise ValueError(f"kinds has {len(kinds)} arrays but processes={n}")
         works = [Addresses(addresses=a, kinds=None if kinds is None else kinds[i]) for i, a in enumerate(addresses)]
+        for w in works:  # each process's addresses are offset by its address-space stride: checked first
+            w.check_range()
     elif workload is None:
         raise ValueError("simulate_processes needs a workload (a name such as 'random') or addresses=")
     else:

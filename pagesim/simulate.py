@@ -137,7 +137,7 @@ def simulate(
             page_size = huge_page_for(m, policy, page_size)
         p = m.check_page_size(page_size if page_size is not None else m.base_page)
         if isinstance(w, Addresses):
-            layout = Layout.covering_addresses(w.addresses, p)
+            layout = Layout.covering_addresses(w.addresses, p, range_error=w.range_error)
         elif hasattr(w, "covering_layout"):  # a trace file (pagesim.traces)
             layout = w.covering_layout(p)
         else:
@@ -162,6 +162,8 @@ def simulate(
     bases = [r.start for r in layout.regions]  # addresses follow the layout asked for
     requested = layout
     backing = None
+    if isinstance(w, Addresses) and (memory is not None or ram is not None):
+        w.check_range()  # the OS stages read the addresses before the translation kernel does
     if memory is not None:
         import copy
 
@@ -201,6 +203,7 @@ def simulate(
         progress=progress,
         chunk_hook=_chunk_hook,
         chunk_size=log,
+        range_error=w.range_error if isinstance(w, Addresses) else None,
     )
     dv, coords = E.dataset_parts(m_eff, layout, cfg, cnt, st, structs, pwcs)
     attrs = E.provenance(

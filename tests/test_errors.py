@@ -7,6 +7,7 @@ import pytest
 
 import pagesim
 from pagesim import Layout, Machine, Region, Structure, Walker
+from pagesim.processes import simulate_processes
 from pagesim.units import parse_size
 
 
@@ -125,6 +126,43 @@ def test_bad_addresses():
     for bad in ([0.5], [np.nan], ["i"]):  # once: 0.5 and nan became data accesses, "i" a numpy UFuncTypeError
         with pytest.raises(TypeError, match="kinds must be integers 0 .data. or 1 .instruction., got dtype"):
             pagesim.simulate("skylake", addresses=np.array([4096]), kinds=bad)
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+@pytest.mark.parametrize("signed", [True, False])
+@pytest.mark.parametrize("with_layout", [True, False])
+def test_address_range_found_late_without_a_pass_of_its_own(specialize, signed, with_layout):
+    """Address arrays are not scanned when made: the kernel (given a layout) or the covering layout's
+    blocks (no layout) find the first address of 2**63 or above, even deep in a later chunk, and
+    the error names it as the scan did. With a layout, an address of 2**64 - 1 right after a
+    run of fast-path hits, and one as the first access (the empty memo is -1 with shift 0)."""
+    base = 1 << 40
+    a = (base + (np.arange(300_000, dtype=np.uint64) * np.uint64(8)) % np.uint64(1 << 22)).astype(np.uint64)
+    a[250_001] = np.uint64(2**64 - 1)
+    a[250_002] = np.uint64(1 << 63)
+    arr = a.view(np.int64) if signed else a
+    layout = Layout((Region(base, 1 << 22, 4096),)) if with_layout else None
+    msg = r"addresses must be non-negative, found -1 at index 250001" if signed else r"addresses\[250001\]=0xffffffffffffffff is out of range"
+    with pytest.raises(ValueError, match=msg):
+        pagesim.simulate("skylake", addresses=arr, layout=layout, specialize=specialize, chunk_size=100_000)
+    first = np.array([2**64 - 1, base], dtype=np.uint64)
+    with pytest.raises(ValueError, match=r"addresses\[0\]=0xffffffffffffffff is out of range"):
+        pagesim.simulate("skylake", addresses=first, layout=layout, specialize=specialize)
+
+
+def test_address_range_checked_before_the_os_stages_and_processes():
+    """The OS stages (ram=, memory=) and simulate_processes (which offsets each process's addresses)
+    read addresses before the translation kernel does: they check the range first."""
+    base = 1 << 40
+    a = np.array([base, 2**63 + 5], dtype=np.uint64)
+    layout = Layout((Region(base, 1 << 22, 4096),))
+    for kw in (dict(ram=pagesim.Ram("1G")), dict(memory=pagesim.PhysicalMemory("64M"))):
+        with pytest.raises(ValueError, match=r"addresses\[1\]=0x8000000000000005 is out of range"):
+            pagesim.simulate("skylake", addresses=a, layout=layout, **kw)
+    with pytest.raises(ValueError, match=r"addresses must be non-negative, found -3 at index 1"):
+        simulate_processes("skylake", processes=2, addresses=[np.array([base, base]), np.array([base, -3])], layout=layout)
+    with pytest.raises(ValueError, match=r"addresses\[1\]=0x8000000000000005 is out of range"):
+        Layout.covering_addresses(a, 4096)
 
 
 def test_addresses_at_or_above_2_63():
