@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import pagesim
 from pagesim import Layout
-from pagesim._kernels.regions import BITMAP_MIN, WINDOW_BITS, distinct_blocks
+from pagesim._kernels.regions import BITMAP_MIN, distinct_blocks, window_bits
 
 
 def unique_blocks(a, shift):
@@ -28,12 +28,18 @@ def test_distinct_blocks_bitmap_and_hash(seed, spread_bits, far):
     n = BITMAP_MIN + int(rng.integers(0, 5000))
     base = int(rng.integers(0, 1 << 62))
     a = (np.uint64(base) + rng.integers(0, 1 << spread_bits, n, dtype=np.uint64)) % np.uint64(1 << 63)
-    edge = np.uint64(1 << (WINDOW_BITS - 1))
+    edge = np.uint64(1 << (window_bits(n) - 1))
     first = a[0] >> np.uint64(21)
     extra = [first + edge, first + edge - np.uint64(1), first - edge if first >= edge else first, np.uint64(0), np.uint64((1 << 42) - 1)]
     for i, b in enumerate(extra[: far + 1]):
         a[1 + 7 * i] = b << np.uint64(21)
     assert np.array_equal(distinct_blocks(a, 21), unique_blocks(a, 21))
+
+
+def test_window_grows_with_the_array():
+    """The bitmap window: 2**12 blocks for short arrays, about 8 bits an address, 2**24 at most."""
+    assert window_bits(BITMAP_MIN) == 19 and window_bits(100_000) == 20 and window_bits(10**6) == 23
+    assert window_bits(1) == 12 and window_bits(10**9) == 24
 
 
 def test_covering_addresses_no_copy_and_same_layout():
