@@ -279,7 +279,7 @@ def choose_kernel(specialize, cfg, w):
     - otherwise the generic kernel for its features (geometry read at run time): compiled once per
       walker, fault-around, walk log, longest chain, SLB and page-walk caches, it serves every
       machine with those, which matters for short runs on many different machines: a
-      specialised copy takes about 6 s of CPU to compile, while the generic kernel runs 100,000
+      specialised copy takes 3-6 s of CPU to compile, while the generic kernel runs 100,000
       accesses in a few milliseconds.
     """
     from ._kernels import specialize as S

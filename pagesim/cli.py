@@ -337,7 +337,7 @@ def main(argv=None) -> int:
     pr.add_argument("--seed", default="0")
     pr.add_argument("--quiet", action="store_true", help="no progress bar")
     wa = sub.add_parser("warm", help="compile the kernels the notebooks use into the cache (make, Binder and CI run it)")
-    wa.add_argument("--generic-only", action="store_true", help="skip the presets' 20 specialised kernels (~6 s of CPU each when cold)")
+    wa.add_argument("--generic-only", action="store_true", help="skip the presets' 20 specialised kernels (3-6 s of CPU each when cold)")
     ex = sub.add_parser("exercises", help="instructor: build the assignments (otter assign), grade a folder of submissions (otter run)")
     exsub = ex.add_subparsers(dest="ex_cmd", required=True)
     eb = exsub.add_parser("build", help="student and autograder versions of every master in exercises/masters/")

@@ -103,7 +103,7 @@ def simulate(
         reclaim scans and the peak resident memory; swapping is charged as its own cost component.
     specialize: run a copy of the kernel compiled for the shape of this machine's data chain (ways,
         replacement, power-of-two sets; same results, 2-4x faster than the generic kernel; the first
-        compile of a new shape takes about 6 s of CPU, then it is cached on disk). Needs every
+        compile of a new shape takes 3-6 s of CPU, then it is cached on disk). Needs every
         access to be a data access to one page size. "auto" (the default) uses it then if the chain
         has a preset's shape (``pagesim warm`` compiles those) or the run has at least
         ``pagesim._engine.SPECIALIZE_MIN_ACCESSES`` (100,000) accesses; the choice depends on the

@@ -10,8 +10,8 @@ Stages, each a tiny run through the code path that compiles its kernels:
     RAM limit, several processes with the data-cache model (the generic kernel with its walk log),
     reuse distances, the pointer chase;
   - with ``specialised``: every preset at each of its page sizes with ``specialize='auto'``, which
-    compiles the specialised copy of each preset's chain shape (20 shapes for the 56 pairs, about
-    6 s of CPU each), the kernel ``'auto'`` runs for presets at any length.
+    compiles the specialised copy of each preset's chain shape (20 shapes for the 56 pairs, 3-6 s
+    of CPU each), the kernel ``'auto'`` runs for presets at any length.
 
 numba keys its cache on the CPU model, so kernels warmed on one CPU are compiled again on another
 unless ``NUMBA_CPU_NAME=generic`` is set both when warming and when running (binder/postBuild and
