@@ -15,7 +15,7 @@ Two kinds of copies:
   chain's *shape* (per position: padded ways, ways, replacement mode, power-of-two sets and where
   its slots start; per SLB and page-walk cache the same without the start) written in as
   constants, so LLVM unrolls the way search and drops the other replacement modes; each call site
-  calls the lookup of its own mode (``lk_order``, ``lk_random``, ``lk_list``). Set counts, masks and
+  calls the lookup of its own mode (``lk_scan`` or ``lk_list``). Set counts, masks and
   tag shifts are read once per chunk into locals (held in arrays, every store to ``tags`` could
   alias them), so machines differing only in page sizes or in the entries of the chain's last
   structure share one copy: the presets' 56 machine and page-size pairs have 20 shapes. (A chain
@@ -87,8 +87,8 @@ def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
 
 # the lookup closures written out where they are called (inline.py): numba's own closure inlining
 # took about half of a kernel's compile time
-_INLINED = ("find", "order_hit", "order_fill", "random_fill", "lk_order", "lk_random")
-MODE_LOOKUP = {K.ORDER_LRU: "lk_order", K.ORDER_FIFO: "lk_order", K.LIST_LRU: "lk_list", K.LIST_FIFO: "lk_list", K.RANDOM_FILL: "lk_random"}
+_INLINED = ("find", "order_hit", "order_fill", "random_fill", "lk_scan")
+MODE_LOOKUP = {K.ORDER_LRU: "lk_scan", K.ORDER_FIFO: "lk_scan", K.LIST_LRU: "lk_list", K.LIST_FIFO: "lk_list", K.RANDOM_FILL: "lk_scan"}
 _WALKER_BLOCKS = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB}
 
 

@@ -178,7 +178,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     # Indices into the structures' arrays are np.uint64: numba adds a negative-index wraparound (a
     # sign test, a mask with the array's length, an add) to every signed index, and unsigned
     # indices skip it (a random trace: 1.51x -> 1.37x the time of a minimal two-level kernel).
-    # The lookup closures up to lk_random (and lookup_g, lookup) return only at their end: the
+    # The lookup closures up to lk_scan (and lookup_g, lookup) return only at their end: the
     # specialiser writes their calls out in place (pagesim._kernels.inline), which compiles in
     # about half the time of numba's closure inlining.
     def find(base, pw, tag):
@@ -194,7 +194,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                 break
         return hw
 
-    # The packed-order and random modes' updates, shared by their lookups and the generic lookup.
+    # The packed-order and random modes' updates (lk_scan's hit and miss).
     def order_hit(osl, hw):
         """ORDER_LRU hit: way ``hw`` becomes most recent (its rank found by a SWAR zero-nibble search)."""
         o = order[np.uint64(osl)]
@@ -227,11 +227,12 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             rng[0] = x
             tags[np.uint64(base + np.int64(x % np.uint64(ways)))] = tag
 
-    # One lookup per way of keeping replacement state; each looks ``tag`` up in the structure with
-    # this geometry and fills it on a miss, True on a hit. Specialised copies call the one their
-    # structure uses, so only that one is compiled.
-    def lk_order(key, tag, m, sets, pw, sbase, obase, ways, mode):
-        """ORDER_LRU, ORDER_FIFO: the recency (or fill) order packed in one word per set."""
+    # Two lookups, one per way of finding a tag; each looks ``tag`` up in the structure with this
+    # geometry and fills it on a miss, True on a hit. Specialised copies call the one their
+    # structure uses (with its mode a constant, so the other modes' branches fold away).
+    def lk_scan(key, tag, m, sets, pw, sbase, obase, ways, mode):
+        """ORDER_LRU, ORDER_FIFO (the recency or fill order packed in one word per set) and
+        RANDOM_FILL: the set's ways scanned for the tag in groups of 4."""
         set_idx = key & m if m >= 0 else key % sets
         base = sbase + set_idx * pw
         osl = obase + set_idx
@@ -240,18 +241,10 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         if hit:
             if mode == ORDER_LRU:
                 order_hit(osl, hw)
-        else:
-            order_fill(osl, base, ways, tag)
-        return hit
-
-    def lk_random(key, tag, m, sets, pw, sbase, obase, ways, mode):
-        """RANDOM_FILL: empty ways first, then way xorshift64() % ways."""
-        set_idx = key & m if m >= 0 else key % sets
-        base = sbase + set_idx * pw
-        osl = obase + set_idx
-        hit = find(base, pw, tag) >= 0
-        if not hit:
+        elif mode == RANDOM_FILL:
             random_fill(osl, base, ways, tag)
+        else:  # ORDER_LRU, ORDER_FIFO
+            order_fill(osl, base, ways, tag)
         return hit
 
     def hhome(tag, cap):
@@ -339,23 +332,11 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     # <generic-lookup> (specialised copies call each structure's own lookup)
     def lookup_g(key, tag, m, sets, pw, sbase, obase, ways, mode):
         """Look ``tag`` up in the structure with this geometry; on a miss, fill it. True on a hit.
-        The generic kernel's lookup: the packed-order and random modes in one body (one tag
-        search), which compiles faster than calling their per-mode lookups; lists call theirs."""
+        The generic kernel's lookup: ``mode`` is read at run time."""
         if mode == LIST_LRU or mode == LIST_FIFO:
             hit = lk_list(key, tag, m, sets, pw, sbase, obase, ways, mode)
         else:
-            set_idx = key & m if m >= 0 else key % sets
-            base = sbase + set_idx * pw
-            osl = obase + set_idx
-            hw = find(base, pw, tag)
-            hit = hw >= 0
-            if hit:
-                if mode == ORDER_LRU:
-                    order_hit(osl, hw)
-            elif mode == RANDOM_FILL:
-                random_fill(osl, base, ways, tag)
-            else:  # ORDER_LRU, ORDER_FIFO
-                order_fill(osl, base, ways, tag)
+            hit = lk_scan(key, tag, m, sets, pw, sbase, obase, ways, mode)
         return hit
 
     def lookup(s, key, tag):
