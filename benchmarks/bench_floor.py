@@ -34,6 +34,8 @@ from pagesim import Layout, Region  # noqa: E402
 from pagesim import _engine as E  # noqa: E402
 from pagesim.workloads import Addresses  # noqa: E402
 
+VERDICT_MIN = 10**6  # shorter traces time the calls around the kernels more than the kernels
+
 
 @numba.njit(nogil=True, cache=True)
 def minimal(addrs, base, t1, t2, mapped, out):
@@ -116,6 +118,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=11)
     args = ap.parse_args()
     n = int(args.n)
+    if n < 1 or args.n != n:
+        ap.error(f"--n={args.n:g} is not allowed: a whole number of addresses, at least 1")
+    if args.repeat < 1:
+        ap.error(f"--repeat={args.repeat} is not allowed: at least 1")
+    verdict = n >= VERDICT_MIN
     m = B.tlb_machine()
     layout = Layout((Region(B.BASE, B.SPAN, B.PAGE, "table"),))
     print(f"pagesim {pagesim.__version__} kernel vs a minimal kernel, {m.title}; {n:,} addresses; CPU ns/access, best of {args.repeat} interleaved")
@@ -137,7 +144,8 @@ def main():
             tp.append(pagesim_kernel(m, layout, a)[1])
         ratios = sorted(p / q for p, q in zip(tp, tm))
         med = ratios[len(ratios) // 2]
-        print(f"{kind:12s} {min(tm) / n * 1e9:9.2f} {min(tp) / n * 1e9:9.2f} {med:14.2f}x {min(tp) / min(tm):17.2f}x  {'met' if med <= 1.3 else 'NOT MET'}")
+        say = ("met" if med <= 1.3 else "NOT MET") if verdict else f"no verdict below {VERDICT_MIN:,} addresses (call overhead dominates)"
+        print(f"{kind:12s} {min(tm) / n * 1e9:9.2f} {min(tp) / n * 1e9:9.2f} {med:14.2f}x {min(tp) / min(tm):17.2f}x  {say}")
     return status
 
 

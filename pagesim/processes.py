@@ -178,13 +178,18 @@ def simulate_processes(
             raise ValueError("give either addresses or a workload, not both")
         if layout is None:
             raise ValueError("with addresses=, give the layout every process shares")
+        if isinstance(addresses, np.ndarray) and addresses.ndim == 1:
+            raise ValueError(f"addresses is one array of shape {addresses.shape}: give a list of {n} arrays, one per process")
         if len(addresses) != n:
             raise ValueError(f"addresses has {len(addresses)} arrays but processes={n}")
         if kinds is not None and len(kinds) != n:
             raise ValueError(f"kinds has {len(kinds)} arrays but processes={n}")
         works = [Addresses(addresses=a, kinds=None if kinds is None else kinds[i]) for i, a in enumerate(addresses)]
-        for w in works:  # each process's addresses are offset by its address-space stride: checked first
-            w.check_range()
+        for i, w in enumerate(works):  # each process's addresses are offset by its address-space stride: checked first
+            try:
+                w.check_range()
+            except ValueError as e:
+                raise ValueError(f"process {i}: {e}") from None
     elif workload is None:
         raise ValueError("simulate_processes needs a workload (a name such as 'random') or addresses=")
     else:

@@ -159,10 +159,12 @@ def test_address_range_checked_before_the_os_stages_and_processes():
     for kw in (dict(ram=pagesim.Ram("1G")), dict(memory=pagesim.PhysicalMemory("64M"))):
         with pytest.raises(ValueError, match=r"addresses\[1\]=0x8000000000000005 is out of range"):
             pagesim.simulate("skylake", addresses=a, layout=layout, **kw)
-    with pytest.raises(ValueError, match=r"addresses must be non-negative, found -3 at index 1"):
+    with pytest.raises(ValueError, match=r"process 1: addresses must be non-negative, found -3 at index 1"):
         simulate_processes("skylake", processes=2, addresses=[np.array([base, base]), np.array([base, -3])], layout=layout)
     with pytest.raises(ValueError, match=r"addresses\[1\]=0x8000000000000005 is out of range"):
         Layout.covering_addresses(a, 4096)
+    with pytest.raises(ValueError, match=r"addresses is one array of shape \(2,\): give a list of 2 arrays, one per process"):
+        simulate_processes("skylake", processes=2, addresses=np.array([base, base]), layout=layout)
 
 
 def test_addresses_at_or_above_2_63():

@@ -391,15 +391,14 @@ def _local_counts(src: str, nc: int, slb: bool, npwc: int) -> str:
     init = "".join(f"    {c} = 0\n" for c in names + ([] if slb else ["c_slbh", "c_slbm"]))
     src = _sub(src, "    last_reg = 0\n", "    last_reg = 0\n" + init)
     src = _sub(src, "    return bad, a0, f0, g0, r0, a1, f1, g1, r1  # <return>\n", f"    return bad, a0, f0, g0, r0, a1, f1, g1, r1, ({', '.join(names)},)\n")
-    adds = [f"    res[0, z, {j}] += c[{j}]\n" for j in range(nc)]
-    adds += [f"    res[0, z, cfg.chain.shape[2]] += c[{nc}]\n", f"    cnt.faults[z] += c[{nc + 1}]\n", f"    cnt.walk_refs[0, z] += c[{nc + 2}]\n"]
-    i = nc + 3
+    # where each count goes, skipped when zero (each numpy element update costs about a microsecond:
+    # all of them on every call made a call on a 1-access chunk 22 -> 31 us)
+    dest = [f"res[0, z, {j}]" for j in range(nc)] + ["res[0, z, cfg.chain.shape[2]]", "cnt.faults[z]", "cnt.walk_refs[0, z]"]
     if slb:
-        adds += [f"    cnt.hits[cfg.slb_struct[0], z] += c[{i}]\n", f"    cnt.misses[cfg.slb_struct[0], z] += c[{i + 1}]\n"]
-        i += 2
+        dest += ["cnt.hits[cfg.slb_struct[0], z]", "cnt.misses[cfg.slb_struct[0], z]"]
     for q in range(npwc):
-        adds += [f"    cnt.hits[cfg.pwc_struct[{q}], z] += c[{i}]\n", f"    cnt.misses[cfg.pwc_struct[{q}], z] += c[{i + 1}]\n"]
-        i += 2
+        dest += [f"cnt.hits[cfg.pwc_struct[{q}], z]", f"cnt.misses[cfg.pwc_struct[{q}], z]"]
+    adds = [f"    if c[{i}]:\n        {d} += c[{i}]\n" for i, d in enumerate(dest)]
     call = "    bad, a0, f0, g0, r0, a1, f1, g1, r1 = translate_chunk(addrs, kinds, cfg, st, cnt)\n"
     body = "    bad, a0, f0, g0, r0, a1, f1, g1, r1, c = translate_chunk(addrs, kinds, cfg, st, cnt)\n"
     body += "    # the local counts (one page size: the first region's)\n    z = int(cfg.reg_size[0])\n    res = cnt.resolved\n" + "".join(adds)
