@@ -9,6 +9,8 @@ if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of p
 
 import json
 
+import numpy as np
+
 from . import _engine as E
 from ._check import check_bool, check_int, check_number, check_seed
 from .layout import DEFAULT_BASE, Layout, Region
@@ -55,6 +57,26 @@ def resolve_programmable(m: Machine, layout: Layout) -> tuple[Machine, dict]:
             m = m.program(s.name, p)
             programmed[s.name] = p
     return m, programmed
+
+
+def _check_covered(w: Addresses, m, layout: Layout, page_size: int):
+    """Name the first address the layout made for ``w`` cannot hold on machine ``m``: one beyond its
+    virtual address space, or one in the last block below 2**63 (covering blocks are at least
+    2 MiB, and regions end below 2**63). Only on that error does it pass over the addresses."""
+    va = 1 << min(m.va_bits, 63)
+    top = layout.regions[-1].end
+    if top <= va and top < 1 << 63:
+        return
+    block = max(2 << 20, page_size)
+    limit = min(va, (1 << 63) - block)
+    i = int((w.addresses >= np.uint64(limit)).argmax())
+    v = int(w.addresses[i])
+    if limit == va:
+        raise ValueError(f"addresses[{i}]={v:#x} is beyond the virtual address space of machine {m.name!r} ({m.va_bits}-bit: addresses below {va:#x})")
+    raise ValueError(
+        f"addresses[{i}]={v:#x} lies in the last {block >> 20} MiB below 2**63: without layout= the addresses are covered by "
+        f"whole {block >> 20} MiB blocks, and regions end below 2**63; give a layout= whose regions end below 2**63"
+    )
 
 
 def simulate(
@@ -138,6 +160,7 @@ def simulate(
         p = m.check_page_size(page_size if page_size is not None else m.base_page)
         if isinstance(w, Addresses):
             layout = Layout.covering_addresses(w.addresses, p, range_error=w.range_error)
+            _check_covered(w, m, layout, p)
         elif hasattr(w, "covering_layout"):  # a trace file (pagesim.traces)
             layout = w.covering_layout(p)
         else:

@@ -414,9 +414,20 @@ class Addresses(Workload):
     kinds: np.ndarray = None
 
     def __post_init__(self):
-        a = np.asarray(self.addresses)
+        raw = self.addresses
+        a = np.asarray(raw)
         if a.ndim != 1 or a.size == 0:
             raise ValueError(f"addresses must be a non-empty 1-D array, got shape {a.shape}")
+        if a.dtype.kind in "fO" and not isinstance(raw, np.ndarray) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in raw):
+            # a list of integers that numpy made float64 or object (some beyond int64, or numpy's
+            # signed and unsigned integers mixed): out-of-range ones named, the rest kept exact
+            bad = next(((i, int(v)) for i, v in enumerate(raw) if not 0 <= int(v) < MAX_ADDRESS), None)
+            if bad is None:
+                a = np.array([int(v) for v in raw], dtype=np.uint64)
+            elif bad[1] < 0:
+                raise ValueError(f"addresses must be non-negative, found {bad[1]} at index {bad[0]}")
+            else:
+                raise ValueError(f"addresses[{bad[0]}]={bad[1]:#x} is out of range: pagesim simulates addresses below 2**63 ({MAX_ADDRESS:#x})")
         if a.dtype.kind not in "iu":
             raise TypeError(f"addresses must be integers, got dtype {a.dtype}")
         # int64 and uint64 arrays are kept as they are: a view, never a copy. Their range (below

@@ -150,6 +150,23 @@ def test_address_range_found_late_without_a_pass_of_its_own(specialize, signed, 
         pagesim.simulate("skylake", addresses=first, layout=layout, specialize=specialize)
 
 
+def test_address_lists_numpy_cannot_hold_as_integers():
+    """From the outside tester: a list mixing small addresses with 2**63 or more became float64 in
+    numpy and was refused as 'not integers'; numpy's signed and unsigned integers mixed, too."""
+    base = 1 << 33
+    layout = Layout((Region(base, 1 << 24, 4096),))
+    for bad, msg in (
+        ([base, 1 << 63], r"addresses\[1\]=0x8000000000000000 is out of range"),
+        ([base, 2**64], r"addresses\[1\]=0x10000000000000000 is out of range"),
+        ([base, -1, 2**64], r"found -1 at index 1"),
+    ):
+        with pytest.raises(ValueError, match=msg):
+            pagesim.simulate("skylake", addresses=bad, layout=layout)
+    mixed = [np.int64(base), np.uint64(base + 4096), base + (1 << 20)]  # numpy: float64; exact here
+    ds = pagesim.simulate("skylake", addresses=mixed, layout=layout)
+    assert int(ds["walks"].sum()) == 3 and int(ds["accesses"].sum()) == 3  # three pages, each walked once
+
+
 def test_address_range_checked_before_the_os_stages_and_processes():
     """The OS stages (ram=, memory=) and simulate_processes (which offsets each process's addresses)
     read addresses before the translation kernel does: they check the range first."""
@@ -176,8 +193,13 @@ def test_addresses_at_or_above_2_63():
     with pytest.raises(ValueError, match=r"addresses\[1\]=0x8000000000000000 is out of range"):
         pagesim.simulate("skylake", addresses=np.array([1 << 40, 1 << 63], dtype=np.uint64), layout=layout)
     m64 = pagesim.machine("skylake").derive(va_bits=64)
-    with pytest.raises(ValueError, match=r"ends at 0x8000000000000000: pagesim simulates regions that end below 2\*\*63"):
+    with pytest.raises(ValueError, match=r"addresses\[0\]=0x7fffffffffffffff lies in the last 2 MiB below 2\*\*63: without layout="):
         pagesim.simulate(m64, addresses=np.array([2**63 - 1], dtype=np.uint64))
+    # from the outside tester: these named a region the user never made, and no address
+    with pytest.raises(ValueError, match=r"addresses\[1\]=0x4000000000000 is beyond the virtual address space of machine 'skylake' \(48-bit"):
+        pagesim.simulate("skylake", addresses=np.array([1 << 40, 1 << 50], dtype=np.uint64))
+    ds = pagesim.simulate(m64, addresses=np.array([4096, 2**63 - (3 << 20)], dtype=np.uint64))  # the block below is whole
+    assert int(ds["accesses"].sum()) == 2
     ds = pagesim.simulate(m64, addresses=np.array([2**62], dtype=np.uint64))  # high but representable: fine
     assert int(ds["walks"].sum()) == 1
 
