@@ -3,9 +3,10 @@
 numba inlines every call of a closure itself, but slowly: for Skylake's specialised kernel (five
 lookup sites, each calling three smaller closures) its closure-inlining pass took 1.8 s of a 6.5 s
 compile, and lowering the closures it then dropped took more. Writing each call out in place
-before numba sees the source (each callee's locals renamed apart, its arguments bound to fresh
-names in order, its final ``return x`` becoming an assignment) gives numba the same function
-with no closures to inline: 3.8-4.1 s in all.
+before numba sees the source (each callee's locals renamed apart, an argument that is a name or
+a constant put in place of its parameter and any other bound to a fresh name in order, its final
+``return x`` becoming an assignment) gives numba the same function with no closures to inline:
+4.3 s of CPU in all on a quiet machine (4.1-5.2 s with another job on the second core).
 
 Only closures that return at their very end (or never) can be written out; :func:`inline_calls`
 refuses any other, and any call whose evaluation the hoisting could reorder (inside ``and``/``or``,
