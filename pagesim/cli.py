@@ -6,7 +6,7 @@
     pagesim host [--size 64M ...] [--offset 0]
     pagesim trace record [-o OUT] [--data-only] [--limit N] -- CMD [ARG ...]
     pagesim probe [--quick] [--max-size 1G] [--repeats 7]
-    pagesim warm [--generic-only]
+    pagesim warm [--generic-only] [--record]
     pagesim exercises build [--out build/exercises] | grade SUBMISSIONS_DIR | samples
 
 Bad input (a bad option value, a missing or malformed trace file) is reported in one line,
@@ -271,8 +271,10 @@ def cmd_probe(args) -> int:
 
 
 def cmd_warm(args) -> int:
-    from .warm import warm
+    from .warm import record, warm
 
+    if args.record:
+        return record()
     t = time.perf_counter()
     warm(specialised=not args.generic_only)
     print(f"pagesim warm: done in {time.perf_counter() - t:.1f} s (cache: {_cache_dir()})")
@@ -337,7 +339,8 @@ def main(argv=None) -> int:
     pr.add_argument("--seed", default="0")
     pr.add_argument("--quiet", action="store_true", help="no progress bar")
     wa = sub.add_parser("warm", help="compile the kernels the notebooks use into the cache (make, Binder and CI run it)")
-    wa.add_argument("--generic-only", action="store_true", help="skip the presets' 20 specialised kernels (3-6 s of CPU each when cold)")
+    wa.add_argument("--generic-only", action="store_true", help="skip the presets' 20 specialised kernels and the notebooks' other 9 (3-6 s of CPU each)")
+    wa.add_argument("--record", action="store_true", help="maintainers: run every notebook, list the kernels they load in pagesim/data/kernels.json")
     ex = sub.add_parser("exercises", help="instructor: build the assignments (otter assign), grade a folder of submissions (otter run)")
     exsub = ex.add_subparsers(dest="ex_cmd", required=True)
     eb = exsub.add_parser("build", help="student and autograder versions of every master in exercises/masters/")

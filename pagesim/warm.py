@@ -9,9 +9,14 @@ Stages, each a tiny run through the code path that compiles its kernels:
   - raw addresses laid out (``simulate(m, addresses=a)``), the OS stage with a PhysicalMemory, a
     RAM limit, several processes with the data-cache model (the generic kernel with its walk log),
     reuse distances, the pointer chase;
+  - the timing model's kernels (``simulate_timed`` with each cache hierarchy);
   - with ``specialised``: every preset at each of its page sizes with ``specialize='auto'``, which
     compiles the specialised copy of each preset's chain shape (20 shapes for the 56 pairs, 3-6 s
-    of CPU each), the kernel ``'auto'`` runs for presets at any length.
+    of CPU each), the kernel ``'auto'`` runs for presets at any length; then the other
+    translation kernels the notebooks load (their documents' own machines, the walk log of the
+    data-cache model: ``pagesim/data/kernels.json``, which ``pagesim warm --record`` rewrites by
+    running every notebook). Without them a first ``make run`` after ``pagesim warm`` compiled
+    nine kernels, 30 s of CPU, inside the notebooks.
 
 numba keys its cache on the CPU model, so kernels warmed on one CPU are compiled again on another
 unless ``NUMBA_CPU_NAME=generic`` is set both when warming and when running (binder/postBuild and
@@ -29,7 +34,7 @@ def stages(specialised: bool = True):
     return [
         ("generic translation kernels and workload generators", _generic),
         ("address layout, OS stage, RAM limit, processes, reuse, chase", _os_and_extras),
-    ] + ([("specialised kernels of every preset's chain shapes", _presets)] if specialised else [])
+    ] + ([("specialised kernels of every preset's chain shapes", _presets), ("the other kernels the notebooks load", _recorded)] if specialised else [])
 
 
 def warm(specialised: bool = True, out=print) -> dict[str, float]:
@@ -76,6 +81,10 @@ def _os_and_extras():
     simulate("skylake", "random", working_set="64M", accesses=2000, ram=Ram(limit="80M"))
     simulate("skylake", "random", working_set="64M", accesses=2000, ram=Ram(limit="80M", reclaim="lru"))
     simulate_processes("skylake", "random", processes=2, quantum=500, working_set="8M", accesses=1000)
+    from .timing import hierarchies, simulate_timed
+
+    for name in hierarchies():  # the general and the power-of-two timing kernels
+        simulate_timed("skylake", "random", working_set="16M", accesses=1000, hierarchy=name)
     from ._kernels.chase import chase
     from ._kernels.reuse import stack_distances
 
@@ -99,3 +108,59 @@ def _presets():
             simulate(name, "random", working_set="16M", accesses=1000, page_size=p)
             n += 1
     return f"{n} machine and page-size pairs, {len(S._loaded) - before} kernels loaded"
+
+
+KERNELS_FILE = "data/kernels.json"
+
+
+def _recorded():
+    """The translation kernels listed in ``pagesim/data/kernels.json`` (what the notebooks load),
+    each compiled for the one signature every translation kernel is called with, or loaded from the
+    cache if it is there."""
+    import json
+    from importlib.resources import files
+
+    from ._kernels import specialize as S
+    from .simulate import simulate
+
+    simulate("skylake", "random", working_set="16M", accesses=1000)  # one kernel called: its signature
+    sigs = {sig for fn in list(S._loaded.values()) for sig in fn.__globals__["translate_chunk"].signatures}
+    keys = json.loads(files("pagesim").joinpath(KERNELS_FILE).read_text(encoding="utf-8"))
+    for kind, key in keys:
+        fn = S.by_key(kind, S.key_from_json(key))
+        for sig in sigs:
+            fn.__globals__["translate_chunk"].compile(sig)
+    return f"{len(keys)} kernels"
+
+
+def record(out=print) -> int:
+    """Run every notebook, full and quick, recording the translation kernels they load, and write
+    the ones the stages before ``_recorded`` do not already compile to ``pagesim/data/kernels.json``
+    (a maintainer's command: run it after a notebook or a study changes its machines)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from ._kernels import specialize as S
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "kernels.jsonl"
+        env = dict(os.environ, PAGESIM_RECORD_KERNELS=str(log))
+        for flag in ([], ["--quick"]):
+            subprocess.run([sys.executable, "-m", "pagesim", "notebooks", "--out", str(Path(tmp) / "nb"), *flag], env=env, check=True)
+        used = {(kind, S.key_from_json(key)) for kind, key in map(json.loads, log.read_text(encoding="utf-8").splitlines())}
+        # what the other stages compile, recorded the same way in a child process
+        env["PAGESIM_RECORD_KERNELS"] = str(Path(tmp) / "stages.jsonl")
+        code = "from pagesim import warm as w\nfor name, fn in w.stages()[:-1]: fn()"
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+        staged = {(kind, S.key_from_json(key)) for kind, key in map(json.loads, Path(env["PAGESIM_RECORD_KERNELS"]).read_text(encoding="utf-8").splitlines())}
+    rest = sorted(used - staged, key=repr)
+    path = Path(__file__).parent / KERNELS_FILE
+    tmp_path = path.with_suffix(".tmp")
+    tmp_path.write_text(json.dumps([[kind, key] for kind, key in rest], indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp_path, path)
+    out(f"pagesim warm --record: the notebooks load {len(used)} translation kernels, {len(rest)} beyond the other stages; written to {path}")
+    return 0

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -317,6 +318,7 @@ def kernel(shape):
     fn = _by_key.get(("shape", shape))
     if fn is None:
         fn = _by_key[("shape", shape)] = _get(_render(shape))
+        _record("shape", shape)
     return fn
 
 
@@ -326,11 +328,41 @@ def generic(cfg, log_walks: bool = False):
     mixed page sizes, instruction accesses, shared page tables, ``specialize=False``."""
     depth = int((cfg.chain >= 0).sum(axis=2).max()) if cfg.chain.size else 0
     key = (int(cfg.walk_kind[0]), bool(cfg.any_fa[0]), bool(log_walks), max(1, depth), int(cfg.slb_struct[0]) >= 0, cfg.pwc_struct.shape[0] > 0)
+    return generic_by_key(key)
+
+
+def generic_by_key(key: tuple):
+    """The generic kernel for ``key``: (walker, fault-around, walk log, depth, SLB, page-walk caches)."""
     fn = _by_key.get(("generic", key))
     if fn is None:
         walk_kind, any_fa, log, depth, slb, pwc = key
         fn = _by_key[("generic", key)] = _get(generic_source(walk_kind, any_fa, log, depth=depth, slb=slb, pwc=pwc))
+        _record("generic", key)
     return fn
+
+
+def by_key(kind: str, key: tuple):
+    """A kernel by what :func:`loaded` or ``PAGESIM_RECORD_KERNELS`` recorded: ("shape", chain
+    shape) or ("generic", key)."""
+    if kind == "shape":
+        return kernel(key)
+    if kind == "generic":
+        return generic_by_key(key)
+    raise ValueError(f"kind={kind!r} is not a kernel kind: 'shape' or 'generic'")
+
+
+def _record(kind: str, key: tuple) -> None:
+    """With ``PAGESIM_RECORD_KERNELS`` naming a file, append each kernel this process loads to it,
+    one JSON line each (``pagesim warm --record`` collects what the notebooks load this way)."""
+    path = os.environ.get("PAGESIM_RECORD_KERNELS")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps([kind, key]) + "\n")
+
+
+def key_from_json(obj):
+    """A key read back from JSON: lists become tuples again (None, ints and booleans stay)."""
+    return tuple(key_from_json(x) for x in obj) if isinstance(obj, list) else obj
 
 
 def _get(src: str):
