@@ -373,19 +373,7 @@ def timed_cycles(
     """Re-price a :func:`simulate_timed` result (the counters do not change): ``mlp``, ``walk_mlp``,
     ``work_cycles`` (per access) and ``latencies`` (cycles by cache level, memory last) default to
     the ones the result was priced with. Returns a new Dataset with ``cycles`` and the shares."""
-    if "data_level_hits" not in ds:
-        raise ValueError("timed_cycles needs a simulate_timed() result (it has data_level_hits and walk_level_hits)")
-    steps, upd = _pricing(
-        lambda k: ds[k].sum("side").values if k in ("walks", "accesses") else ds[k].values,
-        lambda c: ds["cycles"].sel(component=c).values,
-        ds.attrs,
-        ds.sizes["cache_level"],
-        lambda: ds["cache_level"].values.tolist(),
-        mlp,
-        walk_mlp,
-        work_cycles,
-        latencies,
-    )
+    steps, upd = _repriced(ds, mlp, walk_mlp, work_cycles, latencies)
     ds = ds.drop_vars(["cycles", "component"], errors="ignore")
     for op, name, value in steps:
         if op == "coord":
@@ -394,6 +382,35 @@ def timed_cycles(
             ds[name] = value
     ds.attrs.update(upd)
     return ds
+
+
+def cycles_by_component(
+    ds: "xr.Dataset", *, mlp: float | None = None, walk_mlp: float | None = None, work_cycles: float | None = None, latencies=None
+) -> dict[str, np.ndarray]:
+    """What :func:`timed_cycles` puts in ``cycles``, as {component: cycles by page size} (numpy),
+    without building a Dataset: for re-pricing in a loop (a fit over ``mlp``), where building one
+    costs more than the pricing."""
+    steps, _ = _repriced(ds, mlp, walk_mlp, work_cycles, latencies)
+    arr = steps[0][2][1]
+    return {c: arr[i] for i, c in enumerate(COMPONENTS)}
+
+
+def _repriced(ds, mlp, walk_mlp, work_cycles, latencies):
+    if "data_level_hits" not in ds:
+        raise ValueError("timed_cycles needs a simulate_timed() result (it has data_level_hits and walk_level_hits)")
+    rows = ds["cycles"].transpose("component", ...).values  # numpy, not .sel: this runs in fits
+    comps = [str(c) for c in ds["component"].values]
+    return _pricing(
+        lambda k: ds[k].values.sum(axis=ds[k].dims.index("side")) if k in ("walks", "accesses") else ds[k].values,
+        lambda c: rows[comps.index(c)],
+        ds.attrs,
+        ds.sizes["cache_level"],
+        lambda: ds["cache_level"].values.tolist(),
+        mlp,
+        walk_mlp,
+        work_cycles,
+        latencies,
+    )
 
 
 def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles, latencies):

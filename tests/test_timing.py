@@ -174,6 +174,15 @@ def test_cycles_are_the_counters_priced():
     assert np.allclose(ds4["cycles"].sel(component="walk").values, ds["cycles"].sel(component="walk").values)
     ds_w = timed_cycles(ds, walk_mlp=2.0)
     assert np.allclose(ds_w["cycles"].sel(component="walk").values, ds["cycles"].sel(component="walk").values / 2)
+    # cycles_by_component: the same numbers without a Dataset, for every re-pricing argument
+    from pagesim.timing import cycles_by_component
+
+    for kw in ({}, {"mlp": 4.0}, {"walk_mlp": 2.0}, {"work_cycles": 7.5}, {"latencies": [1, 20, 300]}):
+        want = timed_cycles(ds, **kw)["cycles"]
+        got = cycles_by_component(ds, **kw)
+        assert list(got) == [str(c) for c in want["component"].values]
+        for c, row in got.items():
+            assert np.array_equal(row, want.sel(component=c).values), (kw, c)
 
 
 def test_larger_pages_cost_fewer_walk_cycles_on_random_access():

@@ -185,12 +185,12 @@ def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8") -> dict:
 def price(pair: dict, mlp: float) -> dict:
     """One kernel's two runs re-priced with ``mlp``: steady cycles (first-touch faults left out), the
     paper's % change with small pages, and cycles per access by component."""
-    from ..timing import timed_cycles
+    from ..timing import cycles_by_component
 
     t, comp = {}, {}
     for p, ds in pair.items():
-        c = timed_cycles(ds, mlp=mlp)["cycles"]
-        comp[p] = {k: float(c.sel(component=k).sum()) for k in ("work", "data_stall", "tlb_hit_latency", "walk")}
+        c = cycles_by_component(ds, mlp=mlp)  # timed_cycles(ds, mlp=mlp)["cycles"] without the Dataset
+        comp[p] = {k: float(c[k].sum()) for k in ("work", "data_stall", "tlb_hit_latency", "walk")}
         t[p] = sum(comp[p].values())
     n = int(pair["4K"]["accesses"].sum())
     return {
