@@ -53,3 +53,17 @@ def test_covering_addresses_no_copy_and_same_layout():
     assert np.shares_memory(w.addresses, a)  # int64 input is viewed, not copied
     ds = pagesim.simulate("skylake", addresses=a[:5000])
     assert int(ds["accesses"].sum()) == 5000
+
+
+def test_blocks_colliding_in_the_seen_table():
+    """Blocks with the same low bits take one slot of the table of blocks seen, in turn: each
+    evicts the other, and a block met again after its eviction is still counted once. Inside and
+    outside the bitmap window, short and long arrays."""
+    from pagesim._kernels.regions import SEEN_BITS
+
+    rng = np.random.default_rng(7)
+    for n in (5000, BITMAP_MIN + 3):
+        blocks = np.array([(k << SEEN_BITS) + 5 for k in range(6)] + [(1 << 40) + 5, 17, 17 + (1 << SEEN_BITS)], dtype=np.uint64)
+        a = (blocks[rng.integers(0, blocks.size, n)] << np.uint64(21)) + rng.integers(0, 1 << 21, n, dtype=np.uint64)
+        got = distinct_blocks(a, 21)
+        assert np.array_equal(got, unique_blocks(a, 21)) and got.size == blocks.size

