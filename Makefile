@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_generators.py
 	$(PY) benchmarks/bench_sweep.py
 	$(PY) benchmarks/bench_percall.py
+	$(PY) benchmarks/bench_cpu_name.py
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
