@@ -267,7 +267,7 @@ def simulate_processes(
     dv, coords = E.dataset_parts(m_eff, combined, cfg, cnt, st, structs, pwcs)
 
     # faults: per process; with shared tables a shared page faults once, in whichever process first
-    page_state = st.page_state
+    page_state = E.page_states(cfg, st)
     off = 0
     per_region = []
     for r in combined.regions:

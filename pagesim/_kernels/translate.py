@@ -95,7 +95,9 @@ State = namedtuple(
         "order",  # uint64[sum sets]: packed recency order (ORDER_*), head | tail << 32 of the list (LIST_*) or fill count (RANDOM_FILL)
         "htab",  # int64[2 * HASH_FACTOR * entries of every LIST_* structure, or 1]: their hash tables, (tag, way) pairs, tag -1 empty
         "rng",  # uint64[1]
-        "page_state",  # uint8[total pages]: 0 unmapped, 1 mapped and touched, 2 prefaulted, not yet touched
+        # uint8[total pages]: 0 unmapped, 1 mapped and touched, 2 prefaulted, not yet touched;
+        # written only with fault-around: read it with _engine.page_states
+        "page_state",
         "mapped",  # uint64[ceil(total pages / 64)]: bit set once a page is mapped (L1-cache sized)
         "page_hpt",  # uint8[total pages or 1]: where the HPT holds the page
         "tsb",  # int64[K * tsb_entries or 1]
@@ -573,7 +575,8 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                     page_state[gid] = 1
                 # </fa>
                 # <nofa> mapped[np.uint64(gid >> 6)] = word | bit
-                # <nofa> page_state[np.uint64(gid)] = 1
+                # without fault-around page_state is not written: a page is touched exactly when
+                # its mapped bit is set, and pagesim._engine.page_states reads it from there
             # <fa>
             elif any_fa and page_state[gid] == 2:
                 page_state[gid] = 1  # first touch of a prefaulted page: no fault
