@@ -183,3 +183,24 @@ def test_grouped_concat_is_one_flat_concat(axes):
     assert list(got.attrs) == list(want.attrs)
     for k, v in want.variables.items():
         assert got[k].dtype == v.dtype and list(got[k].attrs.items()) == list(v.attrs.items()), k
+
+
+def test_study_timed_pairs_in_threads_identical(monkeypatch):
+    """Notebook 02's timed runs (studies.cscs.timed_pairs) in two threads: every Dataset identical
+    to the serial run's, in the same places; a bad workers value is refused as sweep refuses it."""
+    from pagesim.studies import cscs
+
+    cases = {
+        "STREAM": ("stream", dict(n=20_000)),
+        "single-node RandomAccess (1 GiB)": ("random", dict(working_set="1G", accesses=30_000)),
+    }
+    monkeypatch.setattr(cscs, "kernel_cases", lambda quick=False: cases)
+    serial = cscs.timed_pairs(seed=3)
+    threaded = cscs.timed_pairs(seed=3, workers=2)
+    assert list(threaded) == list(serial)
+    for label in serial:
+        assert list(threaded[label]) == ["4K", "2M"]
+        for p in ("4K", "2M"):
+            xr.testing.assert_identical(threaded[label][p], serial[label][p])
+    with pytest.raises(ValueError, match="workers=0"):
+        cscs.timed_pairs(workers=0)

@@ -169,16 +169,32 @@ def kernel_cases(quick: bool = False) -> dict:
     }
 
 
-def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8") -> dict:
+def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8", workers: int | None = 1) -> dict:
     """Each kernel simulated once per page size under the timing model ('opteron-k8' caches), with
     ``KERNEL_WORK`` cycles of work per access: {label: {"4K": Dataset, "2M": Dataset}}. Re-price them
-    for any mlp with :func:`price` (the counters do not depend on it)."""
+    for any mlp with :func:`price` (the counters do not depend on it). ``workers``: runs at once, in
+    threads (the kernels release the GIL; None: one per core), as in :func:`pagesim.sweep`; the
+    result is the same for any number."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..sweep import _check_workers
     from ..timing import simulate_timed
 
-    out = {}
-    for label, (wl, kw) in kernel_cases(quick).items():
-        wc = KERNEL_WORK[KERNEL_OF[label]][0]
-        out[label] = {p: simulate_timed(m, wl, page_size=p, seed=seed, hierarchy="opteron-k8", work_cycles=wc, **kw) for p in ("4K", "2M")}
+    n = _check_workers(workers)
+    runs = [(label, p, wl, kw) for label, (wl, kw) in kernel_cases(quick).items() for p in ("4K", "2M")]
+
+    def one(run):
+        label, p, wl, kw = run
+        return simulate_timed(m, wl, page_size=p, seed=seed, hierarchy="opteron-k8", work_cycles=KERNEL_WORK[KERNEL_OF[label]][0], **kw)
+
+    if n > 1:
+        with ThreadPoolExecutor(max_workers=n, thread_name_prefix="pagesim-cscs") as ex:
+            results = list(ex.map(one, runs))  # raises the first failing run's error, in order
+    else:
+        results = [one(r) for r in runs]
+    out: dict = {}
+    for (label, p, _, _), ds in zip(runs, results):
+        out.setdefault(label, {})[p] = ds
     return out
 
 
