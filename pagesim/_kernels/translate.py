@@ -40,6 +40,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._jit import jit
+from .simd import find_way  # noqa: F401 - the specialised copies call it (specialize.py)
 
 # How a structure keeps its replacement state (chosen in Python from policy and ways):
 ORDER_LRU, ORDER_FIFO, LIST_LRU, LIST_FIFO, RANDOM_FILL = 0, 1, 2, 3, 4
@@ -184,8 +185,10 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
     # only at their end: the generator writes their calls out in place (pagesim._kernels.inline),
     # which spares numba's closure-inlining pass (1.6-1.8 s of Skylake's 6.2-6.5 s compile).
     def find(base, pw, tag):
-        """The way of ``tag`` in the set whose first slot is ``base``, or -1."""
+        """The way of ``tag`` in the set whose first slot is ``base``, or -1. Specialised copies
+        replace the body with one vector compare (simd.py: their ``pw`` is a constant)."""
         hw = -1
+        # <scalar-find>
         for gi in range(pw >> 2):
             g = base + 4 * gi
             if (tags[np.uint64(g)] == tag) | (tags[np.uint64(g + 1)] == tag) | (tags[np.uint64(g + 2)] == tag) | (tags[np.uint64(g + 3)] == tag):
@@ -194,6 +197,8 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                         hw = w - base
                         break
                 break
+        # </scalar-find>
+        # <vector-find> hw = find_way(tags, base, pw, tag)
         return hw
 
     # The packed-order and random modes' updates (lk_scan's hit and miss).
