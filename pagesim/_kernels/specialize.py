@@ -24,7 +24,8 @@ Two kinds of copies:
 
 The ``<geometry>`` block becomes the shape's constants and locals, the ``<reload>`` block goes,
 the ``<pwc>`` loop becomes one block per page-walk cache (written into the main loop with the radix
-walk) and the ``<slb>`` lookup the SLB's own. A specialised copy also counts in local scalars
+walk), a TSB walk is written into the main loop with no branch on the probe's outcome, and the
+``<slb>`` lookup the SLB's own. A specialised copy also counts in local scalars
 (one kind and one page size: every counter's index is known), returned to ``run_chunk``, which adds
 them to the arrays. Last, the lookup closures are written out where they are called
 (``inline.py``); only the wide structures' list lookup stays a closure for numba to inline.
@@ -251,9 +252,11 @@ def _render(shape) -> str:
     src = src.replace(anchor, "\n".join(scal) + "\n" + anchor)
     # a chain, an SLB or a page-walk cache to look up: with none, numba does not drop the unused
     # closures and cannot compile them, so the walk stays a call
-    inline_walk = walk_kind == K.RADIX and (nc > 0 or slb is not None or len(pwcs) > 0)
-    src = _render_slb_pwc(src, slb, pwcs, inline_walk)
-    src = _local_counts(src, nc, slb is not None, len(pwcs))
+    inline_walk = walk_kind in (K.RADIX, K.TSB) and (nc > 0 or slb is not None or len(pwcs) > 0)
+    src = _render_slb_pwc(src, slb, pwcs, inline_walk and walk_kind == K.RADIX)
+    if inline_walk and walk_kind == K.TSB:
+        src = _render_tsb(src)
+    src = _local_counts(src, nc, slb is not None, len(pwcs), tsb=inline_walk and walk_kind == K.TSB)
     if nc > 0:
         # Every slow access leaves a valid (non-negative) address in the memo, so only an empty memo
         # (-1, shift 0: the run's first access) can match a negative address: that one is checked
@@ -303,6 +306,24 @@ def _render_slb_pwc(src: str, slb, pwcs, radix: bool) -> str:
     call = "            wr = walk(a, k, z, gid, faulted)\n"
     inline = "            # the radix walk with its page-walk caches (generated)\n            refs = radix_refs[z]\n            best = 0\n"
     return _sub(src, call, inline + "".join(blocks) + "            wr = refs - best\n")
+
+
+def _render_tsb(src: str) -> str:
+    """The TSB walk written into the main loop, without a branch on the probe's outcome (on a
+    random trace it is a coin toss: ultrasparc-ii's 32768-entry TSB holds a quarter of the
+    pages of 1 GiB): the slot is written whether or not it held the page (a hit writes what it
+    held), and the outcome is counted in local scalars, as the other counters are."""
+    call = "            wr = walk(a, k, z, gid, faulted)\n"
+    inline = (
+        "            # the TSB probe (generated): 1 reference, plus the software walk's on a miss\n"
+        "            tsb_vpn = a >> rps\n"
+        "            tsb_slot = z * (tsb_mask + 1) + (tsb_vpn & tsb_mask)\n"
+        "            tsb_hit = np.int64(tsb[np.uint64(tsb_slot)] == tsb_vpn)\n"
+        "            tsb[np.uint64(tsb_slot)] = tsb_vpn\n"
+        "            c_tsbh += tsb_hit\n"
+        "            wr = 1 + sw_walk_refs * (1 - tsb_hit)\n"
+    )
+    return _sub(src, call, inline)
 
 
 def _digest(src: str) -> str:
@@ -402,7 +423,7 @@ def _sub(src: str, line: str, new: str) -> str:
     return src.replace(line, new)
 
 
-def _local_counts(src: str, nc: int, slb: bool, npwc: int) -> str:
+def _local_counts(src: str, nc: int, slb: bool, npwc: int, tsb: bool = False) -> str:
     """The specialised copy counts in local scalars (one kind, one page size: every counter's
     index is known) and returns them; ``run_chunk`` adds them to the counter arrays. Counting in
     the arrays, every increment is a load and a store that LLVM must order against the stores to
@@ -412,6 +433,7 @@ def _local_counts(src: str, nc: int, slb: bool, npwc: int) -> str:
     names += ["c_slbh", "c_slbm"] if slb else []
     for q in range(npwc):
         names += [f"c_q{q}h", f"c_q{q}m"]
+    names += ["c_tsbh"] if tsb else []
     branches = "".join(f"            {'if' if j == 0 else 'elif'} j == {j}:\n                c_res{j} += 1\n" for j in range(nc))
     src = _sub(src, "            resolved[k, z, j] += 1  # <count resolved>\n", branches or "            pass\n")
     src = _sub(src, "resolved[0, g0, 0] += r0  # <count run>", "c_res0 += r0" if nc else "resolved[0, g0, 0] += r0")
@@ -430,7 +452,11 @@ def _local_counts(src: str, nc: int, slb: bool, npwc: int) -> str:
         dest += ["cnt.hits[cfg.slb_struct[0], z]", "cnt.misses[cfg.slb_struct[0], z]"]
     for q in range(npwc):
         dest += [f"cnt.hits[cfg.pwc_struct[{q}], z]", f"cnt.misses[cfg.pwc_struct[{q}], z]"]
-    adds = [f"    if c[{i}]:\n        {d} += c[{i}]\n" for i, d in enumerate(dest)]
+    adds = []
+    if tsb:  # every walk probes the TSB: its misses are the walks that did not hit
+        dest += ["cnt.tsb_hits[0, z]"]
+        adds = [f"    if c[{nc}] - c[{len(dest) - 1}]:\n        cnt.tsb_misses[0, z] += c[{nc}] - c[{len(dest) - 1}]\n"]
+    adds = adds + [f"    if c[{i}]:\n        {d} += c[{i}]\n" for i, d in enumerate(dest)]
     call = "    bad, a0, f0, g0, r0, a1, f1, g1, r1 = translate_chunk(addrs, kinds, cfg, st, cnt)\n"
     body = "    bad, a0, f0, g0, r0, a1, f1, g1, r1, c = translate_chunk(addrs, kinds, cfg, st, cnt)\n"
     body += "    # the local counts (one page size: the first region's)\n    z = int(cfg.reg_size[0])\n    res = cnt.resolved\n" + "".join(adds)
