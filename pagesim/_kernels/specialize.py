@@ -24,7 +24,8 @@ Two kinds of copies:
 
 The ``<geometry>`` block becomes the shape's constants and locals, the ``<reload>`` block goes,
 the ``<pwc>`` loop becomes one block per page-walk cache (written into the main loop with the radix
-walk) and the ``<slb>`` lookup the SLB's own. A specialised copy also counts in local scalars
+walk), a TSB or hashed-page-table walk is written into the main loop too (the TSB's with no branch
+on the probe's outcome), and the ``<slb>`` lookup the SLB's own. A specialised copy also counts in local scalars
 (one kind and one page size: every counter's index is known), returned to ``run_chunk``, which adds
 them to the arrays. Last, the lookup closures are written out where they are called
 (``inline.py``); only the wide structures' list lookup stays a closure for numba to inline.
@@ -254,9 +255,13 @@ def _render(shape) -> str:
     src = src.replace(anchor, "\n".join(scal) + "\n" + anchor)
     # a chain, an SLB or a page-walk cache to look up: with none, numba does not drop the unused
     # closures and cannot compile them, so the walk stays a call
-    inline_walk = walk_kind == K.RADIX and (nc > 0 or slb is not None or len(pwcs) > 0)
-    src = _render_slb_pwc(src, slb, pwcs, inline_walk)
-    src = _local_counts(src, nc, slb is not None, len(pwcs))
+    inline_walk = walk_kind in (K.RADIX, K.TSB, K.HASHED) and (nc > 0 or slb is not None or len(pwcs) > 0)
+    src = _render_slb_pwc(src, slb, pwcs, inline_walk and walk_kind == K.RADIX)
+    if inline_walk and walk_kind == K.TSB:
+        src = _render_tsb(src)
+    if inline_walk and walk_kind == K.HASHED:
+        src = _render_hashed(src)
+    src = _local_counts(src, nc, slb is not None, len(pwcs), tsb=inline_walk and walk_kind == K.TSB, hashed=inline_walk and walk_kind == K.HASHED)
     if nc > 0:
         # Every slow access leaves a valid (non-negative) address in the memo, so only an empty memo
         # (-1, shift 0: the run's first access) can match a negative address: that one is checked
@@ -316,6 +321,44 @@ def _render_slb_pwc(src: str, slb, pwcs, radix: bool) -> str:
 def _absolute(src: str) -> str:
     """The generated module is imported by path, outside the package: its imports made absolute."""
     return src.replace("from ._jit import jit", "from pagesim._kernels._jit import jit").replace("from .simd import", "from pagesim._kernels.simd import")
+
+
+def _render_tsb(src: str) -> str:
+    """The TSB walk written into the main loop, without a branch on the probe's outcome (on a
+    random trace it is a coin toss: ultrasparc-ii's 32768-entry TSB holds a quarter of the
+    pages of 1 GiB): the slot is written whether or not it held the page (a hit writes what it
+    held), and the outcome is counted in local scalars, as the other counters are."""
+    call = "            wr = walk(a, k, z, gid, faulted)\n"
+    inline = (
+        "            # the TSB probe (generated): 1 reference, plus the software walk's on a miss\n"
+        "            tsb_vpn = a >> rps\n"
+        "            tsb_slot = z * (tsb_mask + 1) + (tsb_vpn & tsb_mask)\n"
+        "            tsb_hit = np.int64(tsb[np.uint64(tsb_slot)] == tsb_vpn)\n"
+        "            tsb[np.uint64(tsb_slot)] = tsb_vpn\n"
+        "            c_tsbh += tsb_hit\n"
+        "            wr = 1 + sw_walk_refs * (1 - tsb_hit)\n"
+    )
+    return _sub(src, call, inline)
+
+
+def _render_hashed(src: str) -> str:
+    """The hashed page table's walk written into the main loop: a page in the table costs as many
+    references as the number of its group (1 primary, 2 secondary), counted in local scalars; a
+    page not in it is inserted (2 references, as the generic walk)."""
+    call = "            wr = walk(a, k, z, gid, faulted)\n"
+    inline = (
+        "            # the hashed page table's walk (generated)\n"
+        "            hpt_where = np.int64(page_hpt[np.uint64(gid)])\n"
+        "            if hpt_where == NOT_IN_HPT:\n"
+        "                if not faulted:\n"
+        "                    hpt_events[1] += 1\n"
+        "                hpt_insert(gid, a, z)\n"
+        "                wr = 2\n"
+        "            else:\n"
+        "                wr = hpt_where\n"
+        "                c_hsec += hpt_where - 1\n"
+    )
+    return _sub(src, call, inline)
 
 
 def _digest(src: str) -> str:
@@ -415,7 +458,7 @@ def _sub(src: str, line: str, new: str) -> str:
     return src.replace(line, new)
 
 
-def _local_counts(src: str, nc: int, slb: bool, npwc: int) -> str:
+def _local_counts(src: str, nc: int, slb: bool, npwc: int, tsb: bool = False, hashed: bool = False) -> str:
     """The specialised copy counts in local scalars (one kind, one page size: every counter's
     index is known) and returns them; ``run_chunk`` adds them to the counter arrays. Counting in
     the arrays, every increment is a load and a store that LLVM must order against the stores to
@@ -425,6 +468,8 @@ def _local_counts(src: str, nc: int, slb: bool, npwc: int) -> str:
     names += ["c_slbh", "c_slbm"] if slb else []
     for q in range(npwc):
         names += [f"c_q{q}h", f"c_q{q}m"]
+    names += ["c_tsbh"] if tsb else []
+    names += ["c_hsec"] if hashed else []
     branches = "".join(f"            {'if' if j == 0 else 'elif'} j == {j}:\n                c_res{j} += 1\n" for j in range(nc))
     src = _sub(src, "            resolved[k, z, j] += 1  # <count resolved>\n", branches or "            pass\n")
     src = _sub(src, "resolved[0, g0, 0] += r0  # <count run>", "c_res0 += r0" if nc else "resolved[0, g0, 0] += r0")
@@ -443,7 +488,13 @@ def _local_counts(src: str, nc: int, slb: bool, npwc: int) -> str:
         dest += ["cnt.hits[cfg.slb_struct[0], z]", "cnt.misses[cfg.slb_struct[0], z]"]
     for q in range(npwc):
         dest += [f"cnt.hits[cfg.pwc_struct[{q}], z]", f"cnt.misses[cfg.pwc_struct[{q}], z]"]
-    adds = [f"    if c[{i}]:\n        {d} += c[{i}]\n" for i, d in enumerate(dest)]
+    adds = []
+    if tsb:  # every walk probes the TSB: its misses are the walks that did not hit
+        dest += ["cnt.tsb_hits[0, z]"]
+        adds = [f"    if c[{nc}] - c[{len(dest) - 1}]:\n        cnt.tsb_misses[0, z] += c[{nc}] - c[{len(dest) - 1}]\n"]
+    if hashed:
+        dest += ["cnt.hpt_secondary[z]"]
+    adds = adds + [f"    if c[{i}]:\n        {d} += c[{i}]\n" for i, d in enumerate(dest)]
     call = "    bad, a0, f0, g0, r0, a1, f1, g1, r1 = translate_chunk(addrs, kinds, cfg, st, cnt)\n"
     body = "    bad, a0, f0, g0, r0, a1, f1, g1, r1, c = translate_chunk(addrs, kinds, cfg, st, cnt)\n"
     body += "    # the local counts (one page size: the first region's)\n    z = int(cfg.reg_size[0])\n    res = cnt.resolved\n" + "".join(adds)
