@@ -419,8 +419,10 @@ def check_widget(nbp: NotebookPage, cells: list[dict]):
     def change(control, value, what: str):
         before = shown()
         control.select_option(value)
+        # the widget clears its output, then draws the new one; with an empty kernel cache the new
+        # machine's kernel compiles in between (seconds), so wait for output that is new and not empty
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and shown() == before:
+        while time.monotonic() < deadline and (shown() == before or not shown().strip()):
             time.sleep(0.25)
         after = shown()
         assert after != before, f"00_basics: the widget's output did not change after {what} {nbp.where()}"
