@@ -158,6 +158,12 @@ def simulate_processes(
     from ._check import check_seed
     from .simulate import place, resolve_programmable
 
+    for name in ("specialize", "progress", "chunk_size"):  # simulate()'s own options, not a workload's
+        if name in workload_params:
+            raise TypeError(
+                f"simulate_processes() has no {name}= option: it always runs the generic kernel (processes share the machine's structures), "
+                "in chunks of one quantum, without a progress bar"
+            )
     m = get_machine(machine)
     seed = check_seed(seed)
     n = check_int("processes", processes, 1, MAX_PROCESSES)

@@ -285,10 +285,6 @@ def test_faults_per_process_count_faults_with_fault_around_and_shared_tables():
     fault-around a fault maps several pages (found by the outside tester: 1 fault, 3 prefaulted,
     was counted as 4). Each equals the faults of that process run alone; with shared tables the
     sum exceeds faults by faults_saved_by_sharing."""
-    import numpy as np
-
-    from pagesim import Layout, Region
-
     lay = Layout((Region(1 << 36, 64 * 4096, 4096, "a", fault_around=4),))
     rng = np.random.default_rng(5)
     addrs = [(1 << 36) + rng.integers(0, 64 * 4096, 300).astype(np.uint64) for _ in range(3)]
@@ -301,3 +297,11 @@ def test_faults_per_process_count_faults_with_fault_around_and_shared_tables():
     kw = dict(working_set="8M", accesses=5_000, processes=3, quantum=500, shared=("table",), caches=())
     shr = simulate_processes("skylake", "random", shared_tables=True, **kw)
     assert int(shr["faults_per_process"].sum()) - int(shr["faults_saved_by_sharing"]) == int(shr["faults"].sum())
+
+
+@pytest.mark.parametrize("name", ["specialize", "progress", "chunk_size"])
+def test_simulate_options_it_does_not_take_are_named(name):
+    """simulate()'s own options given to simulate_processes: a TypeError that says why, not the
+    workload's "has no parameter" (found by the outside tester with specialize=True)."""
+    with pytest.raises(TypeError, match=rf"simulate_processes\(\) has no {name}= option: it always runs the generic kernel"):
+        simulate_processes("skylake", "random", working_set="8M", accesses=1000, caches=(), **{name: True})
