@@ -257,10 +257,8 @@ def _render(shape) -> str:
     # closures and cannot compile them, so the walk stays a call
     inline_walk = walk_kind in (K.RADIX, K.TSB, K.HASHED) and (nc > 0 or slb is not None or len(pwcs) > 0)
     src = _render_slb_pwc(src, slb, pwcs, inline_walk and walk_kind == K.RADIX)
-    if inline_walk and walk_kind == K.TSB:
-        src = _render_tsb(src)
-    if inline_walk and walk_kind == K.HASHED:
-        src = _render_hashed(src)
+    if inline_walk and walk_kind in (K.TSB, K.HASHED):
+        src = _sub(src, _WALK_CALL, _TSB_WALK if walk_kind == K.TSB else _HASHED_WALK)
     src = _local_counts(src, nc, slb is not None, len(pwcs), tsb=inline_walk and walk_kind == K.TSB, hashed=inline_walk and walk_kind == K.HASHED)
     if nc > 0:
         # Every slow access leaves a valid (non-negative) address in the memo, so only an empty memo
@@ -323,42 +321,35 @@ def _absolute(src: str) -> str:
     return src.replace("from ._jit import jit", "from pagesim._kernels._jit import jit").replace("from .simd import", "from pagesim._kernels.simd import")
 
 
-def _render_tsb(src: str) -> str:
-    """The TSB walk written into the main loop, without a branch on the probe's outcome (on a
-    random trace it is a coin toss: ultrasparc-ii's 32768-entry TSB holds a quarter of the
-    pages of 1 GiB): the slot is written whether or not it held the page (a hit writes what it
-    held), and the outcome is counted in local scalars, as the other counters are."""
-    call = "            wr = walk(a, k, z, gid, faulted)\n"
-    inline = (
-        "            # the TSB probe (generated): 1 reference, plus the software walk's on a miss\n"
-        "            tsb_vpn = a >> rps\n"
-        "            tsb_slot = z * (tsb_mask + 1) + (tsb_vpn & tsb_mask)\n"
-        "            tsb_hit = np.int64(tsb[np.uint64(tsb_slot)] == tsb_vpn)\n"
-        "            tsb[np.uint64(tsb_slot)] = tsb_vpn\n"
-        "            c_tsbh += tsb_hit\n"
-        "            wr = 1 + sw_walk_refs * (1 - tsb_hit)\n"
-    )
-    return _sub(src, call, inline)
-
-
-def _render_hashed(src: str) -> str:
-    """The hashed page table's walk written into the main loop: a page in the table costs as many
-    references as the number of its group (1 primary, 2 secondary), counted in local scalars; a
-    page not in it is inserted (2 references, as the generic walk)."""
-    call = "            wr = walk(a, k, z, gid, faulted)\n"
-    inline = (
-        "            # the hashed page table's walk (generated)\n"
-        "            hpt_where = np.int64(page_hpt[np.uint64(gid)])\n"
-        "            if hpt_where == NOT_IN_HPT:\n"
-        "                if not faulted:\n"
-        "                    hpt_events[1] += 1\n"
-        "                hpt_insert(gid, a, z)\n"
-        "                wr = 2\n"
-        "            else:\n"
-        "                wr = hpt_where\n"
-        "                c_hsec += hpt_where - 1\n"
-    )
-    return _sub(src, call, inline)
+# The walker's walk written into the main loop in place of the ``walk`` closure's call (a closure
+# cannot add to the loop's local counters), for the TSB and the hashed page table.
+_WALK_CALL = "            wr = walk(a, k, z, gid, faulted)\n"
+# The TSB probe, without a branch on its outcome (on a random trace it is a coin toss:
+# ultrasparc-ii's 32768-entry TSB holds a quarter of the pages of 1 GiB): the slot is written
+# whether or not it held the page (a hit writes what it held); 1 reference, plus the software
+# walk's on a miss; the hits are counted in a local scalar, the misses are the walks that did not hit.
+_TSB_WALK = (
+    "            tsb_vpn = a >> rps\n"
+    "            tsb_slot = z * (tsb_mask + 1) + (tsb_vpn & tsb_mask)\n"
+    "            tsb_hit = np.int64(tsb[np.uint64(tsb_slot)] == tsb_vpn)\n"
+    "            tsb[np.uint64(tsb_slot)] = tsb_vpn\n"
+    "            c_tsbh += tsb_hit\n"
+    "            wr = 1 + sw_walk_refs * (1 - tsb_hit)\n"
+)
+# The hashed page table's walk: a page in the table costs as many references as the number of its
+# group (1 primary, 2 secondary; secondary hits counted in a local scalar); a page not in it is
+# inserted (2 references, as the generic walk).
+_HASHED_WALK = (
+    "            hpt_where = np.int64(page_hpt[np.uint64(gid)])\n"
+    "            if hpt_where == NOT_IN_HPT:\n"
+    "                if not faulted:\n"
+    "                    hpt_events[1] += 1\n"
+    "                hpt_insert(gid, a, z)\n"
+    "                wr = 2\n"
+    "            else:\n"
+    "                wr = hpt_where\n"
+    "                c_hsec += hpt_where - 1\n"
+)
 
 
 def _digest(src: str) -> str:
@@ -398,8 +389,8 @@ def generic_by_key(key: tuple):
 
 
 def by_key(kind: str, key: tuple):
-    """A kernel by what :func:`loaded` or ``PAGESIM_RECORD_KERNELS`` recorded: ("shape", chain
-    shape) or ("generic", key)."""
+    """A kernel by what ``PAGESIM_RECORD_KERNELS`` recorded (``pagesim/data/kernels.json``):
+    ("shape", chain shape) or ("generic", key)."""
     if kind == "shape":
         return kernel(key)
     if kind == "generic":
