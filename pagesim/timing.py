@@ -391,7 +391,7 @@ def cycles_by_component(
     without building a Dataset: for re-pricing in a loop (a fit over ``mlp``), where building one
     costs more than the pricing."""
     steps, _ = _repriced(ds, mlp, walk_mlp, work_cycles, latencies)
-    arr = steps[0][2][1]
+    arr = next(value[1] for _, name, value in steps if name == "cycles")
     return {c: arr[i] for i, c in enumerate(COMPONENTS)}
 
 
