@@ -35,27 +35,82 @@ def replacement_mode(policy: str, ways: int) -> int:
     return K.LIST_LRU if policy == "lru" else K.LIST_FIFO
 
 
-LIST_MODES = (K.LIST_LRU, K.LIST_FIFO)
+LIST_MODES = (K.LIST_LRU, K.LIST_FIFO, K.DIRECT_LRU, K.DIRECT_FIFO)  # sets kept as rings of ways
+DIRECT = {K.LIST_LRU: K.DIRECT_LRU, K.LIST_FIFO: K.DIRECT_FIFO}
+DIRECT_MAX = 1 << 24  # granules a DIRECT_* structure may index (int16 each: 32 MiB); more, and it keeps its hash table
 
 
 def initial_order(ways: int, mode: int) -> int:
     """A set's order word with way 0 at the least-recent end, so empty ways fill in order 0, 1, 2...:
-    packed nibbles (ORDER_*) or the recency list's head (way 0) and tail (the last way) (LIST_*)."""
+    packed nibbles (ORDER_*) or the ring's head, way 0 (LIST_*, DIRECT_*)."""
     if mode in LIST_MODES:
-        return (ways - 1) << 32
+        return 0
     if mode not in (K.ORDER_LRU, K.ORDER_FIFO):
         return 0
     return sum((ways - 1 - r) << (4 * r) for r in range(ways))
 
 
 def initial_links(sets: int, ways: int, pways: int) -> np.ndarray:
-    """A LIST_* structure's recency lists as the kernel keeps them, (previous way, next way) per
-    slot, each set's list running 0, 1, ..., ways - 1 (padding slots -1)."""
-    w = np.arange(pways, dtype=np.int64)
+    """A LIST_* or DIRECT_* structure's recency rings as the kernel keeps them, (previous way, next
+    way) per slot, each set's ring running 0, 1, ..., ways - 1 and back to 0 (padding slots -1)."""
+    w = np.arange(ways, dtype=np.int64)
     one = np.full((pways, 2), -1, dtype=np.int64)
-    one[:ways, 0] = w[:ways] - 1
-    one[: ways - 1, 1] = w[1:ways]
+    one[:ways, 0] = (w - 1) % ways
+    one[:ways, 1] = (w + 1) % ways
     return np.tile(one.reshape(-1), sets)
+
+
+def granule_offsets(regions, shifts) -> tuple[np.ndarray, int]:
+    """Number the granules (of ``2**h`` bytes) a structure's entries can hold in this layout:
+    ``shifts[r]`` is its tag shift in region r, None where it is never looked up. Returns per region
+    the offset that turns a key (``address >> h``) into its number, and how many numbers there are.
+    A granule two regions share (the SLB's 256 MiB segments) gets one number: regions are sorted
+    and disjoint, so it can only be the last of one region and the first of the next."""
+    off = np.zeros(len(regions), dtype=np.int64)
+    n = 0
+    prev = None  # (shift, last key, its number) of the last region looked up
+    for r, (reg, h) in enumerate(zip(regions, shifts)):
+        if h is None:
+            continue
+        first, last = reg.start >> h, (reg.end - 1) >> h
+        base = prev[2] if prev is not None and prev[0] == h and prev[1] == first else n
+        off[r] = base - first
+        prev = (h, last, base + last - first)
+        n = prev[2] + 1
+    return off, n
+
+
+def initial_stamps(sets: int, ways: int, pways: int) -> np.ndarray:
+    """A STAMP_LRU structure's links: per set, way w's stamp at slot w (-ways + w: empty ways are
+    the oldest, lowest first; padding the largest int64, never the oldest), the rest unused."""
+    one = np.full(2 * pways, -1, dtype=np.int64)
+    one[:pways] = np.iinfo(np.int64).max
+    one[:ways] = np.arange(ways, dtype=np.int64) - ways
+    return np.tile(one, sets)
+
+
+def direct_modes(mp, layout: Layout):
+    """Which LIST_* structures (more than 16 ways, in a chain or the SLB) index their entries
+    directly in this layout (DIRECT_*; an LRU SLB STAMP_LRU): those whose granules number at most
+    DIRECT_MAX. Returns their modes, set_hash (a direct structure's first set holds where its
+    index starts in ``pos``), idx_off, the size of ``pos`` and the STAMP_LRU structure or -1."""
+    cfg = mp.config
+    mode, tag_shift, chain = cfg["st_mode"], cfg["tag_shift"], cfg["chain"]
+    regs = layout.regions
+    zs = [mp.zidx[r.page_size] for r in regs]
+    idx_off = np.zeros((max(1, mp.ns), len(regs)), dtype=np.int64)
+    new_mode, set_hash = mode.copy(), cfg["set_hash"].copy()
+    size = 0
+    for s in mp.wide:
+        shifts = [int(tag_shift[s, z]) if s == mp.slb or (chain[:, z, :] == s).any() else None for z in zs]
+        off, n = granule_offsets(regs, shifts)
+        if not 0 < n <= DIRECT_MAX:
+            continue  # too many granules: it keeps its hash table (none: it is never looked up)
+        new_mode[s] = K.STAMP_LRU if s == mp.slb and mode[s] == K.LIST_LRU else DIRECT[int(mode[s])]
+        set_hash[cfg["st_obase"][s]] = size
+        idx_off[s] = off
+        size += n
+    return new_mode, set_hash, idx_off, size, mp.slb if mp.slb >= 0 and new_mode[mp.slb] == K.STAMP_LRU else -1
 
 
 WALK = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB, "vhpt": K.VHPT}
@@ -93,7 +148,8 @@ class MachineParts:
             order = np.zeros(1, dtype=np.uint64)
         self.order = order  # the initial recency words: each run copies them
         self.slots = nslots = int((sets * pways).sum())
-        # LIST_* structures (more than 16 ways): recency lists 0, 1, 2, ... and an empty hash table each
+        # LIST_* structures (more than 16 ways): recency rings 0, 1, 2, ... and an empty hash table each
+        # (a layout may let them index their entries directly instead: kernel_inputs, direct_modes)
         listed = np.isin(mode, LIST_MODES)
         links = np.full(2 * nslots if listed.any() else 1, -1, dtype=np.int64)
         set_hash = np.zeros(max(1, int(sets.sum())), dtype=np.int64)
@@ -102,7 +158,12 @@ class MachineParts:
             links[2 * base[s] : 2 * (base[s] + sets[s] * pways[s])] = initial_links(int(sets[s]), int(ways[s]), int(pways[s]))
             set_hash[obase[s] : obase[s] + sets[s]] = hsize
             hsize += 2 * K.HASH_FACTOR * int(sets[s] * ways[s])
-        self.links, self.hsize = links, hsize  # the initial lists: each run copies them
+        self.links, self.hsize = links, hsize  # the initial rings: each run copies them
+        # the wide structures (LIST_*) that a layout may let index their entries directly: the
+        # chains' and the SLB (the page-walk caches are narrow, but a user's could be wide: their
+        # keys skip levels of the walk, which the numbering does not follow, so they keep the table)
+        self.slb = len(tlbs) if m.slb is not None else -1
+        self.wide = [int(s) for s in np.flatnonzero(listed) if s < len(structs)]
         tag_shift = np.zeros((ns, nk), dtype=np.int64)
         for i, s in enumerate(tlbs):
             for z, p in enumerate(sizes):
@@ -187,8 +248,10 @@ def machine_parts(m: Machine) -> MachineParts:
     return parts
 
 
-def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
-    """Kernel inputs. ``log_walks``: the most accesses a chunk will have, to log every walk (0: no log)."""
+def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0, direct: bool = True):
+    """Kernel inputs. ``log_walks``: the most accesses a chunk will have, to log every walk (0: no
+    log). ``direct``: let wide chain structures index their entries directly (``direct_modes``;
+    simulate_processes does not: its processes' pages share the structures' entries)."""
     mp = machine_parts(m)
     nk, ns, L, w = mp.nk, mp.ns, mp.L, mp.w
     zidx = mp.zidx
@@ -196,6 +259,17 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
     reg_pages = np.array([r.pages for r in regs], dtype=np.int64)
     reg_base = np.zeros(len(regs), dtype=np.int64)
     reg_base[1:] = np.cumsum(reg_pages)[:-1]
+    total = int(reg_pages.sum())
+    config = mp.config
+    if direct and mp.wide:
+        mode, set_hash, idx_off, npos, stamped = direct_modes(mp, layout)
+        config = dict(config, st_mode=mode, set_hash=set_hash)
+    else:
+        idx_off, npos, stamped = np.zeros((max(1, ns), len(regs)), dtype=np.int64), 1, -1
+    links = mp.links.copy()
+    if stamped >= 0:
+        sb, sn, sw, spw = (int(config[f][stamped]) for f in ("st_base", "st_sets", "st_ways", "st_pways"))
+        links[2 * sb : 2 * (sb + sn * spw)] = initial_stamps(sn, sw, spw)
     cfg = K.Config(
         reg_start=np.array([r.start for r in regs], dtype=np.int64),
         reg_end=np.array([r.end for r in regs], dtype=np.int64),
@@ -204,15 +278,16 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0):
         reg_fa=np.array([r.fault_around for r in regs], dtype=np.int64),
         any_fa=mp.log if any(r.fault_around > 1 for r in regs) else mp.no_log,
         log_walks=mp.log if log_walks else mp.no_log,
-        **mp.config,
+        idx_off=idx_off,
+        **config,
     )
-    total = int(reg_pages.sum())
     hashed = w.kind == "hashed"
     st = K.State(
         tags=np.full(max(1, mp.slots), -1, dtype=np.int64),
-        links=mp.links.copy(),
+        links=links,
         order=mp.order.copy(),
         htab=np.full(max(1, mp.hsize), -1, dtype=np.int64),
+        pos=np.full(max(1, npos), -1, dtype=np.int16),
         rng=np.array([(int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 64) or 1], dtype=np.uint64),
         page_state=np.zeros(total, dtype=np.uint8),
         mapped=np.zeros((total + 63) // 64, dtype=np.uint64),

@@ -108,7 +108,7 @@ def _flush_structures(cfg, st, cnt, which):
         a = int(cfg.st_base[s])
         b = a + int(cfg.st_sets[s] * cfg.st_pways[s])
         st.tags[a:b] = -1
-        if int(cfg.st_mode[s]) in E.LIST_MODES:  # its hash table empty, its recency lists 0, 1, 2, ...
+        if int(cfg.st_mode[s]) in E.LIST_MODES:  # its hash table empty, its recency rings 0, 1, 2, ...
             h = int(cfg.set_hash[cfg.st_obase[s]])
             st.htab[h : h + 2 * K.HASH_FACTOR * int(cfg.st_sets[s] * cfg.st_ways[s])] = -1
             st.links[2 * a : 2 * b] = E.initial_links(int(cfg.st_sets[s]), int(cfg.st_ways[s]), int(cfg.st_pways[s]))
@@ -223,12 +223,12 @@ def simulate_processes(
     m_eff, programmed = resolve_programmable(m, layout)
 
     # one combined layout: process i's regions moved up by i * stride
-    probe, *_ = E.kernel_inputs(m_eff, layout, seed)
+    probe, *_ = E.kernel_inputs(m_eff, layout, seed, direct=False)
     stride = asid_stride(probe, layout, m.va_bits, n)
     combined = Layout(
         tuple(Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}", r.mode, r.fault_around, r.policy) for i in range(n) for r in layout.regions)
     )
-    cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, combined, seed, log_walks=int(quantum) if caches else 0)
+    cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, combined, seed, log_walks=int(quantum) if caches else 0, direct=False)
     from ._kernels import specialize as S
 
     run_chunk = S.generic(cfg, bool(caches))  # processes share structures, and some run instructions: geometry read at run time

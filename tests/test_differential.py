@@ -9,11 +9,13 @@ from reference import reference_simulate
 
 import pagesim
 from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
+from pagesim import _engine as E
+from pagesim._kernels import translate as K
 
 KIB = 1024
 
 
-WIDE_WAYS = [17, 20, 33, 64, 72, 128]  # more than 16 ways: the hash table and recency lists (LIST_*)
+WIDE_WAYS = [17, 20, 33, 64, 72, 128]  # more than 16 ways: a direct index or a hash table, and recency rings
 
 
 @st.composite
@@ -152,8 +154,55 @@ def test_cross_kind_chains_match_reference(case, chunk):
 @given(cases(wide=True), st.sampled_from([1, 7, 1 << 20]))
 def test_wide_structures_match_reference(case, chunk):
     """Every TLB more than 16 ways (17 to 128, sets 1 to 5, LRU, FIFO and random), the SLB too:
-    the hash table and recency lists against the reference's plain lists."""
+    the direct index (DIRECT_*: these layouts are small) and recency rings against the
+    reference's plain lists. Regions are 0, 1 or 3 pages apart or 256 MiB / 1 GiB apart, so two
+    regions often share an SLB segment, which must get one number."""
     test_kernel_matches_reference.hypothesis.inner_test(case, chunk)
+
+
+@settings(max_examples=min(settings().max_examples, 40))
+@given(cases(wide=True), st.sampled_from([1, 7, 1 << 20]))
+def test_wide_structures_hash_table_match_reference(case, chunk):
+    """The same with no direct index allowed (DIRECT_MAX = 0, as for a layout of more than 2**24
+    granules): every wide structure finds its tags through its hash table (LIST_*)."""
+    m, layout = case[0], case[1]
+    old, E.DIRECT_MAX = E.DIRECT_MAX, 0
+    try:
+        cfg = E.kernel_inputs(m, layout, 0)[0]
+        assert not np.isin(cfg.st_mode, [K.DIRECT_LRU, K.DIRECT_FIFO]).any()
+        test_kernel_matches_reference.hypothesis.inner_test(case, chunk)
+    finally:
+        E.DIRECT_MAX = old
+
+
+def test_direct_index_is_chosen_by_layout_size():
+    """Wide structures index their entries directly up to DIRECT_MAX granules, then keep the table
+    (an LRU SLB keeps stamps); all give the reference's counts (the tests above)."""
+    m = pagesim.machine("power8")
+    small = Layout.single(1 << 30, 4 * KIB, start=1 << 40)
+    slb = len(m.structures)
+    tlbs = [i for i, s in enumerate(m.structures) if s.ways > 16]
+    cfg, st = E.kernel_inputs(m, small, 0)[:2]
+    assert cfg.st_mode[tlbs].tolist() == [K.DIRECT_LRU] * len(tlbs) and cfg.st_mode[slb] == K.STAMP_LRU
+    b = cfg.st_base[slb]
+    assert st.links[2 * b : 2 * b + 32].tolist() == list(range(-32, 0))  # empty ways oldest, way 0 first
+    big = Layout.single((E.DIRECT_MAX + 1) * 4 * KIB, 4 * KIB, start=1 << 40)
+    cfg = E.kernel_inputs(m, big, 0)[0]
+    assert cfg.st_mode[tlbs].tolist() == [K.LIST_LRU] * len(tlbs)
+    assert cfg.st_mode[slb] == K.STAMP_LRU  # 4 segments of 256 MiB: still direct
+    assert cfg.idx_off.shape == (slb + 1, 1)
+    assert E.kernel_inputs(m, small, 0, direct=False)[0].st_mode[tlbs + [slb]].tolist() == [K.LIST_LRU] * (len(tlbs) + 1)
+
+
+def test_granule_numbers_shared_only_by_neighbours():
+    """Two regions in one 256 MiB segment share its number; a gap gives the next number."""
+    seg = 1 << 28
+    regs = Layout((Region(seg, 4096, 4096, "a"), Region(seg + 8192, 4096, 4096, "b"), Region(3 * seg, seg + 4096, 4096, "c"))).regions
+    off, n = E.granule_offsets(regs, [28, 28, 28])
+    assert [(r.start >> 28) + o for r, o in zip(regs, off)] == [0, 0, 1]
+    assert ((regs[2].end - 1) >> 28) + off[2] == 2 and n == 3
+    off, n = E.granule_offsets(regs, [12, None, 12])  # pages: never shared; an unused region gets none
+    assert (regs[0].start >> 12) + off[0] == 0 and (regs[2].start >> 12) + off[2] == 1 and n == 1 + (seg + 4096) // 4096
 
 
 def _presets_cases():

@@ -6,7 +6,7 @@ import numba
 import numpy as np
 import pytest
 
-from pagesim._kernels.simd import MAX_LANES, find_way
+from pagesim._kernels.simd import MAX_LANES, MAX_MIN_LANES, find_way, min_way
 
 
 def plain(tags, base, ways, tag):
@@ -45,3 +45,32 @@ def test_width_must_be_a_constant_within_the_vector():
         runtime_width(tags, 0, 4, 0)
     with pytest.raises(numba.core.errors.TypingError, match="ways must be a constant from 1 to 32"):
         constant_width(MAX_LANES + 4)(tags, 0, 0)
+
+
+def min_constant_width(ways):
+    src = f"def f(arr, base):\n    return min_way(arr, base, {ways})\n"
+    ns = {"min_way": min_way}
+    exec(src, ns)  # noqa: S102 - the test's own source
+    return numba.njit(ns["f"])
+
+
+@pytest.mark.parametrize("ways", [1, 4, 12, 20, 32, 48, 64])
+def test_min_way_is_the_first_minimum(ways):
+    """The STAMP_LRU victim: the lowest lane holding the minimum, repeats and int64 extremes included."""
+    rng = np.random.default_rng(ways)
+    f = min_constant_width(ways)
+    big = np.iinfo(np.int64).max
+    for trial in range(200):
+        arr = rng.integers(-3, 4, 3 * ways + 5).astype(np.int64)
+        if trial % 3 == 0:
+            arr[rng.integers(arr.size, size=ways // 2 + 1)] = big
+        if trial % 5 == 0:
+            arr[rng.integers(arr.size)] = -big - 1
+        for base in range(0, arr.size - ways + 1, 1 + ways // 3):
+            assert f(arr, base) == int(np.argmin(arr[base : base + ways])), (ways, base)
+
+
+def test_min_way_width_must_be_a_constant_within_the_vector():
+    arr = np.zeros(128, dtype=np.int64)
+    with pytest.raises(numba.core.errors.TypingError, match="ways must be a constant from 1 to 64"):
+        min_constant_width(MAX_MIN_LANES + 4)(arr, 0)

@@ -49,3 +49,37 @@ def find_way(typingctx, tags, base, ways, tag):
         return builder.select(builder.icmp_unsigned("==", mask, i64(0)), i64(-1), low)
 
     return sig, vector
+
+
+MAX_MIN_LANES = 64  # min_way: one vector for sets up to this many (padded) ways
+
+
+@intrinsic(prefer_literal=True)
+def min_way(typingctx, arr, base, ways):
+    """The lowest lane holding the minimum of ``arr[base : base + ways]`` (int64, ``ways`` a
+    constant from 1 to ``MAX_MIN_LANES``): one vector load, LLVM's signed-minimum reduction, a
+    compare of every lane with it and the lowest set bit. The STAMP_LRU lookup's victim (the way
+    used longest ago); the generic kernel keeps a scalar loop."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.dtype == types.int64 and arr.layout == "C"):
+        return None
+    lanes = ways.literal_value if isinstance(ways, types.IntegerLiteral) else 0
+    if not 1 <= lanes <= MAX_MIN_LANES:
+        raise errors.TypingError(f"min_way: ways must be a constant from 1 to {MAX_MIN_LANES}, got {ways} (the generic kernel keeps its scalar loop)")
+    sig = types.int64(arr, base, ways)
+
+    def vector(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        vec = ir.VectorType(i64, lanes)
+        first = context.cast(builder, args[1], signature.args[1], types.int64)
+        row = builder.load(builder.bitcast(builder.gep(ary.data, [first]), vec.as_pointer()), align=8)
+        smin = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [vec]), f"llvm.vector.reduce.smin.v{lanes}i64")
+        low = builder.call(smin, [row])
+        splat = builder.insert_element(ir.Constant(vec, ir.Undefined), low, i32(0))
+        splat = builder.shuffle_vector(splat, splat, ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
+        bits = builder.bitcast(builder.icmp_signed("==", row, splat), ir.IntType(lanes))
+        mask = bits if lanes == 64 else builder.zext(bits, i64)
+        cttz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64")
+        return builder.call(cttz, [mask, ir.IntType(1)(1)])  # never zero: the minimum is in some lane
+
+    return sig, vector
