@@ -236,6 +236,28 @@ def test_concat_in_numpy_is_xarrays(axes, fixed):
     _assert_same_dataset(_concat(parts, xr), want)
 
 
+def test_concat_in_numpy_promotes_as_xarray_does():
+    """A string coordinate the runs disagree on becomes an object variable with NaN where a run lacks
+    the label; an int variable one run lacks becomes float; one that is float in one run and int
+    in another is float: the dtypes and values xarray's concat gives."""
+    from pagesim.sweep import _aux_coords, _concat_arrays, _concat_xarray, _point
+
+    parts = [
+        _point({"machine": m, "workload": "random", "working_set": "4M", "accesses": 500, "seed": s}, ["machine", "seed"])
+        for m in ("skylake", "zen4")
+        for s in (0, 1)
+    ]
+    side = parts[1]["structure_side"].values.copy()
+    side[0] = "elsewhere"
+    parts[1] = parts[1].assign_coords(structure_side=("structure", side, parts[1]["structure_side"].attrs))
+    parts[2] = parts[2].drop_vars("hpt_refills", errors="ignore").assign(extra=((), 3)).assign(walks=parts[2]["walks"].astype(float))
+    aux = _aux_coords(parts)
+    got = _concat_arrays(parts, aux, xr)
+    want = _concat_xarray(parts, aux, xr)
+    assert got is not None and want["structure_side"].dtype == object and want["extra"].dtype == float and want["walks"].dtype == float
+    _assert_same_dataset(got, want)
+
+
 def test_concat_in_numpy_leaves_what_it_does_not_model_to_xarray():
     """Runs with a coordinate simulate() never makes (here a scalar one): _concat_arrays declines,
     _concat gives xarray's Dataset."""
