@@ -127,8 +127,19 @@ def _promoted(xdt, dtypes: tuple, fill: bool):
         d = xdt.result_type(*[np.zeros(1, dtype=t) for t in dtypes]) if len(set(dtypes)) > 1 else dtypes[0]
         d = np.dtype(d)
         if fill:
-            d = np.dtype(xdt.result_type(np.zeros(1, dtype=d), xdt.get_fill_value(d)))
+            d = np.dtype(xdt.result_type(np.zeros(1, dtype=d), _fill(xdt, d)))
         hit = _PROMOTED[key] = d
+    return hit
+
+
+_FILLS: dict = {}
+
+
+def _fill(xdt, dtype):
+    """xarray's fill value for missing values of ``dtype`` (dtypes.get_fill_value), once per dtype."""
+    hit = _FILLS.get(dtype, _FILLS)
+    if hit is _FILLS:
+        hit = _FILLS[dtype] = xdt.get_fill_value(dtype)
     return hit
 
 
@@ -208,13 +219,16 @@ def _concat_arrays(parts: list, aux: dict, xr):
             joined[name] = (j, True)
     blocks: list[dict] = []  # per group: variable -> (run, ...) array, reindexed to the union
     raw: list[dict] = []  # per group: aux variable -> its runs' values as they were
-    for g, ds in zip(members, reps):
+    indexers: dict = {}  # (dimension, a run's labels) -> where the union's labels are in them
+    for sig, g, ds in zip(groups, members, reps):
         take, mask = {}, {}
-        for d in ds._indexes:
+        for d, labels in sig[2]:
             j, reindexed = joined[d]
             if not reindexed:
                 continue
-            ix = get_indexer_nd(ds._indexes[d].index, j.index)
+            ix = indexers.get((d, labels))
+            if ix is None:
+                ix = indexers[(d, labels)] = get_indexer_nd(ds._indexes[d].index, j.index)
             if (ix < 0).any():
                 mask[d] = ix
             elif not np.array_equal(ix, np.arange(ds.sizes[d])):
@@ -232,7 +246,7 @@ def _concat_arrays(parts: list, aux: dict, xr):
             if any(d in mask for d in dims):
                 # xarray's _getitem_with_mask: every reindexed axis taken, the result promoted to
                 # hold the fill value, positions of labels the run lacks set to it
-                fill = xdt.get_fill_value(a.dtype)
+                fill = _fill(xdt, a.dtype)
                 shape = (a.shape[0], *[len(joined[d][0].index) if d in mask or d in take else n for d, n in zip(dims, a.shape[1:])])
                 if a.size == 0:
                     a = np.full(shape, fill, dtype=_promoted(xdt, (a.dtype,), True))
@@ -288,7 +302,7 @@ def _concat_arrays(parts: list, aux: dict, xr):
             if k in b:
                 out[rows[gi]] = b[k].astype(concat, copy=False)
             else:
-                out[rows[gi]] = xdt.get_fill_value(concat)
+                out[rows[gi]] = _fill(xdt, concat)
         data_vars[k] = xr.Variable(("run", *dims), out, var_attrs(k))
     coords, indexes = {}, {}
     for name in index_names:
