@@ -237,9 +237,9 @@ def _concat_arrays(parts: list, aux: dict, xr):
         for k, dims in var_dims.items():
             if k not in ds._variables:
                 continue
-            arrs = [parts[i]._variables[k]._data for i in g]  # one signature: one dtype
-            if arrs[0].dtype.kind not in "iufU" or not all(type(a) is np.ndarray for a in arrs):
-                return None
+            arrs = [parts[i]._variables[k]._data for i in g]  # one signature: one dtype and shape
+            if arrs[0].dtype.kind not in "iufU" or arrs[0].size == 0 or not all(type(a) is np.ndarray for a in arrs):
+                return None  # (xarray fills an empty variable's reindexed shape with a float NaN whatever its dtype)
             a = np.stack(arrs)
             if k in aux:
                 got_raw[k] = a
@@ -247,20 +247,16 @@ def _concat_arrays(parts: list, aux: dict, xr):
                 # xarray's _getitem_with_mask: every reindexed axis taken, the result promoted to
                 # hold the fill value, positions of labels the run lacks set to it
                 fill = _fill(xdt, a.dtype)
-                shape = (a.shape[0], *[len(joined[d][0].index) if d in mask or d in take else n for d, n in zip(dims, a.shape[1:])])
-                if a.size == 0:
-                    a = np.full(shape, fill, dtype=_promoted(xdt, (a.dtype,), True))
-                else:
-                    for ax, d in enumerate(dims, 1):
-                        ix = mask.get(d, take.get(d))
-                        if ix is not None:
-                            a = np.take(a, np.where(ix < 0, 0, ix), axis=ax)
-                    a = a.astype(_promoted(xdt, (a.dtype,), True))
-                    for ax, d in enumerate(dims, 1):
-                        if d in mask:
-                            sel = [slice(None)] * a.ndim
-                            sel[ax] = mask[d] < 0
-                            a[tuple(sel)] = fill
+                for ax, d in enumerate(dims, 1):
+                    ix = mask.get(d, take.get(d))
+                    if ix is not None:
+                        a = np.take(a, np.where(ix < 0, 0, ix), axis=ax)
+                a = a.astype(_promoted(xdt, (a.dtype,), True))
+                for ax, d in enumerate(dims, 1):
+                    if d in mask:
+                        sel = [slice(None)] * a.ndim
+                        sel[ax] = mask[d] < 0
+                        a[tuple(sel)] = fill
             else:
                 for ax, d in enumerate(dims, 1):
                     if d in take:
@@ -283,7 +279,7 @@ def _concat_arrays(parts: list, aux: dict, xr):
                     if values.setdefault(key, v) != v:
                         agree = False
         if agree:
-            attrs = next(parts[i]._variables[name].attrs for g in members for i in g if name in parts[i]._variables)
+            attrs = next(p._variables[name].attrs for p in parts if name in p._variables)
             agreed[name] = xr.Variable(dim, [values.get(k) for k in joined[dim][0].index.tolist()], attrs)
 
     def var_attrs(k) -> dict:  # every run's attributes of k, merged as xr.concat merges them
