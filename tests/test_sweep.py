@@ -2,6 +2,7 @@
 serial sweep, bit for bit, over a sweep whose points differ in machine, page sizes, workload,
 seed, OS policy and RAM limit."""
 
+import numpy as np
 import pytest
 import xarray as xr
 
@@ -183,6 +184,90 @@ def test_grouped_concat_is_one_flat_concat(axes):
     assert list(got.attrs) == list(want.attrs)
     for k, v in want.variables.items():
         assert got[k].dtype == v.dtype and list(got[k].attrs.items()) == list(v.attrs.items()), k
+
+
+def _assert_same_dataset(got, want):
+    """assert_identical, and the same variable, coordinate, dimension and attribute order, dtypes,
+    dimensions of every variable, and indexes of the same pandas dtype."""
+    xr.testing.assert_identical(got, want)
+    assert list(got.variables) == list(want.variables)
+    assert list(got.coords) == list(want.coords)
+    assert list(got.dims) == list(want.dims)
+    assert list(got.attrs.items()) == list(want.attrs.items())
+    for k, v in want.variables.items():
+        g = got.variables[k]
+        assert (type(g), g.dims, g.dtype, list(g.attrs.items())) == (type(v), v.dims, v.dtype, list(v.attrs.items())), k
+    for k, ix in want.xindexes.items():
+        assert type(got.xindexes[k]) is type(ix) and got.xindexes[k].index.equals(ix.index) and got.xindexes[k].index.dtype == ix.index.dtype, k
+
+
+_RNG_ARRAYS = [np.random.default_rng(1).integers(0, 1 << 30, 600, dtype=np.uint64), np.random.default_rng(2).integers(0, 1 << 34, 500, dtype=np.uint64)]
+
+
+@pytest.mark.parametrize(
+    "axes, fixed",
+    [
+        (AXES, {}),  # hashed (power6), TSB (ultrasparc-iii), VHPT (itanium2) and radix machines; four workloads
+        ({"seed": [0, 3], "machine": ["skylake", "power6", "ultrasparc-iii"], "workload": [AXES["workload"][0], AXES["workload"][2]]}, {}),
+        (
+            {"machine": ["skylake", "zen4"], "page_size": ["2M", "1G"], "ram": [None, pagesim.Ram("96M")]},
+            dict(workload="random", working_set="40M", accesses=2000, policy="thp"),
+        ),
+        ({"machine": ["ultrasparc-iii", "skylake", "neoverse-n1"], "fault_around": [1, 16]}, dict(workload="random", working_set="16M", accesses=2000)),
+        ({"addresses": _RNG_ARRAYS, "seed": [0, 1]}, dict(machine="skylake")),
+        ({"machine": ["power6", "skylake", "zen4"]}, dict(workload="random", working_set="4M", accesses=500)),
+        ({"size": ["3M", "4M"]}, dict(machine="skylake", workload="touch", policy="thp")),
+    ],
+)
+def test_concat_in_numpy_is_xarrays(axes, fixed):
+    """The runs concatenated in numpy (sweep._concat_arrays): the Dataset xarray's outer-join
+    concat gives (_concat_xarray), down to dtypes, attribute and variable order."""
+    import itertools
+
+    from pagesim.sweep import _aux_coords, _concat, _concat_arrays, _concat_xarray, _point
+
+    names = list(axes)
+    parts = [_point({**FIXED, **fixed, **dict(zip(names, combo))}, names) for combo in itertools.product(*axes.values())]
+    aux = _aux_coords(parts)
+    got = _concat_arrays(parts, aux, xr)
+    assert got is not None
+    want = _concat_xarray(parts, aux, xr)
+    _assert_same_dataset(got, want)
+    _assert_same_dataset(_concat(parts, xr), want)
+
+
+def test_concat_in_numpy_promotes_as_xarray_does():
+    """A string coordinate the runs disagree on becomes an object variable with NaN where a run lacks
+    the label; an int variable one run lacks becomes float; one that is float in one run and int
+    in another is float: the dtypes and values xarray's concat gives."""
+    from pagesim.sweep import _aux_coords, _concat_arrays, _concat_xarray, _point
+
+    parts = [
+        _point({"machine": m, "workload": "random", "working_set": "4M", "accesses": 500, "seed": s}, ["machine", "seed"])
+        for m in ("skylake", "zen4")
+        for s in (0, 1)
+    ]
+    side = parts[1]["structure_side"].values.copy()
+    side[0] = "elsewhere"
+    parts[1] = parts[1].assign_coords(structure_side=("structure", side, parts[1]["structure_side"].attrs))
+    parts[2] = parts[2].drop_vars("hpt_refills", errors="ignore").assign(extra=((), 3)).assign(walks=parts[2]["walks"].astype(float))
+    aux = _aux_coords(parts)
+    got = _concat_arrays(parts, aux, xr)
+    want = _concat_xarray(parts, aux, xr)
+    assert got is not None and want["structure_side"].dtype == object and want["extra"].dtype == float and want["walks"].dtype == float
+    _assert_same_dataset(got, want)
+
+
+def test_concat_in_numpy_leaves_what_it_does_not_model_to_xarray():
+    """Runs with a coordinate simulate() never makes (here a scalar one): _concat_arrays declines,
+    _concat gives xarray's Dataset."""
+    from pagesim.sweep import _aux_coords, _concat, _concat_arrays, _concat_xarray, _point
+
+    parts = [_point({"machine": m, "workload": "random", "working_set": "4M", "accesses": 500}, ["machine"]) for m in ("skylake", "power6")]
+    parts = [p.assign_coords(extra=7) for p in parts]
+    aux = _aux_coords(parts)
+    assert _concat_arrays(parts, aux, xr) is None
+    _assert_same_dataset(_concat(parts, xr), _concat_xarray(parts, aux, xr))
 
 
 def test_study_timed_pairs_in_threads_identical(monkeypatch):
