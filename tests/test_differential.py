@@ -274,3 +274,27 @@ def test_code_on_one_1g_page_beside_data_on_many(name):
     want, ref_touched = reference_simulate(m, layout, [int(a) for a in addrs], list(kinds), 0)
     assert got == want
     assert touched == ref_touched
+
+
+@pytest.mark.parametrize("where", ["tlb", "pwc", "slb"])
+def test_specialised_random_replacement_wider_than_32_ways(where):
+    """From an outside tester: a random-replacement structure of 33+ ways failed to compile in a
+    specialised kernel (its tag search accepted at most 32 lanes); now searched 32 lanes at a time."""
+    tlb = Structure("TLB", 1, "data", 36 if where == "tlb" else 4, 36 if where == "tlb" else 4, (4 * KIB,), "random")
+    walker = (
+        Walker("radix", level_bits=(9, 9, 9, 9), pwc=(PageWalkCache("pde", 3, 33, 33, "random"),))
+        if where == "pwc"
+        else Walker("hashed", hpt_ptegs=64)
+        if where == "slb"
+        else Walker("vhpt")
+    )
+    slb = Structure("SLB", 1, "unified", 33, 33, (4 * KIB,), "random") if where == "slb" else None
+    m = Machine("r", "r", (4 * KIB,), 4 * KIB, (tlb,), walker, slb=slb)
+    layout = Layout((Region(1 << 30, 64 << 20, 4 * KIB, "a"), Region(5 << 30, 64 << 20, 4 * KIB, "b")))
+    rng = np.random.default_rng(1)
+    addrs = np.concatenate([r.start + rng.integers(0, 1 << 23, 1500) for r in layout.regions]).astype(np.uint64)
+    rng.shuffle(addrs)
+    ds = pagesim.simulate(m, addresses=addrs, layout=layout, seed=2, specialize=True)
+    got, touched = dataset_counters(ds)
+    want, ref_touched = reference_simulate(m, layout, [int(a) for a in addrs], None, 2)
+    assert got == want and touched == ref_touched

@@ -4,7 +4,8 @@ among ``tags[base : base + ways]`` or -1.
 When ``ways`` is a compile-time constant (the specialised kernels write each chain position's
 padded ways in as one), the search is LLVM vector code: load the set's tags as one vector, compare
 every lane with ``tag`` at once, turn the lanes' results into a bit mask and take its lowest set
-bit. numba does not vectorise the scalar search (a branch per group of four ways), and the
+bit (sets wider than 32 ways, which only random replacement scans, 32 lanes at a time; they
+failed to compile before, found by an outside tester). numba does not vectorise the scalar search (a branch per group of four ways), and the
 vector compare measured 1.0 ns less per access of a random trace on the benchmark TLB (5.5-5.8 ->
 4.4-4.6 ns, 1e7 addresses, alternating processes; an outside experiment on HEAD 2c8f447). ``ways``
 must be a constant (from 1 to ``MAX_LANES``), else compiling fails: the generic kernel, where
@@ -21,7 +22,8 @@ from llvmlite import ir
 from numba.core import cgutils, errors, types
 from numba.extending import intrinsic
 
-MAX_LANES = 32  # one compare for sets up to this many (padded) ways; the packed-order sets have at most 16
+MAX_LANES = 1024  # the widest set a machine may have (machines.MAX_WAYS); compared 32 lanes at a time
+CHUNK = 32
 
 
 @intrinsic(prefer_literal=True)
@@ -38,15 +40,21 @@ def find_way(typingctx, tags, base, ways, tag):
         ary = context.make_array(aryty)(context, builder, args[0])
         i32, i64 = ir.IntType(32), ir.IntType(64)
         first = context.cast(builder, args[1], signature.args[1], types.int64)
-        ptr = builder.bitcast(builder.gep(ary.data, [first]), ir.VectorType(i64, lanes).as_pointer())
-        row = builder.load(ptr, align=8)
         t = context.cast(builder, args[3], signature.args[3], types.int64)
-        splat = builder.insert_element(ir.Constant(ir.VectorType(i64, lanes), ir.Undefined), t, i32(0))
-        splat = builder.shuffle_vector(splat, splat, ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
-        mask = builder.zext(builder.bitcast(builder.icmp_signed("==", row, splat), ir.IntType(lanes)), i64)
         cttz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64")
-        low = builder.call(cttz, [builder.or_(mask, i64(1 << lanes)), ir.IntType(1)(1)])
-        return builder.select(builder.icmp_unsigned("==", mask, i64(0)), i64(-1), low)
+        # sets wider than 32 ways (random replacement keeps the scan): 32-lane compares, the lowest
+        # chunk with a match wins (taken last, branch-free)
+        found = i64(-1)
+        for c0 in reversed(range(0, lanes, CHUNK)):
+            n = min(CHUNK, lanes - c0)
+            ptr = builder.bitcast(builder.gep(ary.data, [builder.add(first, i64(c0))]), ir.VectorType(i64, n).as_pointer())
+            row = builder.load(ptr, align=8)
+            splat = builder.insert_element(ir.Constant(ir.VectorType(i64, n), ir.Undefined), t, i32(0))
+            splat = builder.shuffle_vector(splat, splat, ir.Constant(ir.VectorType(i32, n), [0] * n))
+            mask = builder.zext(builder.bitcast(builder.icmp_signed("==", row, splat), ir.IntType(n)), i64)
+            low = builder.add(builder.call(cttz, [builder.or_(mask, i64(1 << n)), ir.IntType(1)(1)]), i64(c0))
+            found = builder.select(builder.icmp_unsigned("==", mask, i64(0)), found, low)
+        return found
 
     return sig, vector
 
