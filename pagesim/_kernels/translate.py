@@ -31,7 +31,9 @@ is found:
   has a number in the layout, ``key + idx_off[s, region]`` (``_engine.granule_offsets``), and
   ``pos`` holds each number's way or -1: one load finds the way, a miss stores two. Chosen when the
   layout has at most ``_engine.DIRECT_MAX`` such granules (a random trace's miss in a 64-way
-  structure: 2.5 ns, against 11 through the hash table).
+  structure: 2.5 ns, against 11 through the hash table). An LRU SLB so indexed keeps stamps
+  instead of a ring (STAMP_LRU): each way's last use, so a hit is one store; a miss takes the
+  oldest (an SLB mostly hits, where a ring relinks the way).
 - LIST_LRU, LIST_FIFO, otherwise (and always in simulate_processes): a hash table of the
   structure's own holds (tag, way) pairs for the whole structure, since a tag determines its set
   (linear probing, backward-shift deletion). It has HASH_FACTOR pairs per entry, so it is at most
@@ -53,7 +55,6 @@ from .simd import find_way, min_way  # noqa: F401 - the specialised copies call 
 ORDER_LRU, ORDER_FIFO, LIST_LRU, LIST_FIFO, RANDOM_FILL, DIRECT_LRU, DIRECT_FIFO, STAMP_LRU = 0, 1, 2, 3, 4, 5, 6, 7
 HASH_MULT = 0x9E3779B97F4A7C15  # Fibonacci hashing of tags into a LIST_* structure's table
 HASH_FACTOR = 8  # a LIST_* structure's table has 8 (tag, way) pairs per entry
-LOW32 = np.uint64(0xFFFFFFFF)
 NIBBLE_ONES = np.uint64(0x1111111111111111)
 NIBBLE_HIGHS = np.uint64(0x8888888888888888)
 RADIX, HASHED, TSB, VHPT = 0, 1, 2, 3
@@ -357,6 +358,15 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             hdelete(hb, cap, old)
         return False
 
+    def direct_fill(pb, base, victim, idx):
+        """A directly indexed set's miss: way ``victim`` of the set at ``base`` leaves its granule's
+        slot in ``pos`` (from ``pb``) and takes granule ``idx``."""
+        old = tags[np.uint64(base + victim)]
+        if old >= 0:
+            pos[np.uint64(pb + old)] = -1
+        tags[np.uint64(base + victim)] = idx
+        pos[np.uint64(pb + idx)] = victim
+
     def lk_direct(key, tag, idx, m, sets, pw, sbase, obase, ways, mode):
         """DIRECT_LRU, DIRECT_FIFO (more than 16 ways, in a chain): ``idx`` numbers the entry's
         granule in the layout, and ``pos`` holds each granule's way (-1: absent), so a lookup is
@@ -372,12 +382,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             if mode == DIRECT_LRU:
                 ring_hit(2 * base, obase + set_idx, w)
             return True
-        victim = ring_victim(base, obase + set_idx)
-        old = tags[np.uint64(base + victim)]
-        if old >= 0:
-            pos[np.uint64(pb + old)] = -1
-        tags[np.uint64(base + victim)] = idx
-        pos[np.uint64(pb + idx)] = victim
+        direct_fill(pb, base, ring_victim(base, obase + set_idx), idx)
         return False
 
     def lk_stamp(key, tag, idx, m, sets, pw, sbase, obase, ways, mode):
@@ -408,11 +413,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                     victim = v
             # </scalar-min>
             # <vector-min> victim = min_way(links, sb, pw)
-            old = tags[np.uint64(base + victim)]
-            if old >= 0:
-                pos[np.uint64(pb + old)] = -1
-            tags[np.uint64(base + victim)] = idx
-            pos[np.uint64(pb + idx)] = victim
+            direct_fill(pb, base, victim, idx)
             links[np.uint64(sb + victim)] = c
         return hit
 
@@ -431,7 +432,8 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         return hit
 
     def lookup(s, key, tag, idx):
-        """An SLB or page-walk cache lookup (the caches are never DIRECT_*: they are narrow)."""
+        """An SLB or page-walk cache lookup. A page-walk cache passes ``idx`` 0: it keeps its hash
+        table when wide (its keys are not numbered in the layout), so never reads it."""
         return lookup_g(key, tag, idx, st_mask[s], st_sets[s], st_pways[s], st_base[s], st_obase[s], st_ways[s], st_mode[s])
 
     # </generic-lookup>
