@@ -92,8 +92,9 @@ def initial_stamps(sets: int, ways: int, pways: int) -> np.ndarray:
 def direct_modes(mp, layout: Layout):
     """Which LIST_* structures (more than 16 ways, in a chain or the SLB) index their entries
     directly in this layout (DIRECT_*; an LRU SLB STAMP_LRU): those whose granules number at most
-    DIRECT_MAX. Returns their modes, set_hash (a direct structure's first set holds where its
-    index starts in ``pos``), idx_off, the size of ``pos`` and the STAMP_LRU structure or -1."""
+    DIRECT_MAX. Returns their modes, set_hash, idx_off (a key plus its region's offset is the
+    granule's slot in ``pos``: each direct structure's numbers start where the previous one's end,
+    so a lookup reads no start of its own), the size of ``pos`` and the STAMP_LRU structure or -1."""
     cfg = mp.config
     mode, tag_shift, chain = cfg["st_mode"], cfg["tag_shift"], cfg["chain"]
     regs = layout.regions
@@ -107,8 +108,7 @@ def direct_modes(mp, layout: Layout):
         if not 0 < n <= DIRECT_MAX:
             continue  # too many granules: it keeps its hash table (none: it is never looked up)
         new_mode[s] = K.STAMP_LRU if s == mp.slb and mode[s] == K.LIST_LRU else DIRECT[int(mode[s])]
-        set_hash[cfg["st_obase"][s]] = size
-        idx_off[s] = off
+        idx_off[s] = off + size
         size += n
     return new_mode, set_hash, idx_off, size, mp.slb if mp.slb >= 0 and new_mode[mp.slb] == K.STAMP_LRU else -1
 
@@ -137,15 +137,18 @@ class MachineParts:
         mode = np.array([replacement_mode(s.replacement, s.ways) for s in structs] + [replacement_mode(p.replacement, p.ways) for p in pwcs], dtype=np.int64)
         mask = np.array([x - 1 if is_power_of_two(int(x)) else -1 for x in sets], dtype=np.int64)
         pways = (ways + 3) // 4 * 4
+        # Where each structure's tags (base) and recency words (obase) sit: the page-walk caches
+        # first, then the SLB, then the TLBs, so the walker's and the SLB's places do not depend on
+        # the TLBs' sizes (a specialised kernel compiles them in as constants, and machines that
+        # differ only in their last TLB's entries still share it; specialize.chain_shape)
+        place = list(range(len(structs), ns)) + list(range(len(tlbs), len(structs))) + list(range(len(tlbs)))
         base = np.zeros(ns, dtype=np.int64)
-        base[1:] = np.cumsum(sets * pways)[:-1]
         obase = np.zeros(ns, dtype=np.int64)
-        obase[1:] = np.cumsum(sets)[:-1]
-        order = np.concatenate(
-            [np.zeros(1, dtype=np.uint64)] + [np.full(int(n), initial_order(int(w), int(md)), dtype=np.uint64) for n, w, md in zip(sets, ways, mode)]
-        )[1:].copy()
-        if order.size == 0:
-            order = np.zeros(1, dtype=np.uint64)
+        base[place] = np.concatenate([[0], np.cumsum((sets * pways)[place])[:-1]]).astype(np.int64)
+        obase[place] = np.concatenate([[0], np.cumsum(sets[place])[:-1]]).astype(np.int64)
+        order = np.zeros(max(1, int(sets.sum())), dtype=np.uint64)
+        for s in range(ns):
+            order[obase[s] : obase[s] + sets[s]] = initial_order(int(ways[s]), int(mode[s]))
         self.order = order  # the initial recency words: each run copies them
         self.slots = nslots = int((sets * pways).sum())
         # LIST_* structures (more than 16 ways): recency rings 0, 1, 2, ... and an empty hash table each

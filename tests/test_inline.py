@@ -48,6 +48,7 @@ SRC = textwrap.dedent(
                 total -= first_at_least(0, i, 3)
             note(bump(i + 1, 2) + total)
             bump(note(i) or i, 1)
+            bump(first_at_least(0, n, xs[0]) % n + 1, 1)  # a call statement with a closure call in its arguments
         return total
     '''
 )

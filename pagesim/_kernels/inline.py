@@ -77,7 +77,9 @@ def _stmt(s: ast.stmt, defs: dict, counter) -> list:
     pre = []
     expr = getattr(s, field)
     if isinstance(s, ast.Expr) and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in defs:
-        return _expand(expr, defs, counter)[0]  # a call as a statement: its result is unused
+        # a call as a statement, its result unused: calls in its arguments written out first
+        expr.args = [_hoist(a, defs, counter, pre) for a in expr.args]
+        return pre + _expand(expr, defs, counter)[0]
     setattr(s, field, _hoist(expr, defs, counter, pre))
     return pre + [s]
 

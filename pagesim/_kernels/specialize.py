@@ -13,14 +13,16 @@ Two kinds of copies:
   accesses and shared structures (several processes) need it.
 - specialised (:func:`kernel`), when every access is a data access to one page size: the data
   chain's *shape* (per position: padded ways, ways, replacement mode, power-of-two sets and where
-  its slots start; per SLB and page-walk cache the same without the start) written in as
-  constants, so LLVM unrolls the way search and drops the other replacement modes; each call site
-  calls the lookup of its own mode (``lk_scan``, ``lk_list``, ``lk_direct`` or ``lk_stamp``). Set counts, masks and
+  its slots and recency words start; per SLB and page-walk cache the same with its set count, and
+  a cache's levels skipped and tag shift) written in as constants, so LLVM unrolls the way search
+  and drops the other replacement modes; each call site calls the lookup of its own mode
+  (``lk_scan``, ``lk_list``, ``lk_direct`` or ``lk_stamp``). The chain's set counts, masks and
   tag shifts are read once per chunk into locals (held in arrays, every store to ``tags`` could
   alias them), so machines differing only in page sizes or in the entries of the chain's last
   structure share one copy: the presets' 56 machine and page-size pairs have 20 shapes. (A chain
   structure's slot start read at run time made a random trace 1.35x slower: 17.7 against 13.1
-  ns/access on the benchmark TLB.)
+  ns/access on the benchmark TLB; the page-walk caches' and the SLB's geometry read at run time,
+  golden-cove's 14.6 against 12.2, the values held on the stack for want of registers.)
 
 The ``<geometry>`` block becomes the shape's constants and locals, the ``<reload>`` block goes,
 the ``<pwc>`` loop becomes one block per page-walk cache (written into the main loop with the radix
@@ -31,8 +33,10 @@ the hit changes nothing under LRU, FIFO or random, and is only counted (on a ran
 GiB Skylake's two upper caches always hit so: 20.4 -> 11.9 ns an access in two runs of one
 benchmark). A specialised copy also counts in local scalars (one kind and one page size: every
 counter's index is known), returned to ``run_chunk``, which adds them to the arrays. Last, the
-lookup closures are written out where they are called (``inline.py``); only the wide structures'
-ring lookups (``lk_list``, ``lk_direct``) stay closures for numba to inline.
+lookup closures are written out where they are called (``inline.py``); only the hash-table
+lookup (``lk_list``) stays a closure for numba to inline. (Left to numba, ``lk_direct``'s hit
+kept a reference-count increment and decrement of an array around its ring update: power8's random
+trace over 2 MiB, all ERAT hits, ran 7.5-7.8 ns an access with them and 6.5-6.8 without.)
 tests/test_specialize.py checks both kinds against the reference model.
 """
 
@@ -75,20 +79,29 @@ def _shape(cfg, s: int) -> tuple[int, int, int, int]:
     return (int(cfg.st_pways[s]), int(cfg.st_ways[s]), int(cfg.st_mode[s]), int(cfg.st_mask[s] >= 0))
 
 
+def _place(cfg, s: int) -> tuple[int, int, int]:
+    """A structure's sets and where its tags and recency words start."""
+    return (int(cfg.st_sets[s]), int(cfg.st_base[s]), int(cfg.st_obase[s]))
+
+
 def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
     """The shape of the data chain for page-size index ``z`` (what a specialised copy compiles in),
-    or None if it cannot be specialised: per chain position its shape and where its slots start.
-    Set counts, masks and tag shifts are read once at the start of a chunk, so machines that differ
-    only in page sizes or in the entries of their last structure share one compiled copy."""
+    or None if it cannot be specialised: per chain position its shape and where its slots and
+    recency words start; the SLB's and each page-walk cache's shape, sets and place (and a cache's
+    levels skipped and tag shift). Compiled in as constants, these free registers: a kernel that
+    read them at run time kept them on the stack and ran golden-cove's random trace 1.2x slower.
+    The chain's set counts, masks and tag shifts are read once at the start of a chunk, so machines
+    that differ only in page sizes or in the entries of their last structure share one compiled
+    copy (the walker's caches and the SLB sit before the TLBs in the arrays: _engine.MachineParts)."""
     chain = [int(s) for s in cfg.chain[0, z] if s >= 0]
     if len(chain) > K.MAX_CHAIN:
         return None
     slb = int(cfg.slb_struct[0])
     return (
-        tuple(_shape(cfg, s) + (int(cfg.st_base[s]),) for s in chain),
+        tuple(_shape(cfg, s) + (int(cfg.st_base[s]), int(cfg.st_obase[s])) for s in chain),
         int(cfg.walk_kind[0]),
-        _shape(cfg, slb) if slb >= 0 else None,
-        tuple(_shape(cfg, int(s)) for s in cfg.pwc_struct),
+        _shape(cfg, slb) + _place(cfg, slb) if slb >= 0 else None,
+        tuple(_shape(cfg, int(s)) + _place(cfg, int(s)) + (int(cfg.pwc_skip[q]), int(cfg.tag_shift[s, 0])) for q, s in enumerate(cfg.pwc_struct)),
         bool(cfg.any_fa[0]),
         bool(log_walks),
     )
@@ -96,7 +109,7 @@ def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
 
 # the lookup closures written out where they are called (inline.py): numba's own closure inlining
 # took about half of a kernel's compile time
-_INLINED = ("find", "order_hit", "order_fill", "random_fill", "lk_scan", "lk_stamp")
+_INLINED = ("find", "order_hit", "order_fill", "random_fill", "lk_scan", "lk_stamp", "lk_direct", "ring_hit", "ring_victim", "direct_fill")
 MODE_LOOKUP = {
     K.ORDER_LRU: "lk_scan",
     K.ORDER_FIFO: "lk_scan",
@@ -212,7 +225,7 @@ def _render(shape) -> str:
     ]
     for j in range(K.MAX_CHAIN):
         if j < nc:
-            p, w, d, pow2, b = chain[j]
+            p, w, d, pow2, b, o = chain[j]
             lines += [
                 f"    s{j} = chain[0, cur_z, {j}]",
                 f"    h{j} = tag_shift[s{j}, cur_z]",
@@ -220,7 +233,7 @@ def _render(shape) -> str:
                 f"    m{j} = {_mask(f's{j}', pow2)}",
                 f"    n{j} = st_sets[s{j}]",
                 f"    b{j} = {b}",  # a constant: read at run time, a random trace ran 1.35x slower
-                f"    o{j} = st_obase[s{j}]",
+                f"    o{j} = {o}",
                 f"    p{j} = {p}",
                 f"    w{j} = {w}",
                 f"    d{j} = {d}",
@@ -252,17 +265,18 @@ def _render(shape) -> str:
         f"    log_walks = {bool(log_walks)}",
     ]
     if slb is not None:
-        scal += [f"    slb_m = {_mask('slb_struct', slb[3])}", "    slb_n = st_sets[slb_struct]"]
-        scal += ["    slb_b = st_base[slb_struct]", "    slb_o = st_obase[slb_struct]"]
-    for q in range(len(pwcs)):
+        _, _, _, pow2, sets, b, o = slb
+        scal += [f"    slb_m = {sets - 1 if pow2 else -1}", f"    slb_n = {sets}", f"    slb_b = {b}", f"    slb_o = {o}"]
+    if walk_kind == K.RADIX:
+        scal += ["    q_refs = radix_refs[reg_size[0]]"]  # one page size: the walk's references, read once
+    for q, (_, _, _, pow2, sets, b, o, skip, shift) in enumerate(pwcs):
         scal += [
-            f"    q{q}_s = pwc_struct[{q}]",
-            f"    q{q}_skip = pwc_skip[{q}]",
-            f"    q{q}_h = tag_shift[q{q}_s, 0]",
-            f"    q{q}_m = {_mask(f'q{q}_s', pwcs[q][3])}",
-            f"    q{q}_n = st_sets[q{q}_s]",
-            f"    q{q}_b = st_base[q{q}_s]",
-            f"    q{q}_o = st_obase[q{q}_s]",
+            f"    q{q}_skip = {skip}",
+            f"    q{q}_h = {shift}",
+            f"    q{q}_m = {sets - 1 if pow2 else -1}",
+            f"    q{q}_n = {sets}",
+            f"    q{q}_b = {b}",
+            f"    q{q}_o = {o}",
             f"    q{q}_k = -1",
         ]
     s0 = src.index("    # <scalars>")
@@ -315,13 +329,13 @@ def _render_slb_pwc(src: str, slb, pwcs, radix: bool) -> str:
     if line not in src:
         raise RuntimeError("internal error: no SLB lookup in translate.py")
     if slb is not None:
-        p, w, d, _ = slb
+        p, w, d = slb[:3]
         call = f"{MODE_LOOKUP[d]}(skey, skey * 16, skey + es, slb_m, slb_n, {p}, slb_b, slb_o, {w}, {d})"
         src = src.replace(line, f"                    if {call}:  # specialised SLB")
     else:
         src = src.replace(line, "                    if False:  # no SLB")
     blocks = []
-    for q, (p, w, d, _) in enumerate(pwcs):
+    for q, (p, w, d) in enumerate(pw[:3] for pw in pwcs):
         blocks.append(
             f"            if q{q}_skip < refs:\n"
             f"                key = a >> q{q}_h\n"
@@ -341,7 +355,7 @@ def _render_slb_pwc(src: str, slb, pwcs, radix: bool) -> str:
     if not radix:
         return src
     call = "            wr = walk(a, k, z, gid, faulted)\n"
-    inline = "            # the radix walk with its page-walk caches (generated)\n            refs = radix_refs[z]\n            best = 0\n"
+    inline = "            # the radix walk with its page-walk caches (generated)\n            refs = q_refs\n            best = 0\n"
     return _sub(src, call, inline + "".join(blocks) + "            wr = refs - best\n")
 
 

@@ -28,8 +28,9 @@ most recent, with no link changed), an LRU hit moves its way just behind the hea
 The ring starts as way 0, 1, 2, ... so empty ways fill in that order. Where a wide structure's tag
 is found:
 - DIRECT_LRU, DIRECT_FIFO: each granule an entry can hold (a page, a piece of one, an SLB's segment)
-  has a number in the layout, ``key + idx_off[s, region]`` (``_engine.granule_offsets``), and
-  ``pos`` holds each number's way or -1: one load finds the way, a miss stores two. Chosen when the
+  has a number in the layout, ``key + idx_off[s, region]`` (``_engine.granule_offsets``; the
+  structures' numbers do not overlap), and ``pos`` holds each number's way or -1: one load finds
+  the way, a miss stores two. Chosen when the
   layout has at most ``_engine.DIRECT_MAX`` such granules (a random trace's miss in a 64-way
   structure: 2.5 ns, against 11 through the hash table). An LRU SLB so indexed keeps stamps
   instead of a ring (STAMP_LRU): each way's last use, so a hit is one store; a miss takes the
@@ -73,11 +74,10 @@ Config = namedtuple(
         "st_base",  # int64[NS]
         "st_pways",
         "st_obase",  # int64[NS]: ways padded to a multiple of 4; first order word
-        # int64[sum sets], read at a structure's first set: where its hash table starts in st.htab
-        # (LIST_*) or its index in st.pos (DIRECT_*, STAMP_LRU)
+        # int64[sum sets], read at a structure's first set: where its hash table starts in st.htab (LIST_*)
         "set_hash",
         "tag_shift",  # int64[NS, K]
-        "idx_off",  # int64[NS, R]: key + idx_off[s, r] numbers a DIRECT_* structure's granule in region r (0 for other modes)
+        "idx_off",  # int64[NS, R]: key + idx_off[s, r] is a DIRECT_*/STAMP_LRU structure's granule's slot in st.pos in region r (0 for other modes)
         "chain",  # int64[2, K, L]; -1 ends a chain
         "reg_start",
         "reg_end",
@@ -358,14 +358,14 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
             hdelete(hb, cap, old)
         return False
 
-    def direct_fill(pb, base, victim, idx):
+    def direct_fill(base, victim, idx):
         """A directly indexed set's miss: way ``victim`` of the set at ``base`` leaves its granule's
-        slot in ``pos`` (from ``pb``) and takes granule ``idx``."""
+        slot in ``pos`` and takes granule ``idx``."""
         old = tags[np.uint64(base + victim)]
         if old >= 0:
-            pos[np.uint64(pb + old)] = -1
+            pos[np.uint64(old)] = -1
         tags[np.uint64(base + victim)] = idx
-        pos[np.uint64(pb + idx)] = victim
+        pos[np.uint64(idx)] = victim
 
     def lk_direct(key, tag, idx, m, sets, pw, sbase, obase, ways, mode):
         """DIRECT_LRU, DIRECT_FIFO (more than 16 ways, in a chain): ``idx`` numbers the entry's
@@ -374,16 +374,16 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         ``tags`` hold granule numbers. O(1) with no probing: a random trace's miss in a 64-way
         structure measured 2.1-2.5 ns against 9-11 through the hash table with a head/tail list
         (a standalone numba harness of both, 2e6 random lookups over 262,144 keys)."""
-        pb = set_hash[obase]
-        w = np.int64(pos[np.uint64(pb + idx)])
+        w = np.int64(pos[np.uint64(idx)])
         set_idx = key & m if m >= 0 else key % sets
         base = sbase + set_idx * pw
-        if w >= 0:
+        hit = w >= 0
+        if hit:
             if mode == DIRECT_LRU:
                 ring_hit(2 * base, obase + set_idx, w)
-            return True
-        direct_fill(pb, base, ring_victim(base, obase + set_idx), idx)
-        return False
+        else:
+            direct_fill(base, ring_victim(base, obase + set_idx), idx)
+        return hit
 
     def lk_stamp(key, tag, idx, m, sets, pw, sbase, obase, ways, mode):
         """STAMP_LRU (a wide LRU SLB with a direct index): a segment's way from ``pos`` as in
@@ -392,8 +392,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
         oldest stamp (empty ways hold -ways..-1, padding the largest int64, so empty ways fill
         first, lowest first). An SLB mostly hits (a random trace over 1 GiB touches 4 segments),
         where a ring's hit relinks its way: POWER5+'s SLB cost 9 ns of an access with rings."""
-        pb = set_hash[obase]
-        w = np.int64(pos[np.uint64(pb + idx)])
+        w = np.int64(pos[np.uint64(idx)])
         set_idx = key & m if m >= 0 else key % sets
         base = sbase + set_idx * pw
         c = np.int64(order[np.uint64(obase + set_idx)]) + 1
@@ -413,7 +412,7 @@ def translate_chunk(addrs, kinds, cfg, st, cnt):
                     victim = v
             # </scalar-min>
             # <vector-min> victim = min_way(links, sb, pw)
-            direct_fill(pb, base, victim, idx)
+            direct_fill(base, victim, idx)
             links[np.uint64(sb + victim)] = c
         return hit
 
