@@ -340,7 +340,16 @@ class NotebookPage:
         while time.monotonic() < deadline and path.stat().st_mtime_ns == before:
             time.sleep(0.2)
         assert path.stat().st_mtime_ns != before, f"{self.name}: File > Save did not write the notebook {self.where()}"
-        return nbformat.read(path, as_version=4)
+        # the new mtime can show before the content is written (a CI run read an empty file once):
+        # read again until the file parses (for up to 10 s more)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                return nbformat.read(path, as_version=4)
+            except nbformat.reader.NotJSONError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.2)
 
 
 def assert_ran_clean(nbp: NotebookPage, nb, cells: list[dict]):
