@@ -49,6 +49,10 @@ SRC = textwrap.dedent(
             note(bump(i + 1, 2) + total)
             bump(note(i) or i, 1)
             bump(first_at_least(0, n, xs[0]) % n + 1, 1)  # a call statement with a closure call in its arguments
+            # an argument left of a closure call that changes what it reads is evaluated first
+            bump(xs[1 % n] % n, int(bump(1, 1)))
+            note(xs[0] * 100 + bump(0, 1))
+            total += max(xs[i], int(bump(i, 3)))
         return total
     '''
 )

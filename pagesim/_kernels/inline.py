@@ -78,7 +78,8 @@ def _stmt(s: ast.stmt, defs: dict, counter) -> list:
     expr = getattr(s, field)
     if isinstance(s, ast.Expr) and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in defs:
         # a call as a statement, its result unused: calls in its arguments written out first
-        expr.args = [_hoist(a, defs, counter, pre) for a in expr.args]
+        args = ast.Call(ast.Name("_args", ast.Load()), expr.args, [])  # hoisted as one argument list, in order
+        expr.args = _hoist(args, defs, counter, pre).args
         return pre + _expand(expr, defs, counter)[0]
     setattr(s, field, _hoist(expr, defs, counter, pre))
     return pre + [s]
@@ -93,11 +94,38 @@ def _hoist(expr, defs: dict, counter, pre: list):
     appended to ``pre`` (innermost and leftmost first: Python's order of evaluation)."""
     if isinstance(expr, _NESTED) and _calls(expr, defs):
         raise RuntimeError("internal error: a closure call inside and/or, a conditional expression or a comprehension cannot be written out")
+    # the children in Python's order of evaluation; before a child's closure call is written out,
+    # each earlier child that is neither a name nor a constant is bound to a fresh name, as Python
+    # evaluates it first (``put(a[0], bump(0))`` with ``bump`` writing ``a[0]``: found by an
+    # outside tester, harmless in the kernels then)
+    slots = []
     for name, value in ast.iter_fields(expr):
         if isinstance(value, ast.AST):
-            setattr(expr, name, _hoist(value, defs, counter, pre))
+            slots.append((name, None))
         elif isinstance(value, list):
-            setattr(expr, name, [_hoist(v, defs, counter, pre) if isinstance(v, ast.AST) else v for v in value])
+            slots.extend((name, i) for i, v in enumerate(value) if isinstance(v, ast.AST))
+
+    def get(slot):
+        name, i = slot
+        return getattr(expr, name) if i is None else getattr(expr, name)[i]
+
+    def put(slot, node):
+        name, i = slot
+        if i is None:
+            setattr(expr, name, node)
+        else:
+            getattr(expr, name)[i] = node
+
+    for k, slot in enumerate(slots):
+        node = get(slot)
+        if _calls(node, defs):
+            for earlier in slots[:k]:
+                e = get(earlier)
+                if isinstance(e, ast.expr) and not isinstance(e, (ast.Name, ast.Constant)):
+                    tmp = f"_arg{next(counter)}"
+                    pre.append(ast.Assign([ast.Name(tmp, ast.Store())], e))
+                    put(earlier, ast.Name(tmp, ast.Load()))
+        put(slot, _hoist(node, defs, counter, pre))
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in defs:
         stmts, value = _expand(expr, defs, counter)
         if value is None:
