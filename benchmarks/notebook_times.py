@@ -148,6 +148,7 @@ def start_cells(T: dict) -> list:
     table = "| notebook | what you learn | read first | full mode | quick mode |\n|---|---|---|---|---|\n" + "\n".join(
         f"| [{title}]({f}) | {what} | {pre} | {shown(T, f[:2], 'full_warm')} | {shown(T, f[:2], 'quick_warm')} |" for f, title, what, pre in rows
     )
+    slowest = max((nb for nb in T if "full_cold" in T[nb]), key=lambda nb: T[nb]["full_cold"], default="02")  # the longest first run
     return [
         new_markdown_cell("""# Start here: page sizes, TLBs, page walks and page faults
 
@@ -166,8 +167,8 @@ document is set beside the simulation's, with a verdict saying how close they ar
 Times are for the whole notebook on a 2-core machine shared with other work, once pagesim's kernels are
 compiled (on Binder they are compiled when the image is built). The very first run on a fresh install takes
 longer, up to """
-            + shown(T, "02", "full_cold")
-            + """ for 02, while the kernels compile. Each notebook's first cell gives its own times."""
+            + shown(T, slowest, "full_cold")
+            + f""" for {slowest}, while the kernels compile. Each notebook's first cell gives its own times."""
         ),
         new_markdown_cell("""## How to work through a notebook
 
@@ -193,6 +194,19 @@ longer, up to """
 
 
 def write_start_here(T: dict) -> None:
+    """Rewrite START_HERE's table of notebooks with these times; every other cell of an existing
+    START_HERE is left as it is (cells were added there by hand, e.g. the setup check)."""
+    path = NB / "START_HERE.ipynb"
+    if path.exists():
+        nb = nbformat.read(path, as_version=4)
+        table = next(c for c in start_cells(T) if c.source.startswith("## The notebooks"))
+        cells = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## The notebooks")]
+        if len(cells) != 1:
+            raise SystemExit(f"{path}: expected one '## The notebooks' cell, found {len(cells)}")
+        cells[0].source = table.source
+        nbformat.validate(nb)
+        nbformat.write(nb, path)
+        return
     nb = new_notebook(cells=start_cells(T))
     for i, c in enumerate(nb.cells):
         c.id = f"start-{i}"
