@@ -108,3 +108,29 @@ def test_refuses_what_it_cannot_write_out(body, why):
     src = "def f(a):\n    " + body + "\n"
     with pytest.raises(RuntimeError, match=why):
         inline_calls(src, ("g",), func="f")
+
+
+def test_a_calls_function_is_not_bound_apart():
+    """Arguments left of a closure call are bound first (Python evaluates them first); the called
+    function itself (an attribute such as ``np.int64``) stays in place for numba to type."""
+    src = textwrap.dedent(
+        """
+        def outer(np, xs):
+            def g(i):
+                xs[0] += 1
+                return i
+
+            return np.add(xs[0], g(1))
+        """
+    )
+    out = inline_calls(src, ("g",), func="outer")
+    assert "np.add(" in out and "= np.add" not in out
+    assert "_arg" in out  # xs[0] is bound before g runs
+
+    class NP:
+        add = staticmethod(lambda a, b: a + b)
+
+    ns1, ns2 = {}, {}
+    exec(compile(src, "<t>", "exec"), ns1)
+    exec(compile(out, "<t>", "exec"), ns2)
+    assert ns1["outer"](NP, [5]) == ns2["outer"](NP, [5]) == 6

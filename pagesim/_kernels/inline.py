@@ -121,7 +121,8 @@ def _hoist(expr, defs: dict, counter, pre: list):
         if _calls(node, defs):
             for earlier in slots[:k]:
                 e = get(earlier)
-                if isinstance(e, ast.expr) and not isinstance(e, (ast.Name, ast.Constant)):
+                # a call's function (``np.int64``) stays in place: a closure cannot rebind it
+                if earlier[0] != "func" and isinstance(e, ast.expr) and not isinstance(e, (ast.Name, ast.Constant)):
                     tmp = f"_arg{next(counter)}"
                     pre.append(ast.Assign([ast.Name(tmp, ast.Store())], e))
                     put(earlier, ast.Name(tmp, ast.Load()))
