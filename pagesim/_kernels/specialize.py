@@ -92,10 +92,11 @@ def _ring1(cfg, s: int) -> int:
 
 def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
     """The shape of the data chain for page-size index ``z`` (what a specialised copy compiles in),
-    or None if it cannot be specialised: per chain position its shape and where its slots and
-    recency words start; the SLB's and each page-walk cache's shape, sets and place (and a cache's
-    levels skipped and tag shift). Compiled in as constants, these free registers: a kernel that
-    read them at run time kept them on the stack and ran golden-cove's random trace 1.2x slower.
+    or None if it cannot be specialised: per chain position its shape, where its slots and
+    recency words start, and 1 if it is one directly indexed set (:func:`_ring_heads`); the SLB's
+    and each page-walk cache's shape, sets and place (and a cache's levels skipped and tag shift).
+    Compiled in as constants, these free registers: a kernel that read them at run time kept them
+    on the stack and ran golden-cove's random trace 1.2x slower.
     The chain's set counts, masks and tag shifts are read once at the start of a chunk, so machines
     that differ only in page sizes or in the entries of their last structure share one compiled
     copy (the walker's caches and the SLB sit before the TLBs in the arrays: _engine.MachineParts)."""
