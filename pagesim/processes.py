@@ -444,7 +444,8 @@ def _program_order(pt_lines, log, chunks, layout, shared, stride, line):
     walk_chunk = np.repeat(np.arange(len(chunks)), [k for _, _, k, _ in chunks])
     walk_pos = starts[walk_chunk] + idx if len(chunks) else idx
     ref_pos = np.repeat(walk_pos, refs)
-    ref_sub = np.concatenate([np.arange(r) for r in refs]) if refs.size else np.zeros(0, dtype=np.int64)
+    # 0, 1, ..., refs - 1 for each walk: its references' places after the walk's first
+    ref_sub = np.arange(ref_pos.size, dtype=np.int64) - np.repeat(np.cumsum(refs) - refs, refs)
     if ref_pos.size != pt_lines.size:  # one position per page-table reference, or the replay would misalign
         raise RuntimeError(f"internal error: {ref_pos.size} reference positions for {pt_lines.size} page-table references")
     regions = layout.regions
@@ -469,12 +470,9 @@ def _program_order(pt_lines, log, chunks, layout, shared, stride, line):
 
 def _cache_by_class(lines, is_data, sets, ways, cbase, tags, stamps, walk_counts, data_counts):
     """Run ``lines`` through the cache model (one state), counting hits and misses of page-table
-    and data lines apart: the kernel runs over each stretch of one class."""
+    and data lines apart, in one kernel call (one call per stretch of one class took a Python loop
+    over about two million stretches in notebook 05)."""
     clock = np.zeros(1, dtype=np.int64)
     if lines.size == 0:
         return
-    cut = np.flatnonzero(np.diff(is_data.astype(np.int8))) + 1
-    bounds = np.concatenate([[0], cut, [lines.size]])
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        h, mi = data_counts if is_data[a] else walk_counts
-        D.cache_lines(lines[a:b], sets, ways, cbase, tags, stamps, clock, h, mi)
+    D.cache_lines_by_class(lines, is_data, sets, ways, cbase, tags, stamps, clock, *walk_counts, *data_counts)

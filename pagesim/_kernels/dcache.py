@@ -31,3 +31,38 @@ def cache_lines(lines, sets, ways, base, tags, stamps, clock, hits, misses):
             misses[c] += 1
             tags[victim] = line
             stamps[victim] = clock[0]
+
+
+@jit
+def cache_lines_by_class(lines, is_data, sets, ways, base, tags, stamps, clock, hits, misses, dhits, dmisses):
+    """cache_lines over one stream of two classes of lines through one cache state: a line whose
+    ``is_data`` flag is set counts in ``dhits``/``dmisses``, any other in ``hits``/``misses``. The
+    same as calling cache_lines on each stretch of one class in turn, in one call."""
+    nlev = sets.shape[0]
+    for i in range(lines.shape[0]):
+        line = lines[i]
+        data = is_data[i]
+        for c in range(nlev):
+            b = base[c] + (line % sets[c]) * ways[c]
+            clock[0] += 1
+            found = -1
+            victim = b
+            for w in range(b, b + ways[c]):
+                if tags[w] == line:
+                    found = w
+                    break
+                if stamps[w] < stamps[victim]:
+                    victim = w
+            if found >= 0:
+                stamps[found] = clock[0]
+                if data:
+                    dhits[c] += 1
+                else:
+                    hits[c] += 1
+                break
+            if data:
+                dmisses[c] += 1
+            else:
+                misses[c] += 1
+            tags[victim] = line
+            stamps[victim] = clock[0]
