@@ -1,10 +1,13 @@
 """Your machine's translation, measured: a pointer-chase latency probe over growing working sets,
 with 4 KiB pages and with transparent huge pages (``MADV_HUGEPAGE``).
 
-A probe maps an anonymous region of the working-set size (aligned to 2 MiB, as pagesim.host does),
-writes into it a random cyclic permutation of elements, and times a numba loop in which every load's
-address is the value the previous load returned: nothing overlaps, so the time per load is the
-latency of one access, translation included. Two element layouts:
+A probe writes a random cyclic permutation of elements into the first working-set bytes of an
+anonymous mapping (aligned to 2 MiB, as pagesim.host does), and times a numba loop in which every
+load's address is the value the previous load returned: nothing overlaps, so the time per load is
+the latency of one access, translation included. One mapping per page kind serves the working sets
+in increasing order, each size's cycle written over the smaller ones' (it reads only its own
+elements): the pages are zeroed and faulted once, not once per size, which took half the probe's
+time when every size had a fresh mapping. Two element layouts:
 
   page stride   one element per 4 KiB page, at a random 64-byte line inside the page: every load
                 touches a new page, while the data-cache footprint is only size/64 (one line per
@@ -17,11 +20,13 @@ latency of one access, translation included. Two element layouts:
 
 For every size the 4 KiB and THP mappings hold the same cycle; up to 256 MiB each they exist at once
 and are timed in alternation, ``repeats`` runs each after one untimed warm-up run, so both see the
-same interference (larger ones are measured one after the other, to keep the peak memory near the
-largest working set);
+same interference (larger ones are measured one after the other: every larger size with 4 KiB
+pages, then every one with THP, to keep the peak memory near the largest working set);
 each run is timed with the thread's CPU clock, so time the scheduler gives to other processes is not
-counted. Medians and quartiles are reported. The minor faults taken while the cycle is written (getrusage of this thread) are
-reported beside pagesim's simulation of the same touches, as ``pagesim host`` does.
+counted. Medians and quartiles are reported. The minor faults taken while the cycles are written (getrusage of this thread) are
+reported beside pagesim's simulation of the same touches, as ``pagesim host`` does: for each size,
+the faults its mapping took up to and including that size's cycle, which are those of populating
+the size's pages (every page below a size is touched by its cycle and by every smaller one's).
 
 What a probe cannot tell: it measures latency, not TLB misses (no hardware counters are read, and
 in a virtual machine there usually are none); a knee is where latency rises, which a TLB level, a
@@ -199,10 +204,13 @@ def preset_reach(names) -> object:
 # ------------------------------------------------------------------------------------ one mapping
 class _Region:
     """An anonymous mapping of at least ``size`` bytes whose usable part starts 2 MiB-aligned and
-    spans whole 2 MiB blocks, advised MADV_HUGEPAGE (thp) or MADV_NOHUGEPAGE."""
+    spans whole 2 MiB blocks, advised MADV_HUGEPAGE (thp) or MADV_NOHUGEPAGE. Cycles are written
+    into its first bytes, for sizes in increasing order (``write``)."""
 
     def __init__(self, size: int, thp: bool):
         self.size = size
+        self.written = 0  # the largest size whose cycle was written
+        self.faults = 0  # minor faults this thread took writing cycles into it
         self.span = -(-size // HUGE) * HUGE
         self.mm = mmap.mmap(-1, self.span + HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         self.base = ctypes.addressof(ctypes.c_char.from_buffer(self.mm))
@@ -210,6 +218,24 @@ class _Region:
         advice = mmap.MADV_HUGEPAGE if thp else getattr(mmap, "MADV_NOHUGEPAGE", mmap.MADV_NORMAL)
         self.mm.madvise(advice, 0, self.span + HUGE)
         self.words = np.frombuffer(self.mm, dtype=np.int64)[self.off // 8 : (self.off + self.span) // 8]
+
+    def write(self, order: np.ndarray, succ: np.ndarray, size: int) -> int:
+        """Write a cycle built for ``size`` bytes (words[order] = succ); returns the minor faults
+        taken by every write into this mapping so far: those of populating its first ``size``
+        bytes, as a fresh mapping of the size would take (each cycle touches every page below its
+        size, and sizes come in increasing order)."""
+        if not self.written <= size <= self.size:
+            raise ValueError(f"size={size} after {self.written} in a mapping of {self.size}: sizes must increase and fit")
+        if int(order.max()) >= size // 8 or int(order.min()) < 0:
+            raise AssertionError("probe cycle outside its mapping")  # cannot happen: the cycle is built for this size
+        who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # this thread's faults only
+        resource.getrusage(who)
+        f0 = resource.getrusage(who).ru_minflt
+        self.words[order] = succ
+        f1 = resource.getrusage(who).ru_minflt
+        self.faults += int(f1 - f0)
+        self.written = size
+        return self.faults
 
     def close(self):
         self.words = None
@@ -254,38 +280,43 @@ def _ns_per_load(words, start: int, loads: int) -> float:
     return (time.thread_time_ns() - t0) / loads
 
 
-def measure_size(size: int, stride: str, pages, repeats: int, rng, quick: bool = False, faults: bool = True, together: bool = True) -> list[dict]:
+def measure_size(
+    size: int, stride: str, pages, repeats: int, rng, quick: bool = False, faults: bool = True, together: bool = True, regions=None, cycle=None
+) -> list[dict]:
     """One working set: the same random cycle written into one mapping per page kind in ``pages``
     ('4K', 'THP'), then ``repeats`` rounds timing each mapping in turn (the order alternating), so
     that the kinds compared see the same interference. ``together=False`` measures one kind after
-    the other (one mapping at a time: half the memory). Returns one record per kind."""
-    order, succ = _cycle(size, stride, rng)
+    the other (one mapping at a time: half the memory). ``regions``: page kind -> a _Region to
+    write into (at least ``size`` bytes, earlier sizes' cycles in it smaller; left open), instead
+    of a fresh mapping per kind; ``cycle``: the (order, successor) to write, instead of drawing
+    one from ``rng``. Returns one record per kind."""
+    order, succ = cycle if cycle is not None else _cycle(size, stride, rng)
     if order.size == 0:
         raise ValueError(f"size={size} holds no element with stride {stride!r}")
     recs = {}
-    who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # this thread's faults only
     start = int(order[0])
+    span = -(-size // HUGE) * HUGE
     for group in [list(pages)] if together else [[p] for p in pages]:
-        regs = {}
+        regs, own = {}, []
         try:
             for page in group:
-                reg = regs[page] = _Region(size, page == "THP")
-                if int(order.max()) >= reg.words.size or int(order.min()) < 0:
-                    raise AssertionError("probe cycle outside its mapping")  # cannot happen: the cycle is built for this size
-                resource.getrusage(who)
-                f0 = resource.getrusage(who).ru_minflt
-                reg.words[order] = succ
-                f1 = resource.getrusage(who).ru_minflt
-                huge = _anon_huge_kib(reg.base + reg.off, reg.base + reg.off + reg.span) if page == "THP" else 0
+                if regions is not None and page in regions:
+                    reg = regs[page] = regions[page]
+                else:
+                    reg = regs[page] = _Region(size, page == "THP")
+                    own.append(reg)
+                real = reg.write(order, succ, size)
+                # huge pages granted (of the whole mapping: only its first ``span`` bytes are touched); page stride only, where they are reported
+                huge = _anon_huge_kib(reg.base + reg.off, reg.base + reg.off + span) if page == "THP" and stride == "page" else 0
                 recs[page] = {
                     "size": size,
                     "page": page,
                     "stride": stride,
                     "ns": [],
                     "loads": _loads(order.size, quick),
-                    "real_faults": int(f1 - f0),
+                    "real_faults": real,
                     "huge_pages": None if huge is None else huge // 2048,
-                    "huge_pages_expected": reg.span // HUGE if page == "THP" else 0,
+                    "huge_pages_expected": span // HUGE if page == "THP" else 0,
                     "alternated": together,
                 }
             for page in group:
@@ -294,12 +325,12 @@ def measure_size(size: int, stride: str, pages, repeats: int, rng, quick: bool =
                 for page in group if r % 2 == 0 else group[::-1]:
                     recs[page]["ns"].append(_ns_per_load(regs[page].words, start, recs[page]["loads"]))
         finally:
-            for reg in regs.values():
+            for reg in own:
                 reg.close()
     if faults:
         offs = np.sort(order) * 8
         for page in pages:
-            recs[page]["simulated_faults"] = _simulated_faults(offs, -(-size // HUGE) * HUGE, HUGE if page == "THP" else PAGE)
+            recs[page]["simulated_faults"] = _simulated_faults(offs, span, HUGE if page == "THP" else PAGE)
     return [recs[p] for p in pages]
 
 
@@ -453,14 +484,55 @@ def measure(
 
         bar = tqdm(total=len(jobs), desc="probe", unit="size")
     t0 = time.perf_counter()
-    recs = []
-    for s, st, pg in jobs:
-        together = len(pg) * (-(-s // HUGE) + 1) * HUGE <= budget
-        recs += measure_size(s, st, pg, repeats, rng, quick=quick, faults=faults and st == "page", together=together)
-        if bar is not None:
-            bar.update(1)
+    done = {}  # (size, stride, page) -> record
+
+    def paired_ok(s, kinds):  # whether mappings of ``kinds`` of size s fit in the budget together
+        return len(kinds) * (-(-s // HUGE) + 1) * HUGE <= budget
+
+    def run(sizes_, stride, pg, regions, cycles=None):
+        for s in sizes_:
+            cycle = None if cycles is None else cycles[s]
+            together = paired_ok(s, pages if stride == "page" else pg)  # as every size of the page stride: False for the sizes measured alone
+            kw = dict(quick=quick, faults=faults and stride == "page", together=together, regions=regions, cycle=cycle)
+            for r in measure_size(s, stride, pg, repeats, rng, **kw):
+                done[s, stride, r["page"]] = r
+            if bar is not None:
+                bar.update(len(pg) / len(pages) if stride == "page" else 1)
+
+    def mapped(size, page_kinds):
+        return {p: _Region(size, p == "THP") for p in page_kinds}
+
+    def close(regions):
+        for reg in regions.values():
+            reg.close()
+
+    # page stride: the sizes whose 4K and THP mappings fit in the budget together, alternated in one
+    # mapping per kind; then the larger ones, all with 4K pages and then all with THP, one mapping at a time
+    paired = [s for s in sizes if paired_ok(s, pages)]
+    alone = sizes[len(paired) :]
+    if paired:
+        regs = mapped(paired[-1], pages)
+        try:
+            run(paired, "page", pages, regs)
+        finally:
+            close(regs)
+    cycles = {s: _cycle(s, "page", rng) for s in alone}  # drawn in the order of the sizes, as the paired ones
+    for page in pages if alone else []:
+        regs = mapped(alone[-1], [page])
+        try:
+            run(alone, "page", [page], regs, cycles)
+        finally:
+            close(regs)
+    del cycles
+    line_sizes = [s for s in sizes if s <= lmax]
+    regs = mapped(line_sizes[-1], [line_page])
+    try:
+        run(line_sizes, "line", [line_page], regs)
+    finally:
+        close(regs)
     if bar is not None:
         bar.close()
+    recs = [done[s, st, p] for s, st, pg in jobs for p in pg]
     runs = pd.DataFrame([{"size": r["size"], "page": r["page"], "stride": r["stride"], "rep": i, "ns": t} for r in recs for i, t in enumerate(r["ns"])])
     med = (
         runs.groupby(["size", "page", "stride"], sort=False)["ns"]
