@@ -19,14 +19,18 @@ time when every size had a fresh mapping. Two element layouts:
                 stays out of the way up to the THP reach).
 
 For every size the 4 KiB and THP mappings hold the same cycle; up to 256 MiB each they exist at once
-and are timed in alternation, ``repeats`` runs each after one untimed warm-up run, so both see the
-same interference (larger ones are measured one after the other: every larger size with 4 KiB
-pages, then every one with THP, to keep the peak memory near the largest working set);
-each run is timed with the thread's CPU clock, so time the scheduler gives to other processes is not
-counted. Medians and quartiles are reported. The minor faults taken while the cycles are written (getrusage of this thread) are
-reported beside pagesim's simulation of the same touches, as ``pagesim host`` does: for each size,
-the faults its mapping took up to and including that size's cycle, which are those of populating
-the size's pages (every page below a size is touched by its cycle and by every smaller one's).
+and are timed in alternation, so both see the same interference (larger ones are measured one after
+the other: every larger size with THP, then every one with 4 KiB pages, to keep the peak memory near
+the largest working set). A chase follows a fixed path, the first loads of the cycle from its first
+element (all of a small cycle, twice or more; 2**17 elements of a large one): one untimed warm-up
+follows the whole path, then ``repeats`` timed runs follow half of it each, its first half and its
+second in turn, so the runs make the warm-up's loads again, in the same order, at half the time of
+whole-path runs. Each run is timed with the thread's CPU clock, so time the scheduler gives to
+other processes is not counted. Medians and quartiles are reported. The minor faults taken while
+the cycles are written (getrusage of this thread) are reported beside pagesim's simulation of the
+same touches, as ``pagesim host`` does: for each size, the faults its mapping took up to and
+including that size's cycle, which are those of populating the size's pages (every page below a
+size is touched by its cycle and by every smaller one's).
 
 What a probe cannot tell: it measures latency, not TLB misses (no hardware counters are read, and
 in a virtual machine there usually are none); a knee is where latency rises, which a TLB level, a
@@ -83,7 +87,7 @@ class Knee:
 @dataclass
 class ProbeResult:
     runs: object  # DataFrame: size, page, stride, rep, ns
-    medians: object  # DataFrame: size, page, stride, median_ns, q1_ns, q3_ns, loads
+    medians: object  # DataFrame: size, page, stride, median_ns, q1_ns, q3_ns, loads (per timed run)
     faults: object  # DataFrame: size, page, stride, real_faults, simulated_faults, huge_pages, huge_pages_expected
     knees: list = field(default_factory=list)
     thp: str | None = None  # None: THP measured; else why not
@@ -210,7 +214,7 @@ class _Region:
     def __init__(self, size: int, thp: bool):
         self.size = size
         self.written = 0  # the largest size whose cycle was written
-        self.faults = 0  # minor faults this thread took writing cycles into it
+        self.faults = 0  # minor faults this thread took writing cycles into it (None after restart)
         self.span = -(-size // HUGE) * HUGE
         self.mm = mmap.mmap(-1, self.span + HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         self.base = ctypes.addressof(ctypes.c_char.from_buffer(self.mm))
@@ -219,7 +223,7 @@ class _Region:
         self.mm.madvise(advice, 0, self.span + HUGE)
         self.words = np.frombuffer(self.mm, dtype=np.int64)[self.off // 8 : (self.off + self.span) // 8]
 
-    def write(self, order: np.ndarray, succ: np.ndarray, size: int) -> int:
+    def write(self, order: np.ndarray, succ: np.ndarray, size: int) -> int | None:
         """Write a cycle built for ``size`` bytes (words[order] = succ); returns the minor faults
         taken by every write into this mapping so far: those of populating its first ``size``
         bytes, as a fresh mapping of the size would take (each cycle touches every page below its
@@ -233,9 +237,16 @@ class _Region:
         f0 = resource.getrusage(who).ru_minflt
         self.words[order] = succ
         f1 = resource.getrusage(who).ru_minflt
-        self.faults += int(f1 - f0)
+        if self.faults is not None:
+            self.faults += int(f1 - f0)
         self.written = size
         return self.faults
+
+    def restart(self):
+        """Take sizes from the smallest again (another stride's cycles): its faults are no longer
+        those of populating a size, and are not counted (write returns None)."""
+        self.written = 0
+        self.faults = None
 
     def close(self):
         self.words = None
@@ -271,13 +282,14 @@ def _loads(n_elements: int, quick: bool) -> int:
     return int(min(max(2 * n_elements, 1 << 16), 1 << 17))
 
 
-def _ns_per_load(words, start: int, loads: int) -> float:
-    """CPU time of this thread per load: time the scheduler gave another process is not counted."""
+def _ns_per_load(words, start: int, loads: int) -> tuple[float, int]:
+    """CPU time of this thread per load (time the scheduler gave another process is not counted),
+    and the index where the chase stopped."""
     from ._kernels.chase import chase
 
     t0 = time.thread_time_ns()
-    chase(words, start, loads)
-    return (time.thread_time_ns() - t0) / loads
+    end = chase(words, start, loads)
+    return (time.thread_time_ns() - t0) / loads, int(end)
 
 
 def measure_size(
@@ -313,17 +325,27 @@ def measure_size(
                     "page": page,
                     "stride": stride,
                     "ns": [],
-                    "loads": _loads(order.size, quick),
+                    "path": _loads(order.size, quick),
                     "real_faults": real,
                     "huge_pages": None if huge is None else huge // 2048,
                     "huge_pages_expected": span // HUGE if page == "THP" else 0,
                     "alternated": together,
                 }
+            # The path: ``path`` loads from the cycle's first element (all of a small cycle, twice or
+            # more; the first 2**17 elements of a large one). The warm-up follows it once (caches, TLBs,
+            # first compilation); each timed run follows half of it, the first half and the second in
+            # turn, so the runs load what the warm-up did, in the same order, at half the cost.
+            halves = {}
             for page in group:
-                _ns_per_load(regs[page].words, start, recs[page]["loads"])  # warm-up: caches, TLBs, first compilation
+                rec = recs[page]
+                rec["loads"] = rec["path"] // 2
+                _, mid = _ns_per_load(regs[page].words, start, rec["loads"])
+                _ns_per_load(regs[page].words, mid, rec["path"] - rec["loads"])
+                halves[page] = ((start, rec["loads"]), (mid, rec["path"] - rec["loads"]))
             for r in range(repeats):
                 for page in group if r % 2 == 0 else group[::-1]:
-                    recs[page]["ns"].append(_ns_per_load(regs[page].words, start, recs[page]["loads"]))
+                    begin, n = halves[page][r % 2]
+                    recs[page]["ns"].append(_ns_per_load(regs[page].words, begin, n)[0])
         finally:
             for reg in own:
                 reg.close()
@@ -506,30 +528,39 @@ def measure(
         for reg in regions.values():
             reg.close()
 
-    # page stride: the sizes whose 4K and THP mappings fit in the budget together, alternated in one
-    # mapping per kind; then the larger ones, all with 4K pages and then all with THP, one mapping at a time
+    # One mapping per page kind, grown by the sizes written into it (the memory in use stays within
+    # the pair budget or about the largest size), in this order:
+    #   1. page stride, the sizes whose 4K and THP mappings fit in the budget together, alternated;
+    #   2. the larger sizes, one kind at a time: first line_page's (THP), the same mapping on, the
+    #      other kind's closed;
+    #   3. line stride, in that mapping again (its pages are there already: no faults are reported);
+    #   4. the larger sizes with the other kind (4K), in a new mapping.
+    # Every page is zeroed and faulted once per kind: huge pages cost most (2-6 ms each on a virtual
+    # machine whose host must back them), and those a closed mapping freed are not at hand for the next.
     paired = [s for s in sizes if paired_ok(s, pages)]
     alone = sizes[len(paired) :]
-    if paired:
-        regs = mapped(paired[-1], pages)
-        try:
-            run(paired, "page", pages, regs)
-        finally:
-            close(regs)
-    cycles = {s: _cycle(s, "page", rng) for s in alone}  # drawn in the order of the sizes, as the paired ones
-    for page in pages if alone else []:
-        regs = mapped(alone[-1], [page])
-        try:
-            run(alone, "page", [page], regs, cycles)
-        finally:
-            close(regs)
-    del cycles
     line_sizes = [s for s in sizes if s <= lmax]
-    regs = mapped(line_sizes[-1], [line_page])
+    regs = mapped(sizes[-1], pages)  # address space only: memory is taken as the cycles are written
     try:
+        if paired:
+            run(paired, "page", pages, regs)
+        for p in pages:
+            if p != line_page:
+                regs.pop(p).close()
+        cycles = {s: _cycle(s, "page", rng) for s in alone}  # drawn in the order of the sizes, as the paired ones
+        if alone:
+            run(alone, "page", [line_page], regs, cycles)
+        regs[line_page].restart()
         run(line_sizes, "line", [line_page], regs)
     finally:
         close(regs)
+    for p in pages if alone else []:
+        if p != line_page:
+            regs = mapped(alone[-1], [p])
+            try:
+                run(alone, "page", [p], regs, cycles)
+            finally:
+                close(regs)
     if bar is not None:
         bar.close()
     recs = [done[s, st, p] for s, st, pg in jobs for p in pg]
