@@ -242,9 +242,14 @@ class _Region:
         self.written = size
         return self.faults
 
-    def restart(self):
-        """Take sizes from the smallest again (another stride's cycles): its faults are no longer
-        those of populating a size, and are not counted (write returns None)."""
+    def restart(self, keep: int):
+        """Take sizes from the smallest again, up to ``keep`` bytes (another stride's cycles): the
+        pages beyond are given back (MADV_DONTNEED), and faults are no longer those of populating a
+        size, so they are not counted (write returns None)."""
+        keep = min(-(-keep // HUGE) * HUGE, self.span)
+        if keep < self.span:
+            self.mm.madvise(mmap.MADV_DONTNEED, self.off + keep, self.span - keep)
+        self.size = keep
         self.written = 0
         self.faults = None
 
@@ -513,7 +518,7 @@ def measure(
 
     def run(sizes_, stride, pg, regions, cycles=None):
         for s in sizes_:
-            cycle = None if cycles is None else cycles[s]
+            cycle = None if cycles is None else (cycles[s], np.roll(cycles[s], -1))
             together = paired_ok(s, pages if stride == "page" else pg)  # as every size of the page stride: False for the sizes measured alone
             kw = dict(quick=quick, faults=faults and stride == "page", together=together, regions=regions, cycle=cycle)
             for r in measure_size(s, stride, pg, repeats, rng, **kw):
@@ -547,10 +552,11 @@ def measure(
         for p in pages:
             if p != line_page:
                 regs.pop(p).close()
-        cycles = {s: _cycle(s, "page", rng) for s in alone}  # drawn in the order of the sizes, as the paired ones
+        # drawn in the order of the sizes, as the paired ones; kept for both kinds (the visiting order: the successors are its roll)
+        cycles = {s: _cycle(s, "page", rng)[0] for s in alone}
         if alone:
             run(alone, "page", [line_page], regs, cycles)
-        regs[line_page].restart()
+        regs[line_page].restart(line_sizes[-1])
         run(line_sizes, "line", [line_page], regs)
     finally:
         close(regs)
