@@ -155,9 +155,8 @@ def simulated_chase(res: ProbeResult, preset: str | None = None, seed: int = 0):
         for page, p in (("4K", PAGE), ("2M", HUGE)):
             span = -(-int(size) // HUGE) * HUGE
             ds = simulate(name, addresses=addrs, layout=Layout.single(span, p, start=start, name="[ probe ]"), specialize=False)
-            rows.append(
-                {"size": int(size), "working set MiB": int(size) / 2**20, "page": page, "preset": name, "walks per load": int(ds["walks"].sum()) / addrs.size}
-            )
+            walks = int(ds["walks"].values.sum())  # numpy's sum, as in probe._simulated_faults
+            rows.append({"size": int(size), "working set MiB": int(size) / 2**20, "page": page, "preset": name, "walks per load": walks / addrs.size})
     return pd.DataFrame(rows)
 
 
