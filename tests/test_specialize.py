@@ -259,3 +259,33 @@ def test_loaded_kernels_are_recorded_as_keys_that_load_them_again(tmp_path, monk
     for kind, key in lines:
         assert S.by_key(kind, S.key_from_json(key)) is S._by_key[(kind, S.key_from_json(key))]
     assert S.by_key("shape", S.key_from_json(lines[0][1] if lines[0][0] == "shape" else lines[1][1])) in S._loaded.values()
+
+
+def test_rendered_sources_are_found_again_through_the_index(tmp_path, monkeypatch):
+    """A rendered source is indexed in the cache directory by its kind, key and renderer, so a new
+    process loads its kernel file without rendering again; a kernel file that no longer has the
+    indexed digest, or another renderer (translate.py, inline.py, ... changed), renders afresh."""
+    from pagesim._kernels import specialize as S
+
+    monkeypatch.setattr(S._jit, "KERNELS_DIR", tmp_path)
+    calls = []
+
+    def render(v):
+        def f():
+            calls.append(v)
+            return f"def run_chunk():\n    return {v}\n"
+
+        return f
+
+    key = (0, False, True, 2, False, True)
+    assert S._rendered("generic", key, render(1))() == 1 and calls == [1]
+    monkeypatch.setattr(S, "_loaded", {})  # as in a new process
+    assert S._rendered("generic", key, render(2))() == 1 and calls == [1]  # the indexed file: not rendered
+    assert S._rendered("shape", key, render(5))() == 5  # another kind: another entry
+    f = tmp_path / f"pagesim_kernel_{S._digest(chr(10).join(['def run_chunk():', '    return 1', '']))}.py"
+    f.write_text(f.read_text() + "# edited\n")
+    monkeypatch.setattr(S, "_loaded", {})
+    assert S._rendered("generic", key, render(3))() == 3 and calls == [1, 5, 3]
+    monkeypatch.setattr(S, "_RENDERER", "another")
+    monkeypatch.setattr(S, "_loaded", {})
+    assert S._rendered("generic", key, render(4))() == 4 and calls == [1, 5, 3, 4]

@@ -52,7 +52,7 @@ import threading
 import types
 from pathlib import Path
 
-from . import _jit, simd
+from . import _jit, inline, simd
 from . import translate as K
 from .inline import inline_calls
 
@@ -453,7 +453,7 @@ def kernel(shape):
     generated and imported once."""
     fn = _by_key.get(("shape", shape))
     if fn is None:
-        fn = _by_key[("shape", shape)] = _get(_render(shape))
+        fn = _by_key[("shape", shape)] = _rendered("shape", shape, lambda: _render(shape))
         _record("shape", shape)
     return fn
 
@@ -472,7 +472,7 @@ def generic_by_key(key: tuple):
     fn = _by_key.get(("generic", key))
     if fn is None:
         walk_kind, any_fa, log, depth, slb, pwc = key
-        fn = _by_key[("generic", key)] = _get(generic_source(walk_kind, any_fa, log, depth=depth, slb=slb, pwc=pwc))
+        fn = _by_key[("generic", key)] = _rendered("generic", key, lambda: generic_source(walk_kind, any_fa, log, depth=depth, slb=slb, pwc=pwc))
         _record("generic", key)
     return fn
 
@@ -499,6 +499,47 @@ def _record(kind: str, key: tuple) -> None:
 def key_from_json(obj):
     """A key read back from JSON: lists become tuples again (None, ints and booleans stay)."""
     return tuple(key_from_json(x) for x in obj) if isinstance(obj, list) else obj
+
+
+# Which source each (kind, key) renders to, kept in the cache directory: rendering runs inline.py
+# over the kernel's syntax tree, 0.2-0.3 s of CPU for a generic kernel, in every new process (every
+# notebook). An entry holds the digest of the source (the kernel file's name), under a name made of
+# the kind, the key and what rendering depends on (the sources of translate.py, simd.py, inline.py
+# and this module, and the Python version, whose ast.unparse writes the text), so a change to any
+# of them renders afresh; so does an entry whose kernel file is gone or no longer has that digest.
+_RENDERER = _digest(
+    "".join(Path(m.__file__).read_text(encoding="utf-8") for m in (K, simd, inline)) + Path(__file__).read_text(encoding="utf-8") + sys.version.split()[0]
+)
+
+
+def _index_entry(kind: str, key: tuple) -> Path | None:
+    d = cache_dir()
+    return None if d is None else d / "index" / f"{_digest(json.dumps([kind, key]) + _RENDERER)}.txt"
+
+
+def _rendered(kind: str, key: tuple, render):
+    """The run_chunk of (kind, key): its kernel file as the index names it, else ``render()``'s
+    source (then indexed)."""
+    entry = _index_entry(kind, key)
+    if entry is not None:
+        try:
+            digest = entry.read_text(encoding="utf-8").strip()
+            src = (entry.parent.parent / f"pagesim_kernel_{digest}.py").read_text(encoding="utf-8")
+        except OSError:
+            src = None
+        if src is not None and _digest(src) == digest:
+            return _get(src)
+    src = render()
+    fn = _get(src)
+    if entry is not None:
+        try:
+            entry.parent.mkdir(exist_ok=True)
+            tmp = entry.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(_digest(src), encoding="utf-8")
+            os.replace(tmp, entry)
+        except OSError:  # an index is only a shortcut
+            pass
+    return fn
 
 
 def _get(src: str):
