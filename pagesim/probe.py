@@ -23,14 +23,16 @@ and are timed in alternation, so both see the same interference (larger ones are
 the other: every larger size with THP, then every one with 4 KiB pages, to keep the peak memory near
 the largest working set). A chase follows a fixed path, the first loads of the cycle from its first
 element (all of a small cycle, twice or more; 2**17 elements of a large one): one untimed warm-up
-follows the whole path, then ``repeats`` timed runs follow half of it each, its first half and its
-second in turn, so the runs make the warm-up's loads again, in the same order, at half the time of
-whole-path runs. Each run is timed with the thread's CPU clock, so time the scheduler gives to
-other processes is not counted. Medians and quartiles are reported. The minor faults taken while
-the cycles are written (getrusage of this thread) are reported beside pagesim's simulation of the
-same touches, as ``pagesim host`` does: for each size, the faults its mapping took up to and
-including that size's cycle, which are those of populating the size's pages (every page below a
-size is touched by its cycle and by every smaller one's).
+follows the whole path, then ``repeats`` timed runs. Runs of a mapping timed alone (the larger
+sizes, the line stride) follow half of the path each, its first half and its second in turn: the
+warm-up's loads again, in the same order, at half the time of whole-path runs; runs in alternation
+follow the whole path, so the other mapping disturbs each run once, as it always did. Each run is
+timed with the thread's CPU clock, so time the scheduler gives to other processes is not counted.
+Medians and quartiles are reported. The minor faults taken while the cycles are written
+(getrusage of this thread) are reported beside pagesim's simulation of the same touches, as
+``pagesim host`` does: for each size, the faults its mapping took up to and including that size's
+cycle, which are those of populating the size's pages (every page below a size is touched by its
+cycle and by every smaller one's).
 
 What a probe cannot tell: it measures latency, not TLB misses (no hardware counters are read, and
 in a virtual machine there usually are none); a knee is where latency rises, which a TLB level, a
@@ -338,18 +340,24 @@ def measure_size(
                 }
             # The path: ``path`` loads from the cycle's first element (all of a small cycle, twice or
             # more; the first 2**17 elements of a large one). The warm-up follows it once (caches, TLBs,
-            # first compilation); each timed run follows half of it, the first half and the second in
-            # turn, so the runs load what the warm-up did, in the same order, at half the cost.
-            halves = {}
+            # first compilation). A mapping timed alone follows it again and again, each timed run half
+            # of it, the first half and the second in turn: the same loads in the same order as
+            # whole-path runs, at half the cost. Mappings timed in alternation follow the whole path
+            # each run, so that each run follows the other mapping's as before (halves would double
+            # how often the other mapping's lines and translations disturb a run).
+            parts = {}
             for page in group:
                 rec = recs[page]
-                rec["loads"] = rec["path"] // 2
+                rec["loads"] = rec["path"] // 2 if len(group) == 1 else rec["path"]
                 _, mid = _ns_per_load(regs[page].words, start, rec["loads"])
-                _ns_per_load(regs[page].words, mid, rec["path"] - rec["loads"])
-                halves[page] = ((start, rec["loads"]), (mid, rec["path"] - rec["loads"]))
+                if rec["loads"] < rec["path"]:
+                    _ns_per_load(regs[page].words, mid, rec["path"] - rec["loads"])
+                    parts[page] = ((start, rec["loads"]), (mid, rec["path"] - rec["loads"]))
+                else:
+                    parts[page] = ((start, rec["loads"]),) * 2
             for r in range(repeats):
                 for page in group if r % 2 == 0 else group[::-1]:
-                    begin, n = halves[page][r % 2]
+                    begin, n = parts[page][r % 2]
                     recs[page]["ns"].append(_ns_per_load(regs[page].words, begin, n)[0])
         finally:
             for reg in own:
