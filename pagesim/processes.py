@@ -329,7 +329,7 @@ def simulate_processes(
             dv["data_cache_hits"] = (("cache",), dhits, {"units": "accesses", "long_name": "data accesses that hit in this cache level"})
             dv["data_cache_misses"] = (("cache",), dmisses, {"units": "accesses", "long_name": "data accesses that missed this cache level"})
         else:
-            D.cache_lines(lines, sets, ways, cbase, tags, stamps, np.zeros(1, dtype=np.int64), hits, misses)
+            _cache_by_class(lines, np.zeros(lines.size, dtype=bool), sets, ways, cbase, tags, stamps, (hits, misses), (hits, misses))
         coords["cache"] = ("cache", [c.name for c in caches])
         dv["walk_cache_hits"] = (("cache",), hits, {"units": "references", "long_name": "page-table references that hit in this cache level"})
         dv["walk_cache_misses"] = (("cache",), misses, {"units": "references", "long_name": "page-table references that missed this cache level"})

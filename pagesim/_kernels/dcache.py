@@ -9,35 +9,10 @@ from ._jit import jit
 
 
 @jit
-def cache_lines(lines, sets, ways, base, tags, stamps, clock, hits, misses):
-    nlev = sets.shape[0]
-    for i in range(lines.shape[0]):
-        line = lines[i]
-        for c in range(nlev):
-            b = base[c] + (line % sets[c]) * ways[c]
-            clock[0] += 1
-            found = -1
-            victim = b
-            for w in range(b, b + ways[c]):
-                if tags[w] == line:
-                    found = w
-                    break
-                if stamps[w] < stamps[victim]:
-                    victim = w
-            if found >= 0:
-                stamps[found] = clock[0]
-                hits[c] += 1
-                break
-            misses[c] += 1
-            tags[victim] = line
-            stamps[victim] = clock[0]
-
-
-@jit
 def cache_lines_by_class(lines, is_data, sets, ways, base, tags, stamps, clock, hits, misses, dhits, dmisses):
-    """cache_lines over one stream of two classes of lines through one cache state: a line whose
-    ``is_data`` flag is set counts in ``dhits``/``dmisses``, any other in ``hits``/``misses``. The
-    same as calling cache_lines on each stretch of one class in turn, in one call."""
+    """``lines`` through the cache levels in turn (one state), in two classes: a line whose
+    ``is_data`` flag is set counts in ``dhits``/``dmisses``, any other in ``hits``/``misses`` (pass
+    the same arrays twice, and all flags clear, for one class)."""
     nlev = sets.shape[0]
     for i in range(lines.shape[0]):
         line = lines[i]
