@@ -233,7 +233,7 @@ class _Region:
         if not self.written <= size <= self.size:
             raise ValueError(f"size={size} after {self.written} in a mapping of {self.size}: sizes must increase and fit")
         if int(order.max()) >= size // 8 or int(order.min()) < 0:
-            raise AssertionError("probe cycle outside its mapping")  # cannot happen: the cycle is built for this size
+            raise RuntimeError("internal error: probe cycle outside its mapping")  # the cycle is built for this size
         who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # this thread's faults only
         resource.getrusage(who)
         f0 = resource.getrusage(who).ru_minflt

@@ -7,8 +7,7 @@ Stages, each a tiny run through the code path that compiles its kernels:
   - the generic translation kernel of each walker (radix, hashed, TSB, VHPT; with and without
     fault-around) and every workload generator;
   - raw addresses laid out (``simulate(m, addresses=a)``), the OS stage with a PhysicalMemory, a
-    RAM limit, several processes with the data-cache model (the generic kernel with its walk log;
-    page-table lines alone and with the data lines),
+    RAM limit, several processes with the data-cache model (the generic kernel with its walk log),
     reuse distances, the pointer chase;
   - the timing model's kernels (``simulate_timed`` with each cache hierarchy);
   - with ``specialised``: every preset at each of its page sizes with ``specialize='auto'``, which
@@ -82,7 +81,6 @@ def _os_and_extras():
     simulate("skylake", "random", working_set="64M", accesses=2000, ram=Ram(limit="80M"))
     simulate("skylake", "random", working_set="64M", accesses=2000, ram=Ram(limit="80M", reclaim="lru"))
     simulate_processes("skylake", "random", processes=2, quantum=500, working_set="8M", accesses=1000)
-    simulate_processes("skylake", "random", processes=2, quantum=500, working_set="8M", accesses=1000, data_lines=True)
     from .timing import hierarchies, simulate_timed
 
     for name in hierarchies():  # the general and the power-of-two timing kernels

@@ -364,6 +364,7 @@ def _ring_heads(src: str, ring1: list[int]) -> str:
             src, n_write = re.subn(rf"order\[np\.uint64\({v}\)\] = np\.uint64\((.*)\)$", rf"hd{j} = np.int64(\1)", src, flags=re.M)
             if n_read != 1 or n_write != 1 or re.search(rf"\b{v}\b(?! = o{j} \+)", src):
                 raise RuntimeError(f"internal error: {v} (chain position {j}'s recency word) is used other than as the ring's head")
+            src = re.sub(rf"^[ \t]*{v} = o{j} \+ \w+\n", "", src, flags=re.M)  # now unused
     return src
 
 
