@@ -92,7 +92,7 @@ def initial_stamps(sets: int, ways: int, pways: int) -> np.ndarray:
 def direct_modes(mp, layout: Layout):
     """Which LIST_* structures (more than 16 ways, in a chain or the SLB) index their entries
     directly in this layout (DIRECT_*; an LRU SLB STAMP_LRU): those whose granules number at most
-    DIRECT_MAX. Returns their modes, set_hash, idx_off (a key plus its region's offset is the
+    DIRECT_MAX. Returns their modes, idx_off (a key plus its region's offset is the
     granule's slot in ``pos``: each direct structure's numbers start where the previous one's end,
     so a lookup reads no start of its own), the size of ``pos`` and the STAMP_LRU structure or -1."""
     cfg = mp.config
@@ -100,7 +100,7 @@ def direct_modes(mp, layout: Layout):
     regs = layout.regions
     zs = [mp.zidx[r.page_size] for r in regs]
     idx_off = np.zeros((max(1, mp.ns), len(regs)), dtype=np.int64)
-    new_mode, set_hash = mode.copy(), cfg["set_hash"].copy()
+    new_mode = mode.copy()
     size = 0
     for s in mp.wide:
         shifts = [int(tag_shift[s, z]) if s == mp.slb or (chain[:, z, :] == s).any() else None for z in zs]
@@ -110,7 +110,7 @@ def direct_modes(mp, layout: Layout):
         new_mode[s] = K.STAMP_LRU if s == mp.slb and mode[s] == K.LIST_LRU else DIRECT[int(mode[s])]
         idx_off[s] = off + size
         size += n
-    return new_mode, set_hash, idx_off, size, mp.slb if mp.slb >= 0 and new_mode[mp.slb] == K.STAMP_LRU else -1
+    return new_mode, idx_off, size, mp.slb if mp.slb >= 0 and new_mode[mp.slb] == K.STAMP_LRU else -1
 
 
 WALK = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB, "vhpt": K.VHPT}
@@ -140,28 +140,13 @@ class MachineParts:
         # Where each structure's tags (base) and recency words (obase) sit: the page-walk caches
         # first, then the SLB, then the TLBs, so the walker's and the SLB's places do not depend on
         # the TLBs' sizes (a specialised kernel compiles them in as constants, and machines that
-        # differ only in their last TLB's entries still share it; specialize.chain_shape)
-        place = list(range(len(structs), ns)) + list(range(len(tlbs), len(structs))) + list(range(len(tlbs)))
-        base = np.zeros(ns, dtype=np.int64)
-        obase = np.zeros(ns, dtype=np.int64)
-        base[place] = np.concatenate([[0], np.cumsum((sets * pways)[place])[:-1]]).astype(np.int64)
-        obase[place] = np.concatenate([[0], np.cumsum(sets[place])[:-1]]).astype(np.int64)
-        order = np.zeros(max(1, int(sets.sum())), dtype=np.uint64)
-        for s in range(ns):
-            order[obase[s] : obase[s] + sets[s]] = initial_order(int(ways[s]), int(mode[s]))
-        self.order = order  # the initial recency words: each run copies them
-        self.slots = nslots = int((sets * pways).sum())
-        # LIST_* structures (more than 16 ways): recency rings 0, 1, 2, ... and an empty hash table each
-        # (a layout may let them index their entries directly instead: kernel_inputs, direct_modes)
+        # differ only in their last TLB's entries still share it; specialize.chain_shape). A
+        # layout of one page size places its data chain apart (``placed``).
+        self._geom = (sets, ways, mode, pways, len(tlbs))
+        self._placed: dict = {}
+        default = list(range(len(structs), ns)) + list(range(len(tlbs), len(structs))) + list(range(len(tlbs)))
         listed = np.isin(mode, LIST_MODES)
-        links = np.full(2 * nslots if listed.any() else 1, -1, dtype=np.int64)
-        set_hash = np.zeros(max(1, int(sets.sum())), dtype=np.int64)
-        hsize = 0
-        for s in np.flatnonzero(listed):
-            links[2 * base[s] : 2 * (base[s] + sets[s] * pways[s])] = initial_links(int(sets[s]), int(ways[s]), int(pways[s]))
-            set_hash[obase[s] : obase[s] + sets[s]] = hsize
-            hsize += 2 * K.HASH_FACTOR * int(sets[s] * ways[s])
-        self.links, self.hsize = links, hsize  # the initial rings: each run copies them
+        base, obase, self.order, self.links, set_hash, self.slots, self.hsize = self._arrays([self._own(s) for s in default])
         # the wide structures (LIST_*) that a layout may let index their entries directly: the
         # chains' and the SLB (the page-walk caches are narrow, but a user's could be wide: their
         # keys skip levels of the walk, which the numbering does not follow, so they keep the table)
@@ -231,6 +216,63 @@ class MachineParts:
         self.changes_json = json.dumps(list(m.changes))
         self.assumptions_json = json.dumps(m.assumptions)
 
+    def _arrays(self, items):
+        """Where each structure sits, for ``items`` in order of place: (structure, slots, sets)
+        takes that room (at least the structure's own: more leaves a gap after it). Returns base,
+        obase, the initial recency words, the initial rings of LIST_* structures, set_hash, the
+        number of slots and the hash tables' size."""
+        sets, ways, mode, pways, _ = self._geom
+        base = np.zeros(len(sets), dtype=np.int64)
+        obase = np.zeros(len(sets), dtype=np.int64)
+        at = oat = 0
+        for s, slots, nsets in items:
+            if slots < sets[s] * pways[s] or nsets < sets[s]:
+                raise RuntimeError(f"internal error: structure {s} placed in too little room")
+            base[s], obase[s] = at, oat
+            at, oat = at + slots, oat + nsets
+        order = np.zeros(max(1, oat), dtype=np.uint64)
+        for s in range(len(sets)):
+            order[obase[s] : obase[s] + sets[s]] = initial_order(int(ways[s]), int(mode[s]))
+        # LIST_* structures (more than 16 ways): recency rings 0, 1, 2, ... and an empty hash table each
+        # (a layout may let them index their entries directly instead: kernel_inputs, direct_modes)
+        listed = np.isin(mode, LIST_MODES)
+        links = np.full(2 * at if listed.any() else 1, -1, dtype=np.int64)
+        set_hash = np.zeros(max(1, oat), dtype=np.int64)
+        hsize = 0
+        for s in np.flatnonzero(listed):
+            links[2 * base[s] : 2 * (base[s] + sets[s] * pways[s])] = initial_links(int(sets[s]), int(ways[s]), int(pways[s]))
+            set_hash[obase[s] : obase[s] + sets[s]] = hsize
+            hsize += 2 * K.HASH_FACTOR * int(sets[s] * ways[s])
+        return base, obase, order, links, set_hash, max(1, at), hsize
+
+    def _own(self, s: int) -> tuple[int, int, int]:
+        sets, _, _, pways, _ = self._geom
+        return (s, int(sets[s] * pways[s]), int(sets[s]))
+
+    def placed(self, z: int):
+        """The config, initial recency words and rings, and slot count of a layout whose every
+        region has page size index ``z``. Such a run looks up one data chain (and the walker's
+        caches and the SLB, placed as always): chain position j starts where position j - 1
+        starts plus the room of the largest structure at position j - 1 in any of the machine's
+        data chains, and the other TLBs follow. So every page size's chain sits at the same places,
+        and a specialised kernel, which compiles the places in (specialize.chain_shape), serves
+        every page size whose chain has the same ways and replacement: Skylake's 4K and 2M chains
+        (an L1 of 64 or 32 entries, then the shared STLB) compile once, not twice."""
+        hit = self._placed.get(z)
+        if hit is None:
+            sets, _, _, pways, nt = self._geom
+            allc = self.config["chain"][0]
+            items = [self._own(s) for s in range(len(self.structs), len(sets))] + [self._own(s) for s in range(nt, len(self.structs))]
+            chain = [int(s) for s in allc[z] if s >= 0]
+            for j, s in enumerate(chain):
+                col = [int(x) for x in allc[:, j] if x >= 0]
+                items.append((s, max(int(sets[x] * pways[x]) for x in col), max(int(sets[x]) for x in col)))
+            items += [self._own(s) for s in range(nt) if s not in chain]
+            base, obase, order, links, set_hash, slots, _ = self._arrays(items)
+            config = dict(self.config, st_base=base, st_obase=obase, set_hash=set_hash)
+            hit = self._placed[z] = (config, order, links, slots)
+        return hit
+
 
 _PARTS: dict[int, tuple[Machine, MachineParts]] = {}
 _PARTS_MAX = 64
@@ -263,13 +305,17 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0, dir
     reg_base = np.zeros(len(regs), dtype=np.int64)
     reg_base[1:] = np.cumsum(reg_pages)[:-1]
     total = int(reg_pages.sum())
-    config = mp.config
+    sizes = {r.page_size for r in regs}
+    if direct and len(sizes) == 1:  # one data chain looked up: placed apart (MachineParts.placed)
+        config, order, links, slots = mp.placed(zidx[sizes.pop()])
+    else:
+        config, order, links, slots = mp.config, mp.order, mp.links, mp.slots
     if direct and mp.wide:
-        mode, set_hash, idx_off, npos, stamped = direct_modes(mp, layout)
-        config = dict(config, st_mode=mode, set_hash=set_hash)
+        mode, idx_off, npos, stamped = direct_modes(mp, layout)
+        config = dict(config, st_mode=mode)
     else:
         idx_off, npos, stamped = np.zeros((max(1, ns), len(regs)), dtype=np.int64), 1, -1
-    links = mp.links.copy()
+    links = links.copy()
     if stamped >= 0:
         sb, sn, sw, spw = (int(config[f][stamped]) for f in ("st_base", "st_sets", "st_ways", "st_pways"))
         links[2 * sb : 2 * (sb + sn * spw)] = initial_stamps(sn, sw, spw)
@@ -286,9 +332,9 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0, dir
     )
     hashed = w.kind == "hashed"
     st = K.State(
-        tags=np.full(max(1, mp.slots), -1, dtype=np.int64),
+        tags=np.full(slots, -1, dtype=np.int64),
         links=links,
-        order=mp.order.copy(),
+        order=order.copy(),
         htab=np.full(max(1, mp.hsize), -1, dtype=np.int64),
         pos=np.full(max(1, npos), -1, dtype=np.int16),
         rng=np.array([(int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 64) or 1], dtype=np.uint64),

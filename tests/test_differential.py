@@ -194,6 +194,34 @@ def test_direct_index_is_chosen_by_layout_size():
     assert E.kernel_inputs(m, small, 0, direct=False)[0].st_mode[tlbs + [slb]].tolist() == [K.LIST_LRU] * (len(tlbs) + 1)
 
 
+@given(machines())
+def test_one_page_size_placement(m):
+    """MachineParts.placed: no two structures share a slot or a recency word, each fits the arrays
+    and starts with the initial words and rings of the full placement, and each data chain
+    position starts at one place for every page size."""
+    mp = E.MachineParts(m)
+    full = mp.config
+    starts = {}
+    for z in range(mp.nk):
+        config, order, links, slots = mp.placed(z)
+        sets, pways = config["st_sets"], config["st_pways"]
+        for base, size, total in ((config["st_base"], sets * pways, slots), (config["st_obase"], sets, order.shape[0])):
+            spans = sorted(zip(base.tolist(), (base + size).tolist()))
+            assert all(end <= nxt for (_, end), (nxt, _) in zip(spans, spans[1:]))
+            assert all(end <= total for _, end in spans)
+        for s in range(mp.ns):
+            o, fo, n = int(config["st_obase"][s]), int(full["st_obase"][s]), int(sets[s])
+            assert order[o : o + n].tolist() == mp.order[fo : fo + n].tolist()
+            assert config["set_hash"][o : o + n].tolist() == full["set_hash"][fo : fo + n].tolist()
+            if links.shape[0] > 1:
+                b, fb, w = 2 * int(config["st_base"][s]), 2 * int(full["st_base"][s]), 2 * int(sets[s] * pways[s])
+                assert links[b : b + w].tolist() == mp.links[fb : fb + w].tolist()
+        for j, s in enumerate(int(x) for x in config["chain"][0, z] if x >= 0):
+            assert starts.setdefault(j, (config["st_base"][s], config["st_obase"][s])) == (config["st_base"][s], config["st_obase"][s])
+        for s in range(len(m.structures), mp.ns):  # the SLB and the page-walk caches: placed as always
+            assert (config["st_base"][s], config["st_obase"][s]) == (full["st_base"][s], full["st_obase"][s])
+
+
 def test_granule_numbers_shared_only_by_neighbours():
     """Two regions in one 256 MiB segment share its number; a gap gives the next number."""
     seg = 1 << 28

@@ -160,6 +160,47 @@ def test_machines_differing_in_entries_share_one_specialised_copy():
     assert len(shapes) == 1
 
 
+def test_page_sizes_differing_in_sets_share_one_specialised_copy():
+    """A one-page-size run places each chain position where the largest structure at that position
+    starts (MachineParts.placed): an L1 of 4K pages and a smaller L1 of 2M pages in front of one
+    shared L2 give one shape, and each page size keeps its own counts. Skylake's and Zen 4's 4K
+    and 2M chains share so."""
+    from pagesim import _engine as E
+    from pagesim._kernels import specialize as S
+
+    m = Machine(
+        name="split-l1",
+        title="t",
+        page_sizes=(K4, M2),
+        base_page=K4,
+        structures=(
+            Structure("L1 4K", 1, "data", 64, 4, (K4,)),
+            Structure("L1 2M", 1, "data", 32, 4, (M2,)),
+            Structure("L2", 2, "unified", 96, 6, (K4, M2)),
+        ),
+        walker=Walker("radix", level_bits=(9, 9, 9, 9), pwc=(PageWalkCache("pde", 3, 4, 2),)),
+    )
+    shapes = set()
+    for page, span in ((K4, 1 << 22), (M2, 1 << 30)):
+        layout = Layout.single(span, page, start=1 << 36)
+        cfg = E.kernel_inputs(m, layout, 0)[0]
+        shapes.add(S.chain_shape(cfg, int(cfg.reg_size[0])))
+        a = (np.random.default_rng(page).integers(0, span, 4000, dtype=np.uint64) + np.uint64(1 << 36)) & ~np.uint64(7)
+        for chunk in (777, 1 << 20):
+            got, _ = dataset_counters(pagesim.simulate(m, addresses=a, layout=layout, seed=1, specialize=True, chunk_size=chunk))
+            want, _ = reference_simulate(m, layout, [int(x) for x in a], None, 1)
+            assert got == want
+    assert len(shapes) == 1
+    for name in ("skylake", "zen4"):
+        p = pagesim.machine(name)
+        one = set()
+        for page in (K4, M2):
+            layout = Layout.single(1 << 30, page, start=1 << 40)
+            cfg = E.kernel_inputs(p, layout, 0)[0]
+            one.add(S.chain_shape(cfg, int(cfg.reg_size[0])))
+        assert len(one) == 1, name
+
+
 def test_specialised_wide_structures_match_reference():
     """Structures of more than 16 ways in every place a specialised copy calls a lookup: a chain of
     a 3-set 20-way LRU (modulo set index), a 72-way FIFO and a 2-set 64-way LRU, over more pages than

@@ -19,7 +19,10 @@ Two kinds of copies:
   (``lk_scan``, ``lk_list``, ``lk_direct`` or ``lk_stamp``). The chain's set counts, masks and
   tag shifts are read once per chunk into locals (held in arrays, every store to ``tags`` could
   alias them), so machines differing only in page sizes or in the entries of the chain's last
-  structure share one copy: the presets' 56 machine and page-size pairs have 20 shapes. (A chain
+  structure share one copy. A one-page-size run places its chain's positions at the same places
+  for every page size of the machine (``_engine.MachineParts.placed``), so page sizes whose chains
+  differ only in set counts share one too (Skylake's and Zen 4's 4K and 2M): the presets' 56
+  machine and page-size pairs have 18 shapes. (A chain
   structure's slot start read at run time made a random trace 1.35x slower: 17.7 against 13.1
   ns/access on the benchmark TLB; the page-walk caches' and the SLB's geometry read at run time,
   golden-cove's 14.6 against 12.2, the values held on the stack for want of registers.)
@@ -99,7 +102,9 @@ def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
     on the stack and ran golden-cove's random trace 1.2x slower.
     The chain's set counts, masks and tag shifts are read once at the start of a chunk, so machines
     that differ only in page sizes or in the entries of their last structure share one compiled
-    copy (the walker's caches and the SLB sit before the TLBs in the arrays: _engine.MachineParts)."""
+    copy (the walker's caches and the SLB sit before the TLBs in the arrays, and a one-page-size
+    run places each chain position where the largest structure at that position in any of the
+    machine's data chains would start: _engine.MachineParts.placed)."""
     chain = [int(s) for s in cfg.chain[0, z] if s >= 0]
     if len(chain) > K.MAX_CHAIN:
         return None
@@ -192,7 +197,7 @@ _preset_shapes: set | None = None
 
 def preset_shapes() -> set:
     """The chain shapes of every preset at each of its page sizes, without fault-around and without
-    the walk log: 20 shapes for the 56 pairs. ``pagesim warm`` compiles them; ``specialize='auto'``
+    the walk log: 18 shapes for the 56 pairs. ``pagesim warm`` compiles them; ``specialize='auto'``
     uses them at any run length."""
     global _preset_shapes
     if _preset_shapes is None:
