@@ -18,6 +18,41 @@ REQUIRED_PARAMETERS = {"quick", "result_path"}
 CELL_TIMEOUT = 600  # seconds; the slowest cell (a cold compile on a loaded 2-core machine) takes about a minute
 
 
+POLL_SLICE = 1.0  # seconds: the longest the runner waits on a kernel message before looking again
+
+
+def sliced_get_msg(get_msg, slice_s: float = POLL_SLICE, clock=time.monotonic):
+    """``get_msg`` (an async ``channel.get_msg(timeout)``) waiting in slices of ``slice_s`` seconds
+    up to the same timeout. pyzmq's asyncio poll can miss the wakeup of a message that arrives
+    while it waits; it then finds the message only when its timeout ends (its last check). Seen
+    here once in 9 cold runs of notebook 00: the widget cell's reply was sent 0.15 s after it
+    started and received 600 s later, at the cell timeout (nbclient issue 312 describes the same
+    with ipywidgets). A new poll first checks whether a message is waiting, so a missed one is
+    found within ``slice_s``."""
+    from queue import Empty
+
+    async def sliced(self, timeout=None):
+        end = None if timeout is None else clock() + timeout
+        while True:
+            left = slice_s if end is None else max(0.0, end - clock())
+            try:
+                return await get_msg(self, timeout=min(slice_s, left))
+            except Empty:
+                if end is not None and clock() >= end:
+                    raise
+
+    sliced.pagesim_sliced = True
+    return sliced
+
+
+def _slice_kernel_polls() -> None:
+    """Make the kernel client's channels wait in slices (:func:`sliced_get_msg`), once per process."""
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    if not getattr(AsyncZMQSocketChannel.get_msg, "pagesim_sliced", False):
+        AsyncZMQSocketChannel.get_msg = sliced_get_msg(AsyncZMQSocketChannel.get_msg)
+
+
 def notebooks_dir() -> Path:
     d = Path(__file__).resolve().parents[1] / "notebooks"
     if not d.is_dir():
@@ -56,6 +91,7 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
     rec = {"notebook": path.name, "quick": bool(quick)}
     from nbclient.exceptions import CellTimeoutError
 
+    _slice_kernel_polls()
     t = time.perf_counter()
     for attempt in (1, 2):
         try:
@@ -78,8 +114,9 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
         except CellTimeoutError as e:
             # Rarely the client never hears that a cell finished although the kernel is idle (seen
             # here about once in 50 runs on a loaded machine: both processes waiting in epoll; the
-            # hang papermill issue 711 describes). A cell of ours takes seconds, so one that runs
-            # past CELL_TIMEOUT is such a hang: run the notebook once more, and say so.
+            # hang papermill issue 711 describes; the sliced waits of sliced_get_msg should find
+            # such a reply within a second). A cell of ours takes seconds, so one that runs past
+            # CELL_TIMEOUT is such a hang: run the notebook once more, and say so.
             rec["status"] = "error"
             rec["error"] = f"a cell ran past {CELL_TIMEOUT} s: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
             rec["retried"] = f"attempt {attempt} timed out after {CELL_TIMEOUT} s"

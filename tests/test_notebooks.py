@@ -93,3 +93,38 @@ def test_verdicts_and_regressions():
     own = {"notebook": "06_your_program.ipynb", "status": "ok", "findings": [{"id": "k", "verdict": "exact"}]}
     h = headline([rec, own])
     assert "3 of the 6 that are checked" in h and "documents' findings alone: 2 of the 5 checked" in h
+
+
+def test_kernel_messages_are_awaited_in_slices():
+    """The runner's channels wait at most POLL_SLICE at a time (a missed wakeup is found within it),
+    up to the caller's timeout, then raise Empty as before; a message is returned as soon as a
+    slice gets it."""
+    import asyncio
+    from queue import Empty
+
+    from pagesim.notebooks import sliced_get_msg
+
+    now = [0.0]
+    asked = []
+
+    def fake(ready_after):
+        async def get_msg(self, timeout=None):
+            asked.append(timeout)
+            if now[0] + timeout >= ready_after:
+                now[0] = max(now[0], ready_after)
+                return "reply"
+            now[0] += timeout
+            raise Empty
+
+        return get_msg
+
+    get = sliced_get_msg(fake(3.5), slice_s=1.0, clock=lambda: now[0])
+    assert asyncio.run(get(None, timeout=600)) == "reply"
+    assert asked == [1.0, 1.0, 1.0, 1.0] and now[0] == 3.5
+    now[0], asked[:] = 0.0, []
+    with pytest.raises(Empty):
+        asyncio.run(sliced_get_msg(fake(10.0), slice_s=1.0, clock=lambda: now[0])(None, timeout=2.5))
+    assert asked == [1.0, 1.0, 0.5] and now[0] == 2.5
+    now[0], asked[:] = 0.0, []
+    assert asyncio.run(sliced_get_msg(fake(7.0), slice_s=1.0, clock=lambda: now[0])(None, timeout=None)) == "reply"
+    assert asked == [1.0] * 7
