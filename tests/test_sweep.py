@@ -289,3 +289,61 @@ def test_study_timed_pairs_in_threads_identical(monkeypatch):
             xr.testing.assert_identical(threaded[label][p], serial[label][p])
     with pytest.raises(ValueError, match="workers=0"):
         cscs.timed_pairs(workers=0)
+
+
+def test_study_strong_scaling_in_threads_identical():
+    """Notebook 02's strong scaling (studies.cscs.strong_scaling) in two threads: the same table, in
+    the order of the processor counts."""
+    import pandas as pd
+
+    from pagesim.studies import cscs
+
+    procs = [400, 96, 1000, 2000, 160]  # 2.4 MiB down to 0.5 MiB per process, out of order
+    serial = cscs.strong_scaling(procs, total_mib=960, seed=2, progress=False)
+    threaded = cscs.strong_scaling(procs, total_mib=960, seed=2, progress=False, workers=2)
+    assert serial["processors"].tolist() == procs
+    pd.testing.assert_frame_equal(threaded, serial)
+    with pytest.raises(ValueError, match="workers=0"):
+        cscs.strong_scaling(procs, workers=0)
+
+
+def test_study_timed_pairs_reuse_only_runs_with_the_same_chain(monkeypatch):
+    """timed_pairs makes a run again only when its inputs differ: the counterfactual's 4K runs (its
+    new TLB holds 2 MB pages only) come from the Opteron's, priced identically to running them; its
+    2M runs, whose chain differs, are made; a machine with another 4K chain makes both."""
+    from pagesim import timing
+    from pagesim.studies import cscs
+
+    cases = {"STREAM": ("stream", dict(n=20_000)), "single-node RandomAccess (1 GiB)": ("random", dict(working_set="1G", accesses=30_000))}
+    monkeypatch.setattr(cscs, "kernel_cases", lambda quick=False: cases)
+    monkeypatch.setattr(cscs, "_RUNS", {})
+    made = []
+    real = timing.simulate_timed
+
+    def counting(m, wl, **kw):
+        made.append((m.name, kw["page_size"]))
+        return real(m, wl, **kw)
+
+    monkeypatch.setattr(timing, "simulate_timed", counting)
+    more = cscs.more_2m_entries(512)
+    base = cscs.timed_pairs(seed=4)
+    assert len(made) == 4
+    made.clear()
+    reused = cscs.timed_pairs(seed=4, m=more, workers=2)
+    assert made == [(more.name, "2M")] * 2
+    for label in cases:
+        ds = reused[label]["4K"]
+        assert ds.attrs["machine"] == more.name and "opteron-k8" in ds.attrs["counters_from"]
+        assert base[label]["4K"].attrs["machine"] == "opteron-k8" and "counters_from" not in base[label]["4K"].attrs
+    monkeypatch.setattr(cscs, "_RUNS", {})
+    made.clear()
+    fresh = cscs.timed_pairs(seed=4, m=more)
+    assert len(made) == 4
+    for label in cases:
+        for mlp in (1.0, 3.0):
+            assert cscs.price(reused[label], mlp) == cscs.price(fresh[label], mlp)
+    made.clear()
+    other = pagesim.machine("opteron-k8").replace_structure("L2 DTLB 4K", entries=256)
+    cscs.timed_pairs(seed=4, m=other)
+    cscs.timed_pairs(seed=5, m=more)
+    assert made == [(other.name, "4K"), (other.name, "2M")] * 2 + [(more.name, "4K"), (more.name, "2M")] * 2

@@ -91,19 +91,34 @@ def locality_map(quick: bool = False, seed: int = 0, m="opteron-k8", progress: b
     return pd.DataFrame(rows)
 
 
-def strong_scaling(processors, total_mib: float = 960, quick: bool = False, seed: int = 0, m="opteron-k8", progress: bool | None = None):
-    """MD with a fixed total problem: each process's working set is total / P."""
+def strong_scaling(
+    processors, total_mib: float = 960, quick: bool = False, seed: int = 0, m="opteron-k8", progress: bool | None = None, workers: int | None = 1
+):
+    """MD with a fixed total problem: each process's working set is total / P. ``workers``: processor
+    counts run at once, in threads (None: one per core), as in :func:`timed_pairs`; the table is
+    the same for any number."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import pandas as pd
 
-    rows = []
-    for p in steps(list(processors), "processor counts", show=not quick if progress is None else progress):
-        ws = total_mib / p
-        atoms = max(64, int(ws * 2**20) // 256)
-        if quick:
-            atoms = min(atoms, (24 << 20) // 256)
-        r = small_page_change(m, "md", seed=seed, atoms=atoms, atom_bytes=256, work_cycles=MD_WORK)
-        rows.append({"processors": p, "working set MiB": atoms * 256 / 2**20, **r})
-    return pd.DataFrame(rows)
+    from ..sweep import _check_workers
+
+    n = _check_workers(workers)
+    points = []
+    for p in processors:
+        atoms = max(64, int(total_mib / p * 2**20) // 256)
+        points.append((p, min(atoms, (24 << 20) // 256) if quick else atoms))
+
+    def one(point):
+        return small_page_change(m, "md", seed=seed, atoms=point[1], atom_bytes=256, work_cycles=MD_WORK)
+
+    show = not quick if progress is None else progress
+    if n > 1 and len(points) > 1:
+        with ThreadPoolExecutor(max_workers=n, thread_name_prefix="pagesim-scaling") as ex:
+            results = list(steps(ex.map(one, points), "processor counts", show=show, total=len(points)))
+    else:
+        results = [one(pt) for pt in steps(points, "processor counts", show=show)]
+    return pd.DataFrame([{"processors": p, "working set MiB": atoms * 256 / 2**20, **r} for (p, atoms), r in zip(points, results)])
 
 
 def more_2m_entries(entries: int = 512, ways: int = 4):
@@ -169,31 +184,71 @@ def kernel_cases(quick: bool = False) -> dict:
     }
 
 
+_RUNS: dict = {}  # timed runs by everything they depend on (_run_key), the last _RUNS_MAX
+_RUNS_MAX = 64
+
+
+def _run_key(m, p: str, wl: str, kw: dict, seed: int, work: float):
+    """What a timed run of a data-only workload with ``p`` pages depends on: the machine's data chain
+    for ``p``, its walker, SLB, page sizes and costs, the workload, its parameters, the seed and the
+    work per access (the other TLBs are never looked up). None for a machine with a programmable
+    TLB, whose chain the layout sets: its runs are not reused."""
+    if any(s.programmable for s in m.structures):
+        return None
+    chain = tuple(m.chain("data", m.check_page_size(p)))
+    return (chain, m.walker, m.slb, m.page_sizes, m.base_page, m.costs, m.va_bits, p, wl, tuple(sorted(kw.items())), seed, work)
+
+
 def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8", workers: int | None = 1) -> dict:
     """Each kernel simulated once per page size under the timing model ('opteron-k8' caches), with
     ``KERNEL_WORK`` cycles of work per access: {label: {"4K": Dataset, "2M": Dataset}}. Re-price them
     for any mlp with :func:`price` (the counters do not depend on it). ``workers``: runs at once, in
     threads (the kernels release the GIL; None: one per core), as in :func:`pagesim.sweep`; the
-    result is the same for any number."""
+    result is the same for any number.
+
+    A run whose inputs (:func:`_run_key`) match one this process has made already is not made
+    again: notebook 02's counterfactual adds a TLB for 2 MB pages only, so its 4K runs are the
+    Opteron's (their Datasets carry the counterfactual's machine name and say where their
+    counters come from in the ``counters_from`` attribute; they list the structures of the
+    machine that ran)."""
+    import json
     from concurrent.futures import ThreadPoolExecutor
 
     from ..sweep import _check_workers
     from ..timing import simulate_timed
 
     n = _check_workers(workers)
+    m = machine(m)
     runs = [(label, p, wl, kw) for label, (wl, kw) in kernel_cases(quick).items() for p in ("4K", "2M")]
+    keys = [_run_key(m, p, wl, kw, seed, KERNEL_WORK[KERNEL_OF[label]][0]) for label, p, wl, kw in runs]
+    todo = [i for i, k in enumerate(keys) if k is None or k not in _RUNS]
 
-    def one(run):
-        label, p, wl, kw = run
+    def one(i):
+        label, p, wl, kw = runs[i]
         return simulate_timed(m, wl, page_size=p, seed=seed, hierarchy="opteron-k8", work_cycles=KERNEL_WORK[KERNEL_OF[label]][0], **kw)
 
-    if n > 1:
+    if n > 1 and len(todo) > 1:
         with ThreadPoolExecutor(max_workers=n, thread_name_prefix="pagesim-cscs") as ex:
-            results = list(ex.map(one, runs))  # raises the first failing run's error, in order
+            made = list(ex.map(one, todo))  # raises the first failing run's error, in order
     else:
-        results = [one(r) for r in runs]
+        made = [one(i) for i in todo]
+    results = [None] * len(runs)
+    for i, ds in zip(todo, made):
+        results[i] = ds
+        if keys[i] is not None:
+            while len(_RUNS) >= _RUNS_MAX:
+                del _RUNS[next(iter(_RUNS))]
+            _RUNS[keys[i]] = ds
     out: dict = {}
-    for (label, p, _, _), ds in zip(runs, results):
+    for i, (label, p, _, _) in enumerate(runs):
+        ds = results[i]
+        if ds is None:
+            ds = _RUNS[keys[i]].copy()
+            if ds.attrs["machine"] != m.name:
+                ds.attrs["counters_from"] = (
+                    f"the run on {ds.attrs['machine']}, whose {p} data chain, walker and costs are this machine's (studies.cscs.timed_pairs)"
+                )
+                ds.attrs.update(machine=m.name, machine_title=m.title, machine_changes=json.dumps(list(m.changes)))
         out.setdefault(label, {})[p] = ds
     return out
 
