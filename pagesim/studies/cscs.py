@@ -9,6 +9,8 @@ uses 10 cycles of arithmetic per neighbour access).
 
 from __future__ import annotations
 
+import threading
+
 from .._progress import steps
 from ..machines import machine
 from ..simulate import simulate
@@ -186,6 +188,7 @@ def kernel_cases(quick: bool = False) -> dict:
 
 _RUNS: dict = {}  # timed runs by everything they depend on (_run_key), the last _RUNS_MAX
 _RUNS_MAX = 64
+_RUNS_LOCK = threading.Lock()  # two threads may call timed_pairs at once
 
 
 def _run_key(m, p: str, wl: str, kw: dict, seed: int, work: float):
@@ -221,7 +224,9 @@ def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8", workers: int
     m = machine(m)
     runs = [(label, p, wl, kw) for label, (wl, kw) in kernel_cases(quick).items() for p in ("4K", "2M")]
     keys = [_run_key(m, p, wl, kw, seed, KERNEL_WORK[KERNEL_OF[label]][0]) for label, p, wl, kw in runs]
-    todo = [i for i, k in enumerate(keys) if k is None or k not in _RUNS]
+    with _RUNS_LOCK:
+        have = {i: _RUNS[k] for i, k in enumerate(keys) if k is not None and k in _RUNS}
+    todo = [i for i in range(len(runs)) if i not in have]
 
     def one(i):
         label, p, wl, kw = runs[i]
@@ -236,14 +241,15 @@ def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8", workers: int
     for i, ds in zip(todo, made):
         results[i] = ds
         if keys[i] is not None:
-            while len(_RUNS) >= _RUNS_MAX:
-                del _RUNS[next(iter(_RUNS))]
-            _RUNS[keys[i]] = ds
+            with _RUNS_LOCK:
+                while len(_RUNS) >= _RUNS_MAX:
+                    del _RUNS[next(iter(_RUNS))]
+                _RUNS[keys[i]] = ds
     out: dict = {}
     for i, (label, p, _, _) in enumerate(runs):
         ds = results[i]
         if ds is None:
-            ds = _RUNS[keys[i]].copy()
+            ds = have[i].copy()
             if ds.attrs["machine"] != m.name:
                 ds.attrs["counters_from"] = (
                     f"the run on {ds.attrs['machine']}, whose {p} data chain, walker and costs are this machine's (studies.cscs.timed_pairs)"
