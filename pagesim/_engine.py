@@ -144,7 +144,8 @@ class MachineParts:
         # layout of one page size places its data chain apart (``placed``).
         self._geom = (sets, ways, mode, pways, len(tlbs))
         self._placed: dict = {}
-        default = list(range(len(structs), ns)) + list(range(len(tlbs), len(structs))) + list(range(len(tlbs)))
+        self._front = list(range(len(structs), ns)) + list(range(len(tlbs), len(structs)))  # the caches, the SLB
+        default = self._front + list(range(len(tlbs)))
         listed = np.isin(mode, LIST_MODES)
         base, obase, self.order, self.links, set_hash, self.slots, self.hsize = self._arrays([self._own(s) for s in default])
         # the wide structures (LIST_*) that a layout may let index their entries directly: the
@@ -262,7 +263,7 @@ class MachineParts:
         if hit is None:
             sets, _, _, pways, nt = self._geom
             allc = self.config["chain"][0]
-            items = [self._own(s) for s in range(len(self.structs), len(sets))] + [self._own(s) for s in range(nt, len(self.structs))]
+            items = [self._own(s) for s in self._front]
             chain = [int(s) for s in allc[z] if s >= 0]
             for j, s in enumerate(chain):
                 col = [int(x) for x in allc[:, j] if x >= 0]
