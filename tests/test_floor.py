@@ -49,3 +49,12 @@ def test_a_different_page_walk_cache_changes_the_counts():
     a = mixed(100_000)
     got, _ = F.pagesim_kernel(other, LAYOUT, a)
     assert got.tolist() != F.run_minimal_pwc(a).tolist()
+
+
+def test_bench_instructions_names_a_bad_argument(capsys):
+    import bench_instructions as I
+
+    for argv, part in ((["--machines", "golden-cove,pentium"], "--machines='golden-cove,pentium' is not allowed"), (["--n", "10"], "--n=10 is not allowed")):
+        with pytest.raises(SystemExit):
+            I.main(argv)
+        assert part in capsys.readouterr().err
