@@ -58,3 +58,25 @@ def test_bench_instructions_names_a_bad_argument(capsys):
         with pytest.raises(SystemExit):
             I.main(argv)
         assert part in capsys.readouterr().err
+
+
+def test_pml4_and_pdpte_caches_count_what_pagesim_counts():
+    """Inside the benchmark's 1 GiB every address has the same PML4 key and the same PDPTE key, so
+    those two caches hit on every walk but the first and their geometry, keys and skips go
+    unchecked. Here: eight regions of 2 GiB in six 512 GiB slots (the PML4 cache's one set holds
+    4), two of the slots holding a second region in their upper half; 16 PDPTE keys, 8 to each of
+    that cache's 2 sets of 4."""
+    base, slot, size = 1 << 42, 1 << 39, 1 << 31
+    starts = np.array([base + s * slot + h * (slot // 2) for s, h in ((0, 0), (0, 1), (1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (5, 1))])
+    layout = Layout(tuple(Region(int(x), size, B.PAGE, f"r{k}") for k, x in enumerate(starts)))
+    rng = np.random.default_rng(11)
+    n = 100_000
+    # a few 2 MiB pieces in each region, so every cache both hits and misses
+    pieces = rng.integers(0, size >> 21, (8, 6))
+    k = rng.integers(0, 8, n)
+    a = (starts[k] + (pieces[k, rng.integers(0, 6, n)] << 21) + rng.integers(0, 1 << 21, n)).astype(np.uint64)
+    got, _ = F.pagesim_kernel(pagesim.machine("golden-cove"), layout, a, chunk=30_011)
+    want = F.run_minimal_pwc(a, base, 6 * slot)
+    assert got.tolist() == want.tolist()
+    walks, q4, q3 = want[2], want[4], want[5]
+    assert 0 < q4 < walks - 1 and 0 < q3 < walks - 1, want.tolist()  # misses beyond the first walk's
