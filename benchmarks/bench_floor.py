@@ -27,6 +27,7 @@ bound.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -246,7 +247,7 @@ def main():
     ap.add_argument("--n", type=float, default=1e7, help="trace length")
     ap.add_argument("--repeat", type=int, default=11)
     args = ap.parse_args()
-    n = int(args.n)
+    n = int(args.n) if math.isfinite(args.n) else 0  # nan and inf are refused below, not by a traceback
     if n < 1 or args.n != n:
         ap.error(f"--n={args.n:g} is not allowed: a whole number of addresses, at least 1")
     if args.repeat < 1:

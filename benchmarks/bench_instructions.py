@@ -23,6 +23,7 @@ under valgrind is most of it).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import shutil
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
     ap.add_argument("--machines", default=DEFAULT, help=f"'benchmark' and preset names, comma-separated (default {DEFAULT})")
     ap.add_argument("--jobs", type=int, default=2, help="valgrind runs at once (default 2)")
     args = ap.parse_args(argv)
-    n = int(args.n)
+    n = int(args.n) if math.isfinite(args.n) else 0  # nan and inf are refused below, not by a traceback
     if n < 1000 or args.n != n:
         ap.error(f"--n={args.n:g} is not allowed: a whole number of addresses, at least 1000 (fewer drown in start-up noise)")
     if args.jobs < 1:

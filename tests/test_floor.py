@@ -54,7 +54,13 @@ def test_a_different_page_walk_cache_changes_the_counts():
 def test_bench_instructions_names_a_bad_argument(capsys):
     import bench_instructions as I
 
-    for argv, part in ((["--machines", "golden-cove,pentium"], "--machines='golden-cove,pentium' is not allowed"), (["--n", "10"], "--n=10 is not allowed")):
+    bad = [
+        (["--machines", "golden-cove,pentium"], "--machines='golden-cove,pentium' is not allowed"),
+        (["--n", "10"], "--n=10 is not allowed"),
+        (["--n", "nan"], "--n=nan is not allowed"),
+        (["--n", "inf"], "--n=inf is not allowed"),
+    ]
+    for argv, part in bad:
         with pytest.raises(SystemExit):
             I.main(argv)
         assert part in capsys.readouterr().err
@@ -80,3 +86,11 @@ def test_pml4_and_pdpte_caches_count_what_pagesim_counts():
     assert got.tolist() == want.tolist()
     walks, q4, q3 = want[2], want[4], want[5]
     assert 0 < q4 < walks - 1 and 0 < q3 < walks - 1, want.tolist()  # misses beyond the first walk's
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "1.5"])
+def test_bench_floor_names_a_bad_n(capsys, monkeypatch, value):
+    monkeypatch.setattr(sys, "argv", ["bench_floor.py", "--n", value])
+    with pytest.raises(SystemExit):
+        F.main()
+    assert f"--n={float(value):g} is not allowed" in capsys.readouterr().err
