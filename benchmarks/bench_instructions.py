@@ -7,8 +7,12 @@ the benchmark machine) can fall either side of it. The number of instructions a 
 does not move: valgrind's cachegrind counts every one. Each machine is run twice in a child
 process under cachegrind, on the kernel alone as ``simulate`` calls it (``bench_floor.py``'s
 ``pagesim_kernel``: a layout given, no Dataset): once with ``--n`` random addresses over 1 GiB and
-once with none, the trace made in both; the difference over ``--n`` is the kernel's instructions
-per access. A third run first compiles the kernels for the processor valgrind reports (numba
+once with the first 1,000 of them, the trace made and the kernel called twice in both (its call
+costs about 700,000 instructions beyond its accesses, which a run of none left in: 0.7 an access at
+10^6, 700 at 10^3); the difference over ``--n`` less 1,000 is the kernel's instructions per
+access. A run's count moved by up to about 10^6 instructions (0.1 an access at 10^7, 1 at 10^6)
+from one invocation to the next, with a longer environment, and once between runs of one
+invocation, though three runs in a row have agreed to 2,400. A third run first compiles the kernels for the processor valgrind reports (numba
 caches per processor, so this happens once per cache directory).
 
 Instructions are not time: a cache miss or a mispredicted branch costs more than an add. The time
@@ -34,6 +38,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT = "benchmark,golden-cove,zen4,skylake,power8"
+WARM = 1000  # addresses of the first kernel call in every run, and of the second in the run subtracted
+MIN_N = 10**5  # a run's count moves by up to ~10^6 instructions between invocations: 10 an access here
 
 
 def child(name: str, n: int, total: int) -> None:
@@ -48,9 +54,8 @@ def child(name: str, n: int, total: int) -> None:
     m = B.tlb_machine() if name == "benchmark" else pagesim.machine(name)
     a = B.trace("random", total)
     layout = Layout((Region(B.BASE, B.SPAN, B.PAGE, "table"),))
-    F.pagesim_kernel(m, layout, a[:1000])  # loads (or compiles) the kernel in both runs
-    if n:
-        F.pagesim_kernel(m, layout, a[:n])
+    F.pagesim_kernel(m, layout, a[:WARM])  # loads (or compiles) the kernel in both runs
+    F.pagesim_kernel(m, layout, a[:n])  # n is WARM in the run subtracted: the same calls in both
 
 
 def instructions(name: str, n: int, total: int) -> int:
@@ -68,8 +73,8 @@ def instructions(name: str, n: int, total: int) -> int:
 
 
 def per_access(name: str, n: int) -> float:
-    instructions(name, 0, n)  # compile for valgrind's processor, if not cached yet
-    return (instructions(name, n, n) - instructions(name, 0, n)) / n
+    instructions(name, WARM, n)  # compile for valgrind's processor, if not cached yet
+    return (instructions(name, n, n) - instructions(name, WARM, n)) / (n - WARM)
 
 
 def main(argv=None) -> int:
@@ -83,8 +88,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="valgrind runs at once (default 2)")
     args = ap.parse_args(argv)
     n = int(args.n) if math.isfinite(args.n) else 0  # nan and inf are refused below, not by a traceback
-    if n < 1000 or args.n != n:
-        ap.error(f"--n={args.n:g} is not allowed: a whole number of addresses, at least 1000 (fewer drown in start-up noise)")
+    if n < MIN_N or args.n != n:
+        ap.error(f"--n={args.n:g} is not allowed: a whole number of addresses, at least {MIN_N:g} (fewer drown in the runs' noise)")
     if args.jobs < 1:
         ap.error(f"--jobs={args.jobs} is not allowed: at least 1")
     names = [x for x in args.machines.split(",") if x]

@@ -57,6 +57,7 @@ def test_bench_instructions_names_a_bad_argument(capsys):
     bad = [
         (["--machines", "golden-cove,pentium"], "--machines='golden-cove,pentium' is not allowed"),
         (["--n", "10"], "--n=10 is not allowed"),
+        (["--n", "1e4"], "--n=10000 is not allowed"),
         (["--n", "nan"], "--n=nan is not allowed"),
         (["--n", "inf"], "--n=inf is not allowed"),
     ]
