@@ -26,6 +26,7 @@ which are met. Exit status 1 only if a miss count differs.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
@@ -174,18 +175,39 @@ def _timed(m, a):
     return time.process_time() - t
 
 
+def _count(text: str) -> int | None:
+    """A whole number of addresses written like 1e7, else None (nan, inf, 1.5, words)."""
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return int(v) if math.isfinite(v) and v == int(v) else None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1e5,1e6,1e7,1e8", help="trace lengths, comma-separated (default 1e5,1e6,1e7,1e8)")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved timed runs per tool; the best is reported")
     ap.add_argument("--preset-n", type=float, default=1e7, help="addresses of the every-preset trace (0: skip that table)")
     args = ap.parse_args(argv)
-    sizes = [int(float(x)) for x in args.sizes.split(",") if x]
+    sizes = []
+    for x in args.sizes.split(","):
+        if not x:  # --sizes '' runs the every-preset table alone
+            continue
+        v = _count(x)
+        if v is None or v < 1:
+            ap.error(f"--sizes={args.sizes!r} is not allowed: {x!r} is not a whole number of addresses of at least 1")
+        sizes.append(v)
+    preset_n = _count(str(args.preset_n))
+    if preset_n is None or preset_n < 0:
+        ap.error(f"--preset-n={args.preset_n:g} is not allowed: a whole number of addresses (0 skips that table)")
+    if args.repeat < 1:
+        ap.error(f"--repeat={args.repeat} is not allowed: at least 1")
     m = tlb_machine()
     pagesim.simulate(m, addresses=trace("random", 1000))  # load the generic kernel outside the timing
     ok = pycachesim_table(m, sizes, args.repeat)
-    if args.preset_n:
-        preset_table(int(args.preset_n), args.repeat)
+    if preset_n:
+        preset_table(preset_n, args.repeat)
     if not ok:
         print("MISS COUNTS DIFFER between pycachesim and pagesim")
     return 0 if ok else 1

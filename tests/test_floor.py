@@ -95,3 +95,20 @@ def test_bench_floor_names_a_bad_n(capsys, monkeypatch, value):
     with pytest.raises(SystemExit):
         F.main()
     assert f"--n={float(value):g} is not allowed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, part",
+    [
+        (["--preset-n", "nan"], "--preset-n=nan is not allowed"),
+        (["--preset-n", "inf"], "--preset-n=inf is not allowed"),
+        (["--preset-n", "2.5"], "--preset-n=2.5 is not allowed"),
+        (["--sizes", "1e5,lots"], "--sizes='1e5,lots' is not allowed: 'lots'"),
+        (["--sizes", "0"], "--sizes='0' is not allowed"),
+        (["--repeat", "0"], "--repeat=0 is not allowed"),
+    ],
+)
+def test_bench_pycachesim_names_a_bad_argument(capsys, argv, part):
+    with pytest.raises(SystemExit):
+        B.main(argv)
+    assert part in capsys.readouterr().err
