@@ -335,6 +335,13 @@ def test_study_timed_pairs_reuse_only_runs_with_the_same_chain(monkeypatch):
         ds = reused[label]["4K"]
         assert ds.attrs["machine"] == more.name and "opteron-k8" in ds.attrs["counters_from"]
         assert base[label]["4K"].attrs["machine"] == "opteron-k8" and "counters_from" not in base[label]["4K"].attrs
+    # a caller changing what it got back does not change what a later call reuses
+    base["STREAM"]["4K"].attrs["machine"] = "scribbled"
+    base["STREAM"]["4K"]["accesses"].values[...] = -1
+    made.clear()
+    again = cscs.timed_pairs(seed=4, m=more)
+    assert made == [] and again["STREAM"]["4K"].attrs["machine"] == more.name
+    assert cscs.price(again["STREAM"], 1.0) == cscs.price(reused["STREAM"], 1.0)
     monkeypatch.setattr(cscs, "_RUNS", {})
     made.clear()
     fresh = cscs.timed_pairs(seed=4, m=more)

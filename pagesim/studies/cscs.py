@@ -244,17 +244,16 @@ def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8", workers: int
             with _RUNS_LOCK:
                 while len(_RUNS) >= _RUNS_MAX:
                     del _RUNS[next(iter(_RUNS))]
-                _RUNS[keys[i]] = ds
+                _RUNS[keys[i]] = ds.copy(deep=True)  # the caller may change the one it gets
     out: dict = {}
     for i, (label, p, _, _) in enumerate(runs):
         ds = results[i]
         if ds is None:
-            ds = have[i].copy()
-            if ds.attrs["machine"] != m.name:
-                ds.attrs["counters_from"] = (
-                    f"the run on {ds.attrs['machine']}, whose {p} data chain, walker and costs are this machine's (studies.cscs.timed_pairs)"
-                )
-                ds.attrs.update(machine=m.name, machine_title=m.title, machine_changes=json.dumps(list(m.changes)))
+            ds = have[i].copy(deep=True)
+            ran_on = ds.attrs["machine"]
+            if ran_on != m.name:
+                ds.attrs["counters_from"] = f"the run on {ran_on}, whose {p} data chain, walker and costs are this machine's (studies.cscs.timed_pairs)"
+            ds.attrs.update(machine=m.name, machine_title=m.title, machine_changes=json.dumps(list(m.changes)))
         out.setdefault(label, {})[p] = ds
     return out
 
