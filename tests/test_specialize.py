@@ -330,3 +330,84 @@ def test_rendered_sources_are_found_again_through_the_index(tmp_path, monkeypatc
     monkeypatch.setattr(S, "_RENDERER", "another")
     monkeypatch.setattr(S, "_loaded", {})
     assert S._rendered("generic", key, render(4))() == 4 and calls == [1, 5, 3, 4]
+
+
+def test_kernels_built_by_many_threads_on_an_empty_cache(tmp_path, monkeypatch):
+    """Threads building kernels at once on an empty cache (sweep(workers=N), a threaded Dask worker)
+    take turns through the whole build: no two render a source at the same time (rendering parses
+    syntax trees, which CPython 3.11 does not make thread-safe), each kernel is rendered once, and
+    every thread gets the same function for the same key."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pagesim._kernels import specialize as S
+
+    monkeypatch.setattr(S._jit, "KERNELS_DIR", tmp_path)
+    monkeypatch.setattr(S, "_by_key", {})
+    monkeypatch.setattr(S, "_loaded", {})
+    inside, most, rendered = [0], [0], []
+    guard = threading.Lock()
+    real = S.inline_calls
+
+    def watched(src, names):
+        with guard:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.02)  # widen the window two unserialised renders would overlap in
+        try:
+            out = real(src, names)
+            rendered.append(names)
+            return out
+        finally:
+            with guard:
+                inside[0] -= 1
+
+    monkeypatch.setattr(S, "inline_calls", watched)
+    shapes = sorted(S.preset_shapes(), key=repr)[:3]
+    generic = [(0, False, False, 2, False, True), (1, True, False, 2, True, False)]
+    jobs = [("shape", s) for s in shapes] + [("generic", k) for k in generic]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda job: S.by_key(*job), jobs * 4))
+    assert most[0] == 1, f"{most[0]} threads rendered kernel sources at once"
+    assert len(rendered) == len(jobs), f"{len(rendered)} renders for {len(jobs)} kernels"
+    for i, job in enumerate(jobs):
+        assert len({id(got[i + r * len(jobs)]) for r in range(4)}) == 1, f"{job}: threads got different kernels"
+
+
+def test_kernel_sources_are_not_rendered_while_numba_compiles_in_another_thread(tmp_path, monkeypatch):
+    """numba's compiler parses source too (numba.misc.firstlinefinder), and CPython 3.11 cannot
+    convert two syntax trees at once in one process: rendering waits while another thread holds
+    numba's compiler lock (as a thread compiling or loading any kernel does)."""
+    import threading
+    import time
+
+    from numba.core.compiler_lock import global_compiler_lock
+
+    from pagesim._kernels import specialize as S
+
+    monkeypatch.setattr(S._jit, "KERNELS_DIR", tmp_path)
+    monkeypatch.setattr(S, "_by_key", {})
+    monkeypatch.setattr(S, "_loaded", {})
+    compiling, overlapped = threading.Event(), []
+    held = threading.Event()
+    real = S.inline_calls
+
+    def watched(src, names):
+        overlapped.append(compiling.is_set())
+        return real(src, names)
+
+    def compiler():
+        with global_compiler_lock:
+            compiling.set()
+            held.set()
+            time.sleep(0.3)
+            compiling.clear()
+
+    monkeypatch.setattr(S, "inline_calls", watched)
+    t = threading.Thread(target=compiler)
+    t.start()
+    held.wait()
+    S.generic_by_key((0, False, False, 2, False, True))
+    t.join()
+    assert overlapped == [False], "a kernel source was rendered while another thread held numba's compiler lock"

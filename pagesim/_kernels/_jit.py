@@ -24,12 +24,12 @@ import os
 import stat
 import sys
 import tempfile
-import threading
 import warnings
 from pathlib import Path
 
 import numba
 from numba.core import config as _numba_config
+from numba.core.compiler_lock import global_compiler_lock
 
 
 class CacheWarning(UserWarning):
@@ -119,14 +119,22 @@ KERNELS_DIR = CACHE_DIR / "kernels" if CACHE_DIR is not None else None
 OPTIONS = dict(cache=CACHE_DIR is not None, nogil=True, error_model="numpy")
 
 
-_decorating = threading.Lock()  # generated kernels are decorated at run time, maybe in two sweep threads
+# Every step that builds a kernel runs under one lock, numba's own compiler lock: rendering a
+# generated kernel's source (specialize.py parses and rewrites syntax trees), writing and importing
+# its file, decorating it (numba's global cache setting is swapped meanwhile), and numba compiling
+# or loading any kernel, which holds this lock itself. CPython 3.11's conversion between syntax trees
+# and Python objects keeps one recursion counter for the whole interpreter, so two threads doing it
+# at once fail with "SystemError: AST constructor recursion depth mismatch"; numba's compiler does
+# it too (numba.misc.firstlinefinder parses each function's source). Threads of sweep(workers=N), or
+# of a threaded Dask worker, build and compile kernels at once on a cold cache. Reentrant.
+BUILD_LOCK = global_compiler_lock
 
 
 def jit(fn):
     if NUMBA_DIR is None:
         return numba.njit(**OPTIONS)(fn)
     # numba picks a function's cache locator when it is decorated, from its global CACHE_DIR
-    with _decorating:
+    with BUILD_LOCK:
         saved = _numba_config.CACHE_DIR
         _numba_config.CACHE_DIR = str(NUMBA_DIR)
         try:
