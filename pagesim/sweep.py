@@ -370,7 +370,12 @@ def _stack(parts: list, aux: dict, xr):
 
 def _point(kw: dict, names: list):
     """One point of a sweep: simulate() with its keywords, the swept page size's clash renamed.
-    Module-level (and importable) so that a Dask worker can run it."""
+    Module-level (and importable) so that a Dask worker can run it. xarray, which simulate()
+    imports when it builds its result, is imported first: a worker's other threads may be building
+    kernels, and an import taking place beside that (numpy.ma parses signatures as it loads) is
+    what can make two threads convert syntax trees at once (see pagesim._kernels.inline.parse)."""
+    import xarray  # noqa: F401
+
     from .simulate import simulate
 
     kw = dict(kw)

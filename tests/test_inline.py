@@ -134,3 +134,26 @@ def test_a_calls_function_is_not_bound_apart():
     exec(compile(src, "<t>", "exec"), ns1)
     exec(compile(out, "<t>", "exec"), ns2)
     assert ns1["outer"](NP, [5]) == ns2["outer"](NP, [5]) == 6
+
+
+def test_parse_pauses_the_garbage_collector(monkeypatch):
+    """A collection in the middle of ast.parse may run Python callbacks and switch threads while
+    CPython 3.11's interpreter-wide syntax-tree counter is in use: the kernels' parse runs with the
+    collector paused, and leaves it as it found it."""
+    import ast
+    import gc
+
+    from pagesim._kernels import inline
+
+    seen = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src: (seen.append(gc.isenabled()), real(src))[1])
+    assert gc.isenabled()
+    assert isinstance(inline.inline_calls("def translate_chunk():\n    return 1\n", ()), str)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        inline.parse("x = 1\n")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

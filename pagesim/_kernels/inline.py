@@ -16,16 +16,33 @@ from __future__ import annotations
 
 import ast
 import copy
+import gc
 import itertools
 
 _NESTED = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def parse(src: str) -> ast.Module:
+    """``ast.parse(src)`` with the garbage collector paused. CPython 3.11 keeps one counter for the
+    whole interpreter while it converts a syntax tree to Python objects; a collection in the middle
+    can run Python callbacks (Dask's workers register some) and so hand the GIL to another thread
+    converting a tree of its own (an import calling inspect.signature, a traceback being formatted),
+    and one of the two fails with "AST constructor recursion depth mismatch". With no collection the
+    conversion runs without a thread switch."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(src)
+    finally:
+        if was:
+            gc.enable()
 
 
 def inline_calls(src: str, names, func: str = "translate_chunk") -> str:
     """``src`` with every call, inside ``func``, of its closures named in ``names`` written out in
     place, and every closure of ``func`` that is then never called removed (numba cannot compile an
     uncalled closure that captures arrays)."""
-    tree = ast.parse(src)
+    tree = parse(src)
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == func), None)
     if fn is None:
         raise RuntimeError(f"internal error: no function {func} to inline into")
