@@ -28,6 +28,17 @@ from __future__ import annotations
 import time
 import warnings
 
+# What each stage compiles, and about how long it takes in an empty cache: seconds of wall time
+# measured with `pagesim warm` on this project's 2-core machine with other jobs running (a warm cache
+# loads each stage in seconds). Shown as "about", never checked; once a stage has run, the time it
+# took on this machine is shown instead (kept in the cache directory).
+_ABOUT = {
+    "generic translation kernels and workload generators": ("the generic kernel of each walker and every workload generator", 100),
+    "address layout, OS stage, RAM limit, processes, reuse, chase": ("the layout, OS, reclaim, multi-process, reuse and chase kernels", 60),
+    "specialised kernels of every preset's chain shapes": ("one specialised kernel per chain shape of the presets, 3-6 s each", 110),
+    "the other kernels the notebooks load": ("the kernels listed in pagesim/data/kernels.json", 60),
+}
+
 
 def stages(specialised: bool = True):
     """(name, function) pairs in the order ``warm`` runs them."""
@@ -37,14 +48,60 @@ def stages(specialised: bool = True):
     ] + ([("specialised kernels of every preset's chain shapes", _presets), ("the other kernels the notebooks load", _recorded)] if specialised else [])
 
 
+def _jit_dir():
+    from ._kernels import _jit
+
+    return _jit
+
+
+def _times_file():
+    d = _jit_dir().CACHE_DIR
+    return None if d is None else d / "warm-times.json"
+
+
+def _last_times() -> dict:
+    import json
+
+    f = _times_file()
+    try:
+        return json.loads(f.read_text(encoding="utf-8")) if f is not None else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _keep_times(times: dict) -> None:
+    import json
+    import os
+
+    f = _times_file()
+    if f is None:
+        return
+    try:
+        tmp = f.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({**_last_times(), **times}), encoding="utf-8")
+        os.replace(tmp, f)
+    except OSError:  # only a hint for the next run
+        pass
+
+
 def warm(specialised: bool = True, out=print) -> dict[str, float]:
-    """Run every stage; returns seconds per stage."""
+    """Run every stage, saying before each what it compiles and about how long it takes; returns
+    seconds per stage."""
     times = {}
-    for name, fn in stages(specialised):
+    todo = stages(specialised)
+    last = _last_times()
+    if not last:
+        minutes = sum(_ABOUT[name][1] for name, _ in todo) / 60
+        out(f"pagesim warm: {len(todo)} stages; in an empty cache they compile for about {minutes:.0f} minutes, after that they load in seconds")
+    for i, (name, fn) in enumerate(todo, 1):
+        what, about = _ABOUT[name]
+        hint = f"{last[name]:.0f} s the last time here" if name in last else f"about {about} s in an empty cache"
+        out(f"pagesim warm: [{i}/{len(todo)}] {what} ({hint}) ...")
         t = time.perf_counter()
         n = fn()
         times[name] = time.perf_counter() - t
-        out(f"pagesim warm: {name}: {times[name]:.1f} s" + (f" ({n})" if n else ""))
+        _keep_times({name: times[name]})
+        out(f"pagesim warm: [{i}/{len(todo)}] done in {times[name]:.1f} s" + (f" ({n})" if n else ""))
     return times
 
 

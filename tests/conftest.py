@@ -10,3 +10,41 @@ settings.register_profile("dev", max_examples=60, deadline=None)
 # a one-off deep run: HYPOTHESIS_PROFILE=thorough pytest tests/test_differential.py tests/test_processes.py ...
 settings.register_profile("thorough", max_examples=2000, deadline=None, derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# A test that runs for long without a word is most often numba compiling kernels on a first run
+# (a cold cache: the tests compile kernels `pagesim warm` does not, random machines' shapes among
+# them). Say so once, after NOTICE_AFTER seconds, instead of leaving the terminal silent.
+NOTICE_AFTER = 20.0
+_notice = {"timer": None, "said": set()}
+
+
+def _say_still_running(config, nodeid):
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    capman = config.pluginmanager.get_plugin("capturemanager")
+    module = nodeid.split("::")[0]
+    if tr is None or module in _notice["said"]:
+        return
+    _notice["said"].add(module)
+    line = f"[{module}: one test has run for {NOTICE_AFTER:.0f} s; on a first run this is numba compiling kernels (cached for later runs)]"
+    if capman is None:
+        tr.write_line(line)
+        return
+    with capman.global_and_fixture_disabled():  # the test's output is captured; this line is not
+        tr.write_line(line)
+
+
+def pytest_runtest_call(item):
+    import threading
+
+    timer = threading.Timer(NOTICE_AFTER, _say_still_running, (item.config, item.nodeid))
+    timer.daemon = True
+    _notice["timer"] = timer
+    timer.start()
+
+
+def pytest_runtest_teardown(item):
+    timer = _notice["timer"]
+    if timer is not None:
+        timer.cancel()
+        _notice["timer"] = None
