@@ -327,6 +327,32 @@ class Trace(Workload):
         last = b[np.concatenate((cut - 1, [b.size - 1]))]
         return Layout._from_runs(first.tolist(), (last - first + np.uint64(1)).tolist(), g, p, "[ trace ]", ordered=True)
 
+    def check_covered(self, machine, layout: Layout) -> None:
+        """Name the first line whose address ``layout`` (this trace's covering layout) cannot hold
+        on ``machine``: one beyond its virtual address space, or one in the last covering block
+        below 2**63 (regions end below 2**63). Reads the file again only when there is one."""
+        va = 1 << min(machine.va_bits, 63)
+        top = layout.regions[-1].end
+        if top <= va and top < 1 << 63:
+            return
+        block = max(1 << GRANULE_SHIFT, layout.regions[-1].page_size)
+        limit = min(va, (1 << 63) - block)
+        path = Path(self.path)
+        for n0, lines in _lines(path):
+            for n, s in enumerate(lines, start=n0):
+                r = _parse_line(s, self.format)
+                if r is None or r[0] < limit or (r[1] and not self.instructions):
+                    continue
+                if limit == va:
+                    raise ValueError(
+                        f"{path}, line {n}: address {r[0]:#x} is beyond the virtual address space of machine {machine.name!r} "
+                        f"({machine.va_bits}-bit: addresses below {va:#x})"
+                    )
+                raise ValueError(
+                    f"{path}, line {n}: address {r[0]:#x} lies in the last {block >> 20} MiB below 2**63: a trace is covered by "
+                    f"whole {block >> 20} MiB blocks, and regions end below 2**63"
+                )
+
     def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
         for a, k in _iter_chunks(Path(self.path), self.format, int(chunk), True):
             if not self.instructions:

@@ -419,3 +419,18 @@ def test_a_trace_layout_is_the_blocks_it_touches(tmp_path):
         want = [(s * g, (e - s) * g, pagesim.units.parse_page_size(page), f"[ trace ] {i}") for i, (s, e) in enumerate(runs)]
         got = [(r.start, r.length, r.page_size, r.name) for r in tr.covering_layout(page).regions]
         assert got == want, page
+
+
+@pytest.mark.parametrize("instructions", [True, False])
+def test_an_address_beyond_va_bits_names_the_file_and_line(tmp_path, instructions):
+    p = tmp_path / "far.txt"
+    p.write_text("==1== Lackey\nI  0400,4\n L 1000,8\nI  1000000000000,4\n S 1000000000040,8\n")
+    with pytest.raises(ValueError) as e:
+        pagesim.simulate("skylake", read_trace(p, instructions=instructions), page_size="4K")
+    line, addr = ("4", "0x1000000000000") if instructions else ("5", "0x1000000000040")  # without instructions, their lines are skipped
+    assert str(e.value) == (
+        f"{p}, line {line}: address {addr} is beyond the virtual address space of machine 'skylake' (48-bit: addresses below 0x1000000000000)"
+    )  # was: "region '[ trace ] 1' ends at ..."
+    r = _cli("simulate", "--machine", "skylake", "--trace", str(p))
+    want = f"{p}, line 4: address 0x1000000000000 is beyond the virtual address space of machine 'skylake' (48-bit: addresses below 0x1000000000000)"
+    assert r.returncode == 2 and r.stderr == f"pagesim: error: {want}\n"
