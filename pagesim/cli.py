@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
+import warnings
 
 
 def _parse_params(items):
@@ -359,12 +361,14 @@ def main(argv=None) -> int:
     es.add_argument("only", nargs="*", help="assignments (default: all built)")
     sub.add_parser("notebooks", help="execute every notebook with papermill and write the validation report (--quick, --out DIR)", add_help=False)
     argv = sys.argv[1:] if argv is None else list(argv)
+    shown = warnings.formatwarning
+    warnings.formatwarning = _format_warning  # this command's warnings on one line; restored on return
     try:
         if argv[:1] == ["notebooks"]:
             from .notebooks import main as notebooks_main
 
             return notebooks_main(argv[1:])
-        args = ap.parse_args(argv)
+        args = ap.parse_args(_attach_negative_values(ap, argv))
         return {
             "machines": cmd_machines,
             "simulate": cmd_simulate,
@@ -381,6 +385,49 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("pagesim: interrupted", file=sys.stderr)
         return 130
+    finally:
+        warnings.formatwarning = shown
+
+
+def _format_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as the command prints it: ``pagesim: warning: <message>`` on one line, without
+    the source line Python's own format shows."""
+    return f"pagesim: warning: {_one_line(message)}\n"
+
+
+_NEGATIVE = re.compile(r"^-\d")  # -1M, -5, -0.5: a value, never one of pagesim's options
+
+
+def _attach_negative_values(ap: argparse.ArgumentParser, argv: list) -> list:
+    """``argv`` with each value that starts with '-' and a digit, given after an option that takes
+    a value (``--working-set -1M``), attached to it (``--working-set=-1M``): argparse would read
+    it as an option ("expected one argument"); attached, it reaches the option's own check,
+    which names the range. Only the options of the subcommand named are considered, and nothing
+    after ``--`` or after the command of ``pagesim trace record`` is changed."""
+    parser, i = ap, 0
+    while i < len(argv):  # the subcommands named: the parser whose options follow
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or argv[i] not in subs[0].choices:
+            break
+        parser, i = subs[0].choices[argv[i]], i + 1
+    takes_value = {s for a in parser._actions if a.option_strings and a.nargs != 0 for s in a.option_strings}
+    rest = any(a.nargs == argparse.REMAINDER for a in parser._actions)
+    out = list(argv[:i])
+    while i < len(argv):
+        t = argv[i]
+        if t == "--" or (rest and not t.startswith("-")):
+            return out + argv[i:]
+        if t in takes_value and i + 1 < len(argv):
+            v = argv[i + 1]
+            if _NEGATIVE.match(v):
+                out.append(f"{t}={v}" if t.startswith("--") else t + v)  # -o-1 is -o with the value -1
+            else:
+                out += [t, v]  # an option's value is never itself an option
+            i += 2
+            continue
+        out.append(t)
+        i += 1
+    return out
 
 
 # What bad input raises: pagesim's own checks (ValueError, TypeError; TraceFormatError is a

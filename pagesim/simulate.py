@@ -148,6 +148,11 @@ def simulate(
         if workload is not None:
             raise ValueError("give either addresses or a workload, not both")
         w = Addresses(addresses=addresses, kinds=kinds)
+    elif kinds is not None:
+        raise ValueError(
+            f"kinds= is not allowed with workload={workload!r}: kinds (0 data, 1 instruction) go with addresses=; "
+            "a generated workload or a trace makes its own accesses and their kinds"
+        )
     elif workload is None:
         raise ValueError("simulate needs a workload (a Workload or a name such as 'random') or addresses=")
     else:
@@ -163,6 +168,7 @@ def simulate(
             _check_covered(w, m, layout, p)
         elif hasattr(w, "covering_layout"):  # a trace file (pagesim.traces)
             layout = w.covering_layout(p)
+            w.check_covered(m, layout)
         else:
             layout = place(w, p, fault_around=fault_around, policy=policy, base_page=m.base_page)
         if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and (fault_around != 1 or policy != "base"):

@@ -523,5 +523,8 @@ def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=
     index = pd.MultiIndex.from_tuples([tuple(labels[k][i] for k, i in zip(names, c)) for c in combos], names=names)
     out = _concat(parts, xr)
     out = out.assign_coords(xr.Coordinates.from_pandas_multiindex(index, "run")).unstack("run")
+    # unstack sorts each axis' labels: put them back in the order given, so that isel(axis=i)
+    # is the i-th value passed
+    out = out.isel({k: out.indexes[k].get_indexer(pd.Index(labels[k], tupleize_cols=False)) for k in names})
     out.attrs["sweep_axes"] = str(labels)
     return out

@@ -1,13 +1,16 @@
 """Real programs' memory traces: valgrind lackey, Dinero 'din', and one hex address per line.
 
 ``read_trace(path)`` checks the whole file once (a malformed line is reported with the file and its
-line number, before anything is simulated), notes which 2 MiB blocks it touches, and returns a
+line number, before anything is simulated), notes which 2 MiB blocks it touches (8 bytes a
+distinct block: a sorted uint64 array), and returns a
 workload that streams the file again in chunks whenever it is simulated: a trace larger than
 memory is never loaded whole, and no line is held whole beyond ``MAX_LINE`` (64 KiB) bytes: a
 longer one is an error naming the file and the line. gzip data is decompressed as it is read
 (recognised by its first bytes; a file named .gz that is not gzip data is an error); a UTF-8
 byte-order mark and CRLF line ends are accepted. ``read_trace(..., progress=True)`` shows the
-bytes checked.
+bytes checked. A trace whose layout would map more than ``pagesim.layout.MAX_PAGES`` pages, or
+need more than ``MAX_REGIONS`` regions (blocks apart from one another), is refused when it is
+laid out, before any region is made, with its footprint and the limit.
 
 Formats
   lackey   ``valgrind --tool=lackey --trace-mem=yes``: ``I  addr,size`` (instruction fetch),
@@ -33,8 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from ._check import check_bool, check_choice
-from .layout import Layout
-from .units import parse_page_size
+from .layout import MAX_PAGES, Layout
+from .units import format_size, parse_page_size
 from .workloads import Workload
 
 FORMATS = ("lackey", "din", "hex")
@@ -43,6 +46,7 @@ _LACKEY = re.compile(r"^(I | L| S| M) ?\s*([0-9A-Fa-f]+),(\d+)\s*$")
 _DIN = re.compile(r"^\s*([0-4])\s+(?:0[xX])?([0-9A-Fa-f]+)\b")
 _HEX = re.compile(r"^\s*(?:0[xX])?([0-9A-Fa-f]+)\s*$")
 GRANULE_SHIFT = 21  # the layout covers the 2 MiB blocks a trace touches
+MAX_REGIONS = 1 << 18  # regions of a trace's layout: each costs about a kilobyte (objects, arrays, the result's records)
 
 
 MAX_LINE = 1 << 16  # the longest line read, in bytes: more is not a trace (and is never held whole)
@@ -263,10 +267,17 @@ class Trace(Workload):
     instructions: bool = True
     accesses: int = 0
     instr_accesses: int = 0
-    blocks: tuple = field(default=(), repr=False)
+    #: the sorted distinct 2 MiB block numbers the trace touches, as uint64 bytes (8 bytes a block)
+    block_data: bytes = field(default=b"", repr=False)
 
     def spans(self):
         return []
+
+    @property
+    def blocks(self) -> np.ndarray:
+        """The sorted distinct 2 MiB block numbers (``address >> 21``) the trace touches: a
+        read-only uint64 array over ``block_data`` (no copy)."""
+        return np.frombuffer(self.block_data, dtype=np.uint64)
 
     @property
     def n_accesses(self) -> int:
@@ -278,7 +289,7 @@ class Trace(Workload):
 
     @property
     def working_set(self) -> int:
-        return len(self.blocks) << GRANULE_SHIFT
+        return len(self.block_data) // 8 << GRANULE_SHIFT
 
     @property
     def label(self) -> str:
@@ -288,10 +299,59 @@ class Trace(Workload):
         return {"path": self.path, "format": self.format, "instructions": self.instructions, "accesses": self.n_accesses}
 
     def covering_layout(self, page_size) -> Layout:
-        """Regions over the 2 MiB blocks the trace touches (merged when adjacent), all of ``page_size``."""
+        """Regions over the 2 MiB blocks the trace touches (merged when adjacent), all of
+        ``page_size`` (blocks of the page size when it is larger). A footprint of more than
+        ``MAX_PAGES`` pages, or blocks apart in more than ``MAX_REGIONS`` places, is refused
+        before any region is made: the error names the footprint and the limit."""
         p = parse_page_size(page_size)
         g = max(1 << GRANULE_SHIFT, p)
-        return Layout.from_blocks(sorted({(b << GRANULE_SHIFT) // g for b in self.blocks}), g, p)
+        b = self.blocks
+        if g > 1 << GRANULE_SHIFT:  # sorted, so the distinct larger blocks are where the value changes
+            b = b >> np.uint64(g.bit_length() - 1 - GRANULE_SHIFT)
+            b = b[np.concatenate(([True], b[1:] != b[:-1]))]
+        per = g // p
+        pages = int(b.size) * per
+        what = f"trace {self.path!r}: its footprint is {b.size:,} distinct {format_size(g)} blocks ({_bytes(int(b.size) * g)})"
+        if pages > MAX_PAGES:
+            raise ValueError(
+                f"{what}, {pages:,} pages of {format_size(p)}; pagesim simulates at most {MAX_PAGES:,} pages (one byte of state each): use a larger page size"
+            )
+        cut = np.flatnonzero(np.diff(b) != 1) + 1  # where a run of adjacent blocks ends
+        if cut.size + 1 > MAX_REGIONS:
+            raise ValueError(
+                f"{what} in {cut.size + 1:,} places apart from one another: its layout would need "
+                f"{cut.size + 1:,} regions; pagesim lays out at most {MAX_REGIONS:,} regions for a trace "
+                "(each costs about a kilobyte): a larger page size joins blocks into fewer regions"
+            )
+        first = b[np.concatenate(([0], cut))]
+        last = b[np.concatenate((cut - 1, [b.size - 1]))]
+        return Layout._from_runs(first.tolist(), (last - first + np.uint64(1)).tolist(), g, p, "[ trace ]", ordered=True)
+
+    def check_covered(self, machine, layout: Layout) -> None:
+        """Name the first line whose address ``layout`` (this trace's covering layout) cannot hold
+        on ``machine``: one beyond its virtual address space, or one in the last covering block
+        below 2**63 (regions end below 2**63). Reads the file again only when there is one."""
+        va = 1 << min(machine.va_bits, 63)
+        top = layout.regions[-1].end
+        if top <= va and top < 1 << 63:
+            return
+        block = max(1 << GRANULE_SHIFT, layout.regions[-1].page_size)
+        limit = min(va, (1 << 63) - block)
+        path = Path(self.path)
+        for n0, lines in _lines(path):
+            for n, s in enumerate(lines, start=n0):
+                r = _parse_line(s, self.format)
+                if r is None or r[0] < limit or (r[1] and not self.instructions):
+                    continue
+                if limit == va:
+                    raise ValueError(
+                        f"{path}, line {n}: address {r[0]:#x} is beyond the virtual address space of machine {machine.name!r} "
+                        f"({machine.va_bits}-bit: addresses below {va:#x})"
+                    )
+                raise ValueError(
+                    f"{path}, line {n}: address {r[0]:#x} lies in the last {block >> 20} MiB below 2**63: a trace is covered by "
+                    f"whole {block >> 20} MiB blocks, and regions end below 2**63"
+                )
 
     def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
         for a, k in _iter_chunks(Path(self.path), self.format, int(chunk), True):
@@ -304,31 +364,75 @@ class Trace(Workload):
                 yield a, (k if self.has_kinds else None)
 
 
+def _bytes(n: int) -> str:
+    """``n`` bytes in the largest binary unit that keeps it at 1 or more: '1.89 TiB'."""
+    for unit, shift in (("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >> shift:
+            return f"{n / (1 << shift):.3g} {unit}"
+    return f"{n} B"
+
+
+def _merge(merged: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of two sorted distinct uint64 arrays (about the two arrays'
+    memory again, as a set union takes none of Python's per-object bytes)."""
+    if merged.size == 0:
+        return new
+    at = np.searchsorted(merged, new)
+    inside = at < merged.size
+    fresh = np.ones(new.size, dtype=bool)
+    fresh[inside] = merged[at[inside]] != new[inside]
+    return np.insert(merged, at[fresh], new[fresh])
+
+
+class _Blocks:
+    """The distinct 2 MiB blocks of the accesses seen so far, 8 bytes a block: each chunk's
+    distinct blocks wait in a list and join the sorted array when they are as many as it holds
+    (at least 2**16), so each block is merged O(log n) times."""
+
+    def __init__(self):
+        self.merged = np.empty(0, dtype=np.uint64)
+        self.pending: list[np.ndarray] = []
+        self.waiting = 0
+
+    def add(self, addresses: np.ndarray) -> None:
+        if addresses.size:
+            from ._kernels.regions import distinct_blocks
+
+            b = distinct_blocks(addresses, GRANULE_SHIFT)
+            self.pending.append(b)
+            self.waiting += b.size
+            if self.waiting >= max(self.merged.size, 1 << 16):
+                self.flush()
+
+    def flush(self) -> np.ndarray:
+        if self.pending:
+            new = self.pending[0] if len(self.pending) == 1 else np.unique(np.concatenate(self.pending))
+            self.pending, self.waiting = [], 0
+            self.merged = _merge(self.merged, new)
+        return self.merged
+
+
 def read_trace(path, format: str = "auto", instructions: bool = True, progress: bool = False) -> Trace:  # noqa: A002
     """Check and summarise the trace at ``path``; returns a :class:`Trace` workload to pass to
     ``simulate(machine, trace, page_size=...)``. ``instructions=False`` keeps data accesses only.
-    ``progress``: a progress bar of the bytes checked (the check reads the whole file once)."""
+    ``progress``: a progress bar of the bytes checked (the check reads the whole file once).
+    The distinct 2 MiB blocks the accesses touch are kept at 8 bytes a block."""
     p = _check_path(path)
     check_choice("format", format, ("auto", *FORMATS))
     for name, v in (("instructions", instructions), ("progress", progress)):
         check_bool(name, v)
     fmt = detect_format(p) if format == "auto" else format
     n = ni = 0
-    blocks: set[int] = set()
-    data_blocks: set[int] = set()
+    blocks = _Blocks()
     bar = _bar(progress, p.stat().st_size, f"checking {p.name}", "B")
     try:
         for a, k in _iter_chunks(p, fmt, 1 << 18, True, bar):
             n += a.size
             ni += int(k.sum())
-            blocks.update(np.unique(a >> np.uint64(GRANULE_SHIFT)).tolist())
-            if not instructions:
-                data_blocks.update(np.unique(a[k == 0] >> np.uint64(GRANULE_SHIFT)).tolist())
+            blocks.add(a if instructions else a[k == 0])
     finally:
         if bar is not None:
             bar.close()
     if n == 0 or (not instructions and n == ni):
         raise TraceFormatError(f"{p}: the file holds no {'data ' if not instructions else ''}accesses")
-    return Trace(
-        path=str(p), format=fmt, instructions=bool(instructions), accesses=n, instr_accesses=ni, blocks=tuple(sorted(blocks if instructions else data_blocks))
-    )
+    return Trace(path=str(p), format=fmt, instructions=bool(instructions), accesses=n, instr_accesses=ni, block_data=blocks.flush().tobytes())

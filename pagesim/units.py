@@ -22,6 +22,8 @@ def parse_size(value, name: str = "size") -> int:
         v = int(value)
     elif isinstance(value, str):
         terms = [_SIZE_RE.match(t) for t in value.split("+")]
+        if value.strip().startswith("-") and _SIZE_RE.match(value.strip()[1:]):
+            raise ValueError(f"{name}={value!r} is negative; sizes are zero or more bytes")
         if not all(terms):
             raise ValueError(
                 f"{name}={value!r} is not a size: use bytes or a number with K, M, G, T or P "

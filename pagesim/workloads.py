@@ -259,7 +259,12 @@ class PointerChase(Workload):
 
     def __post_init__(self):
         object.__setattr__(self, "size", _bytes("size", self.size))
-        object.__setattr__(self, "node", _bytes("node", self.node, ELEMENT, self.size))
+        object.__setattr__(self, "node", _bytes("node", self.node, ELEMENT))
+        if self.node > self.size:
+            raise ValueError(
+                f"size={format_size(self.size)} is smaller than one node of node={format_size(self.node)}: "
+                f"the minimum size is {format_size(self.node)} (or give a smaller node)"
+            )
         object.__setattr__(self, "accesses", _count("accesses", self.accesses))
 
     def spans(self):
@@ -526,6 +531,12 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
             params.setdefault("atoms", max(27, ws // params.get("atom_bytes", 64)))
         else:
             params.setdefault("size", _bytes("working_set", ws))  # checked here, so the error names working_set
+            node = params.get("node", PointerChase.node) if cls is PointerChase else None
+            if isinstance(node, (int, str)) and not isinstance(node, bool) and ws < parse_size(node, "node"):
+                raise ValueError(
+                    f"working_set={format_size(ws)} is too small for one node of {format_size(parse_size(node, 'node'))}: "
+                    f"the minimum working_set of workload {name!r} is {format_size(parse_size(node, 'node'))} (or give a smaller node=)"
+                )
     if accesses is not None:
         acc = _count("accesses", accesses)
         for target in ("accesses", "max_accesses", "passes"):

@@ -339,3 +339,71 @@ def test_limits_defined_once():
     layout, machines, paging, translate = (importlib.import_module(f"pagesim.{m}") for m in ("layout", "machines", "paging", "_kernels.translate"))
     assert machines.MAX_CHAIN is translate.MAX_CHAIN
     assert paging.POLICIES is layout.POLICIES
+
+
+def test_a_working_set_smaller_than_one_node_names_working_set():
+    with pytest.raises(ValueError, match=r"working_set=8B is too small for one node of 64B: the minimum working_set of workload 'pointer_chase' is 64B"):
+        pagesim.workload("pointer_chase", working_set=8)  # was: "node=64B is out of range: allowed 8B..8B"
+    with pytest.raises(ValueError, match=r"working_set=64B is too small for one node of 128B: the minimum working_set .* is 128B"):
+        pagesim.simulate("skylake", "pointer_chase", working_set=64, node=128)
+    with pytest.raises(ValueError, match=r"size=16B is smaller than one node of node=64B: the minimum size is 64B"):
+        pagesim.workload("pointer_chase", size=16)
+    assert pagesim.workload("pointer_chase", working_set=64).n_accesses == 1_000_000  # one node is enough
+
+
+def test_kinds_with_a_generated_workload_is_refused():
+    with pytest.raises(ValueError, match=r"kinds= is not allowed with workload='random': kinds \(0 data, 1 instruction\) go with addresses="):
+        pagesim.simulate("skylake", "random", working_set="1M", accesses=10, kinds=np.ones(10, dtype=np.uint8))  # was: ignored
+
+
+def test_negative_size_strings_are_named_as_negative():
+    for v in ("-1M", " -4K", "-0"):
+        with pytest.raises(ValueError, match=f"working_set={re.escape(repr(v))} is negative; sizes are zero or more bytes"):
+            parse_size(v, "working_set")
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pagesim", *args], capture_output=True, text=True)
+
+
+def test_cli_negative_values_reach_their_checks():
+    r = _cli("simulate", "--machine", "skylake", "--workload", "random", "--working-set", "-1M")
+    # was: "argument --working-set: expected one argument"
+    assert r.returncode == 2 and r.stderr == "pagesim: error: working_set='-1M' is negative; sizes are zero or more bytes\n", r.stderr
+    r = _cli("simulate", "--machine", "skylake", "--workload", "random", "--working-set", "1M", "--accesses", "-5")
+    assert r.returncode == 2 and r.stderr.startswith("pagesim: error: accesses=-5 is out of range: allowed 1.."), r.stderr
+
+
+def test_cli_attaches_negative_values_to_options_that_take_one():
+    import argparse
+
+    from pagesim.cli import _attach_negative_values
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size")
+    ap.add_argument("-o")
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    argv = ["--size", "-1M", "-o", "-2", "--quiet", "--size", "-x", "prog", "--size", "-3"]
+    assert _attach_negative_values(ap, argv) == ["--size=-1M", "-o-2", "--quiet", "--size", "-x", "prog", "--size", "-3"]
+    assert _attach_negative_values(ap, ["--", "--size", "-1"]) == ["--", "--size", "-1"]
+    assert _attach_negative_values(ap, ["--other", "-1"]) == ["--other", "-1"]  # not an option of this parser: left as given
+
+
+def test_cli_warnings_are_one_line_and_the_library_keeps_its_format():
+    import warnings
+
+    r = _cli("simulate", "--machine", "skylake", "--workload", "sequential", "--working-set", "1M", "--accesses", "10", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == (
+        "pagesim: warning: workload 'sequential': accesses=10 is less than one of its passes (131,072 accesses over its working set): "
+        "it runs 1 (131,072 accesses); a smaller working_set gives a shorter run\n"
+    )  # was: the file, line, category, and the source line of the warnings.warn call
+    from pagesim.cli import main
+
+    before = warnings.formatwarning
+    assert main(["machines", "skylake"]) == 0
+    assert warnings.formatwarning is before

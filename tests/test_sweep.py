@@ -354,3 +354,23 @@ def test_study_timed_pairs_reuse_only_runs_with_the_same_chain(monkeypatch):
     cscs.timed_pairs(seed=4, m=other)
     cscs.timed_pairs(seed=5, m=more)
     assert made == [(other.name, "4K"), (other.name, "2M")] * 2 + [(more.name, "4K"), (more.name, "2M")] * 2
+
+
+def test_axes_keep_the_order_given(serial, cluster_client):
+    """Every axis lists its values in the order passed (unstacking sorted them: machines
+    alphabetically), each point holds that value's own run, and a Dask sweep gives the same."""
+    assert serial["machine"].values.tolist() == AXES["machine"]
+    assert serial["seed"].values.tolist() == AXES["seed"]
+    assert serial["workload"].values.tolist() == [w.label for w in AXES["workload"]]
+    for i, m in enumerate(AXES["machine"]):
+        for j, w in enumerate(AXES["workload"]):
+            one = pagesim.simulate(m, w, seed=5)
+            point = serial.isel(machine=i, workload=j, seed=1)
+            for v in ("walks", "hits", "misses", "faults", "cycles"):
+                own = point[v].sel({d: one[d].values for d in one[v].dims})  # the sweep holds every machine's page sizes and structures
+                assert np.array_equal(own.values, one[v].values), (m, w.label, v)
+    axes = {"page_size": ["2M", "4K"], "machine": ["skylake", "opteron-k8"]}
+    fixed = dict(workload="stream", working_set="12M", progress=False)
+    got = pagesim.sweep(axes, client=cluster_client, **fixed)
+    assert got["page_size"].values.tolist() == [2 << 20, 4 << 10] and got["machine"].values.tolist() == ["skylake", "opteron-k8"]
+    xr.testing.assert_identical(got, pagesim.sweep(axes, **fixed))

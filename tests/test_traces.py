@@ -347,3 +347,90 @@ def test_cli_bad_trace_is_one_line_and_exit_2(tmp_path):
         assert r.stderr.startswith("pagesim: error: ") and r.stderr.count("\n") == 1 and name in r.stderr, r.stderr
     r = _cli("simulate", "--machine", "skylake", "--trace", str(tmp_path / "bad.txt"))
     assert "bad.txt, line 2: expected 'I  addr,size'" in r.stderr  # two spaces kept
+
+
+# --- a sparse trace: its blocks take a few bytes each, and a footprint too large is refused early --
+
+
+def _sparse_hex(path, n, seed=1):
+    """``n`` random 47-bit addresses, one hex number a line: nearly one distinct 2 MiB block each."""
+    a = np.random.default_rng(seed).integers(0, 1 << 47, n, dtype=np.uint64)
+    path.write_text("".join(f"{x:012x}\n" for x in a.tolist()))
+    return a
+
+
+def test_the_blocks_of_a_sparse_trace_take_a_few_bytes_each(tmp_path):
+    n = 200_000
+    addrs = _sparse_hex(tmp_path / "sparse.hex", n)
+    (tmp_path / "dense.hex").write_text("".join(f"{(1 << 40) + 8 * i:012x}\n" for i in range(n)))  # the same bytes a line, one block
+    peaks = {}
+    for name in ("dense", "sparse"):
+        read_trace(tmp_path / f"{name}.hex", format="hex")  # kernels loaded before measuring
+        tracemalloc.start()
+        try:
+            tr = read_trace(tmp_path / f"{name}.hex", format="hex")
+            peaks[name] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    want = np.unique(addrs >> np.uint64(T.GRANULE_SHIFT))
+    assert np.array_equal(tr.blocks, want) and tr.working_set == want.size << T.GRANULE_SHIFT
+    per_block = (peaks["sparse"] - peaks["dense"]) / want.size
+    assert per_block < 48, f"{per_block:.0f} bytes a distinct block while reading"  # was ~100: a set of Python ints
+
+
+def test_a_footprint_of_too_many_pages_is_refused_before_any_region_is_made(tmp_path, monkeypatch):
+    p = tmp_path / "sparse.hex"
+    addrs = _sparse_hex(p, 300)
+    tr = read_trace(p)
+    blocks = np.unique(addrs >> np.uint64(T.GRANULE_SHIFT)).size
+
+    def no_regions(*args, **kwargs):
+        raise AssertionError("regions were made before the footprint was checked")
+
+    monkeypatch.setattr(pagesim.layout.Layout, "_from_runs", no_regions)
+    monkeypatch.setattr(pagesim.layout.Layout, "__init__", no_regions)
+    monkeypatch.setattr(T, "MAX_PAGES", 512 * blocks - 1)
+    msg = rf"sparse.hex': its footprint is {blocks:,} distinct 2M blocks \(600 MiB\), {512 * blocks:,} pages of 4K; "
+    msg += rf"pagesim simulates at most {512 * blocks - 1:,} pages"
+    with pytest.raises(ValueError, match=msg):
+        pagesim.simulate("skylake", tr, page_size="4K")
+    monkeypatch.setattr(T, "MAX_REGIONS", blocks - 10)
+    msg = rf"footprint is {blocks:,} distinct 2M blocks .* in {blocks:,} places apart from one another: .* at most {blocks - 10:,} regions"
+    with pytest.raises(ValueError, match=msg):
+        pagesim.simulate("skylake", tr, page_size="2M")
+
+
+def test_a_trace_layout_is_the_blocks_it_touches(tmp_path):
+    """Runs of adjacent blocks become one region each, for page sizes below, at and above 2 MiB."""
+    rng = np.random.default_rng(5)
+    blocks = np.unique(np.concatenate([rng.integers(0, 4096, 300), rng.integers(1 << 20, (1 << 20) + 64, 50)])).astype(np.uint64)
+    addrs = (blocks << np.uint64(T.GRANULE_SHIFT)) + rng.integers(0, 1 << 21, blocks.size).astype(np.uint64)
+    p = tmp_path / "t.hex"
+    p.write_text("".join(f"{a:x}\n" for a in rng.permutation(addrs).tolist()))
+    tr = read_trace(p)
+    for page in ("4K", "2M", "1G"):
+        g = max(2 << 20, pagesim.units.parse_page_size(page))
+        covered = sorted({int(b) * (2 << 20) // g for b in blocks})
+        runs, start = [], covered[0]
+        for x, y in zip(covered, covered[1:] + [None]):
+            if y != x + 1:
+                runs.append((start, x + 1))
+                start = y
+        want = [(s * g, (e - s) * g, pagesim.units.parse_page_size(page), f"[ trace ] {i}") for i, (s, e) in enumerate(runs)]
+        got = [(r.start, r.length, r.page_size, r.name) for r in tr.covering_layout(page).regions]
+        assert got == want, page
+
+
+@pytest.mark.parametrize("instructions", [True, False])
+def test_an_address_beyond_va_bits_names_the_file_and_line(tmp_path, instructions):
+    p = tmp_path / "far.txt"
+    p.write_text("==1== Lackey\nI  0400,4\n L 1000,8\nI  1000000000000,4\n S 1000000000040,8\n")
+    with pytest.raises(ValueError) as e:
+        pagesim.simulate("skylake", read_trace(p, instructions=instructions), page_size="4K")
+    line, addr = ("4", "0x1000000000000") if instructions else ("5", "0x1000000000040")  # without instructions, their lines are skipped
+    assert str(e.value) == (
+        f"{p}, line {line}: address {addr} is beyond the virtual address space of machine 'skylake' (48-bit: addresses below 0x1000000000000)"
+    )  # was: "region '[ trace ] 1' ends at ..."
+    r = _cli("simulate", "--machine", "skylake", "--trace", str(p))
+    want = f"{p}, line 4: address 0x1000000000000 is beyond the virtual address space of machine 'skylake' (48-bit: addresses below 0x1000000000000)"
+    assert r.returncode == 2 and r.stderr == f"pagesim: error: {want}\n"
