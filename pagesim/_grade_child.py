@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import numbers
 import os
+import signal
 import sys
 import types
 
@@ -58,6 +59,27 @@ class _NoGrader:
         return lambda *args, **kwargs: None
 
 
+def _parent_gone(parent: int) -> bool:
+    """Whether the supervisor has been killed: no longer this process's parent, or (read in /proc,
+    where there is one, since a killed process takes a moment to exit) exiting or with a signal
+    pending, which it would be after a cell that sent it one."""
+    if os.getppid() != parent:
+        return True
+    if not os.path.exists("/proc/self/stat"):
+        return False
+    try:
+        with open(f"/proc/{parent}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{parent}/status") as fh:
+            status = fh.read().splitlines()
+    except OSError:
+        return True
+    if fields[0] in ("Z", "X", "x") or int(fields[6]) & 0x4:  # state; PF_EXITING in the flags
+        return True
+    ignore = 1 << (signal.SIGCHLD - 1)
+    return any(line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & ~ignore for line in status)
+
+
 def _write(path, record) -> None:
     with open(path, "a") as fh:
         fh.write(json.dumps(record) + "\n")
@@ -85,7 +107,7 @@ def main(argv=None) -> int:
     for i, cell in enumerate(cells, 1):
         if cell.get("cell_type") != "code":
             continue
-        if os.getppid() != parent:  # the supervisor is gone (the previous cell may have killed it): stop here
+        if _parent_gone(parent):  # the previous cell may have killed it: stop, so the progress names that cell
             os._exit(1)
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else str(source)

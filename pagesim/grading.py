@@ -465,7 +465,10 @@ def scan(notebook) -> list[str]:
             found[kind].append(item)
 
     for i, tree in trees:
+        inner = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}  # f-string parts: its start is read
         for node in ast.walk(tree):
+            if id(node) in inner:
+                continue
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 f = node.func
                 if isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) and f.value.func.id == "get_ipython":
