@@ -7,7 +7,7 @@
     pagesim trace record [-o OUT] [--data-only] [--limit N] -- CMD [ARG ...]
     pagesim probe [--quick] [--max-size 1G] [--repeats 7]
     pagesim warm [--generic-only] [--record]
-    pagesim exercises build [--out build/exercises] | grade SUBMISSIONS_DIR | samples
+    pagesim exercises build [--out build/exercises] | grade SUBMISSIONS_DIR [--timeout S] | samples
 
 Bad input (a bad option value, a missing or malformed trace file) is reported in one line,
 ``pagesim: error: ...``, on standard error with exit status 2, never a traceback. Progress bars go
@@ -290,13 +290,13 @@ def _cache_dir():
 
 
 def cmd_exercises(args) -> int:
-    """Instructor's commands (exercises/README.md): build with otter assign, grade with otter run."""
+    """Instructor's commands (exercises/README.md): build with otter assign, grade with otter's tests."""
     from . import grading
 
     if args.ex_cmd == "build":
         grading.build(args.out, masters_dir=args.masters, only=args.only or None, check=not args.no_check)
     elif args.ex_cmd == "grade":
-        grading.grade(args.submissions, args.build, out_csv=args.csv, in_process=args.in_process)
+        grading.grade(args.submissions, args.build, out_csv=args.csv, in_process=args.in_process, timeout=args.timeout)
     else:
         for name, paths in grading.samples(args.build, args.out, only=args.only or None).items():
             print(f"{name}: " + ", ".join(str(p) for p in paths))
@@ -343,7 +343,9 @@ def main(argv=None) -> int:
     wa = sub.add_parser("warm", help="compile the kernels the notebooks use into the cache (make, Binder and CI run it)")
     wa.add_argument("--generic-only", action="store_true", help="skip the presets' 20 specialised kernels and the notebooks' other 9 (3-6 s of CPU each)")
     wa.add_argument("--record", action="store_true", help="maintainers: run every notebook, list the kernels they load in pagesim/data/kernels.json")
-    ex = sub.add_parser("exercises", help="instructor: build the assignments (otter assign), grade a folder of submissions (otter run)")
+    from .grading import DEFAULT_TIMEOUT as grading_timeout  # the standard library only: quick
+
+    ex = sub.add_parser("exercises", help="instructor: build the assignments (otter assign), grade a folder of submissions")
     exsub = ex.add_subparsers(dest="ex_cmd", required=True)
     eb = exsub.add_parser("build", help="student and autograder versions of every master in exercises/masters/")
     eb.add_argument("--out", default="build/exercises", help="output folder (default build/exercises; not committed)")
@@ -354,7 +356,12 @@ def main(argv=None) -> int:
     eg.add_argument("submissions", help="folder of submitted notebooks (searched recursively)")
     eg.add_argument("--build", default="build/exercises", help="where 'pagesim exercises build' wrote (default build/exercises)")
     eg.add_argument("--csv", help="the CSV to write (default SUBMISSIONS_DIR/grades.csv)")
-    eg.add_argument("--in-process", action="store_true", help="execute notebooks in this process instead of one otter run (and kernel) each")
+    eg.add_argument(
+        "--timeout",
+        default=grading_timeout,
+        help=f"seconds a submission's cells may run before its processes are killed and it is not graded (default {grading_timeout:g})",
+    )
+    eg.add_argument("--in-process", action="store_true", help="trusted notebooks only: run them in this process instead of one process each")
     es = exsub.add_parser("samples", help="write sample submissions (solution, blank, wrong) from a build")
     es.add_argument("--build", default="build/exercises", help="where 'pagesim exercises build' wrote (default build/exercises)")
     es.add_argument("--out", default="exercises/samples", help="output folder (default exercises/samples)")

@@ -2,28 +2,53 @@
 
 ``build(out)`` runs ``otter assign`` on every master notebook in ``exercises/masters/`` and writes
 ``out/NAME/student/NAME.ipynb`` (what students get) and ``out/NAME/autograder/`` (the solutions
-notebook and the autograder zip ``otter run`` reads). ``grade(submissions, build_dir)`` runs
-``otter run`` (no Docker) on every submitted notebook against its assignment's autograder and
-writes one CSV row per submission with each question's score.
+notebook, whose metadata holds the tests, and otter's autograder zip). ``grade(submissions,
+build_dir)`` grades every submitted notebook and writes one CSV row per submission, as it goes.
 
-``grade_in_process`` executes a notebook's code in this process and scores it with otter's own
-test files (the autograder notebook's hidden and public tests): the same scores as ``otter run``
-without a kernel per notebook, which keeps the test suite quick. ``pagesim exercises grade
---in-process`` uses it too.
+How a submission is graded (:func:`grade_isolated`), in two steps:
+
+1. Its cells run in a process of their own: a new session and process group, started through a
+   small supervising process (so the grading process is not the notebook's parent), in a fresh
+   temporary folder ``pagesim-grade-*`` holding a copy of the notebook only, with no environment
+   variable naming the build folder. otter's ``Notebook`` is a stand-in that checks nothing there:
+   no test is read or run while the student's code runs. At the end that process writes the values
+   of the names the tests read (the answers and ``STUDENT_ID``) as plain data: kind and number.
+2. After that process group is killed (whatever it left running goes with it) and the folder
+   removed, the grading process runs otter's own test files (the autograder notebook's public and
+   hidden tests, :class:`otter.test_files.OKTestFile`) on those values. No object of the
+   submission's is loaded in the grading process, so its code cannot patch the checks there.
+
+A submission that runs longer than ``timeout`` seconds, exits (``os._exit``), kills its parent or
+dies is a row with one line saying so and the cell it was in; the batch goes on. :func:`scan` reads
+each notebook's code and flags shell commands, files outside its folder, signals to processes and
+code built at run time. None of this is a sandbox: the student's code runs as the grader's user and
+can read or change whatever that user can (the build folder and pagesim's own files included, if
+it looks for them), kill the grader by its process id, or start processes in a session of their
+own that outlive the grading. What it cannot do is find the tests in its folder or its
+environment, or patch the checks from inside its own process. Grading untrusted work where that matters is for ``otter grade``, which runs each
+submission in a Docker container (exercises/README.md).
+
+``grade_in_process`` executes a notebook's code in this process and scores it with the same test
+files: quicker (no process per notebook), for trusted notebooks only (``--in-process``).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import csv
 import io
 import json
+import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -144,38 +169,355 @@ def _student_value(notebook) -> tuple[str | int, int]:
     return (v[1:-1] if v[0] in "\"'" else int(v)), len(found)
 
 
-def _autograder(build_dir: Path, name: str) -> Path:
-    zips = sorted((build_dir / name / "autograder").glob(f"{name}-autograder_*.zip"))
-    if not zips:
-        raise ValueError(f"no autograder for assignment {name!r} in {build_dir / name / 'autograder'}: run `pagesim exercises build` first")
-    return zips[-1]
+DEFAULT_TIMEOUT = 900.0  # seconds per submission (--timeout): a notebook that loops forever fails alone
+
+# The supervising process: the parent of the process that runs the notebook's cells (so a notebook
+# that kills its parent kills this one, not the grading process). It records how that process
+# ended. It imports nothing of pagesim's, so it starts in milliseconds.
+_SUPERVISOR = """\
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[2:])
+rc = p.wait()
+with open(sys.argv[1], "a") as fh:
+    fh.write(json.dumps({"exit": rc}) + "\\n")
+"""
+_RUNNER = "import sys; from pagesim._grade_child import main; sys.exit(main())"
 
 
-def _scores_from_results(path: Path) -> dict[str, tuple[float, float]]:
-    data = json.loads(path.read_text())
+class GradingError(RuntimeError):
+    """Why a submission was not graded, in one line."""
+
+
+def check_timeout(timeout) -> float:
+    """``timeout`` (seconds, a number or its text) as a positive finite float, or a clear error."""
+    try:
+        t = float(timeout)
+    except (TypeError, ValueError):
+        t = float("nan")
+    if isinstance(timeout, bool) or not math.isfinite(t) or t <= 0:
+        raise ValueError(f"timeout={timeout!r} is not allowed: give a positive number of seconds per submission (default {DEFAULT_TIMEOUT:g})")
+    return t
+
+
+def _names_read_by(tests) -> set[str]:
+    """The global names the tests' code reads (the answers and STUDENT_ID), not the ones it binds."""
+    import builtins
+
+    read, bound = set(), set()
+    for tf in tests.values():
+        for case in tf.test_cases:
+            code = "\n".join(line[4:] for line in case.body.splitlines() if line.startswith((">>> ", "... ")))
+            try:
+                tree = ast.parse(code)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name):
+                    (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+                elif isinstance(node, ast.alias):
+                    bound.add((node.asname or node.name).split(".")[0])
+    return read - bound - set(dir(builtins))
+
+
+class _Unreadable:
+    """An answer that was not a number, a bool, a str or None (float() of it fails, as it did)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __repr__(self):
+        return f"<a {self.kind} answer>"
+
+
+def _decode(record):
+    t = record.get("t") if isinstance(record, dict) else None
+    v = record.get("v") if isinstance(record, dict) else None
+    try:
+        if t == "none":
+            return None
+        if t == "ellipsis":
+            return ...
+        if t == "bool" and isinstance(v, bool):
+            return v
+        if t == "str" and isinstance(v, str):
+            return v
+        if t == "bytes":
+            return b""
+        if t == "int" and isinstance(v, str):
+            return int(v)
+        if t == "number" and isinstance(v, str):
+            return float(v)
+    except (ValueError, OverflowError):
+        pass
+    return _Unreadable(str(record.get("type", t)) if isinstance(record, dict) else "malformed")
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+def _child_env(tmp: Path, work: Path, hidden: list[str]) -> dict[str, str]:
+    """This process's environment without any variable naming the build folder (where the tests
+    are), with the submission's folder as PWD and private temporary and IPython folders."""
+    env = {k: v for k, v in os.environ.items() if not any(h in v for h in hidden)}
+    env.pop("OLDPWD", None)
+    env.update(PWD=str(work), TMPDIR=str(tmp / "tmp"), TEMP=str(tmp / "tmp"), TMP=str(tmp / "tmp"), IPYTHONDIR=str(tmp / "ipython"), MPLBACKEND="Agg")
+    return env
+
+
+def _wait_unreaped(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait up to ``timeout`` s for ``proc`` to exit, leaving it unreaped (a zombie keeps its pid,
+    so its process group id cannot be reused before the group is killed). True when it exited."""
+    deadline = time.monotonic() + timeout
+    pause = 0.01
+    while True:
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.1)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL every process still in the submission's process group, then reap the supervisor."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _read_progress(path: Path) -> dict:
+    state = {"cell": None, "after": False, "exit": None, "done": False, "error": None}
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return state
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            if "cell" in rec and (rec["cell"] is None or isinstance(rec["cell"], int)):
+                state["cell"] = rec["cell"]
+                state["after"] = rec["cell"] is None
+            if isinstance(rec.get("exit"), int):
+                state["exit"] = rec["exit"]
+            if rec.get("done") is True:
+                state["done"] = True
+            if isinstance(rec.get("error"), str):
+                state["error"] = " ".join(rec["error"].split())[:200]
+    return state
+
+
+def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT) -> dict[str, tuple[float, float]]:
+    """Run a submission's cells in a process of its own, then score its answers with the
+    autograder notebook's tests in this process: question -> (score, max).
+
+    The cells run in a new session (its own process group) under a supervising process, in a
+    fresh temporary folder holding a copy of the notebook only, with no environment variable
+    naming the build folder. When the cells are done (or after ``timeout`` seconds, or when
+    that process or its supervisor dies) the whole group is killed and the folder removed. Then
+    the values of the names the tests read are scored here, as plain data: no object of the
+    submission's is ever loaded in this process. Raises :class:`GradingError` (one line) when the
+    submission could not be graded."""
+    import nbformat
+
+    timeout = check_timeout(timeout)
+    ag = Path(autograder_notebook).resolve()
+    tests = _tests_of(ag)
+    names = sorted(_names_read_by(tests) | {"STUDENT_ID"})
+    ncells = len(nbformat.read(str(submission), as_version=4).cells)
+    hidden = sorted({str(ag.parent.parent.parent), str(ag.parent)})
+    tmp = Path(tempfile.mkdtemp(prefix="pagesim-grade-"))
+    proc = None
+    try:
+        work, progress, answers = tmp / "submission", tmp / "progress.jsonl", tmp / "answers.json"
+        for d in (work, tmp / "tmp", tmp / "ipython"):
+            d.mkdir()
+        copy = work / Path(submission).name
+        shutil.copyfile(submission, copy)
+        cmd = [sys.executable, "-c", _SUPERVISOR, str(progress), sys.executable, "-c", _RUNNER, str(progress), str(answers), json.dumps(names), str(copy)]
+        proc = subprocess.Popen(
+            cmd,
+            cwd=work,
+            env=_child_env(tmp, work, hidden),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        finished = _wait_unreaped(proc, timeout)
+        _kill_group(proc)  # what the notebook left running goes with it
+        rc, proc = proc.returncode, None
+        state = _read_progress(progress)
+        cell = state["cell"]
+        where = f"in cell {cell} of {ncells}" if cell else ("after its last cell" if state["after"] else "before its first cell")
+        if not finished:
+            raise GradingError(f"did not finish in {timeout:g} s (the --timeout): stopped {where}")
+        if state["error"]:
+            raise GradingError(f"could not run the notebook: {state['error']}")
+        if rc != 0:
+            how = f"killed by {_signal_name(-rc)}" if rc < 0 else f"ended with code {rc}"
+            raise GradingError(f"the process supervising the notebook was {how} {where} (a notebook that kills its parent process does this)")
+        code = state["exit"]
+        if code is None:
+            raise GradingError(f"the notebook's process ended without a status {where}")
+        if code < 0:
+            raise GradingError(f"the notebook's process was killed by {_signal_name(-code)} {where}")
+        if code > 0 or not state["done"]:
+            raise GradingError(f"the notebook's process exited with code {code} {where}")
+        try:
+            raw = answers.read_text()[: 1 << 22]
+            values = {n: _decode(v) for n, v in json.loads(raw).items() if n in names}
+        except (OSError, ValueError, AttributeError) as e:
+            raise GradingError(f"the notebook's answers could not be read: {type(e).__name__}: {' '.join(str(e).split())[:120]}") from None
+    finally:
+        if proc is not None:  # interrupted (Ctrl-C) or failed while the notebook ran
+            _kill_group(proc)
+        shutil.rmtree(tmp, ignore_errors=True)
+    env = {"__name__": "__main__", **values}
     out = {}
-    for t in data.get("tests", []):
-        if "score" in t and "max_score" in t:
-            out[t["name"]] = (float(t["score"]), float(t["max_score"]))
+    for q, tf in tests.items():
+        tf.run(env)
+        out[q] = (float(tf.score), float(tf.possible))
     return out
 
 
-OTTER_TIMEOUT = 900  # seconds per submission: a notebook that loops forever fails alone
+# What flags a submission (a static reading of its code cells; see scan).
+_SHELL_MODULES = {"subprocess", "pty", "pexpect", "ctypes", "commands", "sh", "plumbum"}
+_SHELL_FUNCS = {"os.system", "os.popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.posix_spawnp", "os.startfile"}
+_SHELL_PREFIXES = ("os.exec", "os.spawn")
+_SHELL_MAGICS = {"system", "sx", "bash", "sh", "script", "perl", "ruby", "python", "python2", "python3", "pypy", "run", "writefile"}
+_SIGNAL_FUNCS = {"os.kill", "os.killpg", "signal.pthread_kill", "signal.raise_signal", "os.setsid", "os.setpgid", "os.setpgrp"}
+_FILE_FUNCS = {"os.chdir", "os.fchdir", "os.chroot", "os.path.expanduser", "os.path.expandvars", "pathlib.Path.home", "pathlib.Path.cwd"}
+_DYNAMIC = {"eval", "exec", "compile", "__import__", "importlib", "builtins", "runpy"}
 
 
-def run_otter(submission, autograder_zip, timeout: float = OTTER_TIMEOUT) -> dict[str, tuple[float, float]]:
-    """``otter run`` on one submission; question -> (score, max)."""
-    with tempfile.TemporaryDirectory(prefix="pagesim-grade-") as d:
+def _outside_path(s: str) -> bool:
+    """A path outside the notebook's folder: absolute, from a home folder, or through '..'."""
+    s = s.strip()
+    if s.startswith("~") or (len(s) > 1 and s[0] == "/" and s[1] not in " /"):
+        return True
+    return ".." in s.replace("\\", "/").split("/") and ("/" in s or "\\" in s or s == "..")
+
+
+def _dotted(node, aliases) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(aliases.get(node.id, node.id))
+    return ".".join(reversed(parts))
+
+
+def scan(notebook) -> list[str]:
+    """What a static reading of a notebook's code cells finds that grading should not see: shell
+    commands or other programs run (``os.system``, ``subprocess``, ``os.exec*``, ``pty``, ``!cmd``,
+    ``%%bash`` ...), files outside its folder (absolute, ``~`` or ``..`` paths, ``os.chdir``,
+    ``__file__``), signals to processes (``os.kill``) and code built at run time (``eval``,
+    ``exec``, ``__import__``), which such a reading cannot see into. Each finding names the cell
+    (counting every cell, 1-based). A reading of the code, not a sandbox: code can hide from it."""
+    import nbformat
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    tm = TransformerManager()
+    trees = []
+    for i, c in enumerate(nb.cells, 1):
+        if c.cell_type != "code":
+            continue
         try:
-            r = subprocess.run(
-                _otter() + ["run", "--no-logo", "-a", str(autograder_zip), "-o", d, str(submission)], capture_output=True, text=True, timeout=timeout
-            )
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"otter run on {submission} did not finish in {timeout:g} s") from None
-        res = Path(d) / "results.json"
-        if r.returncode != 0 or not res.exists():
-            raise RuntimeError(f"otter run failed on {submission} (exit {r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
-        return _scores_from_results(res)
+            trees.append((i, ast.parse(tm.transform_cell(c.source))))
+        except (SyntaxError, ValueError):  # a cell that does not parse does not run either
+            continue
+    aliases = {}
+    for _, tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    kinds = (
+        "runs shell commands or programs",
+        "touches files outside its folder",
+        "signals processes or leaves its process group",
+        "runs code built at run time",
+    )
+    found = {k: [] for k in kinds}
+
+    def add(kind, what, cell):
+        item = f"{what} (cell {cell})"
+        if item not in found[kind]:
+            found[kind].append(item)
+
+    for i, tree in trees:
+        inner = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}  # f-string parts: its start is read
+        for node in ast.walk(tree):
+            if id(node) in inner:
+                continue
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                f = node.func
+                if isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) and f.value.func.id == "get_ipython":
+                    if f.attr in ("system", "getoutput"):
+                        cmd = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "..."
+                        add("runs shell commands or programs", f"!{str(cmd)[:40]}", i)
+                    elif f.attr in ("run_cell_magic", "run_line_magic") and node.args and isinstance(node.args[0], ast.Constant):
+                        magic = str(node.args[0].value)
+                        if magic in _SHELL_MAGICS:
+                            add("runs shell commands or programs", ("%%" if f.attr == "run_cell_magic" else "%") + magic, i)
+                    continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                for m in mods:
+                    top = m.split(".")[0]
+                    if top in _SHELL_MODULES:
+                        add("runs shell commands or programs", f"import {m}", i)
+                    elif top in _DYNAMIC:
+                        add("runs code built at run time", f"import {m}", i)
+                if isinstance(node, ast.ImportFrom):
+                    for a in node.names:
+                        name = f"{node.module}.{a.name}"
+                        if name in _SHELL_FUNCS or name.startswith(_SHELL_PREFIXES):
+                            add("runs shell commands or programs", name, i)
+                        elif name in _SIGNAL_FUNCS:
+                            add("signals processes or leaves its process group", name, i)
+                continue
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _outside_path(node.value):
+                add("touches files outside its folder", repr(node.value[:40]), i)
+            elif isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+                if _outside_path(str(node.values[0].value)):
+                    add("touches files outside its folder", f"f{str(node.values[0].value)[:40]!r}", i)
+            elif isinstance(node, ast.Name) and node.id == "__file__":
+                add("touches files outside its folder", "__file__", i)
+            elif isinstance(node, ast.Attribute) and node.attr in ("__file__", "__path__", "parent", "parents"):
+                add("touches files outside its folder", f".{node.attr}", i)
+            elif isinstance(node, ast.Name) and node.id in _DYNAMIC and isinstance(node.ctx, ast.Load):
+                add("runs code built at run time", node.id, i)
+            if isinstance(node, (ast.Attribute, ast.Name)) and isinstance(getattr(node, "ctx", None), ast.Load):
+                name = _dotted(node, aliases)
+                if name is None:
+                    continue
+                if name in _SHELL_FUNCS or name.startswith(_SHELL_PREFIXES) or name.split(".")[0] in _SHELL_MODULES and isinstance(node, ast.Attribute):
+                    add("runs shell commands or programs", name, i)
+                elif name in _SIGNAL_FUNCS:
+                    add("signals processes or leaves its process group", name, i)
+                elif name in _FILE_FUNCS or name.endswith(".home"):
+                    add("touches files outside its folder", name, i)
+    return [f"{kind}: {', '.join(items)}" for kind, items in found.items() if items]
 
 
 def _tests_of(autograder_notebook):
@@ -192,8 +534,8 @@ def grade_in_process(submission, autograder_notebook) -> dict[str, tuple[float, 
     score it with the autograder notebook's tests: question -> (score, max).
 
     For trusted notebooks only (the samples, the tests): the code runs in this process, so a
-    submission can change what is graded after it (patch pagesim, loop forever). Grade students'
-    work with ``otter run`` (the default of :func:`grade`), one process per submission."""
+    submission can change what is graded after it (patch pagesim, loop forever, exit). Grade
+    students' work with :func:`grade_isolated` (the default of :func:`grade`)."""
     import nbformat
     from IPython.display import display
 
@@ -222,66 +564,134 @@ def grade_in_process(submission, autograder_notebook) -> dict[str, tuple[float, 
     return out
 
 
-def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet: bool = False) -> list[dict]:
-    """Grade every ``*.ipynb`` under ``submissions``; write ``out_csv`` (default
-    ``submissions/grades.csv``): file, assignment, student, seed, one column per question, total, max,
-    error (why a submission was not graded, or a flag to check by hand; empty otherwise)."""
+class _Csv:
+    """The grades CSV, rewritten whole after each row (a temporary file in the same folder, then
+    an atomic rename): after any row it is complete and valid."""
+
+    def __init__(self, path: Path, cols: list[str]):
+        self.path, self.cols, self.rows = path, cols, []
+        folder = path.parent
+        if not folder.is_dir():
+            raise ValueError(f"csv={str(path)!r}: its folder {str(folder)!r} does not exist (create it, or give another --csv)")
+        if path.is_dir():
+            raise ValueError(f"csv={str(path)!r} is a folder: give a file name such as {str(path / 'grades.csv')!r}")
+        try:
+            fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise ValueError(f"csv={str(path)!r}: cannot write in its folder {str(folder)!r} ({e.strerror}): give another --csv") from None
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".part", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", newline="") as fh:
+                w = csv.DictWriter(fh, fieldnames=self.cols, restval="", extrasaction="ignore")
+                w.writeheader()
+                w.writerows(self.rows)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split())[:300] or type(e).__name__
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt while grading, so the finally clauses (kill the
+    submission's processes, remove its folder) run; restored afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet: bool = False, timeout=DEFAULT_TIMEOUT) -> list[dict]:
+    """Grade every ``*.ipynb`` under ``submissions`` into ``out_csv`` (default
+    ``submissions/grades.csv``): file, assignment, student, seed, one column per question, total,
+    max, error (why a submission was not graded, or something to check by hand; empty otherwise)
+    and flags (what :func:`scan` found in its code). Each submission runs in its own process
+    (:func:`grade_isolated`, at most ``timeout`` seconds), or in this one with ``in_process``
+    (trusted notebooks only). The CSV is written after every row; its folder is checked first.
+    Failures and flags are one line each on standard error, scores one line each on standard output."""
     from .exercises import seed_of
 
     sub = Path(submissions)
     if not sub.is_dir():
         raise ValueError(f"submissions={str(sub)!r} is not a folder")
+    timeout = check_timeout(timeout)
     build_dir = Path(build_dir).resolve()
+    if not build_dir.is_dir():
+        raise ValueError(f"build={str(build_dir)!r} does not exist: the assignments are not built; run `pagesim exercises build --out {build_dir}` first")
     files = sorted(p for p in sub.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     if not files:
         raise ValueError(f"no notebooks (*.ipynb) in {sub}")
-    rows, questions = [], []
+    # every submission's assignment first, so the CSV's columns are known before the first row
+    found, questions, tests = {}, [], {}
     for f in files:
-        row = {"file": str(f.relative_to(sub)), "assignment": "", "student": "", "seed": "", "error": ""}
-        try:  # one bad submission is a row with its error, never the end of the batch
-            name = assignment_of(f)
-            row["assignment"] = name
-            if in_process:
-                ag = build_dir / name / "autograder" / f"{name}.ipynb"
-                if not ag.exists():
-                    raise ValueError(f"no autograder notebook {ag}: run `pagesim exercises build` first")
-                scores = grade_in_process(f, ag)
-            else:
-                scores = run_otter(f, _autograder(build_dir, name))
-            value, times = _student_value(f)
-        except Exception as e:  # noqa: BLE001 - any file can be submitted
-            row["error"] = " ".join(str(e).split())[:300]
-            rows.append(row)
-            if not quiet:
-                print(f"{row['file']}: NOT GRADED: {row['error']}")
-            continue
         try:
-            seed = seed_of(value)
-        except (TypeError, ValueError):
-            seed = ""
-        row.update(student=str(value), seed=seed)
-        if times > 1:  # the CSV reads the first assignment; grading used the value at run time
-            row["error"] = f"STUDENT_ID is assigned {times} times: check by hand which id was graded"
-        for q, (s, _) in scores.items():
-            row[q] = s
-            if q not in questions:
-                questions.append(q)
-        row["total"] = sum(s for s, _ in scores.values())
-        row["max"] = sum(m for _, m in scores.values())
-        rows.append(row)
-        if not quiet:
-            print(f"{row['file']}: {name}, {row['total']:g} / {row['max']:g}")
-    out_csv = Path(out_csv) if out_csv else sub / "grades.csv"
-    cols = ["file", "assignment", "student", "seed"] + sorted(questions, key=lambda q: (len(q), q)) + ["total", "max", "error"]
-    tmp = out_csv.with_suffix(out_csv.suffix + ".part")
-    with open(tmp, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols, restval="")
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(out_csv)
-    if not quiet:
-        print(f"wrote {out_csv}")
-    return rows
+            name = assignment_of(f)
+        except ValueError as e:
+            found[f] = e
+            continue
+        found[f] = name
+        ag = build_dir / name / "autograder" / f"{name}.ipynb"
+        if name not in tests and ag.exists():
+            tests[name] = ag
+            questions += [q for q in _tests_of(ag) if q not in questions]
+    cols = ["file", "assignment", "student", "seed"] + sorted(questions, key=lambda q: (len(q), q)) + ["total", "max", "error", "flags"]
+    out = _Csv(Path(out_csv) if out_csv else sub / "grades.csv", cols)
+    say = (lambda *a, **k: None) if quiet else print
+    with _sigterm_as_interrupt():
+        for f in files:
+            row = {"file": str(f.relative_to(sub)), "assignment": "", "student": "", "seed": "", "error": "", "flags": ""}
+            try:  # one bad submission is a row with its error, never the end of the batch
+                if isinstance(found[f], Exception):
+                    raise found[f]
+                name = row["assignment"] = found[f]
+                if name not in tests:
+                    ag = build_dir / name / "autograder" / f"{name}.ipynb"
+                    raise ValueError(f"no autograder notebook {ag}: run `pagesim exercises build --out {build_dir}` first")
+                row["flags"] = "; ".join(scan(f))
+                if row["flags"]:
+                    say(f"{row['file']}: FLAGGED: {row['flags']}", file=sys.stderr)
+                scores = grade_in_process(f, tests[name]) if in_process else grade_isolated(f, tests[name], timeout)
+                value, times = _student_value(f)
+            except Exception as e:  # noqa: BLE001 - any file can be submitted
+                row["error"] = _one_line(e)
+                out.add(row)
+                say(f"{row['file']}: NOT GRADED: {row['error']}", file=sys.stderr)
+                continue
+            try:
+                seed = seed_of(value)
+            except (TypeError, ValueError):
+                seed = ""
+            row.update(student=str(value), seed=seed)
+            if times > 1:  # the CSV reads the first assignment; grading used the value at run time
+                row["error"] = f"STUDENT_ID is assigned {times} times: check by hand which id was graded"
+            for q, (s, _) in scores.items():
+                row[q] = s
+            row["total"] = sum(s for s, _ in scores.values())
+            row["max"] = sum(m for _, m in scores.values())
+            out.add(row)
+            say(f"{row['file']}: {name}, {row['total']:g} / {row['max']:g}")
+    say(f"wrote {out.path}")
+    return out.rows
 
 
 SAMPLE_ID = "sample-student@example.edu"
@@ -305,6 +715,8 @@ def samples(build_dir, out, student: str = SAMPLE_ID, only=None) -> dict[str, li
     from .exercises import WRONG, assignment_key
 
     build_dir, out = Path(build_dir), Path(out)
+    if not build_dir.is_dir():
+        raise ValueError(f"build={str(build_dir)!r} does not exist: the assignments are not built; run `pagesim exercises build --out {build_dir}` first")
     written = {}
     names = sorted(p.name for p in build_dir.iterdir() if (p / "student").is_dir())
     if only:

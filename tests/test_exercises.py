@@ -2,7 +2,9 @@
 
 The assignments are built once per session (otter assign, into a temporary folder, never beside
 this tests/ folder: otter-grader issue 931) and graded in-process with otter's own test files
-(``pagesim.grading.grade_in_process``); one test runs the real ``otter run`` on a sample.
+(``pagesim.grading.grade_in_process``); one test runs the instructor's command on a sample (each
+submission in a process of its own, ``pagesim.grading.grade_isolated``), and
+tests/test_grading_hostile.py grades hostile submissions that way.
 """
 
 from __future__ import annotations
@@ -155,8 +157,9 @@ def test_grade_writes_the_csv(built, tmp_path):
     assert float(by["blank"]["total"]) == 0
 
 
-def test_otter_run_grades_a_sample(built, samples, tmp_path):
-    """The instructor's command, end to end, as the README runs it (otter run, no Docker)."""
+def test_grade_command_grades_a_sample(built, samples, tmp_path):
+    """The instructor's command, end to end, as the README runs it (a process per submission): the
+    same scores as grading in this process."""
     name = NAMES[-1]  # the assignment without simulations: the quickest to run in a kernel
     sub = tmp_path / "subs"
     sub.mkdir()
