@@ -11,7 +11,7 @@ from reference_os import reference_backing
 
 import pagesim
 from pagesim import Layout, OutOfMemory, PhysicalMemory, Region
-from pagesim.memory import FREE
+from pagesim.memory import FREE, MOVABLE
 from pagesim.paging import resolve
 
 
@@ -190,3 +190,75 @@ def test_deepcopy_shares_nothing_mutable():
     c.alloc(0)
     c.hugetlb_pool[65536].append(0)
     assert c._heads != m._heads and not (c.state == m.state).all() and c.hugetlb_pool != m.hugetlb_pool
+
+
+def _huge_pages_by_compaction(mem, order, count, base_allocs=0, rng=None, compact=None):
+    """What a THP fault sequence does to memory (as paging.resolve does): ``count`` times, an
+    aligned 2**order block, compacting (with ``compact``, default mem.compact) when none is free;
+    optionally up to ``base_allocs`` base pages allocated before each. Returns (blocks obtained,
+    pages each compaction migrated, frames each vacated)."""
+    compact = compact or (lambda o: mem.compact(o))
+    got, moved, vacated = [], [], []
+    for _ in range(count):
+        for _ in range(int(rng.integers(base_allocs + 1)) if rng is not None else 0):
+            mem.alloc(0)
+        b = mem.alloc(order)
+        if b is None:
+            before = mem.state.copy()
+            n = compact(order)
+            if n is None:
+                break
+            moved.append(n)
+            vacated.append(np.flatnonzero((before == MOVABLE) & (mem.state == FREE)))
+            b = mem.alloc(order)
+            assert b is not None
+        got.append(b)
+    return got, moved, vacated
+
+
+def test_compaction_moves_each_page_once_4g():
+    # 4 GiB half held by movable pages, 32 2M THP blocks freed by compaction: the pages migrated are
+    # the movable pages those blocks held, each moved once to the far end of memory
+    mem = PhysicalMemory("4G").fragment(0.5, movable=1.0)
+    start = mem.state.copy()
+    k = mem.order_of("2M")
+    got, moved, vacated = _huge_pages_by_compaction(mem, k, 32)
+    assert len(got) == 32 and len(moved) == 32
+    held = sum(int(np.count_nonzero(start[b : b + (1 << k)] == MOVABLE)) for b in got)
+    assert mem.migrated == sum(moved) == held == 8158
+    ds = pagesim.simulate(
+        "skylake", "touch", size="64M", pattern="memset", page_size="2M", policy="thp", memory=PhysicalMemory("4G").fragment(0.5, movable=1.0), compaction=True
+    )
+    assert int(ds["pages_migrated"]) == held and json.loads(ds.attrs["backing"])["huge_granted"]["buffer"] == 32
+
+
+@given(
+    frames_log=st.integers(6, 12),
+    max_order=st.integers(1, 6),
+    held=st.floats(0.05, 0.9),
+    movable=st.sampled_from([0.5, 0.9, 1.0]),
+    seed=st.integers(0, 2**20),
+    base_allocs=st.integers(0, 3),
+)
+def test_compaction_migrates_only_the_movable_pages_of_the_blocks_it_frees(frames_log, max_order, held, movable, seed, base_allocs):
+    """Whatever the memory, each compaction vacates movable pages that sat where they were at the
+    start (none moved twice, none taken from a frame compaction filled), all of them inside the block
+    it frees; the total is the movable pages those blocks held. The frame-by-frame reference gives
+    the same counts and states."""
+    from reference_os import reference_compact, reference_rebuild_free_lists
+
+    max_order = min(max_order, frames_log)
+    mem = PhysicalMemory((1 << frames_log) * 4096, "4K", 4096 << max_order).fragment(held, movable=movable, seed=seed)
+    ref = copy.deepcopy(mem)
+    start = mem.state.copy()
+    size = 1 << max_order
+    got, moved, vacated = _huge_pages_by_compaction(mem, max_order, 1 << (frames_log - max_order), base_allocs, np.random.default_rng(seed))
+    assert [v.size for v in vacated] == moved
+    every = np.concatenate(vacated) if vacated else np.zeros(0, dtype=np.int64)
+    assert np.unique(every).size == every.size and (start[every] == MOVABLE).all()
+    assert all(v.size == 0 or (v[0] // size == v[-1] // size and v[0] // size * size in got) for v in vacated)
+    assert mem.migrated == sum(moved) == sum(int(np.count_nonzero(start[b : b + size] == MOVABLE)) for b in got)
+    # the same sequence against the frame-by-frame reference
+    ref_compact = lambda o: reference_compact(ref, o, reference_rebuild_free_lists)  # noqa: E731
+    want = _huge_pages_by_compaction(ref, max_order, 1 << (frames_log - max_order), base_allocs, np.random.default_rng(seed), ref_compact)
+    assert want[0] == got and want[1] == moved and (ref.state == mem.state).all() and ref.migrated == mem.migrated
