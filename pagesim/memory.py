@@ -112,10 +112,13 @@ class PhysicalMemory:
 
     def order_of(self, page_size) -> int:
         p = parse_page_size(page_size)
-        if p < self.frame or p > self.max_block:
+        if p < self.frame:
+            allowed = f"{format_size(self.frame)}..{format_size(self.max_block)}"
+            raise ValueError(f"page_size={format_size(p)} is smaller than this memory's frames ({format_size(self.frame)}): allowed {allowed}")
+        if p > self.max_block:
             raise ValueError(
-                f"page_size={format_size(p)} cannot come from this allocator: frames are {format_size(self.frame)}, "
-                f"blocks at most {format_size(self.max_block)}"
+                f"page_size={format_size(p)} exceeds the allocator's max_block={format_size(self.max_block)}, its largest block: "
+                f"make PhysicalMemory('{format_size(self.ram)}', frame='{format_size(self.frame)}', max_block='{format_size(p)}')"
             )
         return log2(p // self.frame)
 

@@ -143,6 +143,11 @@ def test_memory_errors():
         pagesim.simulate("power8", "touch", memory=PhysicalMemory("1G", "4K"))
     with pytest.raises(OutOfMemory, match="memory is full"):
         pagesim.simulate("zen4", "touch", size="64M", page_size="4K", memory=PhysicalMemory("32M", "4K"))
+    # apple-m1's THP is 32M (16K granule), more than the default max_block: the error says what would work
+    with pytest.raises(ValueError, match=r"page_size=32M exceeds the allocator's max_block=16M, .*PhysicalMemory\('1G', frame='16K', max_block='32M'\)"):
+        pagesim.simulate("apple-m1", "random", working_set="64M", accesses=1000, policy="thp", memory=PhysicalMemory("1G", frame="16K"))
+    with pytest.raises(ValueError, match=r"page_size=8K is smaller than this memory's frames \(16K\): allowed 16K..16M"):
+        PhysicalMemory("1G", frame="16K").order_of("8K")
 
 
 @given(
