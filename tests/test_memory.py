@@ -162,7 +162,8 @@ def test_memory_errors():
 )
 def test_free_lists_and_compaction_as_the_push_by_push_reference(frames_log, extra, max_order, held, movable, placement, seed, ops):
     """The numpy rebuild of the free lists and compact() give the very heaps, heads, frame states and
-    migration counts of the code they replaced (tests/reference_os.py), whatever happens in between."""
+    migration counts of the plain references in tests/reference_os.py (the free lists rebuilt push by
+    push, compaction's scanners walked frame by frame), whatever happens in between."""
     from reference_os import reference_compact, reference_rebuild_free_lists
 
     nframes = (1 << frames_log) + extra
