@@ -2,8 +2,8 @@
 process, results checked identical first:
 
 - notebook 03's fragmentation table (``studies.mpss.fragmentation``): the free lists rebuilt block by
-  block with heappush, compaction counting free frames per candidate block, and PhysicalMemory
-  deep-copied entry by entry (before) against the numpy rebuild and a container copy (after);
+  block with heappush and PhysicalMemory deep-copied entry by entry (before) against the numpy
+  rebuild and a container copy (after); both run today's compaction (PhysicalMemory.compact);
 - notebook 05's walks and cache misses (``studies.sharedpt.walks_and_misses``): page-table pages
   numbered by ``np.unique(rows, axis=0)`` (before) against one packed int64 key (after).
 
@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from reference_os import reference_compact, reference_rebuild_free_lists  # noqa: E402
+from reference_os import reference_rebuild_free_lists  # noqa: E402
 
 from pagesim import memory as M  # noqa: E402
 from pagesim import processes as P  # noqa: E402
@@ -44,15 +44,14 @@ def _old_rebuild(self):
 
 @contextlib.contextmanager
 def before():
-    saved = (M.PhysicalMemory._rebuild_free_lists, M.PhysicalMemory.compact, M.PhysicalMemory.__deepcopy__, P._table_ids)
+    saved = (M.PhysicalMemory._rebuild_free_lists, M.PhysicalMemory.__deepcopy__, P._table_ids)
     M.PhysicalMemory._rebuild_free_lists = _old_rebuild
-    M.PhysicalMemory.compact = lambda self, order, cycles_per_page=0: reference_compact(self, order, reference_rebuild_free_lists)
     del M.PhysicalMemory.__deepcopy__  # the generic deepcopy
     P._table_ids = _old_table_ids
     try:
         yield
     finally:
-        (M.PhysicalMemory._rebuild_free_lists, M.PhysicalMemory.compact, M.PhysicalMemory.__deepcopy__, P._table_ids) = saved
+        (M.PhysicalMemory._rebuild_free_lists, M.PhysicalMemory.__deepcopy__, P._table_ids) = saved
 
 
 def main(argv=None) -> int:

@@ -57,7 +57,14 @@ class PhysicalMemory:
         self._heaps: list[list[int]] = [[] for _ in range(self.max_order + 1)]
         self.hugetlb_pool: dict[int, list[int]] = {}  # page size -> reserved block starts
         self.migrated = 0
+        self._reset_compaction()
         self._rebuild_free_lists()
+
+    def _reset_compaction(self):
+        """Compaction's scanners back at the ends of memory (see :meth:`compact`)."""
+        self._migrate_pfn = 0  # the migrate scanner has passed every frame below this
+        self._free_pfn = self.nframes  # the free scanner has passed every frame from this up
+        self._scanners_met = False
 
     # ------------------------------------------------------------------ free lists
     def _push(self, start: int, order: int):
@@ -105,10 +112,13 @@ class PhysicalMemory:
 
     def order_of(self, page_size) -> int:
         p = parse_page_size(page_size)
-        if p < self.frame or p > self.max_block:
+        if p < self.frame:
+            allowed = f"{format_size(self.frame)}..{format_size(self.max_block)}"
+            raise ValueError(f"page_size={format_size(p)} is smaller than this memory's frames ({format_size(self.frame)}): allowed {allowed}")
+        if p > self.max_block:
             raise ValueError(
-                f"page_size={format_size(p)} cannot come from this allocator: frames are {format_size(self.frame)}, "
-                f"blocks at most {format_size(self.max_block)}"
+                f"page_size={format_size(p)} exceeds the allocator's max_block={format_size(self.max_block)}, its largest block: "
+                f"make PhysicalMemory('{format_size(self.ram)}', frame='{format_size(self.frame)}', max_block='{format_size(p)}')"
             )
         return log2(p // self.frame)
 
@@ -171,6 +181,7 @@ class PhysicalMemory:
         kinds = np.full(n, PINNED, dtype=np.uint8)
         kinds[rng.random(n) < movable] = MOVABLE
         m.state[chosen] = kinds
+        m._reset_compaction()
         m._rebuild_free_lists()
         return m
 
@@ -196,36 +207,55 @@ class PhysicalMemory:
         return m
 
     def compact(self, order: int, cycles_per_page: int = 0) -> int | None:
-        """Make one aligned 2**order block free by migrating movable pages out of it, if a block
-        holds no pinned or in-use frame and the movable pages fit elsewhere. Returns the number of
-        pages migrated, or None if compaction cannot help."""
+        """Free one aligned 2**order block by migrating its movable pages, as Linux's compaction
+        (mm/compaction.c) does. Returns the number of pages migrated, or None if compaction cannot
+        free a block.
+
+        Modelled on Linux: two scanners cross one zone (here all of memory). The migrate scanner
+        walks up from the zone's start looking for pages to move out; the free scanner walks down
+        from the zone's end collecting free frames to move them to; both keep their positions from
+        one compaction to the next (the zone's cached migrate and free positions), and compaction
+        ends when they meet (COMPACT_COMPLETE). A block the migrate scanner has passed is never a
+        destination and a frame the free scanner has passed is never a source, so no page moves
+        twice: every page migrated is one a freed block held before compaction began. As in direct
+        compaction, an aligned block of the requested order that holds a page that cannot move
+        (pinned or in use) is skipped whole.
+
+        Modelling assumptions: a block's pages move only when all of them fit in the free frames
+        between the block's end and the free scanner (Linux migrates in batches and may move some
+        pages of a block it then cannot finish; the model moves none); the free scanner takes the
+        highest free frames first; once the scanners have met, no further block is freed (Linux
+        resets the positions and, after deferring compaction, may start a new pass, which the
+        model does not); the free scanner does not revisit frames freed above it later.
+        """
+        order = check_int("order", order, 0, self.max_order)
+        if self._scanners_met:
+            return None
         size = 1 << order
-        n = self.nframes // size
-        st = self.state[: n * size].reshape(n, size)
-        ok = ~((st == PINNED) | (st == USED)).any(axis=1)
-        total_free = self.free_frames()  # unchanged until a block is compacted (then we return)
-        for b in np.flatnonzero(ok).tolist():
-            moving = np.flatnonzero(st[b] == MOVABLE)
+        first = -(-self._migrate_pfn // size)
+        for b in range(first, self.nframes // size):
+            lo, hi = b * size, (b + 1) * size
+            if hi > self._free_pfn:
+                break
+            blk = self.state[lo:hi]
+            if ((blk == PINNED) | (blk == USED)).any():
+                self._migrate_pfn = hi
+                continue
+            moving = np.flatnonzero(blk == MOVABLE)
             if moving.size == 0:
-                continue
-            outside_free = total_free - int(np.count_nonzero(st[b] == FREE))
-            if outside_free < moving.size:
-                continue
-            # Take the block's free frames out of circulation and move each movable page elsewhere.
-            # Allocating single frames one by one from freshly rebuilt free lists takes the frames of
-            # the order-0 blocks in address order, then those of the order-1 blocks, and so on (a
-            # split block hands out its frames in address order, its pieces being smaller than any
-            # other block left): so the destinations are the first free frames in that order.
-            self.state[b * size : (b + 1) * size][st[b] == FREE] = USED
-            starts = self._maximal_blocks()
-            dst = np.concatenate([(s_[:, None] + np.arange(1 << o)).ravel() for o, s_ in enumerate(starts)])
-            if dst.size < moving.size:  # cannot happen: the free frames were counted above
-                raise RuntimeError(f"internal error: compaction found {dst.size} free frames for {moving.size} movable pages of block {b}")
-            self.state[dst[: moving.size]] = MOVABLE
-            self.state[b * size : (b + 1) * size] = FREE
+                continue  # already free: nothing to compact, and the caller's allocation finds it
+            dst = np.flatnonzero(self.state[hi : self._free_pfn] == FREE)
+            if dst.size < moving.size:
+                break  # the free scanner reaches this block before its pages fit: the scanners meet
+            dst = dst[dst.size - moving.size :] + hi
+            self.state[dst] = MOVABLE
+            self.state[lo + moving] = FREE
+            self._migrate_pfn = hi
+            self._free_pfn = int(dst[0])
             self._rebuild_free_lists()
             self.migrated += int(moving.size)
             return int(moving.size)
+        self._scanners_met = True
         return None
 
     def describe(self) -> str:

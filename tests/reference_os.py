@@ -83,26 +83,43 @@ def reference_rebuild_free_lists(mem):
 
 
 def reference_compact(mem, order, rebuild):
-    """compact() as it was: the first aligned block with no pinned or in-use frame whose movable pages
-    fit elsewhere; its free frames taken, each movable page allocated elsewhere one by one."""
-    import numpy as np
+    """compact() frame by frame: Linux's two scanners (mm/compaction.c) as pagesim models them.
 
+    The migrate scanner walks up aligned 2**order blocks from where it stopped last time, passing
+    any block with a pinned (1) or in-use (3) frame; the first block with movable (2) pages is
+    compacted if the free scanner, walking down from where it stopped, finds enough free (0)
+    frames above the block: each movable page, in address order, goes to the next free frame the
+    free scanner meets. Otherwise, or when the next block reaches past the free scanner, the
+    scanners have met and compaction is over for good. The scanner positions live in
+    ``mem.ref_scanners``, apart from the code under test's."""
+    sc = mem.__dict__.setdefault("ref_scanners", {"migrate": 0, "free": mem.nframes, "met": False})
+    if sc["met"]:
+        return None
     size = 1 << order
-    n = mem.nframes // size
-    st = mem.state[: n * size].reshape(n, size)
-    ok = ~((st == 1) | (st == 3)).any(axis=1)
-    for b in np.flatnonzero(ok).tolist():
-        moving = np.flatnonzero(st[b] == 2)
-        if moving.size == 0:
+    b = (sc["migrate"] + size - 1) // size
+    while (b + 1) * size <= mem.nframes and (b + 1) * size <= sc["free"]:
+        lo, hi = b * size, (b + 1) * size
+        if any(int(mem.state[f]) in (1, 3) for f in range(lo, hi)):
+            sc["migrate"] = hi
+            b += 1
             continue
-        if int(np.count_nonzero(mem.state == 0)) - int(np.count_nonzero(st[b] == 0)) < moving.size:
+        movers = [f for f in range(lo, hi) if int(mem.state[f]) == 2]
+        if not movers:
+            b += 1
             continue
-        mem.state[b * size : (b + 1) * size][st[b] == 0] = 3
+        dst, f = [], sc["free"] - 1
+        while len(dst) < len(movers) and f >= hi:
+            if int(mem.state[f]) == 0:
+                dst.append(f)
+            f -= 1
+        if len(dst) < len(movers):
+            break
+        for src, to in zip(movers, dst):
+            mem.state[to] = 2
+            mem.state[src] = 0
+        sc["migrate"], sc["free"] = hi, dst[-1]
         mem._heads, mem._heaps = rebuild(mem)
-        for _ in range(moving.size):
-            assert mem.alloc(0, 2) is not None
-        mem.state[b * size : (b + 1) * size] = 0
-        mem._heads, mem._heaps = rebuild(mem)
-        mem.migrated += int(moving.size)
-        return int(moving.size)
+        mem.migrated += len(movers)
+        return len(movers)
+    sc["met"] = True
     return None

@@ -11,7 +11,7 @@ from reference_os import reference_backing
 
 import pagesim
 from pagesim import Layout, OutOfMemory, PhysicalMemory, Region
-from pagesim.memory import FREE
+from pagesim.memory import FREE, MOVABLE
 from pagesim.paging import resolve
 
 
@@ -143,6 +143,11 @@ def test_memory_errors():
         pagesim.simulate("power8", "touch", memory=PhysicalMemory("1G", "4K"))
     with pytest.raises(OutOfMemory, match="memory is full"):
         pagesim.simulate("zen4", "touch", size="64M", page_size="4K", memory=PhysicalMemory("32M", "4K"))
+    # apple-m1's THP is 32M (16K granule), more than the default max_block: the error says what would work
+    with pytest.raises(ValueError, match=r"page_size=32M exceeds the allocator's max_block=16M, .*PhysicalMemory\('1G', frame='16K', max_block='32M'\)"):
+        pagesim.simulate("apple-m1", "random", working_set="64M", accesses=1000, policy="thp", memory=PhysicalMemory("1G", frame="16K"))
+    with pytest.raises(ValueError, match=r"page_size=8K is smaller than this memory's frames \(16K\): allowed 16K..16M"):
+        PhysicalMemory("1G", frame="16K").order_of("8K")
 
 
 @given(
@@ -157,7 +162,8 @@ def test_memory_errors():
 )
 def test_free_lists_and_compaction_as_the_push_by_push_reference(frames_log, extra, max_order, held, movable, placement, seed, ops):
     """The numpy rebuild of the free lists and compact() give the very heaps, heads, frame states and
-    migration counts of the code they replaced (tests/reference_os.py), whatever happens in between."""
+    migration counts of the plain references in tests/reference_os.py (the free lists rebuilt push by
+    push, compaction's scanners walked frame by frame), whatever happens in between."""
     from reference_os import reference_compact, reference_rebuild_free_lists
 
     nframes = (1 << frames_log) + extra
@@ -190,3 +196,75 @@ def test_deepcopy_shares_nothing_mutable():
     c.alloc(0)
     c.hugetlb_pool[65536].append(0)
     assert c._heads != m._heads and not (c.state == m.state).all() and c.hugetlb_pool != m.hugetlb_pool
+
+
+def _huge_pages_by_compaction(mem, order, count, base_allocs=0, rng=None, compact=None):
+    """What a THP fault sequence does to memory (as paging.resolve does): ``count`` times, an
+    aligned 2**order block, compacting (with ``compact``, default mem.compact) when none is free;
+    optionally up to ``base_allocs`` base pages allocated before each. Returns (blocks obtained,
+    pages each compaction migrated, frames each vacated)."""
+    compact = compact or (lambda o: mem.compact(o))
+    got, moved, vacated = [], [], []
+    for _ in range(count):
+        for _ in range(int(rng.integers(base_allocs + 1)) if rng is not None else 0):
+            mem.alloc(0)
+        b = mem.alloc(order)
+        if b is None:
+            before = mem.state.copy()
+            n = compact(order)
+            if n is None:
+                break
+            moved.append(n)
+            vacated.append(np.flatnonzero((before == MOVABLE) & (mem.state == FREE)))
+            b = mem.alloc(order)
+            assert b is not None
+        got.append(b)
+    return got, moved, vacated
+
+
+def test_compaction_moves_each_page_once_4g():
+    # 4 GiB half held by movable pages, 32 2M THP blocks freed by compaction: the pages migrated are
+    # the movable pages those blocks held, each moved once to the far end of memory
+    mem = PhysicalMemory("4G").fragment(0.5, movable=1.0)
+    start = mem.state.copy()
+    k = mem.order_of("2M")
+    got, moved, vacated = _huge_pages_by_compaction(mem, k, 32)
+    assert len(got) == 32 and len(moved) == 32
+    held = sum(int(np.count_nonzero(start[b : b + (1 << k)] == MOVABLE)) for b in got)
+    assert mem.migrated == sum(moved) == held == 8158
+    ds = pagesim.simulate(
+        "skylake", "touch", size="64M", pattern="memset", page_size="2M", policy="thp", memory=PhysicalMemory("4G").fragment(0.5, movable=1.0), compaction=True
+    )
+    assert int(ds["pages_migrated"]) == held and json.loads(ds.attrs["backing"])["huge_granted"]["buffer"] == 32
+
+
+@given(
+    frames_log=st.integers(6, 12),
+    max_order=st.integers(1, 6),
+    held=st.floats(0.05, 0.9),
+    movable=st.sampled_from([0.5, 0.9, 1.0]),
+    seed=st.integers(0, 2**20),
+    base_allocs=st.integers(0, 3),
+)
+def test_compaction_migrates_only_the_movable_pages_of_the_blocks_it_frees(frames_log, max_order, held, movable, seed, base_allocs):
+    """Whatever the memory, each compaction vacates movable pages that sat where they were at the
+    start (none moved twice, none taken from a frame compaction filled), all of them inside the block
+    it frees; the total is the movable pages those blocks held. The frame-by-frame reference gives
+    the same counts and states."""
+    from reference_os import reference_compact, reference_rebuild_free_lists
+
+    max_order = min(max_order, frames_log)
+    mem = PhysicalMemory((1 << frames_log) * 4096, "4K", 4096 << max_order).fragment(held, movable=movable, seed=seed)
+    ref = copy.deepcopy(mem)
+    start = mem.state.copy()
+    size = 1 << max_order
+    got, moved, vacated = _huge_pages_by_compaction(mem, max_order, 1 << (frames_log - max_order), base_allocs, np.random.default_rng(seed))
+    assert [v.size for v in vacated] == moved
+    every = np.concatenate(vacated) if vacated else np.zeros(0, dtype=np.int64)
+    assert np.unique(every).size == every.size and (start[every] == MOVABLE).all()
+    assert all(v.size == 0 or (v[0] // size == v[-1] // size and v[0] // size * size in got) for v in vacated)
+    assert mem.migrated == sum(moved) == sum(int(np.count_nonzero(start[b : b + size] == MOVABLE)) for b in got)
+    # the same sequence against the frame-by-frame reference
+    ref_compact = lambda o: reference_compact(ref, o, reference_rebuild_free_lists)  # noqa: E731
+    want = _huge_pages_by_compaction(ref, max_order, 1 << (frames_log - max_order), base_allocs, np.random.default_rng(seed), ref_compact)
+    assert want[0] == got and want[1] == moved and (ref.state == mem.state).all() and ref.migrated == mem.migrated
