@@ -245,6 +245,17 @@ def test_ctrl_c_is_one_line(tmp_path):
     assert (tmp_path / "out" / "notebooks" / "00_tiny.failed.ipynb").is_file()
 
 
+def test_saved_progress_bars_show_their_final_state(tmp_path):
+    """A progress bar in an executed notebook reads 100% 18/18 once done (was: the widget's text
+    when first shown, 0/18)."""
+    src = _tiny(tmp_path / "src", cells=("from pagesim._progress import steps\nfor i in steps(range(18), 'work'):\n    pass",))
+    rec = N.execute(src, tmp_path / "out", quick=True)
+    assert rec["status"] == "ok", rec.get("error")
+    nb = nbformat.read(tmp_path / "out" / "00_tiny.ipynb", as_version=4)
+    shown = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "work" in str(o)]
+    assert len(shown) == 1 and shown[0]["data"]["text/plain"].startswith("work: 100%|██████████| 18/18 ["), shown
+
+
 def test_a_finished_run_writes_both_files(tmp_path, monkeypatch):
     monkeypatch.setattr(N, "execute", _stand_in())
     assert N.main(["--out", str(tmp_path), "--quick", NBS[0].stem]) == 0
