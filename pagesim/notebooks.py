@@ -103,6 +103,8 @@ def code_version(folder: Path | None = None) -> dict:
         h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     commit = None
     try:
+        if not (pkg.parent / ".git").exists():  # an installed copy, not a checkout
+            raise FileNotFoundError(pkg.parent / ".git")
         run = dict(cwd=pkg.parent, capture_output=True, text=True, timeout=30)
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], **run)
         if head.returncode == 0:
@@ -228,12 +230,15 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
             rec["error"] = "the notebook wrote no findings (its last cell must call Findings.save(result_path))"
         _save(rec, nb, out_dir, path.stem, log_path)
     except KeyboardInterrupt:
+        if "seconds" in rec:  # the notebook had run: stopped while its outputs were written
+            rec["error"] = "interrupted (Ctrl-C) while its outputs were written"
+        else:
+            rec["seconds"] = round(time.perf_counter() - t, 1)
+            rec["error"] = "interrupted (Ctrl-C)"
+            if nb is not None:
+                where = _mark_stopped(nb, "interrupted (Ctrl-C)")
+                rec["error"] = f"interrupted (Ctrl-C) {'in ' if where.startswith('cell') else ''}{where}"
         rec["status"] = "interrupted"
-        rec["seconds"] = round(time.perf_counter() - t, 1)
-        rec["error"] = "interrupted (Ctrl-C)"
-        if nb is not None:
-            where = _mark_stopped(nb, "interrupted (Ctrl-C)")
-            rec["error"] = f"interrupted (Ctrl-C) {'in ' if where.startswith('cell') else ''}{where}"
         rec.pop("findings", None)
         _save(rec, nb, out_dir, path.stem, log_path)
         raise
