@@ -460,9 +460,9 @@ def run_chunks(
     ``range_error(index)`` when that address is 2**63 or above). Returns the number of accesses run."""
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ._progress import bar as progress_bar
 
-        bar = tqdm(total=total, desc=desc, unit="acc", unit_scale=True, leave=False)
+        bar = progress_bar(total=total, desc=desc, unit="acc", unit_scale=True, leave=False)
     done = 0
     for addrs, kk in chunks:
         a, ka = kernel_arrays(addrs, kk)

@@ -4,7 +4,7 @@
     pagesim simulate --machine skylake --workload random --working-set 1G --page-size 4K [--accesses N]
     pagesim demo
     pagesim host [--size 64M ...] [--offset 0]
-    pagesim trace record [-o OUT] [--data-only] [--limit N] -- CMD [ARG ...]
+    pagesim trace record [-o OUT] [--force] [--data-only] [--limit N] -- CMD [ARG ...]
     pagesim probe [--quick] [--max-size 1G] [--repeats 7]
     pagesim warm [--generic-only] [--record]
     pagesim exercises build [--out build/exercises] | grade SUBMISSIONS_DIR [--timeout S] | samples
@@ -242,13 +242,14 @@ def cmd_trace(args) -> int:
     """Record a program's memory trace with valgrind lackey (pagesim.record)."""
     import subprocess
 
-    from .record import record
+    from .record import TraceExists, record
 
     limit = None if args.limit is None else _whole("--limit", args.limit, 1, 1 << 40)
+    quiet = subprocess.DEVNULL if args.quiet_program else None
     try:
-        rec = record(args.command, out=args.output, data_only=args.data_only, limit=limit, program_output=subprocess.DEVNULL if args.quiet_program else None)
-    except OSError as e:
-        raise RuntimeError(f"cannot write the trace: {e}") from None
+        rec = record(args.command, out=args.output, data_only=args.data_only, limit=limit, program_output=quiet, force=args.force)
+    except TraceExists as e:
+        raise ValueError(f"{e.path} exists: give --force to replace it, or -o another file") from None
     print(rec)
     print(f"simulate it: pagesim simulate --machine skylake --trace {rec.path} --page-size 4K")
     return 0
@@ -330,6 +331,7 @@ def main(argv=None) -> int:
     tr.add_argument("--data-only", action="store_true", help="drop instruction fetches (about 3/4 of a lackey trace)")
     tr.add_argument("--limit", help="stop the program after this many accesses")
     tr.add_argument("--quiet-program", action="store_true", help="discard the program's own output")
+    tr.add_argument("--force", action="store_true", help="replace the trace file if it exists (it is replaced only once the new trace is complete)")
     tr.add_argument("command", nargs=argparse.REMAINDER, help="the command to trace, after --")
     pr = sub.add_parser("probe", help="measure this machine: pointer-chase latency over working sets, 4K pages vs THP, and the knees")
     pr.add_argument("--min-size", default="16K", help="smallest working set (default 16K)")

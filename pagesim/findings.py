@@ -266,14 +266,12 @@ class Findings:
         if peak:
             print(f"peak memory of this kernel: {peak:.0f} MiB")
         if result_path:
+            from ._files import write_atomic
+
             p = Path(result_path)
             p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_suffix(p.suffix + ".part")
-            tmp.write_text(
-                json.dumps({"notebook": self.notebook, "document": self.document, "peak_rss_mib": peak, "findings": [asdict(f) for f in self.items]}, indent=1),
-                encoding="utf-8",
-            )
-            tmp.replace(p)
+            data = {"notebook": self.notebook, "document": self.document, "peak_rss_mib": peak, "findings": [asdict(f) for f in self.items]}
+            write_atomic({p: json.dumps(data, indent=1)}, f"the findings of {self.notebook}")
 
 
 def regressions(records: list[dict], baseline: dict) -> list[str]:

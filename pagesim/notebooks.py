@@ -1,8 +1,13 @@
-"""The main job: execute every notebook headlessly with papermill, render HTML copies, and write the
+"""The main job: execute the notebooks headlessly with papermill, render HTML copies, and write the
 validation report (each document, each finding, the document's figure, the simulation's, and its
-verdict; see pagesim.report). ``pagesim notebooks [--quick] [--out build] [--save-baseline]``; exit
-status 1 if a notebook errors (naming the notebook and the cell) or a verdict regressed against
+verdict; see pagesim.report). ``pagesim notebooks [--quick] [--out build] [--save-baseline] [NN ...]``;
+exit status 1 if a notebook errors (naming the notebook and the cell) or a verdict regressed against
 ``notebooks/verdicts.json``.
+
+Each notebook's outputs go to ``OUT/notebooks`` (see :func:`execute`: written whole once it has run,
+never over an earlier run's outputs when it fails); a run of some notebooks leaves the others'
+outputs as they are, and ``OUT/report.md`` is rebuilt after every notebook from all the records in
+the folder (:func:`write_report`), so it always describes the files beside it.
 """
 
 from __future__ import annotations
@@ -75,74 +80,202 @@ def check_parameters(path: Path) -> dict:
     return params
 
 
+def code_version(folder: Path | None = None) -> dict:
+    """What produced a run: pagesim's version, the git commit of the checkout (``+changes`` when
+    its tracked files differ from it; None outside a checkout) and ``sources``, a digest of the
+    package's files and of the notebooks in ``folder`` (default: the notebooks folder, when there is
+    one). Two runs are comparable when their digests are equal."""
+    import hashlib
+    import subprocess
+
+    from . import __version__
+
+    pkg = Path(__file__).resolve().parent
+    if folder is None:
+        try:
+            folder = notebooks_dir()
+        except FileNotFoundError:
+            folder = None
+    files = [p for p in sorted(pkg.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    files += list_notebooks(folder) if folder is not None else []
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    commit = None
+    try:
+        if not (pkg.parent / ".git").exists():  # an installed copy, not a checkout
+            raise FileNotFoundError(pkg.parent / ".git")
+        run = dict(cwd=pkg.parent, capture_output=True, text=True, timeout=30)
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], **run)
+        if head.returncode == 0:
+            changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], **run).stdout.strip()
+            commit = head.stdout.strip() + ("+changes" if changed else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"version": __version__, "commit": commit, "sources": h.hexdigest()[:12]}
+
+
+def _kernel_manager(log):
+    """A kernel manager class whose kernels write their own log lines (ipykernel's warnings, and the
+    traceback a kernel prints when it is shut down in the middle of a cell) to the open file ``log``
+    instead of this terminal. What the cells print reaches the notebook either way."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LoggedKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            kw.setdefault("stdout", log)
+            kw.setdefault("stderr", log)
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    return LoggedKernelManager
+
+
+def _engine():
+    """papermill's nbclient engine, registered as 'pagesim', which puts the notebook it executes in
+    the list ``keep`` (an engine argument): the runner then has the notebook however the run ends
+    (an error, a timeout, Ctrl-C), and writes it itself. papermill itself writes no file (the runner
+    gives it no output path)."""
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class KeepingEngine(NBClientEngine):
+        @classmethod
+        def execute_notebook(cls, nb, kernel_name, keep=None, **kw):
+            if keep is not None:
+                keep.append(nb)
+            return super().execute_notebook(nb, kernel_name, **kw)
+
+    papermill_engines.register("pagesim", KeepingEngine)
+    return "pagesim"
+
+
+def _now() -> str:
+    import datetime
+
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
 def execute(path: Path, out_dir: Path, quick: bool) -> dict:
-    """Run one notebook; returns a record with status, seconds, findings (or the error and cell)."""
+    """Run one notebook; returns its record: status, seconds, when it started, the code that ran it
+    (:func:`code_version`), findings (or the error and its cell) and ``output``, the executed
+    notebook's file name. The outputs are written atomically once the notebook has run: after a run
+    without error ``NN_name.ipynb``, ``.html`` and ``.json`` (the record) replace the notebook's
+    earlier outputs, and any ``NN_name.failed.*`` of an earlier run is removed. A notebook that errors,
+    times out or is interrupted (Ctrl-C: the record is written, then KeyboardInterrupt is raised
+    again) leaves the earlier outputs as they were and writes ``NN_name.failed.ipynb`` (the cells
+    after the one that stopped it marked not run, papermill status 'pending', and a banner cell at
+    the top saying where it stopped), ``.failed.html``, ``.failed.json`` and, when the kernel wrote
+    any, its log ``.failed.kernel.log``."""
     import papermill as pm
+    from nbclient.exceptions import CellTimeoutError
 
     out_dir.mkdir(parents=True, exist_ok=True)
     params = check_parameters(path)
-    result = out_dir / f"{path.stem}.json"
-    if result.exists():
-        result.unlink()
-    out_nb = out_dir / path.name
+    result = out_dir / f".{path.stem}.findings.{os.getpid()}.json"
+    log_path = out_dir / f".{path.stem}.kernel.{os.getpid()}.log"
     kw = {"quick": bool(quick), "result_path": str(result.resolve())}
     if "seed" in params:
         kw["seed"] = 0
-    rec = {"notebook": path.name, "quick": bool(quick)}
-    from nbclient.exceptions import CellTimeoutError
-
+    rec = {"notebook": path.name, "quick": bool(quick), "started": _now(), "pagesim": code_version()}
     _slice_kernel_polls()
+    engine = _engine()
     t = time.perf_counter()
-    for attempt in (1, 2):
-        try:
-            pm.execute_notebook(
-                str(path),
-                str(out_nb),
-                parameters=kw,
-                kernel_name=KERNEL,
-                progress_bar=False,
-                cwd=str(path.parent),
-                log_output=False,
-                execution_timeout=CELL_TIMEOUT,
-            )
-            rec["status"] = "ok"
-            break
-        except pm.PapermillExecutionError as e:
+    nb = None
+    try:
+        with open(log_path, "wb") as log:
+            for attempt in (1, 2):
+                kept = []
+                try:
+                    pm.execute_notebook(
+                        str(path),
+                        None,
+                        parameters=kw,
+                        engine_name=engine,
+                        kernel_name=KERNEL,
+                        progress_bar=False,
+                        cwd=str(path.parent),
+                        log_output=False,
+                        execution_timeout=CELL_TIMEOUT,
+                        keep=kept,
+                        kernel_manager_class=_kernel_manager(log),
+                    )
+                    rec["status"] = "ok"
+                    break
+                except pm.PapermillExecutionError as e:
+                    rec["status"] = "error"
+                    rec["error"] = f"cell {_source_index(kept[0], e.cell_index) if kept else e.cell_index} (execution {e.exec_count}): {e.ename}: {e.evalue}"
+                    break
+                except CellTimeoutError as e:
+                    # Rarely the client never hears that a cell finished although the kernel is idle (seen
+                    # here about once in 50 runs on a loaded machine: both processes waiting in epoll; the
+                    # hang papermill issue 711 describes; the sliced waits of sliced_get_msg should find
+                    # such a reply within a second). A cell of ours takes seconds, so one that runs past
+                    # CELL_TIMEOUT is such a hang: run the notebook once more, and say so.
+                    rec["status"] = "error"
+                    rec["error"] = f"a cell ran past {CELL_TIMEOUT} s: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                    rec["retried"] = f"attempt {attempt} timed out after {CELL_TIMEOUT} s"
+                    print(f"  {path.name}: a cell ran past {CELL_TIMEOUT} s ({'running the notebook once more' if attempt == 1 else 'giving up'})", flush=True)
+                    result.unlink(missing_ok=True)
+                    if kept:
+                        where = _mark_stopped(kept[0], f"it ran past {CELL_TIMEOUT} s")
+                        rec["error"] = rec["error"].replace(" s: ", f" s ({where}): ", 1)
+                finally:
+                    nb = kept[0] if kept else None
+        rec["seconds"] = round(time.perf_counter() - t, 1)
+        if result.exists():
+            found = json.loads(result.read_text(encoding="utf-8"))
+            found.pop("notebook", None)  # the record names the notebook file that ran
+            rec.update(found)
+        elif rec["status"] == "ok":
             rec["status"] = "error"
-            rec["error"] = f"cell {_source_index(out_nb, e.cell_index)} (execution {e.exec_count}): {e.ename}: {e.evalue}"
-            break
-        except CellTimeoutError as e:
-            # Rarely the client never hears that a cell finished although the kernel is idle (seen
-            # here about once in 50 runs on a loaded machine: both processes waiting in epoll; the
-            # hang papermill issue 711 describes; the sliced waits of sliced_get_msg should find
-            # such a reply within a second). A cell of ours takes seconds, so one that runs past
-            # CELL_TIMEOUT is such a hang: run the notebook once more, and say so.
-            rec["status"] = "error"
-            rec["error"] = f"a cell ran past {CELL_TIMEOUT} s: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
-            rec["retried"] = f"attempt {attempt} timed out after {CELL_TIMEOUT} s"
-            print(f"  {path.name}: a cell ran past {CELL_TIMEOUT} s ({'running the notebook once more' if attempt == 1 else 'giving up'})", flush=True)
-            if result.exists():
-                result.unlink()
-    rec["seconds"] = round(time.perf_counter() - t, 1)
-    if out_nb.exists():
-        _html(out_nb)
-    if result.exists():
-        rec.update(json.loads(result.read_text(encoding="utf-8")))
-    elif rec["status"] == "ok":
-        rec["status"] = "error"
-        rec["error"] = "the notebook wrote no findings (its last cell must call Findings.save(result_path))"
+            rec["error"] = "the notebook wrote no findings (its last cell must call Findings.save(result_path))"
+        _save(rec, nb, out_dir, path.stem, log_path)
+    except KeyboardInterrupt:
+        if "seconds" in rec:  # the notebook had run: stopped while its outputs were written
+            rec["error"] = "interrupted (Ctrl-C) while its outputs were written"
+        else:
+            rec["seconds"] = round(time.perf_counter() - t, 1)
+            rec["error"] = "interrupted (Ctrl-C)"
+            if nb is not None:
+                where = _mark_stopped(nb, "interrupted (Ctrl-C)")
+                rec["error"] = f"interrupted (Ctrl-C) {'in ' if where.startswith('cell') else ''}{where}"
+        rec["status"] = "interrupted"
+        rec.pop("findings", None)
+        _save(rec, nb, out_dir, path.stem, log_path)
+        raise
+    finally:
+        result.unlink(missing_ok=True)
+        log_path.unlink(missing_ok=True)
     return rec
 
 
-def _source_index(out_nb: Path, idx: int) -> int:
-    """The index of a cell in the committed notebook (papermill inserts its injected-parameters cell
-    into the executed copy)."""
+FAILED_SUFFIXES = (".failed.ipynb", ".failed.html", ".failed.json", ".failed.kernel.log")
+
+
+def _save(rec: dict, nb, out_dir: Path, stem: str, log_path: Path) -> None:
+    """Write the run's executed notebook, its HTML copy and its record, all or none (see
+    :func:`execute` for which names)."""
     import nbformat
 
-    try:
-        nb = nbformat.read(out_nb, as_version=4)
-    except (OSError, ValueError):
-        return idx
+    from ._files import write_atomic
+
+    base = stem if rec["status"] == "ok" else f"{stem}.failed"
+    files = {}
+    if nb is not None:
+        rec["output"] = f"{base}.ipynb"
+        files[out_dir / f"{base}.ipynb"] = nbformat.writes(nb)
+        files[out_dir / f"{base}.html"] = _html(nb)
+    if rec["status"] != "ok" and log_path.is_file() and log_path.stat().st_size:
+        files[out_dir / f"{base}.kernel.log"] = log_path.read_bytes()
+    files[out_dir / f"{base}.json"] = json.dumps(rec, indent=1)
+    write_atomic(files, f"the outputs of {stem}")
+    if rec["status"] == "ok":
+        for suffix in FAILED_SUFFIXES:
+            (out_dir / f"{stem}{suffix}").unlink(missing_ok=True)
+
+
+def _source_index(nb, idx: int) -> int:
+    """The index in the committed notebook of cell ``idx`` of the executed notebook ``nb`` (papermill
+    inserts its injected-parameters cell into the executed copy)."""
     # papermill also adds its error banners (markdown cells tagged papermill-error-cell-tag) after the run,
     # while idx counts the cells that ran: leave the banners out before finding the injected cell
     cells = [c for c in nb.cells if "papermill-error-cell-tag" not in c.metadata.get("tags", [])]
@@ -150,81 +283,124 @@ def _source_index(out_nb: Path, idx: int) -> int:
     return idx - 1 if inj and idx > inj[0] else idx
 
 
-def _html(out_nb: Path) -> None:
+STOPPED_TAG = "pagesim-run-stopped"
+
+
+def _mark_stopped(nb, why: str) -> str:
+    """Mark a notebook whose run was stopped (Ctrl-C, a timeout) in the middle of a cell: papermill
+    then records that cell and every later one as 'completed'. The stopping cell (the last that
+    started) becomes 'failed', the cells after it 'pending' with no end time, and a banner cell at the
+    top says where the run stopped and why. Returns where, for messages: "cell N" (its index in the
+    committed notebook) or "before its first cell"."""
     import nbformat
+
+    started = [i for i, c in enumerate(nb.cells) if c.metadata.get("papermill", {}).get("start_time")]
+    stop = started[-1] if started else -1
+    for i, c in enumerate(nb.cells):
+        pm_meta = c.metadata.setdefault("papermill", {})
+        if i == stop:
+            pm_meta.update(status="failed", exception=True)
+        elif i > stop:
+            pm_meta.update(status="pending", end_time=None, duration=None)
+    nb.metadata.setdefault("papermill", {})["exception"] = True
+    where = f"cell {_source_index(nb, stop)}" if started else "before its first cell"
+    banner = nbformat.v4.new_markdown_cell(
+        f'<span style="color:red; font-size:1.5em">**This run stopped {"in " if started else ""}{where}: {why}.** '
+        f"The cells after it did not run (papermill status 'pending').</span>"
+    )
+    banner.metadata["tags"] = [STOPPED_TAG]
+    nb.cells.insert(0, banner)
+    nb.metadata["pagesim"] = {"stopped": why, "where": where}
+    return where
+
+
+def _html(nb) -> str:
     from nbconvert import HTMLExporter
 
-    body, _ = HTMLExporter().from_notebook_node(nbformat.read(out_nb, as_version=4))
-    _write_atomic({out_nb.with_suffix(".html"): body})
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    return body
 
 
-def _write_atomic(files: dict[Path, str]) -> None:
-    """Write every file or none: each goes to a temporary file beside it, and they replace their
-    targets only once all are written (a killed or failed run leaves no half-written file)."""
-    tmps = {}
-    try:
-        for path, text in files.items():
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmps[path] = tmp
-            tmp.write_text(text, encoding="utf-8")
-        for path, tmp in tmps.items():
-            os.replace(tmp, path)
-    finally:
-        for tmp in tmps.values():
-            tmp.unlink(missing_ok=True)
+def load_records(nb_out: Path, names: list[str]) -> list[dict]:
+    """The run records in ``nb_out`` of the notebooks ``names`` (stems), in that order: each one's
+    last run without error (``NN_name.json``) and the failed run after it (``NN_name.failed.json``),
+    when there are. Files that are not a runner's record (no status or start time) are left out."""
+    records = []
+    for name in names:
+        for suffix in (".json", ".failed.json"):
+            p = nb_out / f"{name}{suffix}"
+            if not p.is_file():
+                continue
+            try:
+                r = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(r, dict) and "status" in r and "started" in r:
+                records.append(r)
+    return records
 
 
-def clear_outputs(out: Path, notebooks: list[Path]) -> None:
-    """Remove the report and every notebook's outputs that a previous run left in ``out``, so the
-    files there always come from one run: a run that is killed leaves its partial notebooks and
-    no report, never an old report beside new notebooks. Only files this command writes are
-    removed (``report.md``, ``report.json``, and ``notebooks/NN_name.{ipynb,html,json,json.part}``)."""
-    for name in ("report.md", "report.json"):
-        (out / name).unlink(missing_ok=True)
-    for nb in notebooks:
-        for suffix in (".ipynb", ".html", ".json", ".json.part"):
-            (out / "notebooks" / f"{nb.stem}{suffix}").unlink(missing_ok=True)
-
-
-def report(records: list[dict], quick: bool = False) -> str:
+def write_report(out: Path, names: list[str]) -> list[dict]:
+    """Rebuild ``report.md`` and ``report.json`` in ``out`` from every record in ``out/notebooks``
+    (both files or neither); returns the records."""
+    from ._files import write_atomic
     from .report import render
 
-    return render(records, quick)
+    records = load_records(out / "notebooks", names)
+    write_atomic({out / "report.md": render(records, names), out / "report.json": json.dumps(records, indent=1)}, "the report")
+    return records
+
+
+def report(records: list[dict], names: list[str] | None = None) -> str:
+    from .report import render
+
+    return render(records, names)
 
 
 def main(argv=None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="pagesim notebooks", description="execute every notebook and write the validation report")
+    ap = argparse.ArgumentParser(prog="pagesim notebooks", description="execute the notebooks and write the validation report")
     ap.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
     ap.add_argument("--out", default="build", help="output folder (default build/)")
     ap.add_argument(
         "--save-baseline", action="store_true", help="store this run's verdicts in notebooks/verdicts.json (the baseline a later run must not fall below)"
     )
-    ap.add_argument("names", nargs="*", help="notebooks to run (default: all)")
+    ap.add_argument(
+        "names",
+        nargs="*",
+        help="notebooks to run (default: all); the others' outputs in the output folder are kept, and the report holds every notebook's latest results",
+    )
     args = ap.parse_args(argv)
     out = Path(args.out)
-    nbs = list_notebooks()
+    every = list_notebooks()
+    nbs = every
     if args.names:
-        nbs = [p for p in nbs if any(n in p.name for n in args.names)]
+        nbs = [p for p in every if any(n in p.name for n in args.names)]
         if not nbs:
             print(f"pagesim notebooks: no notebook matches {args.names}", file=sys.stderr)
             return 2
-    clear_outputs(out, list_notebooks())
+    names = [p.stem for p in every]
     records = []
     for p in nbs:
         print(f"running {p.name}{' (quick)' if args.quick else ''} ...", flush=True)
-        r = execute(p, out / "notebooks", args.quick)
+        try:
+            r = execute(p, out / "notebooks", args.quick)
+        except KeyboardInterrupt:
+            write_report(out, names)  # the report holds what the folder holds, the interrupted run included
+            raise
         records.append(r)
         bad = [x["id"] for x in r.get("findings", []) if x["verdict"] == "contradicted"]
         print(f"  {r['status']} in {r['seconds']} s" + (f": {r['error']}" if r.get("error") else "") + (f"; contradicted: {bad}" if bad else ""), flush=True)
+        write_report(out, names)
     from .findings import regressions
-    from .report import headline, load_baseline, save_baseline
+    from .report import coverage, headline, load_baseline, results, save_baseline
 
-    out.mkdir(parents=True, exist_ok=True)
-    _write_atomic({out / "report.md": report(records, args.quick), out / "report.json": json.dumps(records, indent=1)})
+    folder = load_records(out / "notebooks", names)
+    complete, says = coverage(folder, names)
     print(f"report: {out / 'report.md'}; HTML copies in {out / 'notebooks'}")
-    print(headline(records))
+    print(says)
+    print(headline(results(folder), complete))
     # against the baseline this run started from: a run that saves a new one still names what got worse
     reg = regressions(records, load_baseline(args.quick))
     if args.save_baseline:

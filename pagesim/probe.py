@@ -515,9 +515,9 @@ def measure(
     rng = np.random.default_rng(seed)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ._progress import bar as progress_bar
 
-        bar = tqdm(total=len(jobs), desc="probe", unit="size")
+        bar = progress_bar(total=len(jobs), desc="probe", unit="size")
     t0 = time.perf_counter()
     done = {}  # (size, stride, page) -> record
 

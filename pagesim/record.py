@@ -1,14 +1,15 @@
 """Record a real program's memory trace with valgrind's lackey tool, streamed into a gzip file.
 
-    pagesim trace record [-o OUT] [--data-only] [--limit N] -- CMD [ARG ...]
+    pagesim trace record [-o OUT] [--force] [--data-only] [--limit N] -- CMD [ARG ...]
 
 valgrind runs ``CMD`` under lackey (``--tool=lackey --trace-mem=yes``) and writes one line per
 access (``I  addr,size``, `` L addr,size``, `` S addr,size``, `` M addr,size``) to a pipe; this
 module reads the pipe line by line and writes the lines to ``OUT`` through gzip, so the trace is
 never held in memory and never written uncompressed. valgrind's own ``==pid==`` message lines are
 kept (the trace readers skip them), and two ``==pagesim==`` lines at the top say how the trace was
-recorded. The file is written as ``OUT.part`` and renamed when complete: an interrupted recording
-leaves nothing behind.
+recorded. The file is written as ``OUT.part`` and renamed when complete: an interrupted or failed
+recording (a full disk) leaves nothing behind. An existing ``OUT`` is refused unless ``--force``
+(``force=True``), and then replaced only once the new trace is complete.
 
 ``data_only`` drops instruction fetches (``I`` lines), about three quarters of a lackey trace;
 ``limit`` stops the program after that many accesses (the trace is then the run's first ``limit``
@@ -69,6 +70,14 @@ class Recording:
         return f"{self.path}: {self.accesses:,} {what} ({', '.join(kinds)}), {self.bytes / 1e6:.2f} MB {packed}, recorded in {self.seconds:.1f} s{tail}"
 
 
+class TraceExists(FileExistsError):
+    """:func:`record`'s ``out`` exists and ``force`` is false; ``path`` is the file."""
+
+    def __init__(self, path):
+        super().__init__(f"out={str(path)!r} exists: pass force=True to replace it")
+        self.path = str(path)
+
+
 def valgrind() -> str | None:
     """Path of the valgrind executable, or None."""
     return shutil.which("valgrind")
@@ -96,13 +105,16 @@ def _term_to_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def record(command, out=None, data_only: bool = False, limit: int | None = None, program_output=None) -> Recording:
+def record(command, out=None, data_only: bool = False, limit: int | None = None, program_output=None, force: bool = False) -> Recording:
     """Run ``command`` (a list of strings) under valgrind lackey and write its memory trace to
     ``out`` (gzip-compressed when the name ends in .gz; default ``<program>-lackey.txt.gz``).
 
     data_only: drop instruction fetches. limit: stop after this many (written) accesses.
     program_output: where the program's stdout and stderr go (None: this process's; or
-    ``subprocess.DEVNULL``). Raises RuntimeError when valgrind is missing or records nothing.
+    ``subprocess.DEVNULL``). force: replace ``out`` if it exists (else :class:`TraceExists`, before
+    anything runs; the old file is replaced only once the new trace is complete). Raises
+    RuntimeError when valgrind is missing or records nothing, and an OSError naming the file when
+    the trace cannot be written (a full disk); no part of the trace is left behind.
     """
     if isinstance(command, (str, bytes)) or not hasattr(command, "__iter__"):
         raise TypeError(f"command must be a list of strings such as ['ls', '-l'], got {command!r}")
@@ -113,15 +125,17 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         raise ValueError("command is empty: name the program to trace, e.g. pagesim trace record -- ls -l")
     if limit is not None:
         limit = check_int("limit", limit, 1, None, " (a number of accesses, or None for the whole run)")
-    reason = why_not()
-    if reason:
-        raise RuntimeError(reason)
-    vg = valgrind()
     out = Path(out if out is not None else default_output(command))
     if out.is_dir():
         raise ValueError(f"out={str(out)!r} is a folder: give a file name such as {out / default_output(command)}")
     if not out.parent.is_dir():
         raise ValueError(f"out={str(out)!r}: the folder {str(out.parent)!r} does not exist")
+    if not force and (out.exists() or out.is_symlink()):
+        raise TraceExists(out)
+    reason = why_not()
+    if reason:
+        raise RuntimeError(reason)
+    vg = valgrind()
     part = out.with_name(out.name + ".part")
     counts = dict.fromkeys(KINDS.values(), 0)
     written = 0
@@ -190,7 +204,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
             if truncated:
                 sink.write(f"==pagesim== stopped after --limit {limit} accesses\n".encode())
         status = proc.wait()
-    except BaseException:
+    except BaseException as e:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
@@ -198,6 +212,8 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
             old_term = None
+        if isinstance(e, OSError):
+            raise OSError(e.errno, f"cannot write the trace {out} (writing {part}): {e.strerror or e}") from e
         raise
     if old_term is not None:
         signal.signal(signal.SIGTERM, old_term)
@@ -207,7 +223,11 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
             f"valgrind recorded no {'data ' if data_only else ''}accesses of {' '.join(command)!r} "
             f"(exit status {status}): is the command right? (valgrind's message is above)"
         )
-    part.replace(out)
+    try:
+        part.replace(out)
+    except OSError as e:
+        part.unlink(missing_ok=True)
+        raise OSError(e.errno, f"cannot write the trace {out} (renaming {part.name} into place): {e.strerror or e}") from e
     return Recording(
         path=str(out),
         command=tuple(command),

@@ -501,9 +501,9 @@ def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=
         kws.append(kw)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ._progress import bar as progress_bar
 
-        bar = tqdm(total=len(combos), desc="sweep", unit="run")
+        bar = progress_bar(total=len(combos), desc="sweep", unit="run")
     try:
         if client is not None:
             parts = _run_dask(kws, names, client, bar)

@@ -252,9 +252,9 @@ def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
 def _bar(progress: bool, total: int, desc: str, unit: str):
     if not progress:
         return None
-    from tqdm.auto import tqdm
+    from ._progress import bar
 
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, unit_divisor=1024 if unit == "B" else 1000, leave=False)
+    return bar(total=total, desc=desc, unit=unit, unit_scale=True, unit_divisor=1024 if unit == "B" else 1000, leave=False)
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def test_executes_in_quick_mode(path, tmp_path):
     reg = regressions([rec], load_baseline(quick=True))
     assert not reg, f"verdicts worse than notebooks/verdicts.json: {reg}"
     assert (tmp_path / f"{path.stem}.html").is_file()
-    text = report([rec], quick=True)
+    text = report([rec])
     assert all(f["id"] and f["verdict"] in VERDICTS for f in rec["findings"])
     assert "0 regressions" in text
 

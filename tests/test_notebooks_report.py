@@ -1,9 +1,16 @@
-"""`pagesim notebooks` never leaves a report beside outputs of another run: it clears the old
-report and outputs when it starts, and writes the report's two files all or nothing. The
-notebooks themselves are replaced by a stand-in ``execute`` (test_notebooks.py executes them)."""
+"""`pagesim notebooks` never loses what a user produced: a run of some notebooks keeps the others'
+outputs and rebuilds the report from every notebook's latest record in the folder, saying what it
+holds; each notebook's outputs are written whole once it has run, and a notebook that fails or is
+interrupted leaves the earlier outputs as they were beside a marked ``NN_name.failed.ipynb``. Most
+tests replace the notebooks by a stand-in ``execute`` or by tiny notebooks (test_notebooks.py
+executes the real ones)."""
 
+import builtins
+import errno
+import io
 import json
 
+import nbformat
 import pytest
 
 import pagesim.notebooks as N
@@ -11,84 +18,265 @@ import pagesim.notebooks as N
 NBS = N.list_notebooks()
 
 
-def _old_run(out):
-    """What a finished earlier run leaves in ``out``."""
-    (out / "notebooks").mkdir(parents=True)
-    (out / "report.md").write_text("# old report: every finding holds\n")
-    (out / "report.json").write_text("[]")
-    for p in NBS:
-        for suffix in (".ipynb", ".html", ".json"):
-            (out / "notebooks" / f"{p.stem}{suffix}").write_text("old")
-    (out / "mine.txt").write_text("not pagesim's")
-
-
-def _record(path):
+def _record(path, started="2030-01-01T00:00:00+00:00", code=None):
     """A stand-in run that finds what the committed quick-mode baseline says (so it is no regression)."""
     from pagesim.report import load_baseline
 
     base = load_baseline(quick=True).get(path.stem, {})
     findings = [{"id": i, "finding": i, "source": "", "document": "", "simulation": "", "verdict": v} for i, v in base.items()]
-    return {"notebook": path.name, "quick": True, "status": "ok", "seconds": 0.1, "findings": findings}
+    code = code or {"version": "0.1.0", "commit": "abc", "sources": "s1"}
+    return {"notebook": path.name, "quick": True, "started": started, "pagesim": code, "status": "ok", "seconds": 0.1, "findings": findings}
 
 
-def test_a_killed_run_leaves_no_old_report(tmp_path, monkeypatch):
-    _old_run(tmp_path)
-    done = []
-
-    def execute(path, out_dir, quick):
-        if done:
-            raise KeyboardInterrupt  # the run is stopped while the second notebook executes
-        (out_dir / f"{path.stem}.ipynb").write_text("new, partial")
-        done.append(path)
-        return _record(path)
-
-    monkeypatch.setattr(N, "execute", execute)
-    with pytest.raises(KeyboardInterrupt):
-        N.main(["--out", str(tmp_path), "--quick"])
-    assert not (tmp_path / "report.md").exists() and not (tmp_path / "report.json").exists()  # was: the old report
-    left = sorted(p.name for p in (tmp_path / "notebooks").iterdir())
-    assert left == [f"{NBS[0].stem}.ipynb"]  # the new partial output only, no stale ones beside it
-    assert (tmp_path / "mine.txt").read_text() == "not pagesim's"  # files pagesim does not write are kept
-
-
-def test_report_files_are_written_all_or_none(tmp_path, monkeypatch):
-    _old_run(tmp_path)
+def _stand_in(started="2030-01-01T00:00:00+00:00", code=None, stop_at=None):
+    """An ``execute`` that writes what the runner writes after a run (the notebook and its record),
+    or raises KeyboardInterrupt at the notebook ``stop_at``."""
 
     def execute(path, out_dir, quick):
-        rec = _record(path)
-        rec["seconds"] = object()  # the report cannot be written as JSON
+        if path.stem == stop_at:
+            raise KeyboardInterrupt
+        out_dir.mkdir(parents=True, exist_ok=True)
+        rec = _record(path, started, code)
+        (out_dir / f"{path.stem}.ipynb").write_text(f"run at {started}")
+        (out_dir / f"{path.stem}.json").write_text(json.dumps(rec))
         return rec
 
-    monkeypatch.setattr(N, "execute", execute)
-    monkeypatch.setattr(N, "report", lambda records, quick=False: "# new report\n")
-    with pytest.raises(TypeError):
-        N.main(["--out", str(tmp_path), "--quick", NBS[0].stem])
-    # was: the new report.md beside the old report.json
-    assert not (tmp_path / "report.md").exists() and not (tmp_path / "report.json").exists()
-    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+    return execute
+
+
+def test_a_run_of_one_notebook_keeps_the_others(tmp_path, monkeypatch):
+    """`pagesim notebooks 02` (as the README suggests) after a full run: the other notebooks' outputs
+    stay, and the report holds every notebook, 02 with its new run (was: all deleted)."""
+    out = tmp_path / "build"
+    monkeypatch.setattr(N, "execute", _stand_in("2030-01-01T00:00:00+00:00"))
+    assert N.main(["--out", str(out), "--quick"]) == 0
+    (out / "mine.txt").write_text("not pagesim's")
+    monkeypatch.setattr(N, "execute", _stand_in("2030-01-02T00:00:00+00:00"))
+    assert N.main(["--out", str(out), "--quick", "02"]) == 0
+    for p in NBS:
+        assert (out / "notebooks" / f"{p.stem}.ipynb").read_text() == f"run at 2030-01-0{2 if p.stem.startswith('02') else 1}T00:00:00+00:00"
+    held = {r["notebook"]: r["started"] for r in json.loads((out / "report.json").read_text())}
+    assert sorted(held) == [p.name for p in NBS] and held[NBS[2].name].startswith("2030-01-02")
+    text = (out / "report.md").read_text()
+    assert "A complete validation: all 8 notebooks ran without error in quick mode on the same code" in text
+    assert "2030-01-01T00:00:00+00:00 to 2030-01-02T00:00:00+00:00" in text
+    assert (out / "mine.txt").read_text() == "not pagesim's"
+
+
+def test_the_report_says_when_it_is_not_a_complete_validation(tmp_path, monkeypatch):
+    """Notebooks not run, or run on other code or in another mode than the newest run: the report
+    says so, names them, and never says every finding is reproduced."""
+    out = tmp_path / "build"
+    old = {"version": "0.1.0", "commit": "abc", "sources": "s1"}
+    monkeypatch.setattr(N, "execute", _stand_in("2030-01-01T00:00:00+00:00", old))
+    assert N.main(["--out", str(out), "--quick", "00", "01"]) == 0
+    text = (out / "report.md").read_text()
+    assert "Not a complete validation: results of 2 of the 8 notebooks; not run: 02_opteron_cscs, 03_solaris_mpss" in text
+    new = {"version": "0.1.0", "commit": "def+changes", "sources": "s2"}
+    monkeypatch.setattr(N, "execute", _stand_in("2030-01-02T00:00:00+00:00", new))
+    assert N.main(["--out", str(out), "--quick", "02", "03", "04", "05", "06", "07"]) == 0
+    text = (out / "report.md").read_text()
+    assert "Not a complete validation: results of 8 of the 8 notebooks; run on other code or in another mode than the newest run" in text
+    assert "00_basics (quick mode, pagesim 0.1.0, commit abc, sources s1, at 2030-01-01T00:00:00+00:00)" in text
+    assert "Every finding is reproduced" not in text
+    monkeypatch.setattr(N, "execute", _stand_in("2030-01-03T00:00:00+00:00", new))
+    assert N.main(["--out", str(out), "--quick", "00", "01"]) == 0
+    assert "**A complete validation" in (out / "report.md").read_text()
+
+
+def test_an_interrupted_run_keeps_the_earlier_outputs(tmp_path, monkeypatch):
+    """Ctrl-C during the second notebook: the first notebook's new outputs, every other notebook's
+    earlier outputs, and a report of what the folder holds (was: the earlier outputs deleted)."""
+    out = tmp_path / "build"
+    monkeypatch.setattr(N, "execute", _stand_in("2030-01-01T00:00:00+00:00"))
+    assert N.main(["--out", str(out), "--quick"]) == 0
+    monkeypatch.setattr(N, "execute", _stand_in("2030-01-02T00:00:00+00:00", stop_at=NBS[1].stem))
+    with pytest.raises(KeyboardInterrupt):
+        N.main(["--out", str(out), "--quick"])
+    assert (out / "notebooks" / f"{NBS[0].stem}.ipynb").read_text() == "run at 2030-01-02T00:00:00+00:00"
+    for p in NBS[1:]:
+        assert (out / "notebooks" / f"{p.stem}.ipynb").read_text() == "run at 2030-01-01T00:00:00+00:00"
+    held = {r["notebook"]: r["started"] for r in json.loads((out / "report.json").read_text())}
+    assert len(held) == 8 and held[NBS[0].name].startswith("2030-01-02") and held[NBS[1].name].startswith("2030-01-01")
+
+
+class _FullDisk:
+    """A file of a full disk: a write stores the first half of the data, then fails."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def write(self, data):
+        self._f.write(data[: len(data) // 2])
+        self._f.flush()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._f.close()
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+
+def _fill_disk(monkeypatch, folder, named=""):
+    """Every file opened for writing under ``folder`` (whose name contains ``named``) from now on is
+    on a full disk."""
+    real = builtins.open
+
+    def fake_open(file, mode="r", *a, **kw):
+        f = real(file, mode, *a, **kw)
+        full = any(m in mode for m in "wax") and str(file).startswith(str(folder)) and named in str(file).rsplit("/", 1)[-1]
+        return _FullDisk(f) if full else f
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(io, "open", fake_open)
+
+
+def test_a_full_disk_leaves_the_report_as_it_was_and_names_it(tmp_path, monkeypatch):
+    out = tmp_path / "build"
+    monkeypatch.setattr(N, "execute", _stand_in())
+    assert N.main(["--out", str(out), "--quick"]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    _fill_disk(monkeypatch, out, named="report")
+    with pytest.raises(OSError) as e:
+        N.main(["--out", str(out), "--quick", "02"])
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and not p.stem.startswith("02")} == {
+        p: b for p, b in before.items() if not p.stem.startswith("02")
+    }  # report.md and report.json whole, as before, and no temporary files
+    assert e.value.errno == errno.ENOSPC and f"cannot write the report to {out / 'report.'}" in str(e.value), e.value
+
+
+def _tiny(folder, name="00_tiny", cells=("x = 1", "y = x + 1")):
+    """A notebook of a few quick cells that writes an empty findings file, like the real ones."""
+    p = nbformat.v4.new_code_cell('quick = False\nresult_path = ""')
+    p.metadata["tags"] = ["parameters"]
+    save = 'import json\nif result_path:\n    json.dump({"document": "tiny", "findings": []}, open(result_path, "w"))'
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell("# tiny"), p, *[nbformat.v4.new_code_cell(c) for c in cells], nbformat.v4.new_code_cell(save)],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def _earlier(out_dir, stem):
+    """Outputs of an earlier run of ``stem`` in ``out_dir``; returns their contents."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("an earlier run")])
+    nbformat.write(nb, out_dir / f"{stem}.ipynb")
+    (out_dir / f"{stem}.json").write_text("{}")
+    return {p.name: p.read_bytes() for p in out_dir.iterdir()}
+
+
+def test_a_full_disk_never_leaves_a_half_written_notebook(tmp_path, monkeypatch):
+    """The executed notebook cannot be written: the earlier one stays whole (was: papermill wrote
+    it in place, and a full disk left it cut off, invalid JSON), no temporary file is left, and
+    the error names the file."""
+    src = _tiny(tmp_path / "src")
+    out = tmp_path / "out"
+    before = _earlier(out, src.stem)
+    _fill_disk(monkeypatch, out)
+    with pytest.raises(OSError) as e:
+        N.execute(src, out, quick=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    nbformat.validate(nbformat.read(out / "00_tiny.ipynb", as_version=4))
+    assert e.value.errno == errno.ENOSPC and f"cannot write the outputs of 00_tiny to {out}/00_tiny." in str(e.value), e.value
+
+
+def test_an_interrupted_notebook_is_kept_apart_and_marked(tmp_path, monkeypatch):
+    """Ctrl-C in the middle of a cell: the earlier outputs stay; 00_tiny.failed.ipynb holds the
+    run so far, with a banner saying where it stopped, that cell 'failed' and the later cells
+    'pending' (was: written over the earlier notebook, every cell 'completed')."""
+    import nbclient
+
+    src = _tiny(tmp_path / "src", cells=("x = 1", "y = 2  # STOP", "z = 3"))
+    out = tmp_path / "out"
+    before = _earlier(out, src.stem)
+    run_cell = nbclient.NotebookClient.execute_cell
+
+    def interrupted(self, cell, cell_index, *a, **kw):
+        if "STOP" in cell.source:
+            raise KeyboardInterrupt
+        return run_cell(self, cell, cell_index, *a, **kw)
+
+    monkeypatch.setattr(nbclient.NotebookClient, "execute_cell", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        N.execute(src, out, quick=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.name in before} == before
+    assert sorted(p.name for p in out.iterdir() if p.name not in before)[:3] == ["00_tiny.failed.html", "00_tiny.failed.ipynb", "00_tiny.failed.json"]
+    nb = nbformat.read(out / "00_tiny.failed.ipynb", as_version=4)
+    assert "This run stopped in cell 3: interrupted (Ctrl-C)" in nb.cells[0].source
+    status = [c.metadata.papermill["status"] for c in nb.cells[1:]]
+    # the markdown, the parameters, the injected parameters, x = 1, the stopped cell, z = 3, the save
+    assert status == ["completed"] * 4 + ["failed", "pending", "pending"]
+    rec = json.loads((out / "00_tiny.failed.json").read_text())
+    assert rec["status"] == "interrupted" and rec["error"] == "interrupted (Ctrl-C) in cell 3" and rec["output"] == "00_tiny.failed.ipynb"
+
+
+def test_ctrl_c_is_one_line(tmp_path):
+    """Ctrl-C on `pagesim notebooks` prints one line (was: the kernel's zmq traceback first, 20
+    lines, and the kernel's warnings on every run)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    mark = tmp_path / "started"
+    _tiny(tmp_path / "nbs", cells=(f"open({str(mark)!r}, 'w').close()\nimport time\ntime.sleep(120)",))
+    code = (
+        "import sys; from pathlib import Path; import pagesim.notebooks as N; from pagesim.cli import main; "
+        f"N.notebooks_dir = lambda: Path({str(tmp_path / 'nbs')!r}); sys.exit(main(['notebooks', '--out', {str(tmp_path / 'out')!r}]))"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    )
+    deadline = time.monotonic() + 120
+    while not mark.exists() and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.2)
+    assert mark.exists(), p.communicate()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and err == "pagesim: interrupted\n", err
+    assert (tmp_path / "out" / "notebooks" / "00_tiny.failed.ipynb").is_file()
+
+
+def test_saved_progress_bars_show_their_final_state(tmp_path):
+    """A progress bar in an executed notebook reads 100% 18/18 once done (was: the widget's text
+    when first shown, 0/18)."""
+    src = _tiny(tmp_path / "src", cells=("from pagesim._progress import steps\nfor i in steps(range(18), 'work'):\n    pass",))
+    rec = N.execute(src, tmp_path / "out", quick=True)
+    assert rec["status"] == "ok", rec.get("error")
+    nb = nbformat.read(tmp_path / "out" / "00_tiny.ipynb", as_version=4)
+    shown = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "work" in str(o)]
+    assert len(shown) == 1 and shown[0]["data"]["text/plain"].startswith("work: 100%|██████████| 18/18 ["), shown
 
 
 def test_a_finished_run_writes_both_files(tmp_path, monkeypatch):
-    _old_run(tmp_path)
-    monkeypatch.setattr(N, "execute", lambda path, out_dir, quick: _record(path))
+    monkeypatch.setattr(N, "execute", _stand_in())
     assert N.main(["--out", str(tmp_path), "--quick", NBS[0].stem]) == 0
     assert [r["notebook"] for r in json.loads((tmp_path / "report.json").read_text())] == [NBS[0].name]
     assert NBS[0].name in (tmp_path / "report.md").read_text()
-    assert not list((tmp_path / "notebooks").iterdir())  # the stand-in wrote no outputs; the old ones are gone
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
 
 
 def test_a_cell_that_never_finishes_is_retried_once_then_named(tmp_path, monkeypatch):
     """A hang (the client never hears the kernel finish) must not block the main job for ever."""
-    import nbformat
-
     src = nbformat.read(NBS[0], as_version=4)
     src.cells.insert(3, nbformat.v4.new_code_cell("import time; time.sleep(60)"))
     slow = tmp_path / "98_slow.ipynb"
     nbformat.write(src, slow)
     monkeypatch.setattr(N, "CELL_TIMEOUT", 2)
     rec = N.execute(slow, tmp_path / "out", quick=True)
-    assert rec["status"] == "error" and rec["error"].startswith("a cell ran past 2 s")
+    assert rec["status"] == "error" and rec["error"].startswith("a cell ran past 2 s (cell 3): ")
     assert rec["retried"] == "attempt 2 timed out after 2 s"
+    nb = nbformat.read(tmp_path / "out" / "98_slow.failed.ipynb", as_version=4)
+    assert "This run stopped in cell 3: it ran past 2 s" in nb.cells[0].source
+    assert {c.metadata.papermill["status"] for c in nb.cells[6:]} == {"pending"}
 
 
 def test_save_baseline_still_names_regressions(tmp_path, monkeypatch, capsys):
@@ -103,6 +291,8 @@ def test_save_baseline_still_names_regressions(tmp_path, monkeypatch, capsys):
     def execute(path, out_dir, quick):
         rec = _record(path)
         rec["findings"] = [{"id": "x", "finding": "x", "source": "", "document": "1", "simulation": "2", "verdict": "direction"}]
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"{path.stem}.json").write_text(json.dumps(rec))
         return rec
 
     monkeypatch.setattr(N, "execute", execute)

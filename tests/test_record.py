@@ -136,3 +136,59 @@ def test_cli_errors_are_one_line_exit_2(args, msg):
     r = _cli(*args)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr and msg in r.stderr, r.stderr
+
+
+def test_an_existing_trace_is_kept_unless_force(tmp_path):
+    """`pagesim trace record -o EXISTING` refuses in one line naming the file and --force (was:
+    overwritten without a word); with --force the file is replaced by the new trace."""
+    old = tmp_path / "t.txt.gz"
+    old.write_bytes(b"an earlier trace")
+    r = _cli("trace", "record", "-o", str(old), "--quiet-program", "--", "true")
+    assert r.returncode == 2 and r.stderr == f"pagesim: error: {old} exists: give --force to replace it, or -o another file\n", r.stderr
+    assert old.read_bytes() == b"an earlier trace" and sorted(tmp_path.iterdir()) == [old]
+    with pytest.raises(FileExistsError, match="exists: pass force=True to replace it"):
+        R.record(["true"], out=old)
+    assert old.read_bytes() == b"an earlier trace"
+    if R.why_not():
+        return
+    r = _cli("trace", "record", "-o", str(old), "--force", "--quiet-program", "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert R.count_lines(old) > 0 and sorted(tmp_path.iterdir()) == [old]
+
+
+@needs_valgrind
+def test_a_full_disk_leaves_nothing_and_names_the_file(tmp_path, monkeypatch):
+    """The trace cannot be written (disk full): no part of it is left, and the error names the
+    file (was: [Errno 28] alone)."""
+    import builtins
+    import errno
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, data):
+            self.f.write(bytes(data)[:10])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+    real = builtins.open
+
+    def full_disk_open(file, mode="r", *a, **kw):
+        f = real(file, mode, *a, **kw)
+        return Full(f) if "w" in mode else f
+
+    monkeypatch.setattr(R, "open", full_disk_open, raising=False)
+    out = tmp_path / "t.txt"
+    with pytest.raises(OSError) as e:
+        R.record([sys.executable, "-c", "pass"], out=out, program_output=subprocess.DEVNULL)
+    assert list(tmp_path.iterdir()) == []
+    assert e.value.errno == errno.ENOSPC and f"cannot write the trace {out} (writing {out}.part): No space left on device" in str(e.value)

@@ -237,9 +237,9 @@ def sweep_presets(s: Sample, names=None, progress: bool = False):
     names = list(names or machines())
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from .._progress import bar as progress_bar
 
-        bar = tqdm(total=len(names), desc="presets", unit="preset")
+        bar = progress_bar(total=len(names), desc="presets", unit="preset")
     for n in names:
         m = machine(n)
         ds = sweep({"page_size": list(m.page_sizes)}, machine=m, addresses=s.addresses, kinds=s.kinds, specialize=False, progress=False)
