@@ -26,7 +26,7 @@ def _say_still_running(config, nodeid):
     if tr is None or module in _notice["said"]:
         return
     _notice["said"].add(module)
-    line = f"[{module}: one test has run for {NOTICE_AFTER:.0f} s; on a first run this is numba compiling kernels (cached for later runs)]"
+    line = f"[{module}: a test still running after {NOTICE_AFTER:.0f} s; on a first run, numba compiling kernels takes most of it (cached for later runs)]"
     if capman is None:
         tr.write_line(line)
         return
