@@ -15,8 +15,11 @@ How a submission is graded (:func:`grade_isolated`), in two steps:
    of the names the tests read (the answers and ``STUDENT_ID``) as plain data: kind and number.
 2. After that process group is killed (whatever it left running goes with it) and the folder
    removed, the grading process runs otter's own test files (the autograder notebook's public and
-   hidden tests, :class:`otter.test_files.OKTestFile`) on those values. No object of the
-   submission's is loaded in the grading process, so its code cannot patch the checks there.
+   hidden tests, :class:`otter.test_files.OKTestFile`) on those values: no object of the
+   submission's is loaded in the grading process. The tests are chosen by the assignment name in
+   the notebook's metadata, which must be one of the build's assignments (a path there would run
+   the tests of a notebook the student chose, here). The files the two processes share (progress,
+   answers) are read with limits, since the notebook can write to them too.
 
 A submission that runs longer than ``timeout`` seconds, exits (``os._exit``), kills its parent or
 dies is a row with one line saying so and the cell it was in; the batch goes on. :func:`scan` reads
@@ -25,7 +28,8 @@ code built at run time. None of this is a sandbox: the student's code runs as th
 can read or change whatever that user can (the build folder and pagesim's own files included, if
 it looks for them), kill the grader by its process id, or start processes in a session of their
 own that outlive the grading. What it cannot do is find the tests in its folder or its
-environment, or patch the checks from inside its own process. Grading untrusted work where that matters is for ``otter grade``, which runs each
+environment, or patch the checks from inside its own process (changing the build's files on disk,
+which it can, is another matter). Grading untrusted work where that matters is for ``otter grade``, which runs each
 submission in a Docker container (exercises/README.md).
 
 ``grade_in_process`` executes a notebook's code in this process and scores it with the same test
@@ -49,10 +53,13 @@ import sys
 import tempfile
 import threading
 import time
+import unicodedata
+import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 MASTERS = REPO / "exercises" / "masters"
+ASSIGNMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # an assignment's folder in the build, never a path
 STUDENT_ID_RE = re.compile(r"""^STUDENT_ID\s*=\s*(?P<v>"[^"\n]*"|'[^'\n]*'|\d+)""", re.M)
 
 
@@ -126,27 +133,41 @@ def build(out, masters_dir=None, only=None, check: bool = True, quiet: bool = Fa
     return built
 
 
-def assignment_of(notebook) -> str:
-    """The otter assignment name stored in a notebook's metadata (student and autograder versions)."""
+def _read_nb(path):
+    """A submission as nbformat reads it, without nbformat's warning for cells that have no ids
+    (notebooks saved by older Jupyter versions), which is no reason to fail or to say anything."""
     import nbformat
 
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Cell is missing an id field")
+        return nbformat.read(str(path), as_version=4)
+
+
+def assignment_of(notebook) -> str:
+    """The otter assignment name stored in a notebook's metadata (student and autograder versions)."""
+
     try:
-        nb = nbformat.read(str(notebook), as_version=4)
+        nb = _read_nb(notebook)
     except Exception as e:  # noqa: BLE001 - a submission can be any file
         raise ValueError(f"submission {str(notebook)!r} is not a readable notebook: {e}") from None
-    name = nb.metadata.get("otter", {}).get("assignment_name")
+    otter = nb.metadata.get("otter")
+    name = otter.get("assignment_name") if isinstance(otter, dict) else None
     if not name:
         raise ValueError(
             f"submission {str(notebook)!r} has no otter assignment name in its metadata (is it a student notebook from `pagesim exercises build`?)"
+        )
+    if not isinstance(name, str) or not ASSIGNMENT_RE.fullmatch(name):
+        raise ValueError(
+            f"submission {str(notebook)!r}: its otter assignment name {_clean(repr(name))[:80]} is not an assignment's name "
+            "(letters, digits, '_' and '-', as `pagesim exercises build` writes them)"
         )
     return name
 
 
 def student_of(notebook) -> str:
     """The STUDENT_ID a notebook sets (its first assignment), or '' when none."""
-    import nbformat
 
-    nb = nbformat.read(str(notebook), as_version=4)
+    nb = _read_nb(notebook)
     for c in nb.cells:
         if c.cell_type == "code":
             m = STUDENT_ID_RE.search(c.source)
@@ -159,9 +180,8 @@ def student_of(notebook) -> str:
 def _student_value(notebook) -> tuple[str | int, int]:
     """The STUDENT_ID a notebook's first assignment sets, as the notebook's code has it (a quoted id
     is a str, a bare number an int seed), and how many cells assign it."""
-    import nbformat
 
-    nb = nbformat.read(str(notebook), as_version=4)
+    nb = _read_nb(notebook)
     found = [m.group("v") for c in nb.cells if c.cell_type == "code" for m in STUDENT_ID_RE.finditer(c.source)]
     if not found:
         return "", 0
@@ -295,13 +315,25 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+PROGRESS_LIMIT = 1 << 20  # bytes of the progress file read; the child writes a few bytes a cell
+ANSWERS_LIMIT = 4 << 20  # bytes of the answers file read
+
+
 def _read_progress(path: Path) -> dict:
-    state = {"cell": None, "after": False, "exit": None, "done": False, "error": None}
+    """What the child recorded. The notebook runs as the same user and can write to the file too:
+    an ``error`` record counts only before the first cell (the child writes one only then), and a
+    file larger than any child writes is reported as written into, not read whole."""
+    state = {"cell": None, "after": False, "exit": None, "done": False, "error": None, "oversized": False}
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        with open(path, "rb") as fh:
+            data = fh.read(PROGRESS_LIMIT + 1)
     except OSError:
         return state
-    for line in lines:
+    if len(data) > PROGRESS_LIMIT:
+        state["oversized"] = True
+        return state
+    started = False
+    for line in data.decode("utf-8", errors="replace").splitlines():
         try:
             rec = json.loads(line)
         except ValueError:
@@ -310,16 +342,17 @@ def _read_progress(path: Path) -> dict:
             if "cell" in rec and (rec["cell"] is None or isinstance(rec["cell"], int)):
                 state["cell"] = rec["cell"]
                 state["after"] = rec["cell"] is None
+                started = True
             if isinstance(rec.get("exit"), int):
                 state["exit"] = rec["exit"]
             if rec.get("done") is True:
                 state["done"] = True
-            if isinstance(rec.get("error"), str):
-                state["error"] = " ".join(rec["error"].split())[:200]
+            if isinstance(rec.get("error"), str) and not started:
+                state["error"] = _clean(" ".join(rec["error"].split())[:200])
     return state
 
 
-def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT) -> dict[str, tuple[float, float]]:
+def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT, graded: dict | None = None) -> dict[str, tuple[float, float]]:
     """Run a submission's cells in a process of its own, then score its answers with the
     autograder notebook's tests in this process: question -> (score, max).
 
@@ -330,13 +363,12 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT) -> 
     the values of the names the tests read are scored here, as plain data: no object of the
     submission's is ever loaded in this process. Raises :class:`GradingError` (one line) when the
     submission could not be graded."""
-    import nbformat
 
     timeout = check_timeout(timeout)
     ag = Path(autograder_notebook).resolve()
     tests = _tests_of(ag)
     names = sorted(_names_read_by(tests) | {"STUDENT_ID"})
-    ncells = len(nbformat.read(str(submission), as_version=4).cells)
+    ncells = len(_read_nb(submission).cells)
     hidden = sorted({str(ag.parent.parent.parent), str(ag.parent)})
     tmp = Path(tempfile.mkdtemp(prefix="pagesim-grade-"))
     proc = None
@@ -360,10 +392,12 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT) -> 
         _kill_group(proc)  # what the notebook left running goes with it
         rc, proc = proc.returncode, None
         state = _read_progress(progress)
+        if state["oversized"]:
+            raise GradingError(f"the notebook wrote into the grader's progress file ({progress.stat().st_size} bytes; the grader writes a few a cell)")
         cell = state["cell"]
         where = f"in cell {cell} of {ncells}" if cell else ("after its last cell" if state["after"] else "before its first cell")
         if not finished:
-            raise GradingError(f"did not finish in {timeout:g} s (the --timeout): stopped {where}")
+            raise GradingError(f"did not finish in {timeout:g} s (the --timeout): its process group was killed {where}")
         if state["error"]:
             raise GradingError(f"could not run the notebook: {state['error']}")
         if rc != 0:
@@ -377,14 +411,18 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT) -> 
         if code > 0 or not state["done"]:
             raise GradingError(f"the notebook's process exited with code {code} {where}")
         try:
-            raw = answers.read_text()[: 1 << 22]
-            values = {n: _decode(v) for n, v in json.loads(raw).items() if n in names}
+            size = answers.stat().st_size
+            if size > ANSWERS_LIMIT:
+                raise GradingError(f"the notebook wrote into the grader's answers file ({size} bytes; at most {ANSWERS_LIMIT} are read)")
+            values = {n: _decode(v) for n, v in json.loads(answers.read_text(encoding="utf-8", errors="replace")).items() if n in names}
         except (OSError, ValueError, AttributeError) as e:
             raise GradingError(f"the notebook's answers could not be read: {type(e).__name__}: {' '.join(str(e).split())[:120]}") from None
     finally:
         if proc is not None:  # interrupted (Ctrl-C) or failed while the notebook ran
             _kill_group(proc)
         shutil.rmtree(tmp, ignore_errors=True)
+    if graded is not None:  # the values the tests were given (STUDENT_ID: whose questions were graded)
+        graded.update(values)
     env = {"__name__": "__main__", **values}
     out = {}
     for q, tf in tests.items():
@@ -429,19 +467,21 @@ def scan(notebook) -> list[str]:
     ``__file__``), signals to processes (``os.kill``) and code built at run time (``eval``,
     ``exec``, ``__import__``), which such a reading cannot see into. Each finding names the cell
     (counting every cell, 1-based). A reading of the code, not a sandbox: code can hide from it."""
-    import nbformat
     from IPython.core.inputtransformer2 import TransformerManager
 
-    nb = nbformat.read(str(notebook), as_version=4)
+    nb = _read_nb(notebook)
     tm = TransformerManager()
     trees = []
+    unread = []
     for i, c in enumerate(nb.cells, 1):
         if c.cell_type != "code":
             continue
         try:
             trees.append((i, ast.parse(tm.transform_cell(c.source))))
-        except (SyntaxError, ValueError):  # a cell that does not parse does not run either
-            continue
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            # not read, so not checked: such a cell may still run (an earlier cell's
+            # `from __future__ import ...` changes how IPython parses the later ones)
+            unread.append(f"cell {i}")
     aliases = {}
     for _, tree in trees:
         for node in ast.walk(tree):
@@ -517,7 +557,10 @@ def scan(notebook) -> list[str]:
                     add("signals processes or leaves its process group", name, i)
                 elif name in _FILE_FUNCS or name.endswith(".home"):
                     add("touches files outside its folder", name, i)
-    return [f"{kind}: {', '.join(items)}" for kind, items in found.items() if items]
+    out = [f"{kind}: {', '.join(items)}" for kind, items in found.items() if items]
+    if unread:
+        out.append(f"cells this reading could not parse, so did not check: {', '.join(unread)}")
+    return out
 
 
 def _tests_of(autograder_notebook):
@@ -536,10 +579,9 @@ def grade_in_process(submission, autograder_notebook) -> dict[str, tuple[float, 
     For trusted notebooks only (the samples, the tests): the code runs in this process, so a
     submission can change what is graded after it (patch pagesim, loop forever, exit). Grade
     students' work with :func:`grade_isolated` (the default of :func:`grade`)."""
-    import nbformat
     from IPython.display import display
 
-    nb = nbformat.read(str(submission), as_version=4)
+    nb = _read_nb(submission)
     tests = _tests_of(autograder_notebook)
     env = {"__name__": "__main__", "display": display}
     sink = io.StringIO()
@@ -575,6 +617,8 @@ class _Csv:
             raise ValueError(f"csv={str(path)!r}: its folder {str(folder)!r} does not exist (create it, or give another --csv)")
         if path.is_dir():
             raise ValueError(f"csv={str(path)!r} is a folder: give a file name such as {str(path / 'grades.csv')!r}")
+        if path.suffix.lower() == ".ipynb":
+            raise ValueError(f"csv={str(path)!r} names a notebook: give a file name such as {str(path.with_suffix('.csv'))!r}")
         try:
             fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
             os.close(fd)
@@ -589,7 +633,7 @@ class _Csv:
             with os.fdopen(fd, "w", newline="") as fh:
                 w = csv.DictWriter(fh, fieldnames=self.cols, restval="", extrasaction="ignore")
                 w.writeheader()
-                w.writerows(self.rows)
+                w.writerows({k: _csv_cell(v) for k, v in r.items()} for r in self.rows)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)
@@ -599,8 +643,24 @@ class _Csv:
             raise
 
 
+def _clean(text: str) -> str:
+    """``text`` with every control, format (bidirectional overrides, zero-width marks) and lone
+    surrogate character replaced by '?': what a submission puts in a row or a line is shown as
+    written, never reordered, hidden or unwritable."""
+    return "".join("?" if unicodedata.category(ch) in ("Cc", "Cf", "Cs") else ch for ch in str(text))
+
+
+def _csv_cell(v):
+    """A row's value as the CSV holds it: text cleaned (:func:`_clean`), and text that a
+    spreadsheet would read as a formula (starting with =, +, -, @) opened with an apostrophe."""
+    if not isinstance(v, str):
+        return v
+    v = _clean(v)
+    return "'" + v if v[:1] in ("=", "+", "-", "@") else v
+
+
 def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split())[:300] or type(e).__name__
+    return _clean(" ".join(str(e).split())[:300]) or type(e).__name__
 
 
 @contextlib.contextmanager
@@ -646,7 +706,7 @@ def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet:
     for f in files:
         try:
             name = assignment_of(f)
-        except ValueError as e:
+        except Exception as e:  # noqa: BLE001 - any file can be submitted: its row says why
             found[f] = e
             continue
         found[f] = name
@@ -669,27 +729,43 @@ def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet:
                     raise ValueError(f"no autograder notebook {ag}: run `pagesim exercises build --out {build_dir}` first")
                 row["flags"] = "; ".join(scan(f))
                 if row["flags"]:
-                    say(f"{row['file']}: FLAGGED: {row['flags']}", file=sys.stderr)
-                scores = grade_in_process(f, tests[name]) if in_process else grade_isolated(f, tests[name], timeout)
-                value, times = _student_value(f)
+                    say(_clean(f"{row['file']}: FLAGGED: {row['flags']}"), file=sys.stderr)
+                graded = {}
+                scores = grade_in_process(f, tests[name]) if in_process else grade_isolated(f, tests[name], timeout, graded)
+                written, times = _student_value(f)
             except Exception as e:  # noqa: BLE001 - any file can be submitted
                 row["error"] = _one_line(e)
+                with contextlib.suppress(Exception):
+                    row["student"] = str(_student_value(f)[0])  # whose it claims to be, to tell rows apart
                 out.add(row)
-                say(f"{row['file']}: NOT GRADED: {row['error']}", file=sys.stderr)
+                say(_clean(f"{row['file']}: NOT GRADED: {row['error']}"), file=sys.stderr)
                 continue
-            try:
-                seed = seed_of(value)
-            except (TypeError, ValueError):
-                seed = ""
-            row.update(student=str(value), seed=seed)
-            if times > 1:  # the CSV reads the first assignment; grading used the value at run time
-                row["error"] = f"STUDENT_ID is assigned {times} times: check by hand which id was graded"
+            # The id whose questions were graded is the one the tests saw at run time; the CSV
+            # shows that one, and says so when the notebook's STUDENT_ID cell reads otherwise.
+            value = graded["STUDENT_ID"] if "STUDENT_ID" in graded else written
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                try:
+                    seed = seed_of(value)
+                except (TypeError, ValueError):
+                    seed = ""
+                row.update(student=str(value), seed=seed)
+            notes = []
+            if not isinstance(value, (str, int)) or isinstance(value, bool) or value == "":
+                notes.append("no STUDENT_ID was set when the notebook ran: graded with no id's questions")
+            elif value != written or type(value) is not type(written):
+                ran, cell = _clean(repr(value))[:60], _clean(repr(written))[:60]
+                notes.append(f"STUDENT_ID was {ran} when the notebook ran, not {cell} as its STUDENT_ID cell reads: graded as {ran}")
+            elif times > 1:
+                notes.append(f"STUDENT_ID is assigned {times} times: check by hand which id was meant")
+            row["error"] = "; ".join(notes)
+            if notes:
+                say(_clean(f"{row['file']}: CHECK: {row['error']}"), file=sys.stderr)
             for q, (s, _) in scores.items():
                 row[q] = s
             row["total"] = sum(s for s, _ in scores.values())
             row["max"] = sum(m for _, m in scores.values())
             out.add(row)
-            say(f"{row['file']}: {name}, {row['total']:g} / {row['max']:g}")
+            say(_clean(f"{row['file']}: {name}, {row['total']:g} / {row['max']:g}"))
     say(f"wrote {out.path}")
     return out.rows
 

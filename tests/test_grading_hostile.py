@@ -74,6 +74,7 @@ def batch(build, tmp_path_factory):
     _hostile(sub / "system.ipynb", 'import os\nos.system("ls -la > listing.txt")')
     _hostile(sub / "killparent.ipynb", "import os\nos.kill(os.getppid(), 9)")
     _hostile(sub / "exit3.ipynb", "import os\nos._exit(3)")
+    _hostile(sub / "swap.ipynb", 'globals()["STUDENT_ID"] = "friend@example.edu"')
     _hostile(
         sub / "probe.ipynb",
         "import json, os\n"
@@ -88,7 +89,7 @@ def batch(build, tmp_path_factory):
 def test_the_batch_survives_and_the_csv_is_complete(batch):
     r, rows = batch["run"], batch["rows"]
     assert r.returncode == 0, r.stderr[-2000:]
-    assert set(rows) == {"solution", "system", "killparent", "exit3", "probe"}
+    assert set(rows) == {"solution", "system", "killparent", "exit3", "probe", "swap"}
     for k in ("solution", "system", "probe"):  # graded as usual, after and before the hostile ones
         assert rows[k]["error"] == "" and float(rows[k]["total"]) == float(rows[k]["max"]) == 6, rows[k]
     assert rows["solution"]["flags"] == ""
@@ -155,7 +156,7 @@ def test_an_endless_loop_stops_at_the_timeout_with_its_processes(build, tmp_path
     _hostile(sub / "loop.ipynb", code)
     r, rows = _grade_cli(sub, build, tmp_path / "tmp", "--timeout", "5")
     assert r.returncode == 0, r.stderr[-2000:]
-    assert rows["loop"]["error"] == f"did not finish in 5 s (the --timeout): stopped in cell 4 of {CELLS}"
+    assert rows["loop"]["error"] == f"did not finish in 5 s (the --timeout): its process group was killed in cell 4 of {CELLS}"
     assert f"loop.ipynb: NOT GRADED: {rows['loop']['error']}" in r.stderr.splitlines()
     assert not _alive(int(pidfile.read_text())), "the notebook's background process outlived its grading"
     assert list((tmp_path / "tmp").iterdir()) == []
@@ -224,7 +225,7 @@ def test_each_row_is_written_as_it_is_graded(tmp_path, monkeypatch, build):
         (sub / f"{k}.ipynb").write_bytes(SOLUTION.read_bytes())
     calls = []
 
-    def fake(submission, autograder_notebook, timeout):
+    def fake(submission, autograder_notebook, timeout, graded=None):
         calls.append(submission)
         if len(calls) == 2:
             raise KeyboardInterrupt
@@ -261,3 +262,80 @@ def test_timeout_option_and_missing_build_are_one_line_errors(tmp_path, capsys):
         assert main(["exercises", *args]) == 2
         err = capsys.readouterr().err
         assert len(err.splitlines()) == 1 and want in err and "Errno" not in err, err
+
+
+def test_the_csv_names_the_id_that_was_graded(batch):
+    """The questions graded are those of STUDENT_ID as the notebook left it: the row names that id
+    and its seed, and says that the notebook's STUDENT_ID cell reads another."""
+    from pagesim.exercises import seed_of
+
+    row = batch["rows"]["swap"]
+    assert row["student"] == "friend@example.edu" and row["seed"] == str(seed_of("friend@example.edu")), row
+    assert "STUDENT_ID was 'friend@example.edu' when the notebook ran, not 'sample-student@example.edu'" in row["error"], row
+    assert f"swap.ipynb: CHECK: {row['error']}" in batch["run"].stderr.splitlines()
+    assert batch["rows"]["solution"]["student"] == "sample-student@example.edu"
+
+
+@pytest.mark.parametrize(
+    "otter, why",
+    [
+        ({"assignment_name": "/tmp/elsewhere/evil"}, "is not an assignment's name"),
+        ({"assignment_name": "../05_shared_page_tables"}, "is not an assignment's name"),
+        ({"assignment_name": 5}, "is not an assignment's name"),
+        ({"assignment_name": ["05"]}, "is not an assignment's name"),
+        ("x", "has no otter assignment name"),
+    ],
+)
+def test_a_submissions_metadata_names_only_an_assignment_of_the_build(tmp_path, monkeypatch, build, otter, why):
+    """The assignment name chooses the tests: never a path (the tests of a notebook the student
+    planted, run in the grading process), never a crash that ends the batch."""
+    sub = tmp_path / "subs"
+    sub.mkdir()
+    nb = nbformat.read(str(SOLUTION), as_version=4)
+    nb.metadata["otter"] = otter
+    nbformat.write(nb, str(sub / "a_bad.ipynb"))
+    (sub / "b_good.ipynb").write_bytes(SOLUTION.read_bytes())
+    graded = []
+    monkeypatch.setattr(grading, "grade_isolated", lambda f, ag, *a, **k: graded.append((Path(f).name, Path(ag))) or {"q1": (2.0, 2.0)})
+    rows = {r["file"]: r for r in grading.grade(sub, build, quiet=True)}
+    assert why in rows["a_bad.ipynb"]["error"] and "total" not in rows["a_bad.ipynb"]
+    assert graded == [("b_good.ipynb", Path(build).resolve() / NAME / "autograder" / f"{NAME}.ipynb")]
+    assert rows["b_good.ipynb"]["total"] == 2.0
+
+
+def test_the_csv_holds_what_a_student_writes_as_text_only(tmp_path):
+    """A row's text is written as text: no formula a spreadsheet would run, no character that
+    cannot be written (a lone surrogate ended the batch) or that reorders or hides text."""
+    out = tmp_path / "g.csv"
+    c = grading._Csv(out, ["file", "student", "error"])
+    c.add({"file": "a.ipynb", "student": '=HYPERLINK("http://x/","y")', "error": "+1"})
+    c.add({"file": "b\ud800.ipynb", "student": "ada\ud800x\u202eevil\x00", "error": "@SUM(A1)"})
+    c.add({"file": "c.ipynb", "student": "-5", "error": "plain, with a comma"})
+    with open(out, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["student"] for r in rows] == ['\'=HYPERLINK("http://x/","y")', "ada?x?evil?", "'-5"]
+    assert [r["error"] for r in rows] == ["'+1", "'@SUM(A1)", "plain, with a comma"]
+    assert rows[1]["file"] == "b?.ipynb"
+    with pytest.raises(ValueError, match="names a notebook"):
+        grading._Csv(tmp_path / "solution.ipynb", ["file"])
+
+
+def test_a_cell_the_scan_cannot_parse_is_flagged(tmp_path):
+    """A cell that does not parse on its own may still run (an earlier cell's __future__ import
+    changes how later cells parse), so it is flagged as not checked, not skipped in silence."""
+    flags = grading.scan(_nb(tmp_path, "from __future__ import barry_as_FLUFL", "import os\nif 1 <> 2:\n    os.system('id')"))
+    assert "cells this reading could not parse, so did not check: cell 3" in flags, flags
+    deep = grading.scan(_nb(tmp_path, "x = " + "-" * 100_000 + "1"))
+    assert deep == ["cells this reading could not parse, so did not check: cell 2"], deep
+
+
+def test_what_the_notebook_writes_into_the_progress_file_is_not_trusted(tmp_path):
+    p = tmp_path / "progress.jsonl"
+    p.write_text('{"cell": 2}\n{"error": "GRADER: give it full marks"}\n{"exit": 0}\n')
+    state = grading._read_progress(p)
+    assert state["error"] is None and state["cell"] == 2  # an error record counts only before the first cell
+    p.write_text('{"error": "ModuleNotFoundError: No module named IPython"}\n')
+    assert grading._read_progress(p)["error"] == "ModuleNotFoundError: No module named IPython"
+    with open(p, "w") as fh:
+        fh.write("x" * (grading.PROGRESS_LIMIT + 10))
+    assert grading._read_progress(p)["oversized"]
