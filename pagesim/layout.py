@@ -17,6 +17,10 @@ from ._check import check_choice, check_int
 from .units import format_size, parse_page_size, parse_size
 
 MAX_PAGES = 1 << 28  # simulated pages across all regions: the page-state arrays take one byte each
+# regions of a layout made to cover addresses (a trace, addresses=): each costs about a kilobyte
+# through a run (the Region, the engine's arrays, the result's records); sparse addresses need one
+# region per block they touch, so this bounds that memory (about 256 MiB)
+MAX_REGIONS = 1 << 18
 POLICIES = ("base", "thp", "mpss", "hugetlb")  # how the OS backs a region (see pagesim.paging)
 DEFAULT_BASE = 1 << 40  # where generated workloads place their first array (1 TiB, aligned to 1 GiB)
 
@@ -137,7 +141,28 @@ class Layout:
                 raise range_error(i)
             v = int(a[i])
             raise ValueError(f"addresses[{i}]={v - (1 << 64) if signed else hex(v)} is out of range: pagesim simulates addresses from 0 to 2**63 - 1")
+        return cls.covering_blocks(b, g, p, "addresses", name)
+
+    @classmethod
+    def covering_blocks(cls, blocks, block_size: int, page_size: int, what: str, name: str = "[ trace ]") -> "Layout":
+        """Regions over the sorted, distinct block numbers ``blocks`` (uint64, each ``block_size``
+        bytes, a multiple of ``page_size``), adjacent blocks merged. A footprint of more than
+        MAX_PAGES pages, or blocks apart in more than MAX_REGIONS places, is refused before any
+        region is made: the error names ``what`` was laid out, its footprint and the limit."""
+        b, g, p = blocks, block_size, page_size
+        pages = int(b.size) * (g // p)
+        desc = f"{what}: its footprint is {b.size:,} distinct {format_size(g)} blocks ({_bytes(int(b.size) * g)})"
+        if pages > MAX_PAGES:
+            raise ValueError(
+                f"{desc}, {pages:,} pages of {format_size(p)}; pagesim simulates at most {MAX_PAGES:,} pages (one byte of state each): use a larger page size"
+            )
         cut = np.flatnonzero(np.diff(b) != 1) + 1  # where a run of adjacent blocks ends
+        if cut.size + 1 > MAX_REGIONS:
+            raise ValueError(
+                f"{desc} in {cut.size + 1:,} places apart from one another: its layout would need {cut.size + 1:,} regions; "
+                f"pagesim lays out at most {MAX_REGIONS:,} regions to cover addresses (each costs about a kilobyte): "
+                "a larger page size joins blocks into fewer regions"
+            )
         first = b[np.concatenate(([0], cut))]
         last = b[np.concatenate((cut - 1, [b.shape[0] - 1]))]
         return cls._from_runs(first.tolist(), (last - first + np.uint64(1)).tolist(), g, p, name, ordered=True)
@@ -248,6 +273,14 @@ class Layout:
             {"name": r.name, "start": r.start, "length": r.length, "page_size": r.page_size, "mode": r.mode, "fault_around": r.fault_around, "policy": r.policy}
             for r in self.regions
         ]
+
+
+def _bytes(n: int) -> str:
+    """``n`` bytes in the largest binary unit that keeps it at 1 or more: '1.89 TiB'."""
+    for unit, shift in (("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >> shift:
+            return f"{n / (1 << shift):.3g} {unit}"
+    return f"{n} B"
 
 
 def _check_total(total: int) -> None:

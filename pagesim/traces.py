@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from ._check import check_bool, check_choice
-from .layout import MAX_PAGES, Layout
-from .units import format_size, parse_page_size
+from .layout import Layout
+from .units import parse_page_size
 from .workloads import Workload
 
 FORMATS = ("lackey", "din", "hex")
@@ -46,7 +46,6 @@ _LACKEY = re.compile(r"^(I | L| S| M) ?\s*([0-9A-Fa-f]+),(\d+)\s*$")
 _DIN = re.compile(r"^\s*([0-4])\s+(?:0[xX])?([0-9A-Fa-f]+)\b")
 _HEX = re.compile(r"^\s*(?:0[xX])?([0-9A-Fa-f]+)\s*$")
 GRANULE_SHIFT = 21  # the layout covers the 2 MiB blocks a trace touches
-MAX_REGIONS = 1 << 18  # regions of a trace's layout: each costs about a kilobyte (objects, arrays, the result's records)
 
 
 MAX_LINE = 1 << 16  # the longest line read, in bytes: more is not a trace (and is never held whole)
@@ -309,23 +308,7 @@ class Trace(Workload):
         if g > 1 << GRANULE_SHIFT:  # sorted, so the distinct larger blocks are where the value changes
             b = b >> np.uint64(g.bit_length() - 1 - GRANULE_SHIFT)
             b = b[np.concatenate(([True], b[1:] != b[:-1]))]
-        per = g // p
-        pages = int(b.size) * per
-        what = f"trace {self.path!r}: its footprint is {b.size:,} distinct {format_size(g)} blocks ({_bytes(int(b.size) * g)})"
-        if pages > MAX_PAGES:
-            raise ValueError(
-                f"{what}, {pages:,} pages of {format_size(p)}; pagesim simulates at most {MAX_PAGES:,} pages (one byte of state each): use a larger page size"
-            )
-        cut = np.flatnonzero(np.diff(b) != 1) + 1  # where a run of adjacent blocks ends
-        if cut.size + 1 > MAX_REGIONS:
-            raise ValueError(
-                f"{what} in {cut.size + 1:,} places apart from one another: its layout would need "
-                f"{cut.size + 1:,} regions; pagesim lays out at most {MAX_REGIONS:,} regions for a trace "
-                "(each costs about a kilobyte): a larger page size joins blocks into fewer regions"
-            )
-        first = b[np.concatenate(([0], cut))]
-        last = b[np.concatenate((cut - 1, [b.size - 1]))]
-        return Layout._from_runs(first.tolist(), (last - first + np.uint64(1)).tolist(), g, p, "[ trace ]", ordered=True)
+        return Layout.covering_blocks(b, g, p, f"trace {self.path!r}")
 
     def check_covered(self, machine, layout: Layout) -> None:
         """Name the first line whose address ``layout`` (this trace's covering layout) cannot hold
@@ -362,14 +345,6 @@ class Trace(Workload):
                     yield a, None
             else:
                 yield a, (k if self.has_kinds else None)
-
-
-def _bytes(n: int) -> str:
-    """``n`` bytes in the largest binary unit that keeps it at 1 or more: '1.89 TiB'."""
-    for unit, shift in (("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >> shift:
-            return f"{n / (1 << shift):.3g} {unit}"
-    return f"{n} B"
 
 
 def _merge(merged: np.ndarray, new: np.ndarray) -> np.ndarray:

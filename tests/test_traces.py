@@ -389,15 +389,21 @@ def test_a_footprint_of_too_many_pages_is_refused_before_any_region_is_made(tmp_
 
     monkeypatch.setattr(pagesim.layout.Layout, "_from_runs", no_regions)
     monkeypatch.setattr(pagesim.layout.Layout, "__init__", no_regions)
-    monkeypatch.setattr(T, "MAX_PAGES", 512 * blocks - 1)
+    monkeypatch.setattr(pagesim.layout, "MAX_PAGES", 512 * blocks - 1)
     msg = rf"sparse.hex': its footprint is {blocks:,} distinct 2M blocks \(600 MiB\), {512 * blocks:,} pages of 4K; "
     msg += rf"pagesim simulates at most {512 * blocks - 1:,} pages"
     with pytest.raises(ValueError, match=msg):
         pagesim.simulate("skylake", tr, page_size="4K")
-    monkeypatch.setattr(T, "MAX_REGIONS", blocks - 10)
+    monkeypatch.setattr(pagesim.layout, "MAX_REGIONS", blocks - 10)
     msg = rf"footprint is {blocks:,} distinct 2M blocks .* in {blocks:,} places apart from one another: .* at most {blocks - 10:,} regions"
     with pytest.raises(ValueError, match=msg):
         pagesim.simulate("skylake", tr, page_size="2M")
+    # the same limits, checked as early, for addresses given as an array
+    with pytest.raises(ValueError, match=rf"^addresses: its footprint is {blocks:,} distinct 2M blocks .* at most {blocks - 10:,} regions"):
+        pagesim.simulate("skylake", addresses=addrs, page_size="2M")
+    monkeypatch.setattr(pagesim.layout, "MAX_REGIONS", 1 << 18)
+    with pytest.raises(ValueError, match=rf"^addresses: its footprint is {blocks:,} distinct 2M blocks \(600 MiB\), {512 * blocks:,} pages of 4K"):
+        pagesim.simulate("skylake", addresses=addrs, page_size="4K")
 
 
 def test_a_trace_layout_is_the_blocks_it_touches(tmp_path):
