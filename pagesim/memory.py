@@ -124,6 +124,9 @@ class PhysicalMemory:
 
     def alloc(self, order: int, owner: int = USED) -> int | None:
         """Start frame of a newly allocated 2**order-frame block, or None if there is none."""
+        order = check_int("order", order, 0, self.max_order, f" (blocks of 2**order frames, at most max_block={format_size(self.max_block)})")
+        if isinstance(owner, bool) or owner not in (PINNED, MOVABLE, USED):
+            raise ValueError(f"owner={owner!r} is not a frame state a block can be given: PINNED ({PINNED}), MOVABLE ({MOVABLE}) or USED ({USED})")
         for j in range(order, self.max_order + 1):
             h = self._heaps[j]
             while h and self._heads.get(h[0]) != j:
@@ -140,7 +143,18 @@ class PhysicalMemory:
         return None
 
     def free(self, start: int, order: int):
-        self.state[start : start + (1 << order)] = FREE
+        """Give back the 2**order-frame block at frame ``start``: a block :meth:`alloc` handed out
+        (or background pages), every frame of it in use. Anything else would hand a frame out
+        twice, so it is refused."""
+        order = check_int("order", order, 0, self.max_order, f" (blocks of 2**order frames, at most max_block={format_size(self.max_block)})")
+        size = 1 << order
+        start = check_int("start", start, 0, self.nframes - size, f" (the first frame of a block of {size} frames in {self.nframes} frames)")
+        if start % size:
+            raise ValueError(f"start={start} is not the start of a block of 2**{order} frames: it must be a multiple of {size}")
+        if (self.state[start : start + size] == FREE).any():
+            first = start + int(np.flatnonzero(self.state[start : start + size] == FREE)[0])
+            raise ValueError(f"free(start={start}, order={order}): frame {first} is already free (a block is freed once, with the order it was allocated with)")
+        self.state[start : start + size] = FREE
         while order < self.max_order:
             buddy = start ^ (1 << order)
             if self._heads.get(buddy) != order:
@@ -206,7 +220,7 @@ class PhysicalMemory:
         m.hugetlb_pool.setdefault(p, []).extend(got)
         return m
 
-    def compact(self, order: int, cycles_per_page: int = 0) -> int | None:
+    def compact(self, order: int) -> int | None:
         """Free one aligned 2**order block by migrating its movable pages, as Linux's compaction
         (mm/compaction.c) does. Returns the number of pages migrated, or None if compaction cannot
         free a block.

@@ -268,3 +268,30 @@ def test_compaction_migrates_only_the_movable_pages_of_the_blocks_it_frees(frame
     ref_compact = lambda o: reference_compact(ref, o, reference_rebuild_free_lists)  # noqa: E731
     want = _huge_pages_by_compaction(ref, max_order, 1 << (frames_log - max_order), base_allocs, np.random.default_rng(seed), ref_compact)
     assert want[0] == got and want[1] == moved and (ref.state == mem.state).all() and ref.migrated == mem.migrated
+
+
+def test_free_and_alloc_refuse_what_would_hand_a_frame_out_twice():
+    """free() of a frame never allocated, twice, with the wrong order or misaligned corrupted the
+    free lists (16,385 frames handed out of 16,384); each is refused, naming what is wrong."""
+    m = PhysicalMemory("64M")
+    with pytest.raises(ValueError, match="frame 5 is already free"):
+        m.free(5, 0)
+    xs = [m.alloc(0) for _ in range(4)]
+    with pytest.raises(ValueError, match="start=1 is not the start of a block of 2\\*\\*3 frames"):
+        m.free(xs[1], 3)
+    with pytest.raises(ValueError, match="frame 4 is already free"):
+        m.free(0, 3)
+    m.free(xs[1], 0)
+    with pytest.raises(ValueError, match="frame 1 is already free"):
+        m.free(xs[1], 0)
+    for bad, err in (((-1, 0), ValueError), ((m.nframes, 0), ValueError), ((0, m.max_order + 1), ValueError), ((0.5, 0), TypeError)):
+        with pytest.raises(err, match="start|order"):
+            m.free(*bad)
+    with pytest.raises(ValueError, match="order=-1"):
+        m.alloc(-1)
+    with pytest.raises(ValueError, match="owner=0"):
+        m.alloc(0, owner=0)
+    got = []
+    while (b := m.alloc(0)) is not None:
+        got.append(b)
+    assert len(got) + 3 == m.nframes and len(set(got) | {0, 2, 3}) == m.nframes  # every frame once
