@@ -560,4 +560,18 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
     bad = sorted(set(params) - fields)
     if bad:
         raise ValueError(f"workload {name!r} has no parameter(s) {bad}; it takes {sorted(fields)}")
-    return cls(**params)
+    w = cls(**params)
+    n = w.n_accesses
+    if n > MAX_ACCESSES:  # one whole pass over a large working set
+        raise ValueError(
+            f"workload {name!r} makes {n:,} accesses (one pass over its working set), more than pagesim runs "
+            f"({MAX_ACCESSES:,}): give a smaller working_set"
+        )
+    if accesses is not None and cls is Touch and w.pattern == "memset" and acc != n:
+        warnings.warn(
+            f"workload 'touch' with pattern='memset' writes every 8 bytes of its size once ({n:,} accesses): "
+            f"accesses={acc:,} counts only with pattern='random'",
+            UserWarning,
+            stacklevel=2,
+        )
+    return w

@@ -407,3 +407,23 @@ def test_cli_warnings_are_one_line_and_the_library_keeps_its_format():
     before = warnings.formatwarning
     assert main(["machines", "skylake"]) == 0
     assert warnings.formatwarning is before
+
+
+def test_one_pass_beyond_the_accesses_limit_is_refused_and_ignored_accesses_said():
+    """A whole-pass workload over a huge working set made ~10**13 accesses although accesses=
+    is limited to 2**40 (it ran for hours); touch with pattern='memset' ignored accesses= silently."""
+    import warnings
+
+    from pagesim.workloads import workload
+
+    for name, kw in (("sequential", {"working_set": "64T"}), ("touch", {"size": "64T"})):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match=rf"workload '{name}' makes 8,796,093,022,208 accesses .* give a smaller working_set"):
+                workload(name, accesses=1000, **kw)
+    with pytest.warns(UserWarning, match=r"pattern='memset' writes every 8 bytes of its size once \(8,388,608 accesses\): accesses=1,000"):
+        workload("touch", size="64M", accesses=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        workload("touch", size="64M")
+        workload("touch", size="64M", pattern="random", accesses=1000)

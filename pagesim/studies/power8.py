@@ -49,7 +49,8 @@ def memories(seed: int = 1, held: float = HELD):
 def run(kind: str, pattern: str, memory, compaction: bool = True, touches: int = TOUCHES, seed: int = 0):
     page, policy = KINDS[kind]
     lay = Layout((Region(START, SIZE, page, "[ anon ]", policy=policy),))
-    return simulate("power8", "touch", size=SIZE, pattern=pattern, accesses=touches, layout=lay, memory=memory, compaction=compaction, seed=seed)
+    count = {"accesses": touches} if pattern == "random" else {}  # memset writes every 8 bytes once
+    return simulate("power8", "touch", size=SIZE, pattern=pattern, layout=lay, memory=memory, compaction=compaction, seed=seed, **count)
 
 
 def matrix(seed: int = 0, held: float = HELD, touches: int = TOUCHES, compaction: bool = True):
