@@ -63,3 +63,17 @@ def check_bool(name: str, value) -> bool:
 def check_seed(seed) -> int:
     """A seed for numpy's default_rng: an int in 0..2**63-1."""
     return check_int("seed", seed, 0, (1 << 63) - 1)
+
+
+def warn(message: str, category=UserWarning) -> None:
+    """``warnings.warn`` pointing at the first caller outside pagesim (the user's line), however
+    deep inside pagesim the warning is raised."""
+    import sys
+    import warnings
+    from pathlib import Path
+
+    pkg = str(Path(__file__).resolve().parent)
+    f, level = sys._getframe(1), 2
+    while f is not None and f.f_code.co_filename.startswith(pkg):
+        f, level = f.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

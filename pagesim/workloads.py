@@ -12,12 +12,11 @@ whatever the chunk size.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._check import check_choice, check_fraction, check_int
+from ._check import check_choice, check_fraction, check_int, warn
 from ._kernels.workloads import (
     gen_blocked_matrix,
     gen_hot_cold,
@@ -551,11 +550,9 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
             one = cls(**params).n_accesses
             params.setdefault(rep, max(1, -(-acc // one)))
             if acc < one:
-                warnings.warn(
+                warn(
                     f"workload {name!r}: accesses={acc:,} is less than one of its {rep} ({one:,} accesses over its working set): "
                     f"it runs 1 ({one:,} accesses); a smaller working_set gives a shorter run",
-                    UserWarning,
-                    stacklevel=2,
                 )
     bad = sorted(set(params) - fields)
     if bad:
@@ -564,14 +561,11 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
     n = w.n_accesses
     if n > MAX_ACCESSES:  # one whole pass over a large working set
         raise ValueError(
-            f"workload {name!r} makes {n:,} accesses (one pass over its working set), more than pagesim runs "
-            f"({MAX_ACCESSES:,}): give a smaller working_set"
+            f"workload {name!r} makes {n:,} accesses (one pass over its working set), more than pagesim runs ({MAX_ACCESSES:,}): give a smaller working_set"
         )
     if accesses is not None and cls is Touch and w.pattern == "memset" and acc != n:
-        warnings.warn(
+        warn(
             f"workload 'touch' with pattern='memset' writes every 8 bytes of its size once ({n:,} accesses): "
             f"accesses={acc:,} counts only with pattern='random'",
-            UserWarning,
-            stacklevel=2,
         )
     return w

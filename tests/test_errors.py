@@ -427,3 +427,15 @@ def test_one_pass_beyond_the_accesses_limit_is_refused_and_ignored_accesses_said
         warnings.simplefilter("error")
         workload("touch", size="64M")
         workload("touch", size="64M", pattern="random", accesses=1000)
+
+
+def test_a_warning_points_at_the_callers_line():
+    """A workload's warning raised inside simulate() pointed at pagesim/simulate.py: it names the
+    line that called pagesim, whichever entry point."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        pagesim.simulate("skylake", "sequential", working_set="1M", accesses=10)
+        pagesim.workloads.workload("sequential", working_set="1M", accesses=10)
+    assert [w.filename for w in got] == [__file__, __file__], [(w.filename, w.lineno) for w in got]
