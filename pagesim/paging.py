@@ -180,6 +180,9 @@ def first_touch_order(layout: Layout, chunks, base_page: int) -> np.ndarray:
     return out[: n_out[0]]
 
 
+_NO_RECLAIM = " (a PhysicalMemory does not reclaim: give it more memory, or model a RAM limit with reclaim and swap with ram=Ram(...))"
+
+
 def resolve(layout: Layout, chunks, memory: PhysicalMemory, base_page: int, compaction: bool = False):
     """Decide the backing of every region. Returns (layout actually given, report dict, memory after)."""
     mem = memory  # the caller passes a copy it owns
@@ -219,9 +222,7 @@ def resolve(layout: Layout, chunks, memory: PhysicalMemory, base_page: int, comp
             if c not in chunk_state[ri]:
                 chunk_state[ri][c] = "base"
                 if mem.alloc(mem.order_of(r.page_size)) is None:
-                    raise OutOfMemory(
-                        f"memory is full: no free {format_size(r.page_size)} block for region {r.name!r} (memory pressure and reclaim are not modelled yet)"
-                    )
+                    raise OutOfMemory(f"memory is full: no free {format_size(r.page_size)} block for region {r.name!r}" + _NO_RECLAIM)
             continue
         per = r.page_size // base_page
         c0, _, lo, hi = spans[ri]
@@ -246,7 +247,7 @@ def resolve(layout: Layout, chunks, memory: PhysicalMemory, base_page: int, comp
             st = "base"
         if st == "base":
             if mem.alloc(0) is None:
-                raise OutOfMemory(f"memory is full: no base frame for region {r.name!r} (memory pressure and reclaim are not modelled yet)")
+                raise OutOfMemory(f"memory is full: no base frame for region {r.name!r}" + _NO_RECLAIM)
     regions = []
     for ri, r in enumerate(layout.regions):
         if r.policy not in CHUNKED:
