@@ -87,7 +87,10 @@ def _lines(path: Path, bar=None):
                 if isinstance(e, OSError) and not isinstance(e, gzip.BadGzipFile):
                     raise  # a disk or permission error: its own message names the file
                 what = "ends early (is the file truncated?)" if isinstance(e, EOFError) else "is damaged"
-                done = f"lines 1 to {n - 1} were read" if n > 1 else "no line could be read"
+                # the decompressor gives nothing of a block it cannot finish: lines of that last
+                # block (up to _BLOCK bytes of text) may still be in the file
+                done = f"lines 1 to {n - 1} were read, in whole blocks" if n > 1 else "no whole block could be read"
+                done += f" of {_BLOCK // 1024} KiB of text (the block it stopped in may hold more lines)"
                 raise TraceFormatError(f"{path}: the gzip data {what}; {done}: {e}") from e
             if bar is not None:
                 bar.update(raw.tell() - pos)
