@@ -28,6 +28,7 @@ data addresses worst).
 from __future__ import annotations
 
 import datetime
+import errno
 import gzip
 import os
 import shutil
@@ -300,6 +301,9 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     )
 
 
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS}
+
+
 def _publish(part: Path, out: Path, force: bool) -> None:
     """Put the complete trace ``part`` in place as ``out``; ``part`` is gone afterwards, whatever
     happens. Without ``force`` a hard link makes ``out`` only if no file of that name exists (one
@@ -314,6 +318,16 @@ def _publish(part: Path, out: Path, force: bool) -> None:
             os.link(part, out)
         except FileExistsError:
             raise TraceExists(out) from None
+        except OSError as e:
+            if e.errno not in _NO_HARD_LINKS:
+                raise
+            # a file system without hard links: the name is claimed by creating it exclusively
+            # (which fails if it exists), then the trace is renamed over the claim
+            try:
+                os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                raise TraceExists(out) from None
+            os.replace(part, out)
     except OSError as e:
         if isinstance(e, TraceExists):
             raise

@@ -285,3 +285,22 @@ def test_a_device_is_named_as_such():
     assert R._not_a_regular_file(Path("/dev/null")) == "a character device"
     with pytest.raises(ValueError, match=r"^/dev/null is a character device, not a regular file"):
         R.record(["true"], out="/dev/null")
+
+
+@needs_valgrind
+def test_without_hard_links_the_name_is_still_claimed_exclusively(tmp_path, monkeypatch):
+    """On a file system that refuses hard links the trace is still put in place, and a file
+    that appeared meanwhile is still kept."""
+    import errno
+
+    def no_links(src, dst):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(R.os, "link", no_links)
+    out = tmp_path / "t.txt.gz"
+    rec = R.record(["true"], out=out, program_output=subprocess.DEVNULL)
+    assert sorted(tmp_path.iterdir()) == [out] and rec.accesses == R.count_lines(out) > 0 and rec.bytes == out.stat().st_size
+    out.unlink()
+    with pytest.raises(R.TraceExists):
+        R.record(["sh", "-c", f"echo theirs > '{out}'"], out=out, program_output=subprocess.DEVNULL)
+    assert out.read_bytes() == b"theirs\n" and sorted(tmp_path.iterdir()) == [out]
