@@ -2,6 +2,7 @@
 
     pagesim machines [--sources] [NAME ...]
     pagesim simulate --machine skylake --workload random --working-set 1G --page-size 4K [--accesses N]
+    pagesim simulate --machine skylake --trace FILE [--trace-format lackey|din|hex] --page-size 4K
     pagesim demo
     pagesim host [--size 64M ...] [--offset 0]
     pagesim trace record [-o OUT] [--force] [--data-only] [--limit N] -- CMD [ARG ...]
@@ -10,33 +11,58 @@
     pagesim exercises build [--out build/exercises] | grade SUBMISSIONS_DIR [--timeout S] | samples
 
 Bad input (a bad option value, a missing or malformed trace file) is reported in one line,
-``pagesim: error: ...``, on standard error with exit status 2, never a traceback. Progress bars go
-to standard error when it is a terminal (never with --quiet).
+``pagesim: error: ...``, on standard error with exit status 2, never a traceback. Integer options
+take a whole number written as digits (``1000``, ``1_000``) or in exponent form when exact
+(``1e3``); 1.5, 1e-3, nan, inf, 0x10 and 1K are refused, naming the option, the value and the
+range allowed. Progress bars go to standard error when it is a terminal (never with --quiet).
 """
 
 from __future__ import annotations
 
 import argparse
+import decimal
 import json
 import re
 import sys
 import time
 import warnings
 
+# simulate's parameters that the command line sets with an option of their own, not --param
+_OWN_OPTIONS = {
+    "machine": "--machine",
+    "workload": "--workload",
+    "trace": "--trace",
+    "working_set": "--working-set",
+    "page_size": "--page-size",
+    "accesses": "--accesses",
+    "seed": "--seed",
+    "progress": "--quiet",
+}
+
 
 def _parse_params(items):
+    """``--param NAME=VALUE`` items as keywords (a value that reads as an int or a float becomes
+    one). A name given twice, or one with an option of its own (``seed``: ``--seed``), is refused."""
     out = {}
     for it in items or []:
-        if "=" not in it:
-            raise ValueError(f"--param {it!r} must look like name=value")
-        k, v = it.split("=", 1)
+        k, eq, v = it.partition("=")
+        k = k.strip()
+        if not eq or not k or k.startswith("_"):
+            raise ValueError(f"--param {it!r} must look like name=value, with a parameter's name (a workload's, or simulate's such as fault_around)")
+        own = _OWN_OPTIONS.get(k.replace("-", "_"))
+        if own == "--quiet":
+            raise ValueError(f"--param {it!r}: progress bars are set by --quiet")
+        if own is not None:
+            raise ValueError(f"--param {it!r}: {k} has an option of its own: give {own} {v}")
+        if k in out:
+            raise ValueError(f"--param {k} is given twice ({k}={out[k]!r} and {it!r}): give it once")
         for conv in (int, float):
             try:
                 v = conv(v)
                 break
             except ValueError:
                 continue
-        out[k.strip()] = v
+        out[k] = v
     return out
 
 
@@ -91,25 +117,32 @@ def cmd_machines(args) -> int:
 def cmd_simulate(args) -> int:
     from .costs import summary
     from .simulate import simulate
+    from .workloads import MAX_ACCESSES
 
     if (args.workload is None) == (args.trace is None):
         raise ValueError("give --workload or --trace (one of them)")
+    seed = _whole("--seed", args.seed, 0, SEED_MAX)
     if args.trace is not None:
-        from .traces import read_trace
+        from .traces import UnknownTraceFormat, read_trace
 
-        if args.param or args.working_set or args.accesses:
+        if args.param or args.working_set is not None or args.accesses is not None:
             raise ValueError("--trace takes no --param, --working-set or --accesses: the trace fixes them")
         progress = _progress(args)
-        trace = read_trace(args.trace, progress=progress)
-        ds = simulate(args.machine, trace, page_size=args.page_size, seed=args.seed, progress=progress)
+        try:
+            trace = read_trace(args.trace, format=args.trace_format or "auto", progress=progress)
+        except UnknownTraceFormat as e:
+            raise ValueError(f"{e.reason}: give --trace-format lackey, din or hex") from None
+        ds = simulate(args.machine, trace, page_size=args.page_size, seed=seed, progress=progress)
         print(summary(ds))
         return 0
+    if args.trace_format is not None:
+        raise ValueError("--trace-format goes with --trace (the format of the trace file), not with --workload")
     params = _parse_params(args.param)
     if args.working_set is not None:
         params["working_set"] = args.working_set
     if args.accesses is not None:
-        params["accesses"] = args.accesses
-    ds = simulate(args.machine, args.workload, page_size=args.page_size, seed=args.seed, progress=_progress(args), **params)
+        params["accesses"] = _whole("--accesses", args.accesses, 1, MAX_ACCESSES)
+    ds = simulate(args.machine, args.workload, page_size=args.page_size, seed=seed, progress=_progress(args), **params)
     print(summary(ds))
     return 0
 
@@ -228,14 +261,24 @@ def cmd_host(args) -> int:
     return 1 if bad else 0
 
 
+SEED_MAX = (1 << 63) - 1  # numpy's default_rng takes seeds in 0..2**63-1 here (pagesim._check.check_seed)
+
+
 def _whole(option: str, value, lo: int, hi: int) -> int:
+    """The value of an integer option: a whole number written as digits (``1000``, ``1_000``) or
+    in exponent form when it is exact (``1e3``, ``2.5e6``), in ``lo..hi``. Anything else (1.5,
+    1e-3, nan, inf, 0x10, 1K, an empty value) is refused naming the option, the value and the
+    range. Every integer option of every subcommand is read through here."""
+    text = str(value).strip()
     try:
-        v = int(str(value).replace("_", ""))
-    except ValueError:
-        raise ValueError(f"{option} {value!r} must be a whole number in {lo}..{hi}") from None
-    if not lo <= v <= hi:
-        raise ValueError(f"{option} {v} is out of range: allowed {lo}..{hi}")
-    return v
+        d = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        d = None
+    if d is None or not d.is_finite() or d != d.to_integral_value():
+        raise ValueError(f"{option} {value!r} must be a whole number in {lo}..{hi} (digits, or an exact exponent form such as 1e3)")
+    if not lo <= d <= hi:
+        raise ValueError(f"{option} {text} is out of range: allowed {lo}..{hi}")
+    return int(d)
 
 
 def cmd_trace(args) -> int:
@@ -266,7 +309,7 @@ def cmd_probe(args) -> int:
         repeats=_whole("--repeats", args.repeats, 1, 101),
         line_max=args.line_max,
         quick=args.quick,
-        seed=_whole("--seed", args.seed, 0, (1 << 63) - 1),
+        seed=_whole("--seed", args.seed, 0, SEED_MAX),
         progress=not args.quiet,
     )
     print(table(res))
@@ -304,9 +347,11 @@ def cmd_exercises(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``pagesim`` command's parser, every subcommand with its options."""
     ap = argparse.ArgumentParser(prog="pagesim", description="Simulate TLBs, page walks and page faults.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    ap.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", title="commands")
     m = sub.add_parser("machines", help="list the machine presets with their TLB reach")
     m.add_argument("names", nargs="*", help="presets to show (default: all)")
     m.add_argument("--sources", action="store_true", help="every structure with its source and the modelling assumptions")
@@ -314,33 +359,39 @@ def main(argv=None) -> int:
     s.add_argument("--machine", required=True, help="a preset name (see 'pagesim machines')")
     s.add_argument("--workload", help="sequential, strided, stream, random, pointer_chase, blocked_matrix, md, touch")
     s.add_argument("--trace", help="a memory trace file instead of a workload (valgrind lackey, din, or hex; .gz allowed)")
+    s.add_argument("--trace-format", choices=("lackey", "din", "hex"), help="the trace file's format (default: told from its first lines)")
     s.add_argument("--working-set", help="bytes, or a size such as 64M or 1G")
     s.add_argument("--page-size", help="page size for every region (default: the machine's base page)")
-    s.add_argument("--accesses", type=int, help="number of accesses (workloads with passes repeat to reach it)")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--param", action="append", metavar="NAME=VALUE", help="another workload parameter, e.g. --param stride=4096")
+    s.add_argument("--accesses", help="number of accesses, a whole number: 1000, 1_000 or 1e3 (workloads with passes repeat to reach it)")
+    s.add_argument("--seed", default="0", help="every random choice comes from it: a whole number: 1000, 1_000 or 1e3 in 0..2**63-1 (default 0)")
+    s.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="another workload parameter, e.g. --param stride=4096 (working_set, accesses, seed... have options of their own)",
+    )
     s.add_argument("--quiet", action="store_true", help="no progress bars (there are none either when standard error is not a terminal)")
     sub.add_parser("demo", help="a short demonstration: the documents' exact counts, reproduced")
     h = sub.add_parser("host", help="real page faults of an mmap on this Linux machine beside the simulation's")
     h.add_argument("--size", action="append", help="region size, a multiple of 4K such as 3M or 2M+4K; repeat for more (default 64M)")
     h.add_argument("--offset", default="0", help="where the region starts past a 2M boundary, a multiple of 4K below 2M (default 0)")
     t = sub.add_parser("trace", help="record a program's memory trace: pagesim trace record [-o OUT] -- CMD [ARG ...]")
-    tsub = t.add_subparsers(dest="trace_cmd", required=True)
+    tsub = t.add_subparsers(dest="trace_cmd", metavar="SUBCOMMAND", title="subcommands")
     tr = tsub.add_parser("record", help="run CMD under valgrind lackey and stream its memory trace into a gzip file")
     tr.add_argument("-o", "--output", help="the trace file (default: <program>-lackey.txt.gz; .gz compresses)")
     tr.add_argument("--data-only", action="store_true", help="drop instruction fetches (about 3/4 of a lackey trace)")
-    tr.add_argument("--limit", help="stop the program after this many accesses")
+    tr.add_argument("--limit", help="stop the program after this many accesses (a whole number: 1000, 1_000 or 1e3)")
     tr.add_argument("--quiet-program", action="store_true", help="discard the program's own output")
     tr.add_argument("--force", action="store_true", help="replace the trace file if it exists (it is replaced only once the new trace is complete)")
     tr.add_argument("command", nargs=argparse.REMAINDER, help="the command to trace, after --")
     pr = sub.add_parser("probe", help="measure this machine: pointer-chase latency over working sets, 4K pages vs THP, and the knees")
     pr.add_argument("--min-size", default="16K", help="smallest working set (default 16K)")
     pr.add_argument("--max-size", default="1G", help="largest working set (default 1G; capped to half the available memory)")
-    pr.add_argument("--per-octave", default="2", help="working sets per doubling (default 2)")
-    pr.add_argument("--repeats", default="7", help="timed runs per working set and page kind (default 7); medians are reported")
+    pr.add_argument("--per-octave", default="2", help="working sets per doubling, 1..8 (default 2)")
+    pr.add_argument("--repeats", default="7", help="timed runs per working set and page kind, 1..101 (default 7); medians are reported")
     pr.add_argument("--line-max", default="64M", help="largest working set of the line-stride (cache) curve (default 64M)")
     pr.add_argument("--quick", action="store_true", help="at most 64M, 5 repeats (about 10 seconds)")
-    pr.add_argument("--seed", default="0")
+    pr.add_argument("--seed", default="0", help="a whole number: 1000, 1_000 or 1e3 in 0..2**63-1 (default 0)")
     pr.add_argument("--quiet", action="store_true", help="no progress bar")
     wa = sub.add_parser("warm", help="compile the kernels the notebooks use into the cache (make, Binder and CI run it)")
     wa.add_argument("--generic-only", action="store_true", help="skip the presets' 20 specialised kernels and the notebooks' other 9 (3-6 s of CPU each)")
@@ -348,7 +399,7 @@ def main(argv=None) -> int:
     from .grading import DEFAULT_TIMEOUT as grading_timeout  # the standard library only: quick
 
     ex = sub.add_parser("exercises", help="instructor: build the assignments (otter assign), grade a folder of submissions")
-    exsub = ex.add_subparsers(dest="ex_cmd", required=True)
+    exsub = ex.add_subparsers(dest="ex_cmd", metavar="SUBCOMMAND", title="subcommands")
     eb = exsub.add_parser("build", help="student and autograder versions of every master in exercises/masters/")
     eb.add_argument("--out", default="build/exercises", help="output folder (default build/exercises; not committed)")
     eb.add_argument("--masters", help="folder of master notebooks (default: exercises/masters/)")
@@ -369,6 +420,11 @@ def main(argv=None) -> int:
     es.add_argument("--out", default="exercises/samples", help="output folder (default exercises/samples)")
     es.add_argument("only", nargs="*", help="assignments (default: all built)")
     sub.add_parser("notebooks", help="execute every notebook with papermill and write the validation report (--quick, --out DIR)", add_help=False)
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     shown = warnings.formatwarning
     warnings.formatwarning = _format_warning  # this command's warnings on one line; restored on return
@@ -377,7 +433,7 @@ def main(argv=None) -> int:
             from .notebooks import main as notebooks_main
 
             return notebooks_main(argv[1:])
-        args = ap.parse_args(_attach_negative_values(ap, argv))
+        args = _parse(ap, _attach_negative_values(ap, argv))
         return {
             "machines": cmd_machines,
             "simulate": cmd_simulate,
@@ -396,6 +452,41 @@ def main(argv=None) -> int:
         return 130
     finally:
         warnings.formatwarning = shown
+
+
+def _version() -> str:
+    """The installed package's version, or the source's own when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pagesim")
+    except PackageNotFoundError:
+        from . import __version__
+
+        return __version__
+
+
+def _parse(ap: argparse.ArgumentParser, argv: list) -> argparse.Namespace:
+    """``argv`` parsed. An option the subcommand named does not have is reported with that
+    subcommand's usage and name (``pagesim simulate: error: unrecognized arguments: ...``); a
+    command without its subcommand is a ValueError listing the subcommands."""
+    args, extra = ap.parse_known_args(argv)
+    parser, missing = ap, None
+    while missing is None:  # down the subcommands named
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            break
+        chosen = getattr(args, subs[0].dest)
+        if chosen is None:
+            missing = subs[0]
+        else:
+            parser = subs[0].choices[chosen]
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if missing is not None:
+        what = "a command" if parser is ap else "a subcommand"
+        raise ValueError(f"{parser.prog} needs {what}: {', '.join(missing.choices)} ({parser.prog} --help says what each does)")
+    return args
 
 
 def _format_warning(message, category, filename, lineno, line=None) -> str:

@@ -7,9 +7,13 @@ access (``I  addr,size``, `` L addr,size``, `` S addr,size``, `` M addr,size``) 
 module reads the pipe line by line and writes the lines to ``OUT`` through gzip, so the trace is
 never held in memory and never written uncompressed. valgrind's own ``==pid==`` message lines are
 kept (the trace readers skip them), and two ``==pagesim==`` lines at the top say how the trace was
-recorded. The file is written as ``OUT.part`` and renamed when complete: an interrupted or failed
-recording (a full disk) leaves nothing behind. An existing ``OUT`` is refused unless ``--force``
-(``force=True``), and then replaced only once the new trace is complete.
+recorded. The file is written to a temporary file of its own in ``OUT``'s folder (a hidden name,
+``.OUT.<random>.part``) and put in place when complete: an interrupted or failed recording (a full
+disk) leaves nothing behind, and no other file is touched. An existing ``OUT`` is refused unless
+``--force`` (``force=True``), and then replaced only once the new trace is complete; without
+``--force``, an ``OUT`` that appears while the program runs is kept and the recording refused. An
+``OUT`` that exists and is not a regular file (a symbolic link, a device, a fifo, a socket, a
+folder) is refused, with or without ``--force``.
 
 ``data_only`` drops instruction fetches (``I`` lines), about three quarters of a lackey trace;
 ``limit`` stops the program after that many accesses (the trace is then the run's first ``limit``
@@ -24,12 +28,15 @@ data addresses worst).
 from __future__ import annotations
 
 import datetime
+import errno
 import gzip
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -101,6 +108,46 @@ def default_output(command) -> str:
     return f"{Path(str(command[0])).name or 'program'}-lackey.txt.gz"
 
 
+_KINDS_OF_FILE = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a fifo (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_a_regular_file(path: Path) -> str | None:
+    """What ``path`` is when it exists and is not a regular file ("a symbolic link to 'x'", "a
+    character device", ...); None when it is a regular file or does not exist. A symbolic link
+    is not followed."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    for test, what in _KINDS_OF_FILE:
+        if test(mode):
+            return f"{what} to {os.readlink(path)!r}" if test is stat.S_ISLNK else what
+    return "not a regular file"
+
+
+def _refuse_unless_regular(out: Path) -> None:
+    what = _not_a_regular_file(out)
+    if what is not None:
+        raise ValueError(f"{out} is {what}, not a regular file: a trace is written only to a new path or over a regular file")
+
+
+def _file_mode() -> int:
+    """The permissions a new file gets here (0o666 less the umask): the temporary file, made
+    0o600, gets them before it is put in place."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _term_to_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -112,7 +159,9 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     data_only: drop instruction fetches. limit: stop after this many (written) accesses.
     program_output: where the program's stdout and stderr go (None: this process's; or
     ``subprocess.DEVNULL``). force: replace ``out`` if it exists (else :class:`TraceExists`, before
-    anything runs; the old file is replaced only once the new trace is complete). Raises
+    anything runs, or at the end if ``out`` appeared meanwhile; the old file is replaced only once
+    the new trace is complete). An ``out`` that exists and is not a regular file (a symbolic link,
+    a device, a fifo, a socket, a folder) is refused with a ValueError, force or not. Raises
     RuntimeError when valgrind is missing or records nothing, and an OSError naming the file when
     the trace cannot be written (a full disk); no part of the trace is left behind.
     """
@@ -126,17 +175,22 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     if limit is not None:
         limit = check_int("limit", limit, 1, None, " (a number of accesses, or None for the whole run)")
     out = Path(out if out is not None else default_output(command))
-    if out.is_dir():
+    if out.is_dir() and not out.is_symlink():
         raise ValueError(f"out={str(out)!r} is a folder: give a file name such as {out / default_output(command)}")
+    _refuse_unless_regular(out)
     if not out.parent.is_dir():
         raise ValueError(f"out={str(out)!r}: the folder {str(out.parent)!r} does not exist")
-    if not force and (out.exists() or out.is_symlink()):
+    if not force and out.exists():
         raise TraceExists(out)
     reason = why_not()
     if reason:
         raise RuntimeError(reason)
     vg = valgrind()
-    part = out.with_name(out.name + ".part")
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot write the trace {out} (creating a temporary file in {out.parent}): {e.strerror or e}") from e
+    part = Path(name)
     counts = dict.fromkeys(KINDS.values(), 0)
     written = 0
     truncated = False
@@ -149,6 +203,8 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     except OSError as e:
         os.close(rfd)
         os.close(wfd)
+        os.close(fd)
+        part.unlink(missing_ok=True)
         raise RuntimeError(f"cannot start valgrind ({vg}): {e}") from None
     os.close(wfd)
     status = None
@@ -158,7 +214,9 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     if threading.current_thread() is threading.main_thread():
         old_term = signal.signal(signal.SIGTERM, _term_to_interrupt)
     try:
-        raw = open(part, "wb")
+        raw = open(fd, "wb")
+        fd = None  # closed with raw
+        os.fchmod(raw.fileno(), _file_mode())
         sink = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) if out.suffix == ".gz" else raw
         with raw, sink, os.fdopen(rfd, "rb", buffering=1 << 20) as pipe:
             when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
@@ -208,6 +266,8 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if fd is not None:
+            os.close(fd)
         part.unlink(missing_ok=True)
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
@@ -223,11 +283,8 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
             f"valgrind recorded no {'data ' if data_only else ''}accesses of {' '.join(command)!r} "
             f"(exit status {status}): is the command right? (valgrind's message is above)"
         )
-    try:
-        part.replace(out)
-    except OSError as e:
-        part.unlink(missing_ok=True)
-        raise OSError(e.errno, f"cannot write the trace {out} (renaming {part.name} into place): {e.strerror or e}") from e
+    size = part.stat().st_size
+    _publish(part, out, force)
     return Recording(
         path=str(out),
         command=tuple(command),
@@ -240,8 +297,43 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         truncated=truncated,
         exit_status=-1 if truncated else int(status),
         seconds=time.perf_counter() - t0,
-        bytes=out.stat().st_size,
+        bytes=size,
     )
+
+
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS}
+
+
+def _publish(part: Path, out: Path, force: bool) -> None:
+    """Put the complete trace ``part`` in place as ``out``; ``part`` is gone afterwards, whatever
+    happens. Without ``force`` a hard link makes ``out`` only if no file of that name exists (one
+    that appeared while the program ran is kept: :class:`TraceExists`); with ``force`` an atomic
+    rename replaces a regular file. Either way, an ``out`` that is not a regular file is refused."""
+    try:
+        _refuse_unless_regular(out)
+        if force:
+            os.replace(part, out)
+            return
+        try:
+            os.link(part, out)
+        except FileExistsError:
+            raise TraceExists(out) from None
+        except OSError as e:
+            if e.errno not in _NO_HARD_LINKS:
+                raise
+            # a file system without hard links: the name is claimed by creating it exclusively
+            # (which fails if it exists), then the trace is renamed over the claim
+            try:
+                os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                raise TraceExists(out) from None
+            os.replace(part, out)
+    except OSError as e:
+        if isinstance(e, TraceExists):
+            raise
+        raise OSError(e.errno, f"cannot write the trace {out} (putting {part.name} in place): {e.strerror or e}") from e
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def count_lines(path) -> int:

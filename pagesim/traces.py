@@ -58,6 +58,16 @@ class TraceFormatError(ValueError):
     """A trace file that its format does not allow (the message names the file, and the line where known)."""
 
 
+class UnknownTraceFormat(TraceFormatError):
+    """A trace whose format cannot be told from its lines. ``reason`` names the file, the line and
+    its text; the message adds how to give the format (``format=``); the command line gives it
+    as ``--trace-format``."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"{reason}: pass format='lackey', 'din' or 'hex'")
+        self.reason = reason
+
+
 def _short(text: str, n: int = 80) -> str:
     return repr(text if len(text) <= n else text[:n] + "...")
 
@@ -158,7 +168,7 @@ def detect_format(path) -> str:
                 return "din"
             if _HEX.match(s):
                 return "hex"
-            raise TraceFormatError(f"{path}, line {n}: cannot tell the trace format from {_short(s, 60)}: pass format='lackey', 'din' or 'hex'")
+            raise UnknownTraceFormat(f"{path}, line {n}: cannot tell the trace format from {_short(s, 60)}")
     raise TraceFormatError(f"{path}: the file holds no accesses")
 
 

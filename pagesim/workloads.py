@@ -517,9 +517,12 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
         raise ValueError(f"workload={name!r} is not known: choose one of {', '.join(sorted(WORKLOADS))}")
     cls = WORKLOADS[name]
     fields = {f.name for f in dataclasses.fields(cls)}
+    bad = sorted(set(params) - fields)  # before any parameter is used (a workload is made below to count a pass)
+    if bad:
+        raise ValueError(f"workload {name!r} has no parameter(s) {bad}; it takes {sorted(fields)}")
     if working_set is not None:
         ws = parse_size(working_set, "working_set")
-        target = {StreamTriad: "n", BlockedMatrix: "n", MolecularDynamics: "atoms"}.get(cls, "size")
+        target = {StreamTriad: "n", BlockedMatrix: "n", MolecularDynamics: "atoms", Planes: "plane"}.get(cls, "size")
         if target in params:
             raise ValueError(f"workload {name!r}: give working_set={working_set!r} or {target}={params[target]!r}, not both (working_set sets {target})")
         if cls is StreamTriad:
@@ -528,6 +531,9 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
             params.setdefault("n", max(1, int((ws / (3 * ELEMENT)) ** 0.5)))
         elif cls is MolecularDynamics:
             params.setdefault("atoms", max(27, ws // params.get("atom_bytes", 64)))
+        elif cls is Planes:  # working_set = planes * plane
+            planes = _count("planes", params.get("planes", Planes.planes), 1, 1 << 16)
+            params.setdefault("plane", max(ELEMENT, ws // planes))
         else:
             params.setdefault("size", _bytes("working_set", ws))  # checked here, so the error names working_set
             node = params.get("node", PointerChase.node) if cls is PointerChase else None
@@ -538,7 +544,7 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
                 )
     if accesses is not None:
         acc = _count("accesses", accesses)
-        for target in ("accesses", "max_accesses", "passes"):
+        for target in ("accesses", "max_accesses", "passes", "steps"):
             if target in params:
                 raise ValueError(f"workload {name!r}: give accesses={accesses!r} or {target}={params[target]!r}, not both (accesses sets {target})")
         if "accesses" in fields:
@@ -554,9 +560,6 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
                     f"workload {name!r}: accesses={acc:,} is less than one of its {rep} ({one:,} accesses over its working set): "
                     f"it runs 1 ({one:,} accesses); a smaller working_set gives a shorter run",
                 )
-    bad = sorted(set(params) - fields)
-    if bad:
-        raise ValueError(f"workload {name!r} has no parameter(s) {bad}; it takes {sorted(fields)}")
     w = cls(**params)
     n = w.n_accesses
     if n > MAX_ACCESSES:  # one whole pass over a large working set

@@ -374,7 +374,7 @@ def test_cli_negative_values_reach_their_checks():
     # was: "argument --working-set: expected one argument"
     assert r.returncode == 2 and r.stderr == "pagesim: error: working_set='-1M' is negative; sizes are zero or more bytes\n", r.stderr
     r = _cli("simulate", "--machine", "skylake", "--workload", "random", "--working-set", "1M", "--accesses", "-5")
-    assert r.returncode == 2 and r.stderr.startswith("pagesim: error: accesses=-5 is out of range: allowed 1.."), r.stderr
+    assert r.returncode == 2 and r.stderr.startswith("pagesim: error: --accesses -5 is out of range: allowed 1.."), r.stderr
 
 
 def test_cli_attaches_negative_values_to_options_that_take_one():
@@ -439,3 +439,140 @@ def test_a_warning_points_at_the_callers_line():
         pagesim.simulate("skylake", "sequential", working_set="1M", accesses=10)
         pagesim.workloads.workload("sequential", working_set="1M", accesses=10)
     assert [w.filename for w in got] == [__file__, __file__], [(w.filename, w.lineno) for w in got]
+
+
+# --- the command line: integer options, subcommands, --version, --param -----------------------
+
+INTEGER_OPTIONS = [  # (the command line before the option, the option, its range)
+    (["simulate", "--machine", "skylake", "--workload", "random", "--quiet"], "--accesses", 1, 1 << 40),
+    (["simulate", "--machine", "skylake", "--workload", "random", "--quiet"], "--seed", 0, (1 << 63) - 1),
+    (["trace", "record", "-o", "/nonexistent-folder/t.gz"], "--limit", 1, 1 << 40),
+    (["probe", "--quiet"], "--per-octave", 1, 8),
+    (["probe", "--quiet"], "--repeats", 1, 101),
+    (["probe", "--quiet"], "--seed", 0, (1 << 63) - 1),
+]
+
+
+def _run(argv, capsys):
+    """``pagesim ARGV`` in this process: (exit status, stdout, stderr)."""
+    from pagesim.cli import main
+
+    try:
+        rc = main(argv)
+    except SystemExit as e:  # argparse: --version, --help, usage errors
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("before,option,lo,hi", INTEGER_OPTIONS)
+@pytest.mark.parametrize("value", ["1e30", "nan", "inf", "", "1.5", "1e-3", "1K", "0x10", "-1"])
+def test_cli_integer_options_name_option_value_and_range(before, option, lo, hi, value, capsys):
+    """Every integer option of every subcommand: one line naming the option, the value and the
+    range, exit 2 (was, for --accesses and simulate's --seed: the usage, then "invalid int value")."""
+    argv = [*before, f"{option}={value}"]
+    if before[0] == "trace":
+        argv += ["--", "true"]
+    rc, out, err = _run(argv, capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "usage" not in err, err
+    shown = value if value in ("1e30", "-1") else repr(value)  # a number out of range, or not a whole number
+    assert err.startswith(f"pagesim: error: {option} {shown} ") and f"{lo}..{hi}" in err, err
+
+
+def test_cli_integer_options_are_all_read_by_one_check():
+    """No option of any subcommand is converted by argparse's type=int (its errors print the
+    usage and say only "invalid int value")."""
+    import argparse
+
+    from pagesim.cli import build_parser
+
+    def parsers(p):
+        yield p
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sp in a.choices.values():
+                    yield from parsers(sp)
+
+    typed = [(p.prog, a.option_strings) for p in parsers(build_parser()) for a in p._actions if a.type in (int, float)]
+    assert typed == []
+
+
+def test_cli_whole_numbers_written_exactly_are_accepted():
+    from pagesim.cli import _whole
+
+    for text, v in (("1000", 1000), ("1_000", 1000), ("1e3", 1000), ("2.5e3", 2500), (" 7 ", 7), ("1E+2", 100), ("0", 0)):
+        assert _whole("--x", text, 0, 10**6) == v
+    with pytest.raises(ValueError, match=r"^--x 2e6 is out of range: allowed 0\.\.1000000$"):
+        _whole("--x", "2e6", 0, 10**6)
+
+
+@pytest.mark.parametrize(
+    "argv,listed",
+    [([], "machines, simulate, demo, host, trace, probe, warm, exercises, notebooks"), (["trace"], "record"), (["exercises"], "build, grade, samples")],
+)
+def test_cli_a_missing_subcommand_is_one_line_listing_them(argv, listed, capsys):
+    """(was: the usage, then "the following arguments are required: cmd" / trace_cmd / ex_cmd)"""
+    rc, out, err = _run(argv, capsys)
+    prog = " ".join(["pagesim", *argv])
+    assert rc == 2 and out == ""
+    assert err == f"pagesim: error: {prog} needs a {'sub' if argv else ''}command: {listed} ({prog} --help says what each does)\n", err
+
+
+def test_cli_version(capsys):
+    from importlib.metadata import version
+
+    rc, out, err = _run(["--version"], capsys)
+    assert rc == 0 and out == f"pagesim {version('pagesim')}\n" and err == ""
+
+
+@pytest.mark.parametrize(
+    "argv,sub",
+    [
+        (["simulate", "--machine", "skylake", "--frobnicate"], "simulate"),
+        (["machines", "--frobnicate"], "machines"),
+        (["exercises", "grade", "subs", "--frobnicate"], "exercises grade"),
+    ],
+)
+def test_cli_an_unknown_option_names_its_subcommand(argv, sub, capsys):
+    """(was: the top-level usage and "pagesim: error: unrecognized arguments")"""
+    rc, out, err = _run(argv, capsys)
+    assert rc == 2 and err.startswith(f"usage: pagesim {sub} ") and err.endswith(f"pagesim {sub}: error: unrecognized arguments: --frobnicate\n"), err
+
+
+SIM = ["simulate", "--machine", "skylake", "--workload"]
+
+
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        # an unknown parameter, for every workload (was, for strided and md: "Strided.__init__() got an unexpected keyword argument")
+        *[
+            ([*SIM, w, "--param", "bogus=5", "--working-set", "1M", "--accesses", "1000"], rf"workload '{w}' has no parameter\(s\) \['bogus'\]; it takes \[")
+            for w in ("sequential", "strided", "planes", "stream", "random", "hot_cold", "pointer_chase", "blocked_matrix", "md", "touch")
+        ],
+        # a name with an option of its own (was: "simulate() got multiple values for keyword argument")
+        ([*SIM, "random", "--param", "seed=5"], r"--param 'seed=5': seed has an option of its own: give --seed 5$"),
+        ([*SIM, "random", "--param", "machine=zen4"], r"--param 'machine=zen4': machine has an option of its own: give --machine zen4$"),
+        ([*SIM, "random", "--param", "progress=1"], r"--param 'progress=1': progress bars are set by --quiet$"),
+        ([*SIM, "random", "--param", "_chunk_hook=1"], r"--param '_chunk_hook=1' must look like name=value, with a parameter's name"),
+        # given both ways (was: the option won, silently)
+        (
+            [*SIM, "random", "--working-set", "64M", "--param", "working_set=1G"],
+            r"--param 'working_set=1G': working_set has an option of its own: give --working-set 1G$",
+        ),
+        ([*SIM, "random", "--accesses", "1000", "--param", "accesses=7"], r"--param 'accesses=7': accesses has an option of its own: give --accesses 7$"),
+        ([*SIM, "md", "--accesses", "1000", "--param", "steps=3"], r"workload 'md': give accesses=1000 or steps=3, not both \(accesses sets steps\)$"),
+        ([*SIM, "random", "--param", "size=1M", "--param", "size=2M"], r"--param size is given twice \(size='1M' and 'size=2M'\): give it once$"),
+    ],
+)
+def test_cli_param_errors_name_the_parameter(argv, msg, capsys):
+    rc, out, err = _run([*argv, "--quiet"], capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "__init__" not in err and "keyword argument" not in err, err
+    assert re.search(msg, err.removeprefix("pagesim: error: ").rstrip("\n")), err
+
+
+def test_planes_takes_a_working_set():
+    """working_set is the planes' whole grid (was: "Planes.__init__() got an unexpected keyword argument 'size'")."""
+    w = pagesim.workload("planes", working_set="1M", accesses=1000)
+    assert w.spans() == [("grid", 1 << 20)] and w.planes == 64
+    assert pagesim.workload("planes", working_set="1M", planes=4).plane == 1 << 18

@@ -1,6 +1,9 @@
 """Recording a real program's trace with valgrind lackey (pagesim.record, `pagesim trace record`)."""
 
 import gzip
+import os
+import re
+import socket
 import subprocess
 import sys
 
@@ -73,9 +76,9 @@ def test_terminated_recording_leaves_nothing(tmp_path):
         stderr=subprocess.PIPE,
     )
     deadline = time.time() + 60
-    while not (tmp_path / "t.gz.part").exists() and time.time() < deadline:
+    while not list(tmp_path.glob(".t.gz.*.part")) and time.time() < deadline:
         time.sleep(0.2)
-    assert (tmp_path / "t.gz.part").exists(), "the recording never started"
+    assert list(tmp_path.glob(".t.gz.*.part")), "the recording never started"
     p.send_signal(signal.SIGTERM)
     p.communicate(timeout=60)
     assert p.returncode != 0
@@ -191,4 +194,113 @@ def test_a_full_disk_leaves_nothing_and_names_the_file(tmp_path, monkeypatch):
     with pytest.raises(OSError) as e:
         R.record([sys.executable, "-c", "pass"], out=out, program_output=subprocess.DEVNULL)
     assert list(tmp_path.iterdir()) == []
-    assert e.value.errno == errno.ENOSPC and f"cannot write the trace {out} (writing {out}.part): No space left on device" in str(e.value)
+    assert e.value.errno == errno.ENOSPC
+    tmp = rf"{re.escape(str(tmp_path))}/\.t\.txt\.\w+\.part"  # the temporary file, hidden, beside out
+    assert re.search(rf"cannot write the trace {re.escape(str(out))} \(writing {tmp}\): No space left on device", str(e.value))
+
+
+@needs_valgrind
+def test_a_file_named_like_the_temporary_one_is_not_touched(tmp_path):
+    """The trace is written to a temporary file of its own (hidden, unique), never to OUT.part:
+    a user's file of that name is kept as it was (was: silently replaced, then renamed away)."""
+    mine = tmp_path / "mine.txt.gz.part"
+    mine.write_bytes(b"the user's own file")
+    r = _cli("trace", "record", "-o", str(tmp_path / "mine.txt.gz"), "--quiet-program", "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert mine.read_bytes() == b"the user's own file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt.gz", "mine.txt.gz.part"]
+    assert R.count_lines(tmp_path / "mine.txt.gz") > 0
+
+
+@needs_valgrind
+def test_an_output_that_appears_while_recording_is_kept_unless_force(tmp_path):
+    """Without force, the trace is put in place only if OUT still does not exist at the end (a
+    hard link, which fails when the name exists): a file another process made meanwhile (here the
+    traced program itself, as a concurrent recording to the same OUT would) is kept, the
+    recording refused and its temporary file removed. With force it is replaced, and the counts
+    and size reported are those of the file on disk."""
+    out = tmp_path / "t.txt.gz"
+    command = ["sh", "-c", f"echo theirs > '{out}'"]
+    with pytest.raises(R.TraceExists, match="exists: pass force=True to replace it"):
+        R.record(command, out=out, program_output=subprocess.DEVNULL)
+    assert out.read_bytes() == b"theirs\n" and sorted(tmp_path.iterdir()) == [out]
+    r = _cli("trace", "record", "-o", str(out), "--quiet-program", "--", *command)
+    assert r.returncode == 2 and r.stderr == f"pagesim: error: {out} exists: give --force to replace it, or -o another file\n", r.stderr
+    assert out.read_bytes() == b"theirs\n" and sorted(tmp_path.iterdir()) == [out]
+    out.unlink()
+    rec = R.record(command, out=out, program_output=subprocess.DEVNULL, force=True)
+    assert sorted(tmp_path.iterdir()) == [out]
+    assert rec.bytes == out.stat().st_size and rec.accesses == R.count_lines(out) > 0
+    assert oct(out.stat().st_mode & 0o777) == oct(0o666 & ~_umask())  # the permissions of any new file, not mkstemp's 0600
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fifo(path):
+    os.mkfifo(path)
+
+
+def _symlink(path):
+    target = path.with_name("target.txt.gz")
+    target.write_bytes(b"the link's target")
+    path.symlink_to(target.name)
+
+
+def _socket(path):
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(path))
+    s.close()
+
+
+@pytest.mark.parametrize(
+    "make,what",
+    [(_symlink, "a symbolic link to 'target.txt.gz'"), (_fifo, r"a fifo \(named pipe\)"), (_socket, "a socket")],
+)
+@pytest.mark.parametrize("force", [False, True])
+def test_an_output_that_is_not_a_regular_file_is_refused(tmp_path, make, what, force):
+    """-o naming a symbolic link, a fifo, a socket (or a device: /dev/null) is refused in one
+    line naming the path and what it is, with --force too (was: --force replaced the link or the
+    device node itself with a regular file)."""
+    out = tmp_path / "t.txt.gz"
+    make(out)
+    before = sorted((p.name, os.lstat(p).st_mode) for p in tmp_path.iterdir())
+    r = _cli("trace", "record", "-o", str(out), *(["--force"] if force else []), "--quiet-program", "--", "true")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert re.fullmatch(rf"pagesim: error: {re.escape(str(out))} is {what}, not a regular file: .*\n", r.stderr), r.stderr
+    with pytest.raises(ValueError, match=rf"{re.escape(str(out))} is {what}, not a regular file"):
+        R.record(["true"], out=out, force=force)
+    assert sorted((p.name, os.lstat(p).st_mode) for p in tmp_path.iterdir()) == before
+    if make is _symlink:
+        assert (tmp_path / "target.txt.gz").read_bytes() == b"the link's target"
+
+
+def test_a_device_is_named_as_such():
+    """(force=True is not tried on /dev/null: a recorder that replaced it would do so as root.)"""
+    from pathlib import Path
+
+    assert R._not_a_regular_file(Path("/dev/null")) == "a character device"
+    with pytest.raises(ValueError, match=r"^/dev/null is a character device, not a regular file"):
+        R.record(["true"], out="/dev/null")
+
+
+@needs_valgrind
+def test_without_hard_links_the_name_is_still_claimed_exclusively(tmp_path, monkeypatch):
+    """On a file system that refuses hard links the trace is still put in place, and a file
+    that appeared meanwhile is still kept."""
+    import errno
+
+    def no_links(src, dst):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(R.os, "link", no_links)
+    out = tmp_path / "t.txt.gz"
+    rec = R.record(["true"], out=out, program_output=subprocess.DEVNULL)
+    assert sorted(tmp_path.iterdir()) == [out] and rec.accesses == R.count_lines(out) > 0 and rec.bytes == out.stat().st_size
+    out.unlink()
+    with pytest.raises(R.TraceExists):
+        R.record(["sh", "-c", f"echo theirs > '{out}'"], out=out, program_output=subprocess.DEVNULL)
+    assert out.read_bytes() == b"theirs\n" and sorted(tmp_path.iterdir()) == [out]

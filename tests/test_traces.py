@@ -440,3 +440,24 @@ def test_an_address_beyond_va_bits_names_the_file_and_line(tmp_path, instruction
     r = _cli("simulate", "--machine", "skylake", "--trace", str(p))
     want = f"{p}, line 4: address 0x1000000000000 is beyond the virtual address space of machine 'skylake' (48-bit: addresses below 0x1000000000000)"
     assert r.returncode == 2 and r.stderr == f"pagesim: error: {want}\n"
+
+
+def test_a_format_that_cannot_be_told_names_the_way_to_give_it(tmp_path, capsys):
+    """The first line (a hex address with a comment) tells no format: Python is told format=,
+    the command line --trace-format (was: format=, which the command line does not take), and
+    --trace-format hex reads the file."""
+    from pagesim.cli import main
+
+    f = tmp_path / "binary.hex"
+    f.write_text("1000 # the first access\n2000\n1000\n")
+    with pytest.raises(T.UnknownTraceFormat, match=r"binary\.hex, line 1: cannot tell the trace format from .*: pass format='lackey', 'din' or 'hex'$"):
+        read_trace(f)
+    assert read_trace(f, format="hex").accesses == 3
+    assert main(["simulate", "--machine", "skylake", "--trace", str(f), "--page-size", "4K", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"pagesim: error: {f}, line 1: cannot tell the trace format from '1000 # the first access': give --trace-format lackey, din or hex\n", err
+    assert main(["simulate", "--machine", "skylake", "--trace", str(f), "--trace-format", "hex", "--page-size", "4K", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "accesses 3" in out and err == "", (out, err)
+    assert main(["simulate", "--machine", "skylake", "--trace", str(f), "--trace-format", "din", "--quiet"]) == 2
+    assert "binary.hex, line 1: expected 'label address'" in capsys.readouterr().err  # the format given is the one read
