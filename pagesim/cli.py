@@ -242,13 +242,14 @@ def _demo_os_side(check) -> None:
 
 def cmd_host(args) -> int:
     """This machine's kernel against the simulation: minor faults of a real mmap."""
-    from .host import HUGE, compare_faults, thp_mode, why_not
-    from .units import parse_size
+    from .host import HUGE, check_region, compare_faults, thp_mode, why_not
 
+    sizes = args.size or ["64M"]
+    checked = [check_region(size, args.offset) for size in sizes]  # every value before any run
     print(f"transparent huge pages: {thp_mode() or 'not available'}")
     bad = 0
-    for size in args.size or ["64M"]:
-        partial = bool(parse_size(size, "--size") % HUGE or parse_size(args.offset, "--offset") % HUGE)
+    for size, (n, off) in zip(sizes, checked):
+        partial = bool(n % HUGE or off % HUGE)
         for thp in (False, True):
             reason = why_not(thp, partial)
             if reason:
@@ -394,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--seed", default="0", help="a whole number: 1000, 1_000 or 1e3 in 0..2**63-1 (default 0)")
     pr.add_argument("--quiet", action="store_true", help="no progress bar")
     wa = sub.add_parser("warm", help="compile the kernels the notebooks use into the cache (make, Binder and CI run it)")
-    wa.add_argument("--generic-only", action="store_true", help="skip the presets' 20 specialised kernels and the notebooks' other 9 (3-6 s of CPU each)")
+    wa.add_argument("--generic-only", action="store_true", help="skip the presets' specialised kernels and the notebooks' other 9 (3-6 s of CPU each)")
     wa.add_argument("--record", action="store_true", help="maintainers: run every notebook, list the kernels they load in pagesim/data/kernels.json")
     from .grading import DEFAULT_TIMEOUT as grading_timeout  # the standard library only: quick
 

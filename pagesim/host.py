@@ -144,14 +144,8 @@ def _anon_huge_kib(start: int, end: int) -> int | None:
     return None
 
 
-def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", touches: int = 4096, seed: int = 0, offset=0) -> FaultComparison:
-    """Touch a fresh anonymous mapping of ``size`` for real and in the simulator; return both fault counts.
-
-    size: a multiple of 4 KiB, up to 4 GiB ("3M", "17M", "2M+4K"); offset: where the region starts
-    past a 2 MiB boundary, a multiple of 4 KiB below 2 MiB. pattern: 'sequential' writes one byte
-    in every 4 KiB page in order; 'random' writes ``touches`` random bytes. Raises RuntimeError
-    with the reason where the comparison cannot run.
-    """
+def check_region(size, offset=0) -> tuple[int, int]:
+    """(size, offset) in bytes as :func:`compare_faults` takes them, or a ValueError naming the bad one."""
     n = parse_size(size, "size")
     if n <= 0 or n % BASE_PAGE:
         raise ValueError(f"size={size!r} must be a positive multiple of 4K (the base page), for example '3M' or '2M+4K'")
@@ -160,6 +154,18 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
     off_in = parse_size(offset, "offset")
     if off_in % BASE_PAGE or off_in >= HUGE:
         raise ValueError(f"offset={offset!r} must be a multiple of 4K below 2M: where the region starts past a 2 MiB boundary")
+    return n, off_in
+
+
+def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", touches: int = 4096, seed: int = 0, offset=0) -> FaultComparison:
+    """Touch a fresh anonymous mapping of ``size`` for real and in the simulator; return both fault counts.
+
+    size: a multiple of 4 KiB, up to 4 GiB ("3M", "17M", "2M+4K"); offset: where the region starts
+    past a 2 MiB boundary, a multiple of 4 KiB below 2 MiB. pattern: 'sequential' writes one byte
+    in every 4 KiB page in order; 'random' writes ``touches`` random bytes. Raises RuntimeError
+    with the reason where the comparison cannot run.
+    """
+    n, off_in = check_region(size, offset)
     check_choice("pattern", pattern, ("sequential", "random"))
     reason = why_not(thp, partial=bool(n % HUGE or off_in))
     if reason:

@@ -78,3 +78,14 @@ def test_multi_size_thp_stops_a_partial_comparison(tmp_path, monkeypatch):
     assert "multi-size THP is enabled for 64K" in H.why_not(True, partial=True)
     with pytest.raises(RuntimeError, match="multi-size THP is enabled for 64K"):
         H.compare_faults("3M", thp=True)
+
+
+def test_cli_host_checks_every_size_before_it_runs_any(capsys, monkeypatch):
+    """`--size 3M --size 1K` ran every 3M comparison, then failed on 1K: every value is checked first."""
+    import pagesim.host as H
+    from pagesim.cli import main
+
+    monkeypatch.setattr(H, "compare_faults", lambda *a, **k: pytest.fail("a comparison ran before every size was checked"))
+    assert main(["host", "--size", "3M", "--size", "1K"]) == 2
+    captured = capsys.readouterr()
+    assert "size='1K' must be a positive multiple of 4K" in captured.err and captured.out == ""
