@@ -72,9 +72,21 @@ class Recording:
             f"{self.stores:,} stores",
             f"{self.modifies:,} modifies",
         ]
-        tail = f"; stopped after --limit {self.accesses:,}" if self.truncated else f"; the program exited with status {self.exit_status}"
+        if self.truncated:
+            tail = f"; stopped after --limit {self.accesses:,}"
+        elif self.exit_status < 0:
+            tail = f"; the program was killed by {_signal_name(-self.exit_status)}"
+        else:
+            tail = f"; the program exited with status {self.exit_status}"
         packed = "compressed" if str(self.path).endswith(".gz") else "uncompressed"
         return f"{self.path}: {self.accesses:,} {what} ({', '.join(kinds)}), {self.bytes / 1e6:.2f} MB {packed}, recorded in {self.seconds:.1f} s{tail}"
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
 
 
 class TraceExists(FileExistsError):

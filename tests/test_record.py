@@ -304,3 +304,16 @@ def test_without_hard_links_the_name_is_still_claimed_exclusively(tmp_path, monk
     with pytest.raises(R.TraceExists):
         R.record(["sh", "-c", f"echo theirs > '{out}'"], out=out, program_output=subprocess.DEVNULL)
     assert out.read_bytes() == b"theirs\n" and sorted(tmp_path.iterdir()) == [out]
+
+
+def test_a_program_killed_by_a_signal_is_said_so():
+    """valgrind's status -11 was printed as "exited with status -11": the signal is named."""
+    import dataclasses
+
+    from pagesim.record import Recording
+
+    r = Recording(
+        path="t.txt", command=("x",), accesses=5, instr=1, loads=2, stores=1, modifies=1, data_only=False, truncated=False, exit_status=-11, seconds=0.1, bytes=10
+    )
+    assert str(r).endswith("; the program was killed by SIGSEGV")
+    assert str(dataclasses.replace(r, exit_status=3)).endswith("; the program exited with status 3")
