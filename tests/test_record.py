@@ -312,8 +312,7 @@ def test_a_program_killed_by_a_signal_is_said_so():
 
     from pagesim.record import Recording
 
-    r = Recording(
-        path="t.txt", command=("x",), accesses=5, instr=1, loads=2, stores=1, modifies=1, data_only=False, truncated=False, exit_status=-11, seconds=0.1, bytes=10
-    )
+    kw = dict(path="t.txt", command=("x",), accesses=5, instr=1, loads=2, stores=1, modifies=1, data_only=False, truncated=False, seconds=0.1, bytes=9)
+    r = Recording(exit_status=-11, **kw)
     assert str(r).endswith("; the program was killed by SIGSEGV")
     assert str(dataclasses.replace(r, exit_status=3)).endswith("; the program exited with status 3")
