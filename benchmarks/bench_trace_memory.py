@@ -21,29 +21,11 @@ import sys
 import tempfile
 
 import numpy as np
+from bench_memory import PRELUDE  # the peak-memory helpers of the memory benchmark
 
-CHILD = r"""
-import json, resource, sys, time
-
-
-def status(key):
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(key + ":"))
-
-
-def reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def peak_since(was_reset):
-    return status("VmHWM") if was_reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
+CHILD = (
+    PRELUDE
+    + r"""
 import numpy as np
 import pagesim
 from pagesim.traces import read_trace
@@ -70,6 +52,7 @@ out["simulate_seconds"] = time.perf_counter() - t
 out["peak_kib"] = peak_since(was_reset) - base
 print(json.dumps(out))
 """
+)
 
 
 def write_trace(path: str, n: int, seed: int) -> None:
