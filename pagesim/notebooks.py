@@ -69,6 +69,29 @@ def list_notebooks(folder: Path | None = None) -> list[Path]:
     return sorted((folder or notebooks_dir()).glob("[0-9][0-9]_*.ipynb"))
 
 
+def select(every: list[Path], names: list[str]) -> list[Path]:
+    """The notebooks of ``every`` that ``names`` name, in the order of ``every`` (all of them when
+    ``names`` is empty). A name is the start of a notebook's file name (``02``, ``02_opteron_cscs``,
+    ``02_opteron_cscs.ipynb``) and must match exactly one notebook: an empty name, or one that
+    matches none or several, raises ValueError naming it and listing the notebooks."""
+    if not names:
+        return list(every)
+    chosen, bad = set(), []
+    for n in names:
+        hits = [p for p in every if n and p.name.startswith(n)]
+        if len(hits) == 1:
+            chosen.add(hits[0])
+        else:
+            why = "is empty" if not n else "matches no notebook" if not hits else f"matches {len(hits)} notebooks"
+            bad.append(f"{n!r} {why}")
+    if bad:
+        raise ValueError(
+            f"notebook name {'; '.join(bad)}: a name is the start of one notebook's file name, such as 02 or 02_opteron_cscs; "
+            f"the notebooks: {', '.join(p.stem for p in every)}"
+        )
+    return [p for p in every if p in chosen]
+
+
 def check_parameters(path: Path) -> dict:
     """The notebook's parameters as papermill inspects them; raises if a required one is missing."""
     import papermill as pm
@@ -369,17 +392,17 @@ def main(argv=None) -> int:
     ap.add_argument(
         "names",
         nargs="*",
-        help="notebooks to run (default: all); the others' outputs in the output folder are kept, and the report holds every notebook's latest results",
+        help="notebooks to run (default: all), each named by the start of its file name, such as 02 or 02_opteron_cscs, matching exactly one; "
+        "the others' outputs in the output folder are kept, and the report holds every notebook's latest results",
     )
     args = ap.parse_args(argv)
     out = Path(args.out)
     every = list_notebooks()
-    nbs = every
-    if args.names:
-        nbs = [p for p in every if any(n in p.name for n in args.names)]
-        if not nbs:
-            print(f"pagesim notebooks: no notebook matches {args.names}", file=sys.stderr)
-            return 2
+    try:
+        nbs = select(every, args.names)
+    except ValueError as e:
+        print(f"pagesim notebooks: error: {e}", file=sys.stderr)
+        return 2
     names = [p.stem for p in every]
     records = []
     for p in nbs:

@@ -299,3 +299,26 @@ def test_save_baseline_still_names_regressions(tmp_path, monkeypatch, capsys):
     assert N.main(["--out", str(tmp_path / "out"), "--quick", "--save-baseline", NBS[0].stem]) == 1
     assert f"REGRESSION {NBS[0].name}: x was exact, now direction" in capsys.readouterr().err
     assert json.loads(base.read_text())["quick"][NBS[0].stem] == {"x": "direction"}
+
+
+@pytest.mark.parametrize(("names", "said"), [([""], "'' is empty"), (["0"], "'0' matches 8 notebooks"), (["00", "nope"], "'nope' matches no notebook")])
+def test_every_name_must_match_exactly_one_notebook(tmp_path, monkeypatch, capsys, names, said):
+    """An empty name, one that matches no notebook or several: one line naming it and listing the
+    notebooks, exit 2, nothing run (was: '' and '0' ran all eight, 'nope' was ignored)."""
+
+    def execute(path, out_dir, quick):
+        raise AssertionError(f"{path.name} ran")
+
+    monkeypatch.setattr(N, "execute", execute)
+    assert N.main(["--out", str(tmp_path / "out"), "--quick", *names]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("pagesim notebooks: error: notebook name ") and said in err, err
+    assert "a name is the start of one notebook's file name" in err and ", ".join(p.stem for p in NBS) in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_names_are_the_start_of_a_file_name(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(N, "execute", lambda path, out_dir, quick: ran.append(path.name) or _stand_in()(path, out_dir, quick))
+    assert N.main(["--out", str(tmp_path), "--quick", NBS[2].name, "00", NBS[0].stem]) == 0
+    assert ran == [NBS[0].name, NBS[2].name]
