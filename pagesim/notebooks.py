@@ -12,6 +12,7 @@ the folder (:func:`write_report`), so it always describes the files beside it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -90,6 +91,62 @@ def select(every: list[Path], names: list[str]) -> list[Path]:
             f"the notebooks: {', '.join(p.stem for p in every)}"
         )
     return [p for p in every if p in chosen]
+
+
+OUT_ALLOWED = "a folder this user can write (created if missing) whose notebooks/ subfolder is not the folder of the source notebooks, such as build"
+
+
+def prepare_out(arg: str, source: Path) -> Path:
+    """The output folder ``--out arg``, checked before any notebook runs: created with its
+    ``notebooks/`` subfolder, and written to (a probe file in each, removed). Refused, with a
+    ValueError naming --out, the path and why: an empty ``arg``; a folder whose ``notebooks/``
+    subfolder is, after resolving symlinks, the folder ``source`` the notebooks are read from (the
+    executed notebooks would be written over the source ones); a folder that cannot be created or
+    written. Folders created for a refused ``arg`` are removed."""
+    if not arg.strip():
+        raise ValueError(f"--out {arg!r} is empty: give {OUT_ALLOWED}")
+    out = Path(arg)
+    nb_out = out / "notebooks"
+
+    def refuse_source():
+        raise ValueError(
+            f"--out {arg!r}: its subfolder {nb_out} is the folder of the source notebooks ({source.resolve()}), and the executed notebooks would be "
+            f"written over them: give {OUT_ALLOWED}"
+        )
+
+    if nb_out.resolve() == source.resolve():
+        refuse_source()
+    created = []
+    try:
+        for d in (*reversed(nb_out.absolute().parents), nb_out.absolute()):
+            if not d.is_dir():
+                d.mkdir()  # raises if d is a file, or cannot be made
+                created.append(d)
+        if os.path.samefile(nb_out, source):  # the same folder by another way than a symlink (a bind mount, a hard-linked path)
+            refuse_source()
+        for d in (out, nb_out):
+            probe = d / f".pagesim-probe.{os.getpid()}.tmp"
+            try:
+                with open(probe, "wb") as f:
+                    f.write(b"probe")
+            finally:
+                probe.unlink(missing_ok=True)
+    except BaseException as e:
+        for d in reversed(created):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        if not isinstance(e, OSError):
+            raise
+        where = e.filename or nb_out
+        if e.errno in (errno.ENOTDIR, errno.EEXIST):
+            files = [d for d in (*reversed(nb_out.absolute().parents), nb_out.absolute()) if d.exists() and not d.is_dir()]
+            why = f"{files[0]} is a file, not a folder" if files else e.strerror
+        else:
+            why = e.strerror or str(e)
+        raise ValueError(f"--out {arg!r}: cannot create or write {where}: {why}; give {OUT_ALLOWED}") from None
+    return out
 
 
 def check_parameters(path: Path) -> dict:
@@ -400,6 +457,11 @@ def main(argv=None) -> int:
     every = list_notebooks()
     try:
         nbs = select(every, args.names)
+    except ValueError as e:
+        print(f"pagesim notebooks: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        out = prepare_out(args.out, notebooks_dir())
     except ValueError as e:
         print(f"pagesim notebooks: error: {e}", file=sys.stderr)
         return 2

@@ -322,3 +322,71 @@ def test_names_are_the_start_of_a_file_name(tmp_path, monkeypatch):
     monkeypatch.setattr(N, "execute", lambda path, out_dir, quick: ran.append(path.name) or _stand_in()(path, out_dir, quick))
     assert N.main(["--out", str(tmp_path), "--quick", NBS[2].name, "00", NBS[0].stem]) == 0
     assert ran == [NBS[0].name, NBS[2].name]
+
+
+def _no_run(monkeypatch):
+    def execute(path, out_dir, quick):
+        raise AssertionError(f"{path.name} ran")
+
+    monkeypatch.setattr(N, "execute", execute)
+
+
+@pytest.mark.parametrize("how", ["the repository", "a symlink to it", "empty", "dot", "a symlinked notebooks/"])
+def test_an_output_folder_over_the_source_notebooks_is_refused(tmp_path, monkeypatch, capsys, how):
+    """--out whose notebooks/ subfolder is the source notebooks' folder (`--out .` or `--out ""` in
+    the repository, or by a symlink): one line naming --out, exit 2, the source notebook as it was,
+    nothing written (was: the executed notebook written over the source one, the report beside)."""
+    repo = tmp_path / "repo"
+    src = _tiny(repo / "notebooks")
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    monkeypatch.setattr(N, "notebooks_dir", lambda: repo / "notebooks")
+    monkeypatch.setattr(N, "execute", _stand_in())  # it writes OUT/notebooks/00_tiny.ipynb
+    (tmp_path / "link").symlink_to(repo)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notebooks").symlink_to(repo / "notebooks")
+    monkeypatch.chdir(repo)
+    outs = {"the repository": str(repo), "a symlink to it": str(tmp_path / "link"), "empty": "", "dot": "."}
+    out = outs.get(how, str(tmp_path / "other"))
+    assert N.main(["--out", out, "--quick", src.stem]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and captured.err.startswith(f"pagesim notebooks: error: --out {out!r}"), captured
+    assert ("is empty" if how == "empty" else "is the folder of the source notebooks") in captured.err
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("how", ["a file", "below a file", "in /proc"])
+def test_an_unusable_output_folder_is_named_before_anything_runs(tmp_path, monkeypatch, capsys, how):
+    """--out a file, below a file, or where no folder can be made: one line naming --out, the path
+    and the reason, before any notebook is announced, exit 2 (was: 'running ...' and then a raw
+    '[Errno 20] Not a directory')."""
+    (tmp_path / "afile").write_text("mine")
+    out, why = {
+        "a file": (str(tmp_path / "afile"), f"{tmp_path / 'afile'} is a file, not a folder"),
+        "below a file": (str(tmp_path / "afile" / "sub"), f"{tmp_path / 'afile'} is a file, not a folder"),
+        "in /proc": ("/proc/pagesim-nope", "cannot create or write /proc/pagesim-nope"),
+    }[how]
+    _no_run(monkeypatch)
+    assert N.main(["--out", out, "--quick", NBS[0].stem]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and captured.err.startswith(f"pagesim notebooks: error: --out {out!r}: "), captured
+    assert why in captured.err, captured.err
+    assert (tmp_path / "afile").read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_the_output_folder_is_checked_by_writing(tmp_path, monkeypatch, capsys):
+    """A folder that cannot be written (a probe file fails): refused before anything runs, and the
+    folders made for it removed."""
+    real = builtins.open
+
+    def read_only(file, mode="r", *a, **kw):
+        if "w" in mode and str(file).startswith(str(tmp_path)):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real(file, mode, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", read_only)
+    _no_run(monkeypatch)
+    out = tmp_path / "new" / "out"
+    assert N.main(["--out", str(out), "--quick", NBS[0].stem]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pagesim notebooks: error: --out {str(out)!r}: cannot create or write {out}/.pagesim-probe.") and "Permission denied" in err, err
+    assert list(tmp_path.iterdir()) == []
