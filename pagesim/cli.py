@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import sys
 import time
 import warnings
@@ -391,9 +392,10 @@ def main(argv=None) -> int:
     except USER_ERRORS as e:
         print(f"pagesim: error: {_one_line(e)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("pagesim: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        if not getattr(e, "said", False):  # pagesim notebooks says it when the signal arrives
+            print("pagesim: interrupted", file=sys.stderr)
+        return 128 + getattr(e, "signum", signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
     finally:
         warnings.formatwarning = shown
 

@@ -12,6 +12,7 @@ the folder (:func:`write_report`), so it always describes the files beside it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -198,7 +199,9 @@ def code_version(folder: Path | None = None) -> dict:
 def _kernel_manager(log):
     """A kernel manager class whose kernels write their own log lines (ipykernel's warnings, and the
     traceback a kernel prints when it is shut down in the middle of a cell) to the open file ``log``
-    instead of this terminal. What the cells print reaches the notebook either way."""
+    instead of this terminal. What the cells print reaches the notebook either way. Once the run is
+    stopped by a signal (:func:`_signals_stop_the_run`) it kills its kernel instead of waiting for
+    it to shut down."""
     from jupyter_client.manager import AsyncKernelManager
 
     class LoggedKernelManager(AsyncKernelManager):
@@ -206,6 +209,11 @@ def _kernel_manager(log):
             kw.setdefault("stdout", log)
             kw.setdefault("stderr", log)
             return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+        async def shutdown_kernel(self, now=False, restart=False):
+            # once the run is stopped, the kernel is killed at once: asked to shut down, a kernel busy
+            # in compiled code (a numba loop does not see SIGINT) is waited for up to shutdown_wait_time
+            return await super().shutdown_kernel(now=now or _STOP["signum"] is not None, restart=restart)
 
     return LoggedKernelManager
 
@@ -228,6 +236,58 @@ def _engine():
     return "pagesim"
 
 
+class Stopped(KeyboardInterrupt):
+    """Raised in the main thread when SIGINT (Ctrl-C) or SIGTERM (``timeout``, a CI cancel) stops a
+    run (:func:`_signals_stop_the_run`); the line ``pagesim: interrupted`` is already printed."""
+
+    said = True
+
+    def __init__(self, signum: int):
+        import signal
+
+        super().__init__()
+        self.signum = signum
+        self.why = "interrupted (Ctrl-C)" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+
+
+_STOP = {"signum": None}  # the signal that stopped the run under way, if one did
+
+
+def _on_stop_signal(signum, frame):
+    if _STOP["signum"] is None:  # said once, when the first signal arrives, before the clean-up
+        print("pagesim: interrupted", file=sys.stderr, flush=True)
+    _STOP["signum"] = signum
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _signals_stop_the_run():
+    """For the duration of the block, SIGINT and SIGTERM raise :class:`Stopped` (a
+    KeyboardInterrupt) in the main thread, so that the clean-up of Ctrl-C runs for both: the kernel
+    killed, temporary files removed, the notebook recorded as failed, the report rebuilt. The line
+    ``pagesim: interrupted`` is printed when the signal arrives. A signal whose handler is not
+    Python's default (ignored, or another handler) keeps it; the old handlers are restored after. Out
+    of the main thread, nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    old = {s: signal.getsignal(s) for s in defaults}
+    _STOP["signum"] = None
+    try:
+        for s, default in defaults.items():
+            if old[s] is default:
+                signal.signal(s, _on_stop_signal)
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        _STOP["signum"] = None
+
+
 def _now() -> str:
     import datetime
 
@@ -240,10 +300,10 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
     notebook's file name. The outputs are written atomically once the notebook has run: after a run
     without error ``NN_name.ipynb``, ``.html`` and ``.json`` (the record) replace the notebook's
     earlier outputs, and any ``NN_name.failed.*`` of an earlier run is removed. A notebook that errors,
-    times out or is interrupted (Ctrl-C: the record is written, then KeyboardInterrupt is raised
-    again) leaves the earlier outputs as they were and writes ``NN_name.failed.ipynb`` (the cells
-    after the one that stopped it marked not run, papermill status 'pending', and a banner cell at
-    the top saying where it stopped), ``.failed.html``, ``.failed.json`` and, when the kernel wrote
+    times out or is interrupted (Ctrl-C or SIGTERM, see :func:`_signals_stop_the_run`: the record
+    is written, then the KeyboardInterrupt is raised again) leaves the earlier outputs as they were
+    and writes ``NN_name.failed.ipynb`` (the cells after the one that stopped it marked not run,
+    papermill status 'pending', and a banner cell at the top saying where it stopped), ``.failed.html``, ``.failed.json`` and, when the kernel wrote
     any, its log ``.failed.kernel.log``."""
     import papermill as pm
     from nbclient.exceptions import CellTimeoutError
@@ -309,15 +369,16 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
             rec["status"] = "error"
             rec["error"] = "the notebook wrote no findings (its last cell must call Findings.save(result_path))"
         _save(rec, nb, out_dir, path.stem, log_path)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        why = getattr(e, "why", "interrupted (Ctrl-C)")  # a Stopped says which signal
         if "seconds" in rec:  # the notebook had run: stopped while its outputs were written
-            rec["error"] = "interrupted (Ctrl-C) while its outputs were written"
+            rec["error"] = f"{why} while its outputs were written"
         else:
             rec["seconds"] = round(time.perf_counter() - t, 1)
-            rec["error"] = "interrupted (Ctrl-C)"
+            rec["error"] = why
             if nb is not None:
-                where = _mark_stopped(nb, "interrupted (Ctrl-C)")
-                rec["error"] = f"interrupted (Ctrl-C) {'in ' if where.startswith('cell') else ''}{where}"
+                where = _mark_stopped(nb, why)
+                rec["error"] = f"{why} {'in ' if where.startswith('cell') else ''}{where}"
         rec["status"] = "interrupted"
         rec.pop("findings", None)
         _save(rec, nb, out_dir, path.stem, log_path)
@@ -453,7 +514,6 @@ def main(argv=None) -> int:
         "the others' outputs in the output folder are kept, and the report holds every notebook's latest results",
     )
     args = ap.parse_args(argv)
-    out = Path(args.out)
     every = list_notebooks()
     try:
         nbs = select(every, args.names)
@@ -465,7 +525,11 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"pagesim notebooks: error: {e}", file=sys.stderr)
         return 2
-    names = [p.stem for p in every]
+    with _signals_stop_the_run():  # SIGTERM too stops the run as Ctrl-C does, with the same clean-up
+        return _run(args, out, nbs, [p.stem for p in every])
+
+
+def _run(args, out: Path, nbs: list[Path], names: list[str]) -> int:
     records = []
     for p in nbs:
         print(f"running {p.name}{' (quick)' if args.quick else ''} ...", flush=True)
