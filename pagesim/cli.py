@@ -306,6 +306,17 @@ def cmd_exercises(args) -> int:
 
 
 def main(argv=None) -> int:
+    """The command; Ctrl-C anywhere in it (or SIGTERM during ``pagesim notebooks``) is one line,
+    ``pagesim: interrupted``, and exit status 130 (143)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:
+        if not getattr(e, "said", False):  # pagesim notebooks says it when the signal arrives
+            print("pagesim: interrupted", file=sys.stderr)
+        return 128 + getattr(e, "signum", signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
+
+
+def _main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="pagesim", description="Simulate TLBs, page walks and page faults.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("machines", help="list the machine presets with their TLB reach")
@@ -392,10 +403,6 @@ def main(argv=None) -> int:
     except USER_ERRORS as e:
         print(f"pagesim: error: {_one_line(e)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as e:
-        if not getattr(e, "said", False):  # pagesim notebooks says it when the signal arrives
-            print("pagesim: interrupted", file=sys.stderr)
-        return 128 + getattr(e, "signum", signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
     finally:
         warnings.formatwarning = shown
 

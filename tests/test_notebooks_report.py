@@ -465,3 +465,36 @@ def test_the_line_is_printed_when_the_signal_arrives(capsys):
                 pass
     assert capsys.readouterr().err == "pagesim: interrupted\n" and e.value.signum == signal.SIGTERM and e.value.said
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+@pytest.mark.parametrize("how", ["python -m pagesim", "the console script"])
+def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path, how):
+    """Ctrl-C while `pagesim` is still importing its dependencies (here: a KeyboardInterrupt raised
+    when numba is imported) is the one line and exit 130 of any Ctrl-C (was: a 45-line traceback)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import tomllib
+
+    root = Path(N.__file__).resolve().parents[1]
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'numba':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+    )
+    entry = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]["pagesim"]
+    module, func = entry.split(":")
+    script = tmp_path / "bin" / "pagesim"  # what pip writes for the entry point
+    script.parent.mkdir()
+    script.write_text(f"import sys\nfrom {module} import {func}\nif __name__ == '__main__':\n    sys.exit({func}())\n")
+    cmd = [sys.executable, "-m", "pagesim"] if how == "python -m pagesim" else [sys.executable, str(script)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(root)]))
+    p = subprocess.run([*cmd, "machines"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert p.returncode == 130 and p.stderr == "pagesim: interrupted\n" and p.stdout == "", (p.returncode, p.stderr[-2000:])
+    # the same interrupt in a program importing pagesim is that program's KeyboardInterrupt
+    p = subprocess.run([sys.executable, "-c", "import pagesim"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert p.returncode == -2 and p.stderr.rstrip().endswith("KeyboardInterrupt"), (p.returncode, p.stderr[-2000:])  # died of SIGINT
