@@ -2,15 +2,37 @@
 
 __version__ = "0.1.0"
 
-from .costs import summary  # noqa: E402
-from .layout import Layout, Region, pmap  # noqa: E402
-from .machines import Costs, Machine, PageWalkCache, Structure, Walker, machine, machines, reach_table  # noqa: E402
-from .memory import OutOfMemory, PhysicalMemory  # noqa: E402
-from .pressure import Ram  # noqa: E402
-from .simulate import simulate  # noqa: E402
-from .sweep import sweep  # noqa: E402
-from .units import format_size, parse_size  # noqa: E402
-from .workloads import workload  # noqa: E402
+
+def _starting_the_command() -> bool:
+    """Whether this import is the ``pagesim`` command starting: ``python -m pagesim`` (its package
+    imported while ``sys.argv[0]`` is still '-m') or the console script named pagesim."""
+    import os
+    import sys
+
+    orig = getattr(sys, "orig_argv", [])
+    if sys.argv[:1] == ["-m"] and ("-mpagesim" in orig or any(a == "-m" and b == "pagesim" for a, b in zip(orig, orig[1:]))):
+        return True
+    script = getattr(sys.modules.get("__main__"), "__file__", None) or ""
+    return os.path.basename(script).removesuffix(".exe") in ("pagesim", "pagesim-script.py")
+
+
+try:  # numba, numpy and xarray take a second or more to import
+    from .costs import summary
+    from .layout import Layout, Region, pmap
+    from .machines import Costs, Machine, PageWalkCache, Structure, Walker, machine, machines, reach_table
+    from .memory import OutOfMemory, PhysicalMemory
+    from .pressure import Ram
+    from .simulate import simulate
+    from .sweep import sweep
+    from .units import format_size, parse_size
+    from .workloads import workload
+except KeyboardInterrupt:
+    if not _starting_the_command():
+        raise
+    import sys
+
+    print("pagesim: interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
 
 __all__ = [
     "Costs",

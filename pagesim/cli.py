@@ -23,6 +23,7 @@ import argparse
 import decimal
 import json
 import re
+import signal
 import sys
 import time
 import warnings
@@ -425,6 +426,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """The command; Ctrl-C anywhere in it (or SIGTERM during ``pagesim notebooks``) is one line,
+    ``pagesim: interrupted``, and exit status 130 (143)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:
+        if not getattr(e, "said", False):  # pagesim notebooks says it when the signal arrives
+            print("pagesim: interrupted", file=sys.stderr)
+        return 128 + getattr(e, "signum", signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
+
+
+def _main(argv=None) -> int:
     ap = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     shown = warnings.formatwarning
@@ -448,9 +460,6 @@ def main(argv=None) -> int:
     except USER_ERRORS as e:
         print(f"pagesim: error: {_one_line(e)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("pagesim: interrupted", file=sys.stderr)
-        return 130
     finally:
         warnings.formatwarning = shown
 

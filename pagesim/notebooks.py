@@ -12,6 +12,8 @@ the folder (:func:`write_report`), so it always describes the files beside it.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import sys
@@ -69,6 +71,85 @@ def list_notebooks(folder: Path | None = None) -> list[Path]:
     return sorted((folder or notebooks_dir()).glob("[0-9][0-9]_*.ipynb"))
 
 
+def select(every: list[Path], names: list[str]) -> list[Path]:
+    """The notebooks of ``every`` that ``names`` name, in the order of ``every`` (all of them when
+    ``names`` is empty). A name is the start of a notebook's file name (``02``, ``02_opteron_cscs``,
+    ``02_opteron_cscs.ipynb``) and must match exactly one notebook: an empty name, or one that
+    matches none or several, raises ValueError naming it and listing the notebooks."""
+    if not names:
+        return list(every)
+    chosen, bad = set(), []
+    for n in names:
+        hits = [p for p in every if n and p.name.startswith(n)]
+        if len(hits) == 1:
+            chosen.add(hits[0])
+        else:
+            why = "is empty" if not n else "matches no notebook" if not hits else f"matches {len(hits)} notebooks"
+            bad.append(f"{n!r} {why}")
+    if bad:
+        raise ValueError(
+            f"notebook name {'; '.join(bad)}: a name is the start of one notebook's file name, such as 02 or 02_opteron_cscs; "
+            f"the notebooks: {', '.join(p.stem for p in every)}"
+        )
+    return [p for p in every if p in chosen]
+
+
+OUT_ALLOWED = "a folder this user can write (created if missing) whose notebooks/ subfolder is not the folder of the source notebooks, such as build"
+
+
+def prepare_out(arg: str, source: Path) -> Path:
+    """The output folder ``--out arg``, checked before any notebook runs: created with its
+    ``notebooks/`` subfolder, and written to (a probe file in each, removed). Refused, with a
+    ValueError naming --out, the path and why: an empty ``arg``; a folder whose ``notebooks/``
+    subfolder is, after resolving symlinks, the folder ``source`` the notebooks are read from (the
+    executed notebooks would be written over the source ones); a folder that cannot be created or
+    written. Folders created for a refused ``arg`` are removed."""
+    if not arg.strip():
+        raise ValueError(f"--out {arg!r} is empty: give {OUT_ALLOWED}")
+    out = Path(arg)
+    nb_out = out / "notebooks"
+
+    def refuse_source():
+        raise ValueError(
+            f"--out {arg!r}: its subfolder {nb_out} is the folder of the source notebooks ({source.resolve()}), and the executed notebooks would be "
+            f"written over them: give {OUT_ALLOWED}"
+        )
+
+    if nb_out.resolve() == source.resolve():
+        refuse_source()
+    created = []
+    try:
+        for d in (*reversed(nb_out.absolute().parents), nb_out.absolute()):
+            if not d.is_dir():
+                d.mkdir()  # raises if d is a file, or cannot be made
+                created.append(d)
+        if os.path.samefile(nb_out, source):  # the same folder by another way than a symlink (a bind mount, a hard-linked path)
+            refuse_source()
+        for d in (out, nb_out):
+            probe = d / f".pagesim-probe.{os.getpid()}.tmp"
+            try:
+                with open(probe, "wb") as f:
+                    f.write(b"probe")
+            finally:
+                probe.unlink(missing_ok=True)
+    except BaseException as e:
+        for d in reversed(created):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        if not isinstance(e, OSError):
+            raise
+        where = e.filename or nb_out
+        if e.errno in (errno.ENOTDIR, errno.EEXIST):
+            files = [d for d in (*reversed(nb_out.absolute().parents), nb_out.absolute()) if d.exists() and not d.is_dir()]
+            why = f"{files[0]} is a file, not a folder" if files else e.strerror
+        else:
+            why = e.strerror or str(e)
+        raise ValueError(f"--out {arg!r}: cannot create or write {where}: {why}; give {OUT_ALLOWED}") from None
+    return out
+
+
 def check_parameters(path: Path) -> dict:
     """The notebook's parameters as papermill inspects them; raises if a required one is missing."""
     import papermill as pm
@@ -118,7 +199,9 @@ def code_version(folder: Path | None = None) -> dict:
 def _kernel_manager(log):
     """A kernel manager class whose kernels write their own log lines (ipykernel's warnings, and the
     traceback a kernel prints when it is shut down in the middle of a cell) to the open file ``log``
-    instead of this terminal. What the cells print reaches the notebook either way."""
+    instead of this terminal. What the cells print reaches the notebook either way. Once the run is
+    stopped by a signal (:func:`_signals_stop_the_run`) it kills its kernel instead of waiting for
+    it to shut down."""
     from jupyter_client.manager import AsyncKernelManager
 
     class LoggedKernelManager(AsyncKernelManager):
@@ -126,6 +209,11 @@ def _kernel_manager(log):
             kw.setdefault("stdout", log)
             kw.setdefault("stderr", log)
             return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+        async def shutdown_kernel(self, now=False, restart=False):
+            # once the run is stopped, the kernel is killed at once: asked to shut down, a kernel busy
+            # in compiled code (a numba loop does not see SIGINT) is waited for up to shutdown_wait_time
+            return await super().shutdown_kernel(now=now or _STOP["signum"] is not None, restart=restart)
 
     return LoggedKernelManager
 
@@ -148,6 +236,58 @@ def _engine():
     return "pagesim"
 
 
+class Stopped(KeyboardInterrupt):
+    """Raised in the main thread when SIGINT (Ctrl-C) or SIGTERM (``timeout``, a CI cancel) stops a
+    run (:func:`_signals_stop_the_run`); the line ``pagesim: interrupted`` is already printed."""
+
+    said = True
+
+    def __init__(self, signum: int):
+        import signal
+
+        super().__init__()
+        self.signum = signum
+        self.why = "interrupted (Ctrl-C)" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+
+
+_STOP = {"signum": None}  # the signal that stopped the run under way, if one did
+
+
+def _on_stop_signal(signum, frame):
+    if _STOP["signum"] is None:  # said once, when the first signal arrives, before the clean-up
+        print("pagesim: interrupted", file=sys.stderr, flush=True)
+    _STOP["signum"] = signum
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _signals_stop_the_run():
+    """For the duration of the block, SIGINT and SIGTERM raise :class:`Stopped` (a
+    KeyboardInterrupt) in the main thread, so that the clean-up of Ctrl-C runs for both: the kernel
+    killed, temporary files removed, the notebook recorded as failed, the report rebuilt. The line
+    ``pagesim: interrupted`` is printed when the signal arrives. A signal whose handler is not
+    Python's default (ignored, or another handler) keeps it; the old handlers are restored after. Out
+    of the main thread, nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    old = {s: signal.getsignal(s) for s in defaults}
+    _STOP["signum"] = None
+    try:
+        for s, default in defaults.items():
+            if old[s] is default:
+                signal.signal(s, _on_stop_signal)
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        _STOP["signum"] = None
+
+
 def _now() -> str:
     import datetime
 
@@ -160,10 +300,10 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
     notebook's file name. The outputs are written atomically once the notebook has run: after a run
     without error ``NN_name.ipynb``, ``.html`` and ``.json`` (the record) replace the notebook's
     earlier outputs, and any ``NN_name.failed.*`` of an earlier run is removed. A notebook that errors,
-    times out or is interrupted (Ctrl-C: the record is written, then KeyboardInterrupt is raised
-    again) leaves the earlier outputs as they were and writes ``NN_name.failed.ipynb`` (the cells
-    after the one that stopped it marked not run, papermill status 'pending', and a banner cell at
-    the top saying where it stopped), ``.failed.html``, ``.failed.json`` and, when the kernel wrote
+    times out or is interrupted (Ctrl-C or SIGTERM, see :func:`_signals_stop_the_run`: the record
+    is written, then the KeyboardInterrupt is raised again) leaves the earlier outputs as they were
+    and writes ``NN_name.failed.ipynb`` (the cells after the one that stopped it marked not run,
+    papermill status 'pending', and a banner cell at the top saying where it stopped), ``.failed.html``, ``.failed.json`` and, when the kernel wrote
     any, its log ``.failed.kernel.log``."""
     import papermill as pm
     from nbclient.exceptions import CellTimeoutError
@@ -229,15 +369,16 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
             rec["status"] = "error"
             rec["error"] = "the notebook wrote no findings (its last cell must call Findings.save(result_path))"
         _save(rec, nb, out_dir, path.stem, log_path)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        why = getattr(e, "why", "interrupted (Ctrl-C)")  # a Stopped says which signal
         if "seconds" in rec:  # the notebook had run: stopped while its outputs were written
-            rec["error"] = "interrupted (Ctrl-C) while its outputs were written"
+            rec["error"] = f"{why} while its outputs were written"
         else:
             rec["seconds"] = round(time.perf_counter() - t, 1)
-            rec["error"] = "interrupted (Ctrl-C)"
+            rec["error"] = why
             if nb is not None:
-                where = _mark_stopped(nb, "interrupted (Ctrl-C)")
-                rec["error"] = f"interrupted (Ctrl-C) {'in ' if where.startswith('cell') else ''}{where}"
+                where = _mark_stopped(nb, why)
+                rec["error"] = f"{why} {'in ' if where.startswith('cell') else ''}{where}"
         rec["status"] = "interrupted"
         rec.pop("findings", None)
         _save(rec, nb, out_dir, path.stem, log_path)
@@ -369,18 +510,26 @@ def main(argv=None) -> int:
     ap.add_argument(
         "names",
         nargs="*",
-        help="notebooks to run (default: all); the others' outputs in the output folder are kept, and the report holds every notebook's latest results",
+        help="notebooks to run (default: all), each named by the start of its file name, such as 02 or 02_opteron_cscs, matching exactly one; "
+        "the others' outputs in the output folder are kept, and the report holds every notebook's latest results",
     )
     args = ap.parse_args(argv)
-    out = Path(args.out)
     every = list_notebooks()
-    nbs = every
-    if args.names:
-        nbs = [p for p in every if any(n in p.name for n in args.names)]
-        if not nbs:
-            print(f"pagesim notebooks: no notebook matches {args.names}", file=sys.stderr)
-            return 2
-    names = [p.stem for p in every]
+    try:
+        nbs = select(every, args.names)
+    except ValueError as e:
+        print(f"pagesim notebooks: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        out = prepare_out(args.out, notebooks_dir())
+    except ValueError as e:
+        print(f"pagesim notebooks: error: {e}", file=sys.stderr)
+        return 2
+    with _signals_stop_the_run():  # SIGTERM too stops the run as Ctrl-C does, with the same clean-up
+        return _run(args, out, nbs, [p.stem for p in every])
+
+
+def _run(args, out: Path, nbs: list[Path], names: list[str]) -> int:
     records = []
     for p in nbs:
         print(f"running {p.name}{' (quick)' if args.quick else ''} ...", flush=True)

@@ -9,6 +9,7 @@ import builtins
 import errno
 import io
 import json
+import os
 
 import nbformat
 import pytest
@@ -299,3 +300,201 @@ def test_save_baseline_still_names_regressions(tmp_path, monkeypatch, capsys):
     assert N.main(["--out", str(tmp_path / "out"), "--quick", "--save-baseline", NBS[0].stem]) == 1
     assert f"REGRESSION {NBS[0].name}: x was exact, now direction" in capsys.readouterr().err
     assert json.loads(base.read_text())["quick"][NBS[0].stem] == {"x": "direction"}
+
+
+@pytest.mark.parametrize(("names", "said"), [([""], "'' is empty"), (["0"], "'0' matches 8 notebooks"), (["00", "nope"], "'nope' matches no notebook")])
+def test_every_name_must_match_exactly_one_notebook(tmp_path, monkeypatch, capsys, names, said):
+    """An empty name, one that matches no notebook or several: one line naming it and listing the
+    notebooks, exit 2, nothing run (was: '' and '0' ran all eight, 'nope' was ignored)."""
+
+    def execute(path, out_dir, quick):
+        raise AssertionError(f"{path.name} ran")
+
+    monkeypatch.setattr(N, "execute", execute)
+    assert N.main(["--out", str(tmp_path / "out"), "--quick", *names]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("pagesim notebooks: error: notebook name ") and said in err, err
+    assert "a name is the start of one notebook's file name" in err and ", ".join(p.stem for p in NBS) in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_names_are_the_start_of_a_file_name(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(N, "execute", lambda path, out_dir, quick: ran.append(path.name) or _stand_in()(path, out_dir, quick))
+    assert N.main(["--out", str(tmp_path), "--quick", NBS[2].name, "00", NBS[0].stem]) == 0
+    assert ran == [NBS[0].name, NBS[2].name]
+
+
+def _no_run(monkeypatch):
+    def execute(path, out_dir, quick):
+        raise AssertionError(f"{path.name} ran")
+
+    monkeypatch.setattr(N, "execute", execute)
+
+
+@pytest.mark.parametrize("how", ["the repository", "a symlink to it", "empty", "dot", "a symlinked notebooks/"])
+def test_an_output_folder_over_the_source_notebooks_is_refused(tmp_path, monkeypatch, capsys, how):
+    """--out whose notebooks/ subfolder is the source notebooks' folder (`--out .` or `--out ""` in
+    the repository, or by a symlink): one line naming --out, exit 2, the source notebook as it was,
+    nothing written (was: the executed notebook written over the source one, the report beside)."""
+    repo = tmp_path / "repo"
+    src = _tiny(repo / "notebooks")
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    monkeypatch.setattr(N, "notebooks_dir", lambda: repo / "notebooks")
+    monkeypatch.setattr(N, "execute", _stand_in())  # it writes OUT/notebooks/00_tiny.ipynb
+    (tmp_path / "link").symlink_to(repo)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notebooks").symlink_to(repo / "notebooks")
+    monkeypatch.chdir(repo)
+    outs = {"the repository": str(repo), "a symlink to it": str(tmp_path / "link"), "empty": "", "dot": "."}
+    out = outs.get(how, str(tmp_path / "other"))
+    assert N.main(["--out", out, "--quick", src.stem]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and captured.err.startswith(f"pagesim notebooks: error: --out {out!r}"), captured
+    assert ("is empty" if how == "empty" else "is the folder of the source notebooks") in captured.err
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("how", ["a file", "below a file", "in /proc"])
+def test_an_unusable_output_folder_is_named_before_anything_runs(tmp_path, monkeypatch, capsys, how):
+    """--out a file, below a file, or where no folder can be made: one line naming --out, the path
+    and the reason, before any notebook is announced, exit 2 (was: 'running ...' and then a raw
+    '[Errno 20] Not a directory')."""
+    (tmp_path / "afile").write_text("mine")
+    out, why = {
+        "a file": (str(tmp_path / "afile"), f"{tmp_path / 'afile'} is a file, not a folder"),
+        "below a file": (str(tmp_path / "afile" / "sub"), f"{tmp_path / 'afile'} is a file, not a folder"),
+        "in /proc": ("/proc/pagesim-nope", "cannot create or write /proc/pagesim-nope"),
+    }[how]
+    _no_run(monkeypatch)
+    assert N.main(["--out", out, "--quick", NBS[0].stem]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and captured.err.startswith(f"pagesim notebooks: error: --out {out!r}: "), captured
+    assert why in captured.err, captured.err
+    assert (tmp_path / "afile").read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_the_output_folder_is_checked_by_writing(tmp_path, monkeypatch, capsys):
+    """A folder that cannot be written (a probe file fails): refused before anything runs, and the
+    folders made for it removed."""
+    real = builtins.open
+
+    def read_only(file, mode="r", *a, **kw):
+        if "w" in mode and str(file).startswith(str(tmp_path)):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real(file, mode, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", read_only)
+    _no_run(monkeypatch)
+    out = tmp_path / "new" / "out"
+    assert N.main(["--out", str(out), "--quick", NBS[0].stem]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pagesim notebooks: error: --out {str(out)!r}: cannot create or write {out}/.pagesim-probe.") and "Permission denied" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_run_with_its_clean_up(tmp_path, sig):
+    """SIGTERM (timeout, a CI cancel) stops `pagesim notebooks` as Ctrl-C does: one line at once,
+    the kernel killed, no temporary file left, the notebook recorded as failed with its banner, the
+    report rebuilt, exit 143 (was: killed at once, leaving the kernel running, its hidden log, no
+    record). For either signal the kernel is killed rather than waited for: here it ignores both
+    signals, as a cell in compiled code does, and the kernel manager would wait an hour for it to
+    shut down (was: up to shutdown_wait_time, 5 s by default, before `pagesim: interrupted`)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    mark = tmp_path / "started"
+    ignore = "import os, signal, time\nfor s in (signal.SIGINT, signal.SIGTERM):\n    signal.signal(s, signal.SIG_IGN)\n"
+    cell = ignore + f"open({str(mark)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)"
+    _tiny(tmp_path / "nbs", cells=(cell,))
+    code = (
+        "import sys; from pathlib import Path; import pagesim.notebooks as N; from pagesim.cli import main; "
+        "from jupyter_client.manager import KernelManager; KernelManager.shutdown_wait_time.default_value = 3600.0; "
+        f"N.notebooks_dir = lambda: Path({str(tmp_path / 'nbs')!r}); sys.exit(main(['notebooks', '--out', {str(tmp_path / 'out')!r}]))"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    )
+    kernel, left = None, False
+    try:
+        deadline = time.monotonic() + 120
+        while not (mark.exists() and mark.read_text()) and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.2)
+        assert mark.exists(), p.communicate()
+        kernel = int(mark.read_text())
+        p.send_signal(getattr(signal, sig))
+        _, err = p.communicate(timeout=120)  # a hang here is the kernel waited for
+    finally:
+        p.kill()
+        left = kernel is not None and _running(kernel)
+        if left:
+            os.kill(kernel, signal.SIGKILL)
+    assert not left, "the kernel was left running"
+    assert p.returncode == 128 + getattr(signal, sig) and err == "pagesim: interrupted\n", (p.returncode, err)
+    nb_out = tmp_path / "out" / "notebooks"
+    assert sorted(q.name for q in nb_out.iterdir())[:3] == ["00_tiny.failed.html", "00_tiny.failed.ipynb", "00_tiny.failed.json"]
+    assert not [q.name for q in nb_out.iterdir() if q.name.startswith(".")]
+    why = "interrupted (Ctrl-C)" if sig == "SIGINT" else "terminated (SIGTERM)"
+    assert f"This run stopped in cell 2: {why}" in nbformat.read(nb_out / "00_tiny.failed.ipynb", as_version=4).cells[0].source
+    rec = json.loads((nb_out / "00_tiny.failed.json").read_text())
+    assert rec["status"] == "interrupted" and rec["error"] == f"{why} in cell 2"
+    assert [r["error"] for r in json.loads((tmp_path / "out" / "report.json").read_text())] == [rec["error"]]
+
+
+def test_the_line_is_printed_when_the_signal_arrives(capsys):
+    """Within a run, SIGTERM raises KeyboardInterrupt where the program is, the one line already
+    printed (the clean-up after it runs silently); the old handlers are back after the run."""
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt) as e:
+        with N._signals_stop_the_run():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(10**7):  # the handler runs at the next bytecode boundary
+                pass
+    assert capsys.readouterr().err == "pagesim: interrupted\n" and e.value.signum == signal.SIGTERM and e.value.said
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+@pytest.mark.parametrize("how", ["python -m pagesim", "the console script"])
+def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path, how):
+    """Ctrl-C while `pagesim` is still importing its dependencies (here: a KeyboardInterrupt raised
+    when numba is imported) is the one line and exit 130 of any Ctrl-C (was: a 45-line traceback)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import tomllib
+
+    root = Path(N.__file__).resolve().parents[1]
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'numba':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+    )
+    entry = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]["pagesim"]
+    module, func = entry.split(":")
+    script = tmp_path / "bin" / "pagesim"  # what pip writes for the entry point
+    script.parent.mkdir()
+    script.write_text(f"import sys\nfrom {module} import {func}\nif __name__ == '__main__':\n    sys.exit({func}())\n")
+    cmd = [sys.executable, "-m", "pagesim"] if how == "python -m pagesim" else [sys.executable, str(script)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(root)]))
+    p = subprocess.run([*cmd, "machines"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert p.returncode == 130 and p.stderr == "pagesim: interrupted\n" and p.stdout == "", (p.returncode, p.stderr[-2000:])
+    # the same interrupt in a program importing pagesim is that program's KeyboardInterrupt
+    p = subprocess.run([sys.executable, "-c", "import pagesim"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert p.returncode == -2 and p.stderr.rstrip().endswith("KeyboardInterrupt"), (p.returncode, p.stderr[-2000:])  # died of SIGINT
