@@ -186,7 +186,10 @@ def _student_value(notebook) -> tuple[str | int, int]:
     if not found:
         return "", 0
     v = found[0]
-    return (v[1:-1] if v[0] in "\"'" else int(v)), len(found)
+    try:
+        return ast.literal_eval(v), len(found)  # the literal as Python reads it (escapes decoded)
+    except (ValueError, SyntaxError):  # a character Python's parser refuses (a NUL, a lone surrogate)
+        return (v[1:-1] if v[0] in "\"'" else int(v)), len(found)
 
 
 DEFAULT_TIMEOUT = 900.0  # seconds per submission (--timeout): a notebook that loops forever fails alone
@@ -319,15 +322,34 @@ PROGRESS_LIMIT = 1 << 20  # bytes of the progress file read; the child writes a 
 ANSWERS_LIMIT = 4 << 20  # bytes of the answers file read
 
 
+def _read_shared(path: Path, limit: int) -> bytes | None:
+    """Up to ``limit + 1`` bytes of a file the notebook's process could have replaced: opened
+    without following a link and without blocking (a FIFO put in its place would wait forever for a
+    writer), and read only when it is a regular file. None when it is missing or not a regular file."""
+    import stat as st
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not st.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read(limit + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def _read_progress(path: Path) -> dict:
     """What the child recorded. The notebook runs as the same user and can write to the file too:
     an ``error`` record counts only before the first cell (the child writes one only then), and a
     file larger than any child writes is reported as written into, not read whole."""
     state = {"cell": None, "after": False, "exit": None, "done": False, "error": None, "oversized": False}
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(PROGRESS_LIMIT + 1)
-    except OSError:
+    data = _read_shared(path, PROGRESS_LIMIT)
+    if data is None:
         return state
     if len(data) > PROGRESS_LIMIT:
         state["oversized"] = True
@@ -393,7 +415,7 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT, gra
         rc, proc = proc.returncode, None
         state = _read_progress(progress)
         if state["oversized"]:
-            raise GradingError(f"the notebook wrote into the grader's progress file ({progress.stat().st_size} bytes; the grader writes a few a cell)")
+            raise GradingError(f"the notebook wrote into the grader's progress file (more than {PROGRESS_LIMIT} bytes; the grader writes a few a cell)")
         cell = state["cell"]
         where = f"in cell {cell} of {ncells}" if cell else ("after its last cell" if state["after"] else "before its first cell")
         if not finished:
@@ -411,10 +433,12 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT, gra
         if code > 0 or not state["done"]:
             raise GradingError(f"the notebook's process exited with code {code} {where}")
         try:
-            size = answers.stat().st_size
-            if size > ANSWERS_LIMIT:
-                raise GradingError(f"the notebook wrote into the grader's answers file ({size} bytes; at most {ANSWERS_LIMIT} are read)")
-            values = {n: _decode(v) for n, v in json.loads(answers.read_text(encoding="utf-8", errors="replace")).items() if n in names}
+            raw = _read_shared(answers, ANSWERS_LIMIT)
+            if raw is None:
+                raise GradingError("the notebook's answers file is missing or was replaced by something that is not a file")
+            if len(raw) > ANSWERS_LIMIT:
+                raise GradingError(f"the notebook wrote into the grader's answers file (more than the {ANSWERS_LIMIT} bytes that are read)")
+            values = {n: _decode(v) for n, v in json.loads(raw.decode("utf-8", errors="replace")).items() if n in names}
         except (OSError, ValueError, AttributeError) as e:
             raise GradingError(f"the notebook's answers could not be read: {type(e).__name__}: {' '.join(str(e).split())[:120]}") from None
     finally:
@@ -460,6 +484,32 @@ def _dotted(node, aliases) -> str | None:
     return ".".join(reversed(parts))
 
 
+_PYTHON_MAGICS = {"capture", "time", "timeit", "prun", "debug"}  # magics that run the Python they are given
+
+
+def _magic_code(tree) -> list[str]:
+    """The Python source that the cell's magics of _PYTHON_MAGICS run (as IPython writes them:
+    ``get_ipython().run_cell_magic('capture', line, body)``, ``run_line_magic('time', code)``),
+    for the scan to read as well."""
+    out = []
+    for node in ast.walk(tree):
+        f = node.func if isinstance(node, ast.Call) else None
+        if not (isinstance(f, ast.Attribute) and f.attr in ("run_cell_magic", "run_line_magic") and node.args):
+            continue
+        args = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in node.args]
+        if args[0] not in _PYTHON_MAGICS:
+            continue
+        for text in args[1:]:
+            if text:
+                words = text.split()
+                while words and words[0].startswith("-"):  # options: -n1, -r 3, -o ...
+                    opt = words.pop(0)
+                    if opt in ("-n", "-r", "-p", "-s", "-T", "-D", "-l") and words:
+                        words.pop(0)
+                out += [text, " ".join(words)]
+    return out
+
+
 def scan(notebook) -> list[str]:
     """What a static reading of a notebook's code cells finds that grading should not see: shell
     commands or other programs run (``os.system``, ``subprocess``, ``os.exec*``, ``pty``, ``!cmd``,
@@ -473,15 +523,20 @@ def scan(notebook) -> list[str]:
     tm = TransformerManager()
     trees = []
     unread = []
-    for i, c in enumerate(nb.cells, 1):
-        if c.cell_type != "code":
-            continue
+    todo = [(i, c.source, 0) for i, c in enumerate(nb.cells, 1) if c.cell_type == "code"]
+    while todo:
+        i, src, depth = todo.pop(0)
         try:
-            trees.append((i, ast.parse(tm.transform_cell(c.source))))
+            tree = ast.parse(tm.transform_cell(src if isinstance(src, str) else ""))
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             # not read, so not checked: such a cell may still run (an earlier cell's
             # `from __future__ import ...` changes how IPython parses the later ones)
-            unread.append(f"cell {i}")
+            if f"cell {i}" not in unread:
+                unread.append(f"cell {i}")
+            continue
+        trees.append((i, tree))
+        if depth < 5:  # the Python that %%capture, %time, %%timeit ... run is read as the cell's own
+            todo += [(i, code, depth + 1) for code in _magic_code(tree)]
     aliases = {}
     for _, tree in trees:
         for node in ast.walk(tree):
@@ -519,6 +574,10 @@ def scan(notebook) -> list[str]:
                         magic = str(node.args[0].value)
                         if magic in _SHELL_MAGICS:
                             add("runs shell commands or programs", ("%%" if f.attr == "run_cell_magic" else "%") + magic, i)
+                        elif magic in _PYTHON_MAGICS and not all(isinstance(a, ast.Constant) for a in node.args):
+                            add("runs code built at run time", f"%{magic} of a value", i)
+                    elif f.attr in ("run_cell", "run_cell_magic", "run_line_magic", "ex", "ev", "run_code", "safe_execfile", "safe_run_module"):
+                        add("runs code built at run time", f"get_ipython().{f.attr}", i)
                     continue
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -617,6 +676,8 @@ class _Csv:
             raise ValueError(f"csv={str(path)!r}: its folder {str(folder)!r} does not exist (create it, or give another --csv)")
         if path.is_dir():
             raise ValueError(f"csv={str(path)!r} is a folder: give a file name such as {str(path / 'grades.csv')!r}")
+        if path.exists() and not path.is_file() or path.is_symlink() and not path.is_file():
+            raise ValueError(f"csv={str(path)!r} exists and is not a regular file: give a file name such as {str(folder / 'grades.csv')!r}")
         if path.suffix.lower() == ".ipynb":
             raise ValueError(f"csv={str(path)!r} names a notebook: give a file name such as {str(path.with_suffix('.csv'))!r}")
         try:
@@ -647,7 +708,7 @@ def _clean(text: str) -> str:
     """``text`` with every control, format (bidirectional overrides, zero-width marks) and lone
     surrogate character replaced by '?': what a submission puts in a row or a line is shown as
     written, never reordered, hidden or unwritable."""
-    return "".join("?" if unicodedata.category(ch) in ("Cc", "Cf", "Cs") else ch for ch in str(text))
+    return "".join("?" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch for ch in str(text))
 
 
 def _csv_cell(v):
@@ -742,7 +803,7 @@ def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet:
                 continue
             # The id whose questions were graded is the one the tests saw at run time; the CSV
             # shows that one, and says so when the notebook's STUDENT_ID cell reads otherwise.
-            value = graded["STUDENT_ID"] if "STUDENT_ID" in graded else written
+            value = written if in_process else graded.get("STUDENT_ID")
             if isinstance(value, (str, int)) and not isinstance(value, bool):
                 try:
                     seed = seed_of(value)

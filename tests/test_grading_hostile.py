@@ -75,6 +75,9 @@ def batch(build, tmp_path_factory):
     _hostile(sub / "killparent.ipynb", "import os\nos.kill(os.getppid(), 9)")
     _hostile(sub / "exit3.ipynb", "import os\nos._exit(3)")
     _hostile(sub / "swap.ipynb", 'globals()["STUDENT_ID"] = "friend@example.edu"')
+    unset = nbformat.read(str(SOLUTION), as_version=4)
+    unset.cells.append(nbformat.v4.new_code_cell("del STUDENT_ID"))
+    nbformat.write(unset, str(sub / "unset.ipynb"))
     _hostile(
         sub / "probe.ipynb",
         "import json, os\n"
@@ -89,7 +92,7 @@ def batch(build, tmp_path_factory):
 def test_the_batch_survives_and_the_csv_is_complete(batch):
     r, rows = batch["run"], batch["rows"]
     assert r.returncode == 0, r.stderr[-2000:]
-    assert set(rows) == {"solution", "system", "killparent", "exit3", "probe", "swap"}
+    assert set(rows) == {"solution", "system", "killparent", "exit3", "probe", "swap", "unset"}
     for k in ("solution", "system", "probe"):  # graded as usual, after and before the hostile ones
         assert rows[k]["error"] == "" and float(rows[k]["total"]) == float(rows[k]["max"]) == 6, rows[k]
     assert rows["solution"]["flags"] == ""
@@ -274,6 +277,8 @@ def test_the_csv_names_the_id_that_was_graded(batch):
     assert "STUDENT_ID was 'friend@example.edu' when the notebook ran, not 'sample-student@example.edu'" in row["error"], row
     assert f"swap.ipynb: CHECK: {row['error']}" in batch["run"].stderr.splitlines()
     assert batch["rows"]["solution"]["student"] == "sample-student@example.edu"
+    unset = batch["rows"]["unset"]  # graded with no id, so it is not shown as the cell's
+    assert unset["student"] == unset["seed"] == "" and "no STUDENT_ID was set when the notebook ran" in unset["error"], unset
 
 
 @pytest.mark.parametrize(
@@ -339,3 +344,55 @@ def test_what_the_notebook_writes_into_the_progress_file_is_not_trusted(tmp_path
     with open(p, "w") as fh:
         fh.write("x" * (grading.PROGRESS_LIMIT + 10))
     assert grading._read_progress(p)["oversized"]
+
+
+@pytest.mark.parametrize(
+    "code, want",
+    [
+        ('%%capture\nimport subprocess\nsubprocess.run(["touch", "x"])', "import subprocess (cell 3)"),
+        ('%%time\nimport os\nos.system("id")', "os.system (cell 3)"),
+        ('%timeit -n1 -r1 __import__("os").system("id")', "__import__ (cell 3)"),
+        ('%time open("/etc/passwd").read()', "'/etc/passwd' (cell 3)"),
+        ("%%timeit import os\nos.getpid()", ""),
+        ("get_ipython().run_cell(\"import os; os.system('id')\")", "get_ipython().run_cell (cell 3)"),
+    ],
+)
+def test_scan_reads_the_python_that_magics_run(tmp_path, code, want):
+    """%%capture, %time, %%timeit ... run the Python they are given: the scan reads it as the
+    cell's own (it skipped it: a shell command under %%capture was not flagged)."""
+    flags = grading.scan(_nb(tmp_path, "x = 1", code))
+    assert any(want in f for f in flags) if want else flags == [], flags
+
+
+def test_shared_files_replaced_by_a_fifo_do_not_block_the_grader(tmp_path):
+    """A notebook that replaced the progress or answers file by a FIFO hung the grader in open()
+    for ever: the grader opens them without blocking and reads only regular files."""
+    import os
+    import threading
+
+    p = tmp_path / "progress.jsonl"
+    os.mkfifo(p)
+    got = []
+    t = threading.Thread(target=lambda: got.append((grading._read_progress(p)["cell"], grading._read_shared(p, 10))), daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive(), "reading a FIFO in place of the progress file blocked"
+    assert got == [(None, None)]  # nothing read
+    q = tmp_path / "answers.json"
+    q.write_text("{}")
+    (tmp_path / "link").symlink_to(q)
+    assert grading._read_shared(q, 10) == b"{}" and grading._read_shared(tmp_path / "link", 10) is None
+
+
+def test_the_id_is_read_as_python_reads_it(tmp_path):
+    """A STUDENT_ID written with escapes gave a false note (the source's '\\x00' against the value's
+    NUL); an id unset at the end is graded as no id, not shown as the cell's."""
+    nb = nbformat.read(str(SOLUTION), as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "code" and grading.STUDENT_ID_RE.search(c.source):
+            c.source = grading.STUDENT_ID_RE.sub('STUDENT_ID = "a\\\\tb"', c.source, count=1)
+            break
+    p = tmp_path / "esc.ipynb"
+    nbformat.write(nb, str(p))
+    assert grading._student_value(p) == ("a\tb", 1)
+    assert grading._clean("a\u2028b\u2029c") == "a?b?c"
