@@ -81,8 +81,18 @@ def _parent_gone(parent: int) -> bool:
 
 
 def _write(path, record) -> None:
-    with open(path, "a") as fh:
-        fh.write(json.dumps(record) + "\n")
+    """Append one record. Never blocks and never follows a link: after the notebook's cells have
+    run, the file may be a FIFO or a link the notebook put in its place (the grader then says so)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return
+    try:
+        os.write(fd, (json.dumps(record) + "\n").encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def main(argv=None) -> int:

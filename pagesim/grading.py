@@ -198,11 +198,12 @@ DEFAULT_TIMEOUT = 900.0  # seconds per submission (--timeout): a notebook that l
 # that kills its parent kills this one, not the grading process). It records how that process
 # ended. It imports nothing of pagesim's, so it starts in milliseconds.
 _SUPERVISOR = """\
-import json, subprocess, sys
+import json, os, subprocess, sys
 p = subprocess.Popen(sys.argv[2:])
 rc = p.wait()
-with open(sys.argv[1], "a") as fh:
-    fh.write(json.dumps({"exit": rc}) + "\\n")
+# never blocks: the notebook may have put a FIFO in the file's place
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o600)
+os.write(fd, (json.dumps({"exit": rc}) + "\\n").encode())
 """
 _RUNNER = "import sys; from pagesim._grade_child import main; sys.exit(main())"
 
@@ -347,9 +348,10 @@ def _read_progress(path: Path) -> dict:
     """What the child recorded. The notebook runs as the same user and can write to the file too:
     an ``error`` record counts only before the first cell (the child writes one only then), and a
     file larger than any child writes is reported as written into, not read whole."""
-    state = {"cell": None, "after": False, "exit": None, "done": False, "error": None, "oversized": False}
+    state = {"cell": None, "after": False, "exit": None, "done": False, "error": None, "oversized": False, "replaced": False}
     data = _read_shared(path, PROGRESS_LIMIT)
     if data is None:
+        state["replaced"] = True  # the child creates it before the first cell
         return state
     if len(data) > PROGRESS_LIMIT:
         state["oversized"] = True
@@ -418,6 +420,8 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT, gra
             raise GradingError(f"the notebook wrote into the grader's progress file (more than {PROGRESS_LIMIT} bytes; the grader writes a few a cell)")
         cell = state["cell"]
         where = f"in cell {cell} of {ncells}" if cell else ("after its last cell" if state["after"] else "before its first cell")
+        if state["replaced"]:  # the supervisor may have stopped on it too (a FIFO, a folder)
+            raise GradingError("the notebook removed the grader's progress file or put something that is not a file in its place")
         if not finished:
             raise GradingError(f"did not finish in {timeout:g} s (the --timeout): its process group was killed {where}")
         if state["error"]:
@@ -530,8 +534,9 @@ def scan(notebook) -> list[str]:
             tree = ast.parse(tm.transform_cell(src if isinstance(src, str) else ""))
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             # not read, so not checked: such a cell may still run (an earlier cell's
-            # `from __future__ import ...` changes how IPython parses the later ones)
-            if f"cell {i}" not in unread:
+            # `from __future__ import ...` changes how IPython parses the later ones). A magic's
+            # text that does not parse (its options) is not the cell: the magic's code is tried too
+            if depth == 0 and f"cell {i}" not in unread:
                 unread.append(f"cell {i}")
             continue
         trees.append((i, tree))

@@ -75,6 +75,9 @@ def batch(build, tmp_path_factory):
     _hostile(sub / "killparent.ipynb", "import os\nos.kill(os.getppid(), 9)")
     _hostile(sub / "exit3.ipynb", "import os\nos._exit(3)")
     _hostile(sub / "swap.ipynb", 'globals()["STUDENT_ID"] = "friend@example.edu"')
+    fifo = nbformat.read(str(SOLUTION), as_version=4)
+    fifo.cells.append(nbformat.v4.new_code_cell("import os, sys\nfor p in sys.argv[1:3]:\n    os.remove(p)\n    os.mkfifo(p)"))
+    nbformat.write(fifo, str(sub / "fifo.ipynb"))
     unset = nbformat.read(str(SOLUTION), as_version=4)
     unset.cells.append(nbformat.v4.new_code_cell("del STUDENT_ID"))
     nbformat.write(unset, str(sub / "unset.ipynb"))
@@ -92,7 +95,8 @@ def batch(build, tmp_path_factory):
 def test_the_batch_survives_and_the_csv_is_complete(batch):
     r, rows = batch["run"], batch["rows"]
     assert r.returncode == 0, r.stderr[-2000:]
-    assert set(rows) == {"solution", "system", "killparent", "exit3", "probe", "swap", "unset"}
+    assert set(rows) == {"solution", "system", "killparent", "exit3", "probe", "swap", "unset", "fifo"}
+    assert rows["fifo"]["error"] == "the notebook removed the grader's progress file or put something that is not a file in its place", rows["fifo"]
     for k in ("solution", "system", "probe"):  # graded as usual, after and before the hostile ones
         assert rows[k]["error"] == "" and float(rows[k]["total"]) == float(rows[k]["max"]) == 6, rows[k]
     assert rows["solution"]["flags"] == ""
@@ -362,6 +366,7 @@ def test_scan_reads_the_python_that_magics_run(tmp_path, code, want):
     cell's own (it skipped it: a shell command under %%capture was not flagged)."""
     flags = grading.scan(_nb(tmp_path, "x = 1", code))
     assert any(want in f for f in flags) if want else flags == [], flags
+    assert not any("could not parse" in f for f in flags), flags  # a magic's own text is not the cell
 
 
 def test_shared_files_replaced_by_a_fifo_do_not_block_the_grader(tmp_path):
