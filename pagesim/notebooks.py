@@ -33,7 +33,7 @@ def sliced_get_msg(get_msg, slice_s: float = POLL_SLICE, clock=time.monotonic):
     up to the same timeout. pyzmq's asyncio poll can miss the wakeup of a message that arrives
     while it waits; it then finds the message only when its timeout ends (its last check). Seen
     here once in 9 cold runs of notebook 00: the widget cell's reply was sent 0.15 s after it
-    started and received 600 s later, at the cell timeout (nbclient issue 312 describes the same
+    started and received 600 s later, at the cell timeout (nbclient's tracker, #312, reports the same
     with ipywidgets). A new poll first checks whether a message is waiting, so a missed one is
     found within ``slice_s``."""
     from queue import Empty
@@ -347,7 +347,7 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
                 except CellTimeoutError as e:
                     # Rarely the client never hears that a cell finished although the kernel is idle (seen
                     # here about once in 50 runs on a loaded machine: both processes waiting in epoll; the
-                    # hang papermill issue 711 describes; the sliced waits of sliced_get_msg should find
+                    # hang papermill's tracker reports as #711; the sliced waits of sliced_get_msg should find
                     # such a reply within a second). A cell of ours takes seconds, so one that runs past
                     # CELL_TIMEOUT is such a hang: run the notebook once more, and say so.
                     rec["status"] = "error"

@@ -113,8 +113,8 @@ def _hoist(expr, defs: dict, counter, pre: list):
         raise RuntimeError("internal error: a closure call inside and/or, a conditional expression or a comprehension cannot be written out")
     # the children in Python's order of evaluation; before a child's closure call is written out,
     # each earlier child that is neither a name nor a constant is bound to a fresh name, as Python
-    # evaluates it first (``put(a[0], bump(0))`` with ``bump`` writing ``a[0]``: found by an
-    # outside tester, harmless in the kernels then)
+    # evaluates it first (``put(a[0], bump(0))`` with ``bump`` writing ``a[0]`` would otherwise
+    # read the new ``a[0]``)
     slots = []
     for name, value in ast.iter_fields(expr):
         if isinstance(value, ast.AST):

@@ -5,9 +5,9 @@ When ``ways`` is a compile-time constant (the specialised kernels write each cha
 padded ways in as one), the search is LLVM vector code: load the set's tags as one vector, compare
 every lane with ``tag`` at once, turn the lanes' results into a bit mask and take its lowest set
 bit (sets wider than 32 ways, which only random replacement scans, 32 lanes at a time; they
-failed to compile before, found by an outside tester). numba does not vectorise the scalar search (a branch per group of four ways), and the
+would not compile otherwise). numba does not vectorise the scalar search (a branch per group of four ways), and the
 vector compare measured 1.0 ns less per access of a random trace on the benchmark TLB (5.5-5.8 ->
-4.4-4.6 ns, 1e7 addresses, alternating processes; an outside experiment on HEAD 2c8f447). ``ways``
+4.4-4.6 ns, 1e7 addresses, alternating processes). ``ways``
 must be a constant (from 1 to ``MAX_LANES``), else compiling fails: the generic kernel, where
 widths are known only at run time, keeps its scalar search written in place (the same search
 compiled apart and called ran a random trace at 31 ns an access, against 10.7).

@@ -1,6 +1,6 @@
 """Sensitivity: where a stated parameter sets a finding, sweep it and find where the finding holds.
 
-Issue 9, part 5. A finding whose verdict a modelling parameter can flip (SPECjbb's hot fraction,
+A finding whose verdict a modelling parameter can flip (SPECjbb's hot fraction,
 the solver's plane size, MD's work per access, the program text's size, the calibrated ``S.WORK``,
 the database size behind 05's disk-I/O figure) is shown with a sweep of that parameter, the
 document's figure marked, and the range of the parameter over which the finding holds. The range
