@@ -2,7 +2,7 @@
 benchmark TLB and some presets; a measure this shared host's noise cannot blur.
 
 On this project's machine the same kernel's CPU time moves by a third from one process to the next
-(see README, "every preset"), so a ratio of times near a bar (issue 11: every preset within 2x of
+(see docs/speed.md, "every preset"), so a ratio of times near a bar (every preset within 2x of
 the benchmark machine) can fall either side of it. The number of instructions a kernel executes
 does not move: valgrind's cachegrind counts every one. Each machine is run twice in a child
 process under cachegrind, on the kernel alone as ``simulate`` calls it (``bench_floor.py``'s

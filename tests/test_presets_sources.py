@@ -67,7 +67,8 @@ NAMED = {
 
 
 def test_years_in_the_text_are_the_presets():
-    files = [*(ROOT / "notebooks").glob("*.ipynb"), ROOT / "README.md", *(ROOT / "pagesim").rglob("*.py"), *(ROOT / "exercises").rglob("*.md")]
+    files = [*(ROOT / "notebooks").glob("*.ipynb"), ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    files += [*(ROOT / "pagesim").rglob("*.py"), *(ROOT / "exercises").rglob("*.md")]
     seen = 0
     for f in files:
         text = f.read_text(encoding="utf-8")
