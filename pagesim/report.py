@@ -15,14 +15,17 @@ import json
 from pathlib import Path
 
 from ._files import write_atomic
-from .findings import REPRODUCED, VERDICTS, changes, note_text, regressions
+from .findings import LABELS, REPRODUCED, changes, label, note_text, ratio_text, regressions
 
 MEANING = {
     "exact": "the document gives an exact count and the simulation equals it",
-    "within": "inside the tolerance band stated beside the finding",
+    "within (robust)": (
+        "inside its band (every system or row inside its own), and still inside when each modelling choice it rests on is re-run from x0.5 to x2"
+    ),
+    "within": "inside its band (every system or row inside its own); the notes say where a modelling choice takes it outside",
     "direction": "same sign as the document but outside the band (sim / doc gives the size)",
-    "contradicted": "the simulation disagrees with the document",
-    "not reproduced": "shown, not checked; the reason is given",
+    "contradicted": "the model ran and disagrees with the document (the other sign, no change, or an exact count that differs)",
+    "not reproduced": "nothing was run for it; the reason is given",
     "arithmetic": "a worked calculation that illustrates a figure: not evidence",
     "calibrated": "a parameter was fitted to this figure: not evidence",
 }
@@ -54,36 +57,82 @@ def save_baseline(records: list[dict], quick: bool) -> Path:
 
 
 def counts(records: list[dict]) -> dict:
-    c = {v: 0 for v in VERDICTS}
+    c = {v: 0 for v in LABELS}
     for r in records:
         for f in r.get("findings", []):
-            c[f["verdict"]] += 1
+            c[label(f)] += 1
     return c
 
 
+def is_host(r: dict, f: dict) -> bool:
+    """A finding measured on the machine that runs the notebook: a check of pagesim, not a document's figure."""
+    return bool(f.get("host")) or "_your_" in r.get("notebook", "")
+
+
+def counted(records: list[dict]) -> list[dict]:
+    """``records`` with only the findings the headline counts: the documents' own, each figure once
+    (no restatement of another finding's simulated figure, no check on this machine)."""
+    return [dict(r, findings=[f for f in r.get("findings", []) if not f.get("reuses") and not is_host(r, f)]) for r in records]
+
+
 def headline(records: list[dict], complete: bool = True) -> str:
-    """The verdict counts of ``records``; "Every finding is reproduced" only when all are and the
-    validation is ``complete`` (see :func:`coverage`)."""
-    c = counts(records)
-    total = sum(c.values())
-    evidence = c["exact"] + c["within"] + c["direction"] + c["contradicted"]
+    """The verdict counts of the documents' findings, each simulated figure counted once, with the
+    restatements and the checks on this machine counted apart; "Every finding is reproduced" only
+    when all are and the validation is ``complete`` (see :func:`coverage`)."""
+    every = counts(records)
+    total = sum(every.values())
+    c = counts(counted(records))
+    n = sum(c.values())
+    evidence = sum(c[v] for v in ("exact", "within (robust)", "within", "direction", "contradicted"))
     reproduced = sum(c[v] for v in REPRODUCED)
-    parts = ", ".join(f"{n} {v}" for v, n in c.items() if n)
-    text = f"{total} findings: {parts}. Reproduced (exact or within their band): {reproduced} of the {evidence} that are checked."
-    own = [r for r in records if "_your_" in r.get("notebook", "")]
-    if own and len(own) < len(records):
-        d = counts([r for r in records if r not in own])
+    parts = ", ".join(f"{k} {v}" for v, k in c.items() if k)
+    text = (
+        f"{total} findings. The documents' findings, each simulated figure counted once: {n} ({parts or 'none'}). "
+        f"Reproduced (exact, or within their band): {reproduced} of the {evidence} that are checked: {c['exact']} exact, "
+        f"{c['within (robust)']} within and robust to their modelling choices, {c['within']} within but not robust (or not swept)."
+    )
+    reused = [(r, f) for r in records for f in r.get("findings", []) if f.get("reuses") and not is_host(r, f)]
+    host = [(r, f) for r in records for f in r.get("findings", []) if is_host(r, f)]
+    if reused:
+        which = ", ".join(f"{f['id']} -> {f['reuses']}" for _, f in reused)
+        text += f" Not counted again: {len(reused)} restate another finding's simulated figure ({which})."
+    if host:
+        hc = counts([{"findings": [f for _, f in host]}])
         text += (
-            f" Of the documents' findings alone: {sum(d[v] for v in REPRODUCED)} of the "
-            f"{d['exact'] + d['within'] + d['direction'] + d['contradicted']} checked; the rest are the 'your program' and "
-            "'your machine' notebooks' checks of pagesim against a trace and this machine (consistency and real "
-            "measurements), not of a document."
+            f" Apart: {len(host)} checks of pagesim against the machine that ran the notebooks (real faults, a trace, this machine's "
+            "latencies), not evidence about a document (" + ", ".join(f"{k} {v}" for v, k in hc.items() if k) + ")."
         )
     if c["contradicted"]:
         text += f" {c['contradicted']} contradicted: read them below."
-    if total and reproduced == total and complete:
+    if total and sum(every[v] for v in REPRODUCED) == total and complete:
         text += " Every finding is reproduced."
     return text
+
+
+def figures(records: list[dict]) -> list[dict]:
+    """Per notebook (document), the document's measured-performance figures its findings cover
+    (``Finding.figures``, restatements and checks on this machine left out), and how many of them are
+    within their band, and within and robust."""
+    out = []
+    for r in counted(records):
+        fs = [f for f in r.get("findings", []) if f.get("figures")]
+        if not fs:
+            continue
+
+        within = sum(sum(1 for x in f["rows"] if x["verdict"] == "within") if f.get("rows") else f["figures"] * (f["verdict"] == "within") for f in fs)
+        robust = sum(f["figures"] for f in fs if label(f) == "within (robust)")
+        total = sum(f["figures"] for f in fs)
+        out.append(
+            {
+                "notebook": r["notebook"],
+                "document": r.get("document", ""),
+                "figures": total,
+                "within": within,
+                "robust": robust,
+                "list": [(f["id"], f["figures"], label(f)) for f in fs],
+            }
+        )
+    return out
 
 
 def results(records: list[dict]) -> list[dict]:
@@ -160,6 +209,20 @@ def render(records: list[dict], names: list[str] | None = None) -> str:
         "",
     ]
     lines += [f"- `{v}`: {m}" for v, m in MEANING.items()]
+    fig = figures(res)
+    if fig:
+        lines += [
+            "",
+            "The documents' measured-performance figures (each row of a table a figure, those not reproduced included; a finding "
+            "about several systems counts each system, within when that system is inside its own band; robust only when the whole "
+            "finding is):",
+            "",
+            "| notebook | document | figures | within | within (robust) |",
+            "|---|---|---|---|---|",
+        ]
+        for x in fig:
+            within, robust = (f"{x[k]} ({100 * x[k] / x['figures']:.0f}%)" if x["figures"] else str(x[k]) for k in ("within", "robust"))
+            lines.append(f"| {x['notebook']} | {x['document']} | {x['figures']} | {within} | {robust} |")
     reg, ch = [], []
     for quick in sorted({bool(r.get("quick")) for r in res}):
         mode = [r for r in res if bool(r.get("quick")) == quick]
@@ -169,16 +232,16 @@ def render(records: list[dict], names: list[str] | None = None) -> str:
     lines += ["", f"Against the committed baseline (`notebooks/verdicts.json`): {len(reg)} regressions, {len(ch)} changes."]
     lines += [f"- REGRESSION {x}" for x in reg] + [f"- changed: {x}" for x in ch if x not in reg]
     head = "| notebook | status | mode | run at (UTC) | code | seconds | peak MiB | "
-    lines += ["", head + " | ".join(VERDICTS) + " |", "|---|---|---|---|---|---|---|" + "---|" * len(VERDICTS)]
+    lines += ["", head + " | ".join(LABELS) + " |", "|---|---|---|---|---|---|---|" + "---|" * len(LABELS)]
     by = {n: [r for r in records if _stem(r) == n] for n in names}
     for n in names:
         if not by[n]:
-            lines.append(f"| {n}.ipynb | not run | | | | | | " + " | ".join("" for _ in VERDICTS) + " |")
+            lines.append(f"| {n}.ipynb | not run | | | | | | " + " | ".join("" for _ in LABELS) + " |")
         for r in by[n]:
             c = counts([r])
             peak = round(r["peak_rss_mib"]) if r.get("peak_rss_mib") else ""
             cells = [r["notebook"], r["status"], _mode(r), r.get("started", ""), _code(r), r.get("seconds", ""), peak]
-            lines.append("| " + " | ".join(str(x) for x in cells) + " | " + " | ".join(str(c[v]) for v in VERDICTS) + " |")
+            lines.append("| " + " | ".join(str(x) for x in cells) + " | " + " | ".join(str(c[v]) for v in LABELS) + " |")
     for n in names:
         for r in by[n]:
             lines += ["", f"## {r['notebook']}" + (f" ({r['document']})" if r.get("document") else ""), ""]
@@ -189,8 +252,10 @@ def render(records: list[dict], names: list[str] | None = None) -> str:
             if r.get("findings"):
                 lines += ["| finding | source | document | simulation | verdict | band | sim / doc | note |", "|---|---|---|---|---|---|---|---|"]
                 for x in r["findings"]:
-                    ratio = "" if x.get("ratio") is None else f"{x['ratio']:.2f}"
-                    note = note_text(x.get("why", ""), x.get("sensitivity", ""))
-                    cells = [x["finding"], x["source"], x["document"], x["simulation"], x["verdict"], x.get("band", ""), ratio, note]
+                    note = note_text(x.get("why", ""), x.get("sensitivity", ""), x.get("robustness"))
+                    if is_host(r, x):
+                        note = "measured on this machine, counted apart. " + note
+                    verdict = label(x)
+                    cells = [x["finding"], x["source"], x["document"], x["simulation"], verdict, x.get("band", ""), ratio_text(x), note]
                     lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     return "\n".join(lines) + "\n"

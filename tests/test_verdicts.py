@@ -1,0 +1,103 @@
+"""Verdicts say no more than the simulation shows: one band per system, each simulated figure counted
+once, robustness to modelling choices, failures as contradicted, checks on this machine apart."""
+
+import pytest
+
+from pagesim.findings import FindingFailed, Findings
+from pagesim.report import figures, headline, render
+
+
+def _rec(F, notebook="01_x.ipynb"):
+    from dataclasses import asdict
+
+    return {"notebook": notebook, "status": "ok", "document": F.document, "findings": [asdict(f) for f in F.items]}
+
+
+def test_each_system_is_judged_against_its_own_band():
+    """JS22 6.3% and Power 575 56.9% with one simulated 30.1%: a merged band would hold it; per
+    system it is 4.8x JS22's figure, so the finding is direction with both ratios shown."""
+    F = Findings("x", "doc")
+    f = F.measured("stream", "STREAM gain", "s", {"JS22": 6.3, "Power 575": 56.9}, {"JS22": 30.1, "Power 575": 30.1}, rel=0.5, unit="%")
+    assert f.verdict == "direction"
+    assert [r["verdict"] for r in f.rows] == ["direction", "within"]
+    assert f.band == "JS22 document +-50%: 3.15..9.45%; Power 575 document +-50%: 28.45..85.35%"
+    assert "JS22 4.78" in F.table().loc[0, "sim / doc"] and "Power 575 0.53" in F.table().loc[0, "sim / doc"]
+    g = F.measured("lin", "Linpack", "s", {"JS22": 11.3, "Power 575": 14.4}, {"JS22": 8.5, "Power 575": 7.0}, rel=0.5, unit="%")
+    assert g.verdict == "direction" and round(g.ratio, 2) == 0.49  # Power 575 at 0.49x, outside 7.2..21.6
+    h = F.measured("ok", "both in", "s", {"a": 10, "b": 20}, {"a": 11, "b": 19}, rel=0.5)
+    assert h.verdict == "within" and h.figures == 2
+    k = F.measured("sign", "one flips", "s", {"a": 10, "b": 20}, {"a": -1, "b": 19}, rel=0.5)
+    assert k.verdict == "contradicted"
+    with pytest.raises(ValueError, match="same rows"):
+        F.measured("bad", "rows differ", "s", {"a": 1}, {"b": 1}, rel=0.5)
+    with pytest.raises(ValueError, match="same rows"):
+        F.measured("bad2", "one simulated figure for rows", "s", {"a": 1, "b": 2}, 1.5, rel=0.5)
+
+
+def test_a_restated_figure_is_counted_once():
+    F = Findings("x", "doc")
+    F.measured("faster", "throughput", "s", 12, 11, rel=0.5)
+    F.measured("ipc", "IPC moves as throughput", "s", 11, 11, rel=0.5, reuses="faster")
+    assert "restates the simulated figure of faster" in F.get("ipc").why
+    with pytest.raises(ValueError, match="names no finding"):
+        F.measured("conc", "conclusion", "s", 15, 11, rel=0.5, reuses="nope")
+    h = headline([_rec(F)])
+    assert "counted once: 1 (1 within)" in h and "1 of the 1 that are checked" in h and "ipc -> faster" in h
+    assert figures([_rec(F)])[0]["figures"] == 1
+
+
+def test_robust_needs_the_whole_x05_x2_range_in_band():
+    F = Findings("x", "doc")
+    F.measured("md", "MD gain", "s", (17, 33), 9.5, rel=0.5, unit="%", choices=("working set MiB",))
+    with pytest.raises(FindingFailed, match="never swept"):
+        F.save("")
+    with pytest.raises(ValueError, match="reach 16..64"):
+        F.robust("md", "working set MiB", 32, {24: 5.0, 32: 9.5, 48: 20.0})
+    f = F.robust("md", "working set MiB", 32, {16: -11.6, 20: -11.6, 32: 9.5, 64: 26.4})
+    assert f.verdict == "within" and f.robust is False and f.label == "within"
+    assert "outside at 16 (-11.6); 20 (-11.6)" in f.robustness[0]
+    G = Findings("y", "doc")
+    G.measured("a", "gain", "s", 10, 10, rel=0.5, choices=("hot",))
+    g = G.robust("a", "hot", 0.5, {0.25: 9, 0.5: 10, 1.0: 12})
+    assert g.robust and g.label == "within (robust)"
+    G.save("")
+    rows = G.measured("r", "rows", "s", {"a": 10, "b": 20}, {"a": 10, "b": 20}, rel=0.5)
+    assert G.robust("r", "w", 2, {1: {"a": 9, "b": 21}, 2: {"a": 10, "b": 20}, 4: {"a": 14, "b": 29}}).robust
+    assert not G.robust("r", "z", 2, {1: {"a": 9, "b": 21}, 2: {"a": 10, "b": 20}, 4: {"a": 16, "b": 29}}).robust
+    assert rows.label == "within"
+    with pytest.raises(ValueError, match="say why"):
+        G.robust("a", "hot", 0.5, {0.25: 9, 0.5: 10, 0.9: 12}, span=(0.25, 0.9))
+    h = headline([_rec(G)])
+    assert "1 within and robust" in h and "1 within but not robust" in h
+    assert "| within (robust) |" in render([_rec(G)])
+
+
+def test_failures_are_contradicted_not_not_reproduced():
+    F = Findings("x", "doc")
+    assert F.measured("t9", "throughput +9%", "s", 9, 0.0, rel=0.5, unit="%").verdict == "contradicted"
+    f = F.contradicted("walks", "walks fall 27%", "s", "27%", "unchanged", why="TLB entries stay per process in the model")
+    assert f.verdict == "contradicted"
+    with pytest.raises(ValueError, match="say why"):
+        F.contradicted("w2", "x", "s", 1, 2, why="")
+
+
+def test_host_checks_are_counted_apart():
+    F = Findings("04_x", "doc")
+    F.exact("faults", "faults", "s", 256, 256)
+    F.exact("host-a", "real faults", "this machine", 16384, 16384, host=True)
+    h = headline([_rec(F, "04_x.ipynb")])
+    assert "counted once: 1 (1 exact)" in h and "Apart: 1 checks of pagesim against the machine" in h
+    G = Findings("07_your_machine", "this machine", host=True)
+    assert G.exact("k", "k", "s", 1, 1).host
+
+
+def test_figures_per_document():
+    F = Findings("02_x", "001.txt")
+    F.measured("scaling", "16 rows", "s", {i: 10 for i in range(4)}, {0: 10, 1: 11, 2: 30, 3: 9}, rel=0.5)
+    F.not_reproduced("fft", "FFT", "s", "10%", "not simulated", why="no FFT", figures=1)
+    F.exact("count", "exact count", "s", 1, 1)
+    x = figures([_rec(F, "02_x.ipynb")])[0]
+    assert (x["figures"], x["within"], x["robust"]) == (5, 3, 0)
+    assert "| 02_x.ipynb | 001.txt | 5 | 3 (60%) | 0 (0%) |" in render([_rec(F, "02_x.ipynb")])
+    with pytest.raises(ValueError, match="figures must be a whole number"):
+        F.exact("c2", "x", "s", 1, 1, figures=-1)
