@@ -111,10 +111,12 @@ def headline(records: list[dict], complete: bool = True) -> str:
 
 def figures(records: list[dict]) -> list[dict]:
     """Per notebook (document), the document's measured-performance figures its findings cover
-    (``Finding.figures``, restatements and checks on this machine left out), and how many of them are
-    within their band, and within and robust."""
+    (``Finding.figures``; checks on this machine left out; a finding that restates another's simulated
+    number still carries its own document figures), and how many of them are within their band, and
+    within and robust."""
     out = []
-    for r in counted(records):
+    for r in records:
+        r = dict(r, findings=[f for f in r.get("findings", []) if not is_host(r, f)])
         fs = [f for f in r.get("findings", []) if f.get("figures")]
         if not fs:
             continue

@@ -43,7 +43,7 @@ def test_a_restated_figure_is_counted_once():
         F.measured("conc", "conclusion", "s", 15, 11, rel=0.5, reuses="nope")
     h = headline([_rec(F)])
     assert "counted once: 1 (1 within)" in h and "1 of the 1 that are checked" in h and "ipc -> faster" in h
-    assert figures([_rec(F)])[0]["figures"] == 1
+    assert figures([_rec(F)])[0]["figures"] == 2  # the restating finding still carries its own document figure
 
 
 def test_robust_needs_the_whole_x05_x2_range_in_band():
