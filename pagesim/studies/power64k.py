@@ -1,5 +1,7 @@
 """64 KB pages on POWER (000_1774b52266f446e5.txt): coverage, data-ERAT misses, faults, prefaulting,
-prefetch restarts at page boundaries, internal fragmentation."""
+prefetch restarts at page boundaries with several streams at once per core, internal fragmentation;
+the speed-ups of both systems under the timing model, and the modelling choices they rest on, each
+re-run at half and twice its value."""
 
 from __future__ import annotations
 
@@ -111,13 +113,6 @@ def ipc_improvement(runs):
     return pd.DataFrame(out)
 
 
-def farthest(values, lo: float, hi: float) -> float:
-    """Of several simulated figures, the one farthest from the middle of the band lo..hi (a finding
-    over several figures is only as good as its worst one)."""
-    mid = (lo + hi) / 2
-    return max(values, key=lambda v: abs(v - mid))
-
-
 def faults_per_64k() -> dict:
     """Faults to touch 64 KiB: 4 KiB pages, 64 KiB pages, and 4 KiB pages in 64 KiB emulation mode."""
     out = {}
@@ -150,11 +145,24 @@ def prefault_waste(size="16M", touches=(16, 64, 256, 1024, 4096), seed: int = 1)
 
 
 # -------------------------------------------------------------------------------- prefetch
-# MODELLING ASSUMPTIONS for the prefetch model (none is from the document): 128-byte lines, a
-# stream detected after `ramp_lines` demand misses at `latency_ns` each, then lines arrive at
-# `peak_gbs`. The document states the mechanism: prefetch "based on page boundary", so a new
-# page restarts detection and "there will be 16 times fewer prefetches initiated" with 64 KB.
+# The document (Memory Bandwidth) states the mechanism: the hardware prefetches "based on page
+# boundary", so a new page restarts the stream's detection, and "there will be 16 times fewer
+# prefetches initiated" with 64 KB pages. The model below turns the restarts counted in the simulated
+# triad into bandwidth. Its parameters, none fitted to a figure of the document:
+#   line        128 bytes: POWER6 cache lines (pagesim/data/caches.toml, 'power6', sourced there)
+#   latency_ns  100 ns: the memory latency of both systems' hierarchies in pagesim/data/caches.toml
+#               (470 cycles at 4.7 GHz, 400 cycles at 4.0 GHz), itself a MODELLING ASSUMPTION there
+#   ramp_lines  2: demand misses before a stream is confirmed and prefetching starts (MODELLING
+#               ASSUMPTION: a miss, then a second to the next line)
+#   peak_gbs    8 GB/s: the bandwidth one core's streams share once prefetching runs (MODELLING
+#               ASSUMPTION; the document gives no absolute bandwidth, only the change)
 PREFETCH = dict(line=128, ramp_lines=2, latency_ns=100.0, peak_gbs=8.0)
+
+# How many streams one core runs at once, from the document's STREAM runs ((1) STREAM, key parameters
+# table: SMT disabled on the Power 575, enabled on the JS22, each OpenMP thread bound to one logical
+# processor) and the triad's own arrays (two read, one written; that the written array's stream also
+# restarts at every page is a MODELLING ASSUMPTION).
+STREAM_SMT = {"Power 575": False, "JS22": True}
 
 
 def page_restarts(w, page_size: int, chunk: int = 1 << 20) -> int:
@@ -178,25 +186,87 @@ def page_restarts(w, page_size: int, chunk: int = 1 << 20) -> int:
     return restarts
 
 
-def stream_bandwidth(page_size, bytes_streamed: int, restarts: int, **params) -> float:
-    """Modelled bandwidth (GB/s) for streaming ``bytes_streamed`` with ``restarts`` prefetch restarts."""
+def stream_bandwidth(page_size, bytes_streamed: int, restarts: int, streams: int = 1, **params) -> float:
+    """Modelled bandwidth (GB/s) of one core streaming ``bytes_streamed`` with ``restarts`` prefetch
+    restarts, ``streams`` streams running at once on the core (``page_size`` is carried for the
+    caller's table; the restarts already count its pages).
+
+    Every line takes its slot on the core's path to memory, tau = line / peak. A restart adds the
+    start-up of ``ramp_lines`` demand misses, each a memory latency instead of a slot:
+    ramp_lines x (latency - tau). While one stream restarts, the others' lines already requested keep
+    arriving: to run at peak in steady state the core keeps latency / tau lines in flight (Little's
+    law), shared by its streams, so the other ``streams - 1`` hold (streams - 1) / streams of them,
+    which fill (streams - 1) / streams x latency of the gap. The restart's exposed time is what is left:
+
+        time = lines x tau + restarts x max(0, ramp_lines x (latency - tau) - (streams - 1) / streams x latency)
+
+    One stream alone (``streams=1``) hides nothing; more streams hide more of each restart, so a
+    larger page saves less."""
     q = {**PREFETCH, **params}
+    for k in ("line", "latency_ns", "peak_gbs"):
+        if not q[k] > 0:
+            raise ValueError(f"{k}={q[k]!r} must be positive")
+    if q["ramp_lines"] < 0:
+        raise ValueError(f"ramp_lines={q['ramp_lines']!r} must be >= 0")
+    if int(streams) != streams or streams < 1:
+        raise ValueError(f"streams={streams!r} must be a whole number >= 1")
+    tau = q["line"] / q["peak_gbs"]  # ns per line: bytes / (GB/s)
     lines = bytes_streamed / q["line"]
-    ramp = restarts * q["ramp_lines"]
-    seconds = ramp * q["latency_ns"] * 1e-9 + (lines - ramp) * q["line"] / (q["peak_gbs"] * 1e9)
-    return bytes_streamed / seconds / 1e9
+    exposed = max(0.0, q["ramp_lines"] * (q["latency_ns"] - tau) - (streams - 1) / streams * q["latency_ns"])
+    ns = lines * tau + restarts * exposed
+    return bytes_streamed / ns
 
 
-def prefetch_table(quick: bool = False):
+def stream_counts(quick: bool = False) -> dict:
+    """What the simulated triad gives the bandwidth model: bytes streamed, arrays (streams per
+    thread) and prefetch restarts with 4 KiB and 64 KiB pages."""
+    w = workload("stream", **WORKLOADS["STREAM"]["quick" if quick else "full"])
+    return {"bytes": sum(n for _, n in w.spans()), "arrays": len(w.spans()), "restarts": {page: page_restarts(w, page) for page in ("4K", "64K")}}
+
+
+def prefetch_table(quick: bool = False, streams: int = 1, counts: dict | None = None, **params):
+    """Restarts and modelled bandwidth with 4 KiB and 64 KiB pages, ``streams`` streams at once on
+    the core (1: one stream alone, nothing hidden)."""
     import pandas as pd
 
-    w = workload("stream", **WORKLOADS["STREAM"]["quick" if quick else "full"])
-    nbytes = sum(n for _, n in w.spans())
+    c = stream_counts(quick) if counts is None else counts
+    return pd.DataFrame(
+        [{"page": page, "prefetch restarts": r, "modelled GB/s": stream_bandwidth(page, c["bytes"], r, streams, **params)} for page, r in c["restarts"].items()]
+    )
+
+
+def stream_gain(counts: dict, streams: int, **params) -> float:
+    """Bandwidth gain of 64 KiB pages over 4 KiB, in %, with ``streams`` streams at once."""
+    bw = {page: stream_bandwidth(page, counts["bytes"], r, streams, **params) for page, r in counts["restarts"].items()}
+    return 100 * (bw["64K"] / bw["4K"] - 1)
+
+
+def stream_systems(counts: dict, **params):
+    """Per system of the document's STREAM runs: threads per core (SMT), streams at once per core
+    (the triad's arrays x threads) and the modelled gain of 64 KiB pages."""
+    import pandas as pd
+
     rows = []
-    for page in ("4K", "64K"):
-        r = page_restarts(w, page)
-        rows.append({"page": page, "prefetch restarts": r, "modelled GB/s": stream_bandwidth(page, nbytes, r)})
-    return pd.DataFrame(rows)
+    for system, smt in STREAM_SMT.items():
+        threads = 2 if smt else 1
+        k = counts["arrays"] * threads
+        rows.append({"system": system, "SMT": smt, "threads per core": threads, "streams per core": k, "gain %": stream_gain(counts, k, **params)})
+    return pd.DataFrame(rows).set_index("system")
+
+
+#: the prefetch model's parameters swept x0.5..x2 (every one is an assumption): {name: PREFETCH key}
+STREAM_CHOICES = {"prefetch ramp lines": "ramp_lines", "memory latency ns": "latency_ns", "core bandwidth GB/s": "peak_gbs"}
+
+
+def stream_sweep(counts: dict, choice: str, factors=(0.5, 1, 2)) -> dict:
+    """{value: {system: gain %}} with one parameter of the prefetch model (``STREAM_CHOICES``) at
+    ``factors`` x its value in ``PREFETCH``."""
+    key = STREAM_CHOICES[choice]
+    out = {}
+    for f in factors:
+        v = PREFETCH[key] * f
+        out[v] = stream_systems(counts, **{key: v})["gain %"].to_dict()
+    return out
 
 
 # -------------------------------------------------------------------------------- timed runs
@@ -252,47 +322,72 @@ def work_cycles(benchmark: str, system: str) -> dict:
     return {"benchmark": benchmark, "system": system, "smt": threads == 2, "work_cycles": lsu, "mlp": MLP, "derivation": text}
 
 
-def timed_runs(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "SPECjbb2005"), hot_fraction=None):
+def _workload(label: str, quick: bool, params: dict | None = None):
+    spec = WORKLOADS[label]
+    return workload(spec["name"], **{**spec["quick" if quick else "full"], **(params or {})})
+
+
+def timed_datasets(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "SPECjbb2005"), machine="power6", params=None) -> dict:
     """Each benchmark on each system with 4 KiB and 64 KiB pages under the timing model
     (``pagesim.timing``): walks and data accesses through that system's caches, work per access from
-    :func:`work_cycles`. Cycles are steady state (first-touch faults left out, as in erat_runs)."""
-    import pandas as pd
-
+    :func:`work_cycles`. ``params``: {benchmark: {workload keyword: value}} over ``WORKLOADS``;
+    ``machine``: the POWER6 preset or a derived Machine. Returns {(benchmark, system, page): Dataset}."""
     from ..timing import simulate_timed
 
-    rows = []
+    out = {}
     for label in benchmarks:
-        spec = WORKLOADS[label]
-        params = dict(spec["quick" if quick else "full"])
-        if hot_fraction is not None and label == "SPECjbb2005":
-            params["hot_fraction"] = float(hot_fraction)
-        w = workload(spec["name"], **params)
+        w = _workload(label, quick, (params or {}).get(label))
         for system, sysp in SYSTEMS.items():
             wc = work_cycles(label, system)
             for page in ("4K", "64K"):
                 p = parse_size(page)
-                ds = simulate_timed(
-                    "power6", w, layout=place(w, p, gap=p), hierarchy=sysp["hierarchy"], work_cycles=wc["work_cycles"], mlp=wc["mlp"], seed=seed
+                out[label, system, page] = simulate_timed(
+                    machine, w, layout=place(w, p, gap=p), hierarchy=sysp["hierarchy"], work_cycles=wc["work_cycles"], mlp=wc["mlp"], seed=seed
                 )
-                c = ds["cycles"]
-                row = {
-                    "workload": label,
-                    "system": system,
-                    "page": page,
-                    "accesses": int(ds["accesses"].sum()),
-                    "derat_misses": int(ds["misses"].sel(structure="D-ERAT").sum()),
-                    "work_cycles": wc["work_cycles"],
-                }
-                for comp in ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss"):
-                    row[comp] = float(c.sel(component=comp).sum())
-                row["cycles"] = sum(row[k] for k in ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss"))
-                rows.append(row)
+    return out
+
+
+COMPONENTS = ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss")
+
+
+def timed_frame(datasets: dict, work: float = 1.0, memory: float = 1.0, caches: float = 1.0):
+    """The runs of :func:`timed_datasets` as a table, priced with ``work`` x the derived work cycles
+    per access, ``memory`` x the hierarchy's memory latency and ``caches`` x its cache latencies (no
+    counter changes with a price: ``pagesim.timing.cycles_by_component`` re-prices without simulating).
+    Cycles are steady state: first-touch faults left out, as in erat_runs."""
+    import pandas as pd
+
+    from ..timing import cycles_by_component
+
+    rows = []
+    for (label, system, page), ds in datasets.items():
+        lat = ds["cache_latency"].values.astype(float)
+        lat = np.append(lat[:-1] * caches, lat[-1] * memory)
+        wc = work * work_cycles(label, system)["work_cycles"]
+        c = cycles_by_component(ds, work_cycles=wc, latencies=lat)
+        row = {
+            "workload": label,
+            "system": system,
+            "page": page,
+            "accesses": int(ds["accesses"].sum()),
+            "derat_misses": int(ds["misses"].sel(structure="D-ERAT").sum()),
+            "work_cycles": wc,
+        }
+        for comp in COMPONENTS:
+            row[comp] = float(c[comp].sum())
+        row["cycles"] = sum(row[k] for k in COMPONENTS)
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def timed_runs(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "SPECjbb2005"), machine="power6", params=None):
+    """:func:`timed_frame` of :func:`timed_datasets` at the chosen prices."""
+    return timed_frame(timed_datasets(quick, seed, benchmarks, machine, params))
 
 
 def timed_summary(runs):
     """Per benchmark and system: throughput improvement of 64 KiB pages, (rate64 - rate4) / rate4,
-    and the share of the 4 KiB run's cycles spent walking."""
+    the data-ERAT miss reduction, and the shares of the 4 KiB run's cycles spent walking and stalled."""
     import pandas as pd
 
     out = []
@@ -303,6 +398,7 @@ def timed_summary(runs):
                 "workload": wl,
                 "system": system,
                 "throughput_improvement_pct": 100 * (a.loc["4K", "cycles"] / a.loc["64K", "cycles"] - 1),
+                "derat_reduction_pct": 100 * (a.loc["4K", "derat_misses"] - a.loc["64K", "derat_misses"]) / a.loc["4K", "derat_misses"],
                 "walk share 4K %": 100 * a.loc["4K", "walk"] / a.loc["4K", "cycles"],
                 "data stall share 4K %": 100 * a.loc["4K", "data_stall"] / a.loc["4K", "cycles"],
             }
@@ -310,11 +406,100 @@ def timed_summary(runs):
     return pd.DataFrame(out)
 
 
-def recost_work(runs, work: float):
-    """The timed runs re-costed with ``work`` cycles per access (work changes no counter and no
-    stall: cycles move by (work - work_cycles) x accesses)."""
-    r = runs.copy()
-    r["cycles"] = r["cycles"] + (float(work) - r["work_cycles"]) * r["accesses"]
-    r["work"] = float(work) * r["accesses"]
-    r["work_cycles"] = float(work)
-    return r
+# The modelling choices the timed figures rest on, each swept x0.5..x2 of its chosen value:
+#   price     re-priced from the same runs (no counter changes): the derived work per access (an
+#             assumption for SPECjbb, see above), the assumed memory latency and cache latencies
+#             (pagesim/data/caches.toml lists them as assumed), as factors of the chosen prices
+#   machine   the POWER6 D-ERAT's entries (128: unsourced, datasets/architecture/NOTES.md 2.3)
+#   workload  a keyword of one benchmark's workload in WORKLOADS (sizes are ours, the profile of
+#             the SPECjbb-like heap an assumption, the number of references simulated a run length)
+TIMED_CHOICES = {
+    "work cycles per access (x derived)": dict(kind="price", key="work", benchmarks=("Linpack", "SPECjbb2005")),
+    "memory latency (x assumed)": dict(kind="price", key="memory", benchmarks=("Linpack", "SPECjbb2005")),
+    "cache latencies (x assumed)": dict(kind="price", key="caches", benchmarks=("Linpack", "SPECjbb2005")),
+    "D-ERAT entries": dict(kind="machine", benchmarks=("Linpack", "SPECjbb2005")),
+    "Linpack matrix order n": dict(kind="workload", key="n", benchmarks=("Linpack",)),
+    "Linpack tile": dict(kind="workload", key="block", benchmarks=("Linpack",)),
+    "Linpack references simulated": dict(kind="workload", key="max_accesses", benchmarks=("Linpack",)),
+    "SPECjbb hot fraction": dict(kind="workload", key="hot_fraction", benchmarks=("SPECjbb2005",)),
+    "SPECjbb live set MiB": dict(kind="workload", key="hot", benchmarks=("SPECjbb2005",)),
+    "SPECjbb references simulated": dict(kind="workload", key="accesses", benchmarks=("SPECjbb2005",)),
+}
+
+
+def choices_for(benchmark: str, metric: str = "throughput") -> list[str]:
+    """The modelling choices of ``TIMED_CHOICES`` a figure of ``benchmark`` rests on: every one for a
+    throughput (or IPC) figure, those that change a counter for the data-ERAT reduction."""
+    if metric not in ("throughput", "derat"):
+        raise ValueError(f"metric={metric!r}: use 'throughput' or 'derat'")
+    return [c for c, v in TIMED_CHOICES.items() if benchmark in v["benchmarks"] and (metric == "throughput" or v["kind"] != "price")]
+
+
+def chosen(choice: str, quick: bool = False) -> float:
+    """The value of ``choice`` the notebook's runs use (1 for a price factor)."""
+    v = TIMED_CHOICES[choice]
+    if v["kind"] == "price":
+        return 1.0
+    if v["kind"] == "machine":
+        return float(machine("power6").structure("D-ERAT").entries)
+    (label,) = v["benchmarks"]
+    x = WORKLOADS[label]["quick" if quick else "full"][v["key"]]
+    return parse_size(x) / 2**20 if v["key"] == "hot" else float(x)
+
+
+def timed_sweep(choice: str, base: dict, quick: bool = False, seed: int = 0, factors=None) -> dict:
+    """{value: timed_summary} with ``choice`` at ``factors`` x its chosen value (default 0.5, 1, 2;
+    prices cost nothing, so they take 0.5, 0.71, 1, 1.41, 2); ``base``: the :func:`timed_datasets`
+    of the chosen values, reused at the chosen value and for every price."""
+    v = TIMED_CHOICES[choice]
+    c = chosen(choice, quick)
+    if factors is None:
+        factors = (0.5, 2**-0.5, 1, 2**0.5, 2) if v["kind"] == "price" else (0.5, 1, 2)
+    out = {}
+    for f in factors:
+        x = c * f
+        if v["kind"] == "price":
+            out[x] = timed_summary(timed_frame(base, **{v["key"]: x}))
+            continue
+        if f == 1:
+            ds = {k: d for k, d in base.items() if k[0] in v["benchmarks"]}
+        elif v["kind"] == "machine":
+            m = machine("power6").replace_structure("D-ERAT", entries=int(round(x)))
+            ds = timed_datasets(quick, seed, v["benchmarks"], machine=m)
+        else:
+            (label,) = v["benchmarks"]
+            val = f"{x:g}M" if v["key"] == "hot" else (float(x) if v["key"] == "hot_fraction" else int(round(x)))
+            ds = timed_datasets(quick, seed, (label,), params={label: {v["key"]: val}})
+        out[x] = timed_summary(timed_frame(ds))
+    return out
+
+
+def sweep_rows(sweep: dict, benchmark: str, column: str = "throughput_improvement_pct") -> dict:
+    """{value: {system: figure}} of one benchmark from a :func:`timed_sweep`."""
+    out = {}
+    for x, t in sweep.items():
+        t = t.set_index(["workload", "system"])[column]
+        out[x] = {system: float(t[benchmark, system]) for system in SYSTEMS}
+    return out
+
+
+def sweep_table(sweeps: dict, column: str = "throughput_improvement_pct"):
+    """Every timed sweep in one table: a row per (choice, value), a column per (benchmark, system)
+    the choice moves."""
+    import pandas as pd
+
+    rows = []
+    for choice, sweep in sweeps.items():
+        for x, t in sweep.items():
+            row = {"choice": choice, "value": x}
+            for _, r in t.iterrows():
+                row[r["workload"], r["system"]] = r[column]
+            rows.append(row)
+    out = pd.DataFrame(rows).set_index(["choice", "value"])
+    out.columns = pd.MultiIndex.from_tuples(out.columns, names=["workload", "system"])
+    return out
+
+
+def versus(simulation: dict, document: dict, unit: str = "%") -> str:
+    """'JS22 8.5% vs 11.3% (0.75x), ...': each row's simulated figure, the document's, and the ratio."""
+    return ", ".join(f"{k} {simulation[k]:.1f}{unit} vs {document[k]:g}{unit} ({simulation[k] / document[k]:.2f}x)" for k in document)

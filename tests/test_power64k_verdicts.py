@@ -1,0 +1,185 @@
+"""Notebook 01 (000_1774b52266f446e5.txt, 64 KB pages on POWER6) says no more than its simulation shows:
+each system judged against its own figure, restated figures counted once, every ``within`` swept over
+its modelling choices, fault counts that are size / page size labelled arithmetic, and the STREAM
+prefetch model with several streams at once."""
+
+import math
+
+import pytest
+
+import pagesim.datasets as D
+from pagesim.notebooks import execute, notebooks_dir
+from pagesim.studies import power64k as S
+from pagesim.timing import _get_hierarchy
+
+SYSTEMS = {"JS22", "Power 575"}
+
+
+# --------------------------------------------------------------------------- the prefetch model
+
+
+def test_one_stream_by_hand():
+    """One 4 KiB page of one stream: 32 lines of 128 B at 8 GB/s (16 ns each) and one restart of
+    2 lines at 100 ns instead of 16: 512 + 2 x 84 = 680 ns."""
+    bw = S.stream_bandwidth("4K", 4096, 1, streams=1, line=128, ramp_lines=2, latency_ns=100.0, peak_gbs=8.0)
+    assert bw == pytest.approx(4096 / 680)
+
+
+def test_three_streams_by_hand():
+    """Three streams: the two others keep 2/3 of the 100 ns latency's lines in flight, which hide
+    66.7 ns of the 168 ns start-up: 512 + 101.33 ns for the page."""
+    bw = S.stream_bandwidth("4K", 4096, 1, streams=3, line=128, ramp_lines=2, latency_ns=100.0, peak_gbs=8.0)
+    assert bw == pytest.approx(4096 / (512 + 168 - 200 / 3))
+
+
+def test_one_stream_is_the_model_without_overlap():
+    """streams=1 hides nothing: the model of a lone stream (the notebook's one-stream table and its
+    Try-this answer: 30.1% in quick mode)."""
+    c = S.stream_counts(quick=True)
+    assert S.stream_gain(c, 1) == pytest.approx(30.1, abs=0.05)
+    t = S.prefetch_table(quick=True, counts=c)
+    assert list(t["page"]) == ["4K", "64K"] and t.loc[1, "modelled GB/s"] > t.loc[0, "modelled GB/s"]
+
+
+def test_more_streams_hide_more_of_each_restart():
+    c = {"bytes": 3 * (64 << 20), "arrays": 3, "restarts": {"4K": 3 * 16384, "64K": 3 * 1024}}
+    gains = [S.stream_gain(c, k) for k in range(1, 9)]
+    assert all(b < a for a, b in zip(gains, gains[1:]))
+    assert all(g >= 0 for g in gains)
+    # and where the others hide the whole start-up, the page size no longer matters
+    assert S.stream_gain(c, 8, ramp_lines=1) == pytest.approx(0.0)
+    assert S.stream_gain(c, 3, ramp_lines=0) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("key", ["ramp_lines", "latency_ns", "peak_gbs"])
+def test_a_costlier_restart_gives_a_larger_gain(key):
+    c = {"bytes": 3 * (64 << 20), "arrays": 3, "restarts": {"4K": 3 * 16384, "64K": 3 * 1024}}
+    gains = [S.stream_gain(c, 3, **{key: S.PREFETCH[key] * f}) for f in (0.5, 1, 2, 4)]
+    assert all(b > a for a, b in zip(gains, gains[1:]))
+
+
+def test_stream_model_rejects_nonsense():
+    with pytest.raises(ValueError, match="streams"):
+        S.stream_bandwidth("4K", 4096, 1, streams=0)
+    with pytest.raises(ValueError, match="peak_gbs"):
+        S.stream_bandwidth("4K", 4096, 1, peak_gbs=0)
+
+
+def test_the_systems_differ_by_what_the_document_states():
+    """SMT off for the Power 575's STREAM run, on for the JS22's ((1) STREAM, key parameters): 3 and 6
+    streams per core, so the JS22 hides more of each restart and gains less."""
+    params = D.load("power64k_stream_params").set_index("system")["smt"]
+    assert S.STREAM_SMT == {"Power 575": params["p 575"] == "enabled", "JS22": params["JS22"] == "enabled"}
+    t = S.stream_systems(S.stream_counts(quick=True))
+    assert t.loc["Power 575", "streams per core"] == 3 and t.loc["JS22", "streams per core"] == 6
+    assert t.loc["JS22", "gain %"] < t.loc["Power 575", "gain %"]
+
+
+def test_prefetch_latency_is_the_timing_models():
+    for system in S.SYSTEMS.values():
+        h = _get_hierarchy(system["hierarchy"])
+        assert h.memory_latency / system["clock_ghz"] == pytest.approx(S.PREFETCH["latency_ns"])
+
+
+def test_stream_sweep_keys_are_the_values_run():
+    c = S.stream_counts(quick=True)
+    sw = S.stream_sweep(c, "memory latency ns")
+    assert sorted(sw) == [50.0, 100.0, 200.0]
+    assert sw[100.0] == S.stream_systems(c)["gain %"].to_dict()
+
+
+# --------------------------------------------------------------------------- timed runs and choices
+
+
+def test_repricing_work_adds_work_times_accesses():
+    ds = S.timed_datasets(quick=True, benchmarks=("Linpack",))
+    a, b = S.timed_frame(ds), S.timed_frame(ds, work=2.0)
+    assert ((b["cycles"] - a["cycles"]) - a["work_cycles"] * a["accesses"]).abs().max() < 1e-6 * a["cycles"].max()
+    assert (b["derat_misses"] == a["derat_misses"]).all()
+
+
+def test_choices_name_what_each_figure_rests_on():
+    assert "SPECjbb hot fraction" in S.choices_for("SPECjbb2005") and "work cycles per access (x derived)" in S.choices_for("SPECjbb2005")
+    assert "memory latency (x assumed)" not in S.choices_for("Linpack", "derat")
+    assert {"D-ERAT entries", "Linpack matrix order n", "Linpack tile"} <= set(S.choices_for("Linpack", "derat"))
+    assert S.chosen("D-ERAT entries") == 128 and S.chosen("SPECjbb live set MiB") == 4 and S.chosen("memory latency (x assumed)") == 1
+
+
+# --------------------------------------------------------------------------- the notebook's verdicts
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory):
+    path = notebooks_dir() / "01_power_64k.ipynb"
+    rec = execute(path, tmp_path_factory.mktemp("nb01"), quick=True)
+    assert rec["status"] == "ok", rec.get("error")
+    return {f["id"]: f for f in rec["findings"]}
+
+
+PER_SYSTEM = ("erat-linpack", "faster-Linpack", "faster-SPECjbb2005", "ipc-Linpack", "ipc-SPECjbb2005", "stream-gain")
+
+
+@pytest.mark.parametrize("fid", PER_SYSTEM)
+def test_each_system_has_its_own_band(findings, fid):
+    f = findings[fid]
+    assert f["rows"] and {r["row"] for r in f["rows"]} == SYSTEMS
+    doc = {r["row"]: r["document"] for r in f["rows"]}
+    for r in f["rows"]:
+        lo, hi = r["low"], r["high"]
+        assert lo <= doc[r["row"]] <= hi
+        assert (r["verdict"] == "within") == (lo <= r["simulation"] <= hi)
+    assert not hasattr(S, "farthest")
+
+
+def test_restatements_are_counted_once(findings):
+    assert findings["ipc-Linpack"]["reuses"] == "faster-Linpack" and findings["ipc-Linpack"]["figures"] == 2
+    assert findings["ipc-SPECjbb2005"]["reuses"] == "faster-SPECjbb2005" and findings["ipc-SPECjbb2005"]["figures"] == 2
+    for wl in ("Linpack", "SPECjbb2005"):
+        ipc = {r["row"]: r["simulation"] for r in findings[f"ipc-{wl}"]["rows"]}
+        assert ipc == {r["row"]: r["simulation"] for r in findings[f"faster-{wl}"]["rows"]}
+    assert findings["faster-conclusion"]["reuses"] and findings["faster-conclusion"]["figures"] == 0
+    assert findings["stream-chip-pump"]["reuses"] == "stream-gain" and findings["stream-chip-pump"]["figures"] == 0
+
+
+def test_one_simulated_figure_one_verdict(findings):
+    """'about 6% on other Power systems' is judged on the model's JS22 figure, which stream-gain judges
+    too: the two verdicts agree."""
+    other = findings["stream-other-systems"]
+    js22 = next(r for r in findings["stream-gain"]["rows"] if r["row"] == "JS22")
+    assert other["reuses"] == "stream-gain" and other["figures"] == 1
+    assert float(other["simulation"].rstrip("%")) == js22["simulation"]
+    assert other["verdict"] == js22["verdict"]
+
+
+def test_every_within_is_swept_over_its_choices(findings):
+    for f in findings.values():
+        if f["rows"] or f["limits"]:
+            assert f["choices"], f"{f['id']}: a simulated figure names the modelling choices it rests on"
+            assert set(f["choices"]) <= set(f["swept"]), f["id"]
+            assert f["robust"] is not None, f["id"]
+    assert {"SPECjbb hot fraction", "work cycles per access (x derived)"} <= set(findings["faster-SPECjbb2005"]["swept"])
+    assert set(S.STREAM_CHOICES) <= set(findings["stream-gain"]["swept"])
+
+
+def test_faults_that_are_size_over_page_size_are_arithmetic(findings):
+    assert findings["faults-4k"]["verdict"] == "arithmetic" and findings["faults-4k"]["simulation"] == "16"
+    assert findings["faults-64k"]["verdict"] == "arithmetic" and findings["faults-64k"]["simulation"] == "1"
+
+
+def test_every_measured_figure_of_the_document_is_covered_once(findings):
+    """STREAM 2, Linpack ERAT/throughput/IPC 2 each, SPECjbb2005 the same, 'about 6%' on other systems:
+    15. The Conclusions' 11-21% and 57% restate table figures and count none."""
+    by = {fid: f["figures"] for fid, f in findings.items() if f["figures"]}
+    assert by == {
+        "stream-gain": 2,
+        "stream-other-systems": 1,
+        "erat-linpack": 2,
+        "erat-jbb": 2,
+        "faster-Linpack": 2,
+        "faster-SPECjbb2005": 2,
+        "ipc-Linpack": 2,
+        "ipc-SPECjbb2005": 2,
+    }
+    results = D.load("power64k_results")
+    assert sum(by.values()) == len(results) + 1  # the table rows, and the 'about 6%'
+    assert all(math.isfinite(r["ratio"]) for fid in PER_SYSTEM for r in findings[fid]["rows"])
