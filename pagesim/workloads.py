@@ -572,3 +572,129 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
             f"accesses={acc:,} counts only with pattern='random'",
         )
     return w
+
+
+# ---------------------------------------------------------------- kernels of the CSCS study's codes
+
+
+@dataclass(frozen=True)
+class FFT(Workload):
+    """The butterflies of an in-place radix-2 FFT over ``size`` bytes of complex doubles (16 bytes
+    each; ``size / 16`` a power of two): stage s pairs element a with a + 2**s, so the distance
+    between the two elements of a butterfly doubles from one stage to the next (16 bytes in the
+    first, half the array in the last). Two accesses per butterfly, a then b (the stores back to
+    them touch the same lines and pages). The bit-reversal permutation is left out.
+
+    ``accesses``: 0 runs every butterfly of every stage; otherwise ``accesses / (2 x stages)``
+    consecutive butterflies of each stage (the same number in each, as a whole transform has),
+    starting at a place that moves through the array from stage to stage, so no stage reuses the
+    lines the previous one left in a cache."""
+
+    name = "fft"
+    size: int = 64 << 20
+    accesses: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", _bytes("size", self.size, 32))
+        n = self.size // 16
+        if self.size % 16 or n & (n - 1):
+            raise ValueError(f"size={format_size(self.size)} must be a power of two number of 16-byte complex elements")
+        object.__setattr__(self, "accesses", _count("accesses", self.accesses, 0))
+
+    def spans(self):
+        return [("x", self.size)]
+
+    @property
+    def points(self) -> int:
+        return self.size // 16
+
+    @property
+    def stages(self) -> int:
+        return self.points.bit_length() - 1
+
+    @property
+    def per_stage(self) -> int:
+        """Butterflies simulated in each stage."""
+        half = self.points // 2
+        return half if not self.accesses else max(1, min(half, self.accesses // (2 * self.stages)))
+
+    @property
+    def n_accesses(self):
+        return 2 * self.per_stage * self.stages
+
+    def _chunks(self, bases, chunk, seed):
+        half_n, per = self.points // 2, self.per_stage
+        # the first butterfly of each stage's run: evenly spread over the butterflies of a stage
+        starts = [(s * half_n // self.stages) // per * per if per < half_n else 0 for s in range(self.stages)]
+        for start in range(0, self.n_accesses, chunk):
+            idx = np.arange(start, min(start + chunk, self.n_accesses), dtype=np.int64)
+            stage, k = idx // (2 * per), (idx // 2) % per
+            t = (np.asarray(starts, dtype=np.int64)[stage] + k) % half_n
+            h = np.left_shift(np.int64(1), stage)
+            a = (t // h) * (2 * h) + t % h
+            yield (bases[0] + 16 * (a + h * (idx % 2))).astype(np.int64).view(np.uint64)
+
+
+@dataclass(frozen=True)
+class Stencil(Workload):
+    """A finite-difference sweep over ``arrays`` fields of nx x ny x nz doubles (x fastest), stored
+    one after another in one allocation: at each interior point, for each field, the point itself
+    and its ``radius`` neighbours on each side in x, y and z (6 radius + 1 accesses). The z
+    neighbours are a plane (nx ny 8 bytes) apart: the strided accesses of a 3-D solver.
+    ``accesses``: 0 sweeps every interior point once; otherwise the first ``accesses``."""
+
+    name = "stencil"
+    nx: int = 64
+    ny: int = 64
+    nz: int = 64
+    arrays: int = 5
+    radius: int = 2
+    accesses: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _count("radius", self.radius, 1, 8))
+        for d in ("nx", "ny", "nz"):
+            object.__setattr__(self, d, _count(d, getattr(self, d), 2 * self.radius + 1, 1 << 16))
+        object.__setattr__(self, "arrays", _count("arrays", self.arrays, 1, 64))
+        object.__setattr__(self, "accesses", _count("accesses", self.accesses, 0))
+
+    @property
+    def field_bytes(self) -> int:
+        return self.nx * self.ny * self.nz * ELEMENT
+
+    def spans(self):
+        return [("fields", self.arrays * self.field_bytes)]
+
+    @property
+    def per_point(self) -> int:
+        return self.arrays * (6 * self.radius + 1)
+
+    @property
+    def interior(self) -> int:
+        r = self.radius
+        return (self.nx - 2 * r) * (self.ny - 2 * r) * (self.nz - 2 * r)
+
+    @property
+    def n_accesses(self):
+        whole = self.interior * self.per_point
+        return min(whole, self.accesses) if self.accesses else whole
+
+    def _offsets(self) -> np.ndarray:
+        """Byte offsets of one point's accesses from the point, field by field."""
+        r, row, plane = self.radius, self.nx * ELEMENT, self.nx * self.ny * ELEMENT
+        d = np.arange(1, r + 1, dtype=np.int64)
+        one = np.concatenate([[0], -d * ELEMENT, d * ELEMENT, -d * row, d * row, -d * plane, d * plane])
+        return np.concatenate([v * self.field_bytes + one for v in range(self.arrays)])
+
+    def _chunks(self, bases, chunk, seed):
+        r, off = self.radius, self._offsets()
+        ix, iy = self.nx - 2 * r, self.ny - 2 * r
+        for start in range(0, self.n_accesses, chunk):
+            idx = np.arange(start, min(start + chunk, self.n_accesses), dtype=np.int64)
+            p, q = idx // self.per_point, idx % self.per_point
+            x, y, z = p % ix + r, (p // ix) % iy + r, p // (ix * iy) + r
+            point = ((z * self.ny + y) * self.nx + x) * ELEMENT
+            yield (bases[0] + point + off[q]).astype(np.int64).view(np.uint64)
+
+
+WORKLOADS.update(fft=FFT, stencil=Stencil)

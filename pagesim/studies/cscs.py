@@ -158,6 +158,17 @@ KERNEL_WORK = {
     ),
     "MD": (MD_WORK, "a pair interaction per neighbour access (distance, cut-off test, force): S.MD_WORK, a modelling assumption"),
     "solver": (0.5, "a stencil sweep: one load per access at 2 L1 operations per cycle = 0.5"),
+    "FFT": (
+        3.0,
+        "a radix-2 butterfly: 2 accesses (a and b, each loaded and stored); a complex multiply by the twiddle (4 multiplies, "
+        "2 adds) and a complex add and subtract (4 adds): 6 adds on FADD = 6 cycles, above the 10 L1 operations (4 loads, "
+        "4 stores, 2 twiddle loads) at 2 per cycle = 5: 6 / 2 accesses = 3",
+    ),
+    "PCHAN stencil": (
+        12 / 13,
+        "a fourth-order central difference per direction, c1 (u[+1] - u[-1]) + c2 (u[+2] - u[-2]): 4 adds and 2 multiplies, "
+        "12 adds per field and point on FADD over its 13 accesses = 0.92, above 13 / 2 L1 operations per cycle = 0.5",
+    ),
 }
 #: independent data misses in flight (the timing model's mlp). The K8 is out of order (A.3) and holds
 #: up to 32 requests that missed L1 (A.15: "a 32-entry queue for L2 cache or system memory load and
@@ -170,7 +181,12 @@ KERNEL_OF = {
     "STREAM": "STREAM",
     "DGEMM": "DGEMM",
     "single-node RandomAccess (1 GiB)": "RandomAccess",
+    "single-node FFT (64 MiB)": "FFT",
 }
+#: the single-node FFT's array: 2**22 complex doubles (a MODELLING ASSUMPTION: HPC Challenge sizes its
+#: vector from the memory HPL uses, which 001_ec4ce787d7978bc9.txt does not give; any size well past
+#: the 16 MB the eight 2 MB entries reach behaves alike: the notebook sweeps it)
+FFT_SIZE = 64 << 20
 
 
 def kernel_cases(quick: bool = False) -> dict:
@@ -183,6 +199,8 @@ def kernel_cases(quick: bool = False) -> dict:
         "STREAM": ("stream", dict(n=300_000 if quick else 1_000_000)),
         "DGEMM": ("blocked_matrix", dict(n=1024, block=64, max_accesses=n * 3)),
         "single-node RandomAccess (1 GiB)": ("random", dict(working_set="1G", accesses=n // 2)),
+        # the same number of butterflies from every stage (workloads.FFT), 2**22 points: 22 stages
+        "single-node FFT (64 MiB)": ("fft", dict(size=FFT_SIZE, accesses=n)),
     }
 
 
@@ -214,6 +232,14 @@ def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8", workers: int
     Opteron's (their Datasets carry the counterfactual's machine name and say where their
     counters come from in the ``counters_from`` attribute; they list the structures of the
     machine that ran)."""
+    cases = {label: (wl, kw, KERNEL_WORK[KERNEL_OF[label]][0]) for label, (wl, kw) in kernel_cases(quick).items()}
+    return timed_runs(cases, seed=seed, m=m, workers=workers)
+
+
+def timed_runs(cases: dict, seed: int = 0, m="opteron-k8", workers: int | None = 1) -> dict:
+    """Timed runs of ``cases`` ({key: (workload name, parameters, work cycles per access)}) with 4K and
+    2M pages: {key: {"4K": Dataset, "2M": Dataset}}, as :func:`timed_pairs` makes them (the same
+    reuse of runs already made, the same ``workers``)."""
     import json
     from concurrent.futures import ThreadPoolExecutor
 
@@ -222,15 +248,15 @@ def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8", workers: int
 
     n = _check_workers(workers)
     m = machine(m)
-    runs = [(label, p, wl, kw) for label, (wl, kw) in kernel_cases(quick).items() for p in ("4K", "2M")]
-    keys = [_run_key(m, p, wl, kw, seed, KERNEL_WORK[KERNEL_OF[label]][0]) for label, p, wl, kw in runs]
+    runs = [(key, p, wl, kw, work) for key, (wl, kw, work) in cases.items() for p in ("4K", "2M")]
+    keys = [_run_key(m, p, wl, kw, seed, work) for _, p, wl, kw, work in runs]
     with _RUNS_LOCK:
         have = {i: _RUNS[k] for i, k in enumerate(keys) if k is not None and k in _RUNS}
     todo = [i for i in range(len(runs)) if i not in have]
 
     def one(i):
-        label, p, wl, kw = runs[i]
-        return simulate_timed(m, wl, page_size=p, seed=seed, hierarchy="opteron-k8", work_cycles=KERNEL_WORK[KERNEL_OF[label]][0], **kw)
+        _, p, wl, kw, work = runs[i]
+        return simulate_timed(m, wl, page_size=p, seed=seed, hierarchy="opteron-k8", work_cycles=work, **kw)
 
     if n > 1 and len(todo) > 1:
         with ThreadPoolExecutor(max_workers=n, thread_name_prefix="pagesim-cscs") as ex:
@@ -246,7 +272,7 @@ def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8", workers: int
                     del _RUNS[next(iter(_RUNS))]
                 _RUNS[keys[i]] = ds.copy(deep=True)  # the caller may change the one it gets
     out: dict = {}
-    for i, (label, p, _, _) in enumerate(runs):
+    for i, (key, p, _, _, _) in enumerate(runs):
         ds = results[i]
         if ds is None:
             ds = have[i].copy(deep=True)
@@ -254,18 +280,19 @@ def timed_pairs(quick: bool = False, seed: int = 0, m="opteron-k8", workers: int
             if ran_on != m.name:
                 ds.attrs["counters_from"] = f"the run on {ran_on}, whose {p} data chain, walker and costs are this machine's (studies.cscs.timed_pairs)"
             ds.attrs.update(machine=m.name, machine_title=m.title, machine_changes=json.dumps(list(m.changes)))
-        out.setdefault(label, {})[p] = ds
+        out.setdefault(key, {})[p] = ds
     return out
 
 
-def price(pair: dict, mlp: float) -> dict:
-    """One kernel's two runs re-priced with ``mlp``: steady cycles (first-touch faults left out), the
-    paper's % change with small pages, and cycles per access by component."""
+def price(pair: dict, mlp: float, work: float | None = None) -> dict:
+    """One kernel's two runs re-priced with ``mlp`` (and, given, ``work`` cycles per access instead of
+    the runs' own): steady cycles (first-touch faults left out), the paper's % change with small
+    pages, and cycles per access by component."""
     from ..timing import cycles_by_component
 
     t, comp = {}, {}
     for p, ds in pair.items():
-        c = cycles_by_component(ds, mlp=mlp)  # timed_cycles(ds, mlp=mlp)["cycles"] without the Dataset
+        c = cycles_by_component(ds, mlp=mlp, work_cycles=work)  # timed_cycles(ds, mlp=mlp)["cycles"] without the Dataset
         comp[p] = {k: float(c[k].sum()) for k in ("work", "data_stall", "tlb_hit_latency", "walk")}
         t[p] = sum(comp[p].values())
     n = int(pair["4K"]["accesses"].sum())
@@ -274,7 +301,7 @@ def price(pair: dict, mlp: float) -> dict:
         "T_large": t["2M"],
         "walks_small": int(pair["4K"]["walks"].sum()),
         "walks_large": int(pair["2M"]["walks"].sum()),
-        "work_cycles": float(pair["4K"].attrs["work_cycles_per_access"]),
+        "work_cycles": float(pair["4K"].attrs["work_cycles_per_access"]) if work is None else float(work),
         "mlp": float(mlp),
         "small_page_change_pct": 100 * (t["2M"] - t["4K"]) / t["4K"],
         "accesses": n,
@@ -303,3 +330,115 @@ def timed_kernels(pairs: dict, mlp: float):
     import pandas as pd
 
     return pd.DataFrame([{"kernel": label, **price(pair, mlp)} for label, pair in pairs.items()])
+
+
+# -------------------------------------------------------------------- modelling choices, re-run
+#: the kernels whose figure notebook 02 compares, the size each rests on (a MODELLING ASSUMPTION), as
+#: (choice, parameter of kernel_cases, its value from a size in the unit shown, the unit, the chosen size)
+SIZES = {
+    "molecular dynamics (32 MiB)": ("working set", "atoms", lambda mib: int(mib * 2**20) // 256, "MiB", 32),
+    "single-node RandomAccess (1 GiB)": ("table size", "working_set", lambda gib: int(gib * 2**30), "GiB", 1),
+    "single-node FFT (64 MiB)": ("array size", "size", lambda mib: int(mib * 2**20), "MiB", FFT_SIZE >> 20),
+}
+
+
+def size_runs(label: str, factors=(0.5, 1, 2), quick: bool = False, seed: int = 0, workers: int | None = 1) -> dict:
+    """Kernel ``label`` of :func:`kernel_cases` re-simulated at ``factors`` x its chosen size (the
+    others unchanged): {size in SIZES' unit: pair}. The chosen size's runs are timed_pairs' own."""
+    choice, param, to_param, _, chosen = SIZES[label]
+    wl, kw = kernel_cases(quick)[label]
+    kw = {k: v for k, v in kw.items() if k != param}
+    work = KERNEL_WORK[KERNEL_OF[label]][0]
+    cases = {f * chosen: (wl, {**kw, param: to_param(f * chosen)}, work) for f in factors}
+    return timed_runs(cases, seed=seed, workers=workers)
+
+
+def choice_names(label: str) -> tuple[str, str, str]:
+    """The modelling choices kernel ``label``'s figure rests on, as :func:`choice_sweeps` names them."""
+    choice, _, _, unit, _ = SIZES[label]
+    return (f"{choice} ({unit})", "work per access (cycles)", "mlp (fitted on STREAM)")
+
+
+def choice_sweeps(label: str, pair: dict, mlp: float, size_pairs: dict, factors=(0.5, 0.75, 1, 1.5, 2)) -> dict:
+    """What kernel ``label``'s % change with small pages is when each modelling choice it rests on
+    moves: {choice: (chosen value, {value: % change})} for its size (``size_pairs``, re-simulated by
+    :func:`size_runs`), its work cycles per access and the mlp (both re-priced from ``pair``: they
+    change no counter), each over ``factors`` x the chosen value."""
+    size, work_name, mlp_name = choice_names(label)
+    work = KERNEL_WORK[KERNEL_OF[label]][0]
+    pct = "small_page_change_pct"
+    return {
+        size: (SIZES[label][4], {v: price(pr, mlp)[pct] for v, pr in sorted(size_pairs.items())}),
+        work_name: (work, {f * work: price(pair, mlp, f * work)[pct] for f in factors}),
+        # an mlp below 1 means nothing: such values are left out (Findings.robust then asks for a span)
+        mlp_name: (mlp, {f * mlp: price(pair, f * mlp)[pct] for f in factors if f * mlp >= 1}),
+    }
+
+
+def sweep_frame(sweeps: dict):
+    """:func:`choice_sweeps` as a table: choice, factor of the chosen value, value, % change."""
+    import pandas as pd
+
+    rows = []
+    for choice, (chosen, runs) in sweeps.items():
+        for v, pct in runs.items():
+            rows.append({"choice": choice, "x chosen": v / chosen, "value": v, "small_page_change_pct": pct})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- strong scaling, timed, per code
+# Tables 3 and 4 of 001_ec4ce787d7978bc9.txt: the same problem on more processors, so each process
+# holds 1/P of it. The document gives neither code's problem size; what each run assumes:
+#: NAMD's ApoA1 benchmark (table 4): 92,224 atoms (the NAMD benchmark page,
+#: www.ks.uiuc.edu/Research/namd/utilities/apoa1/: "ApoA1 benchmark (92,224 atoms, periodic, PME)")
+APOA1_ATOMS = 92_224
+#: bytes per atom the MD kernel touches at random (its record; a MODELLING ASSUMPTION, swept x0.5..x2)
+MD_ATOM_BYTES = 256
+#: PCHAN (table 3), "a turbulence code" (section 8) for channel flow: modelled as a finite-difference
+#: code on a global grid of PCHAN_GRID**3 points (a MODELLING ASSUMPTION, its point count swept
+#: x0.5..x2), split into equal cubes, one per process; each process sweeps its cube's five fields
+#: (a compressible flow's density, three momenta and energy: an assumption) with fourth-order central
+#: differences (radius 2) in x, y and z at every point (workloads.Stencil)
+PCHAN_GRID = 256
+PCHAN_FIELDS = 5
+PCHAN_RADIUS = 2
+SCALING_CODES = ("PCHAN", "NAMD")
+
+
+def scaling_case(code: str, processors: int, scale: float = 1.0, quick: bool = False) -> tuple:
+    """One process's run of ``code`` on ``processors``: (workload name, parameters, work cycles per
+    access); ``scale`` multiplies the assumed problem (NAMD: bytes per atom; PCHAN: grid points)."""
+    p = int(processors)
+    if p < 1:
+        raise ValueError(f"processors={processors!r} must be at least 1")
+    if code == "NAMD":
+        return "md", dict(atoms=max(27, round(APOA1_ATOMS / p)), atom_bytes=max(8, round(MD_ATOM_BYTES * scale))), MD_WORK
+    if code == "PCHAN":
+        side = max(1, round((PCHAN_GRID**3 * scale / p) ** (1 / 3)))
+        n = side + 2 * PCHAN_RADIUS  # the cube and its halo
+        kw = dict(nx=n, ny=n, nz=n, arrays=PCHAN_FIELDS, radius=PCHAN_RADIUS, accesses=250_000 if quick else 1_000_000)
+        return "stencil", kw, KERNEL_WORK["PCHAN stencil"][0]
+    raise ValueError(f"code={code!r}: choose one of {', '.join(SCALING_CODES)}")
+
+
+def timed_scaling(code: str, processors, scale: float = 1.0, quick: bool = False, seed: int = 0, m="opteron-k8", workers: int | None = 1) -> dict:
+    """One process of ``code`` at each processor count, under the timing model with 4K and 2M pages:
+    {processors: {"4K": Dataset, "2M": Dataset}} (price them with :func:`scaling_table`)."""
+    return timed_runs({int(p): scaling_case(code, p, scale, quick) for p in processors}, seed=seed, m=m, workers=workers)
+
+
+def scaling_table(runs: dict, mlp: float):
+    """:func:`timed_scaling`'s runs priced with ``mlp``: processors, the working set of one process,
+    walks and the paper's % change with small pages."""
+    import json
+
+    import pandas as pd
+
+    from ..workloads import workload
+
+    rows = []
+    for p, pair in runs.items():
+        a = pair["4K"].attrs
+        ws = workload(a["workload"], **json.loads(a["workload_params"])).working_set
+        rows.append({"processors": p, "working set MiB": ws / 2**20, **price(pair, mlp)})
+    return pd.DataFrame(rows)
