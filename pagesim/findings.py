@@ -28,7 +28,8 @@ with :meth:`Findings.robust`; the report calls it ``within (robust)`` only when 
 band, and prints where it holds otherwise. Saving refuses a ``within`` whose named choices were not
 swept.
 
-Counted once: a finding that restates another finding's simulated figure says so (``reuses="id"``)
+Counted once: a finding that restates another finding's simulated figure says so (``reuses="id"``, or a
+tuple of ids)
 and the headline does not count it again. A finding measured on the machine that runs the notebook
 (``host=True``, or a notebook recorded with ``Findings(..., host=True)``) is a check of pagesim
 against this machine, not evidence about a document, and the headline counts it apart.
@@ -174,15 +175,17 @@ class Findings:
         self.host = bool(host)
         self.items: list[Finding] = []
 
-    def _add(self, f: Finding, *, reuses: str = "", host: bool | None = None, figures: int | None = None) -> Finding:
+    def _add(self, f: Finding, *, reuses: str | tuple = "", host: bool | None = None, figures: int | None = None) -> Finding:
         check_choice("verdict", f.verdict, VERDICTS)
         if any(x.id == f.id for x in self.items):
             raise ValueError(f"{self.notebook}: finding id {f.id!r} is recorded twice")
         if reuses:
-            if not isinstance(reuses, str) or (":" not in reuses and not any(x.id == reuses for x in self.items)):
-                raise ValueError(f"{f.id}: reuses={reuses!r} names no finding recorded before it (give an id of this notebook, or 'notebook:id')")
-            f.reuses = reuses
-            note = f"restates the simulated figure of {reuses}: not counted again"
+            ids = [reuses] if isinstance(reuses, str) else list(reuses) if isinstance(reuses, (list, tuple)) else [None]
+            for r in ids:
+                if not isinstance(r, str) or (":" not in r and not any(x.id == r for x in self.items)):
+                    raise ValueError(f"{f.id}: reuses={reuses!r} names no finding recorded before it (give ids of this notebook, or 'notebook:id')")
+            f.reuses = ", ".join(ids)
+            note = f"restates the simulated figure{'s' if len(ids) > 1 else ''} of {f.reuses}: not counted again"
             f.why = note if not f.why else f"{note}; {f.why}"
         f.host = self.host if host is None else bool(host)
         if figures is not None:

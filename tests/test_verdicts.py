@@ -39,11 +39,15 @@ def test_a_restated_figure_is_counted_once():
     F.measured("faster", "throughput", "s", 12, 11, rel=0.5)
     F.measured("ipc", "IPC moves as throughput", "s", 11, 11, rel=0.5, reuses="faster")
     assert "restates the simulated figure of faster" in F.get("ipc").why
+    both = F.measured("conc2", "conclusion over two", "s", 12, 11, rel=0.5, reuses=("faster", "ipc"))
+    assert both.reuses == "faster, ipc" and "figures of faster, ipc" in both.why
+    with pytest.raises(ValueError, match="names no finding"):
+        F.measured("conc3", "conclusion", "s", 15, 11, rel=0.5, reuses=("faster", "nope"))
     with pytest.raises(ValueError, match="names no finding"):
         F.measured("conc", "conclusion", "s", 15, 11, rel=0.5, reuses="nope")
     h = headline([_rec(F)])
     assert "counted once: 1 (1 within)" in h and "1 of the 1 that are checked" in h and "ipc -> faster" in h
-    assert figures([_rec(F)])[0]["figures"] == 2  # the restating finding still carries its own document figure
+    assert figures([_rec(F)])[0]["figures"] == 3  # the restating finding still carries its own document figure
 
 
 def test_robust_needs_the_whole_x05_x2_range_in_band():
