@@ -3,6 +3,10 @@ parameters, what the freed memory buys, walks and cache misses with sharing."""
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from ..pagetables import TWICHELL_8GB, shared_page_table_table
 from ..processes import DataCache, simulate_processes
 
@@ -103,4 +107,292 @@ def walks_and_misses(
                 **extra,
             }
         )
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# Section 3 of notebook 05: database processes on the Xeon of 2006, private versus shared tables.
+
+PAXVILLE_CPUID = "InstLatx64/InstLatx64@ddff8a9: GenuineIntel/GenuineIntel0000F48_P4_Paxville_CPUID.txt"
+DESCRIPTORS = "pytorch/cpuinfo@0fbcdfd: src/x86/cache/descriptor.c (the Intel ISA reference and Application Note 485 wording)"
+PAGE_WALK_EVENT = (
+    "NetBurst event page_walk_type, 'Page walks that the page miss handler (PMH) performs', masks DTMISS 'Page walk for a data "
+    "TLB miss (load or store)' and ITMISS 'Page walk for an instruction TLB miss' (libpfm4 lib/events/intel_netburst_events.h, "
+    "as held in icl-utk-edu/papi@4b7d9b2)"
+)
+
+
+def xeon_paxville():
+    """The translation hardware of an Intel Xeon 7000 (Paxville MP, NetBurst, 2005), the family the
+    message's "4-way x86-64 configuration" with a "Front-side bus" most likely belongs to. CPUID
+    leaf 2 of a Paxville part (``PAXVILLE_CPUID``) returns the descriptors 50h (instruction TLB:
+    4 KiB and 2/4 MiB pages, fully associative, 64 entries), 5Bh (data TLB: 4 KiB and 4 MiB pages,
+    fully associative, 64 entries), 60h (16 KiB 8-way L1D) and 7Ch (1 MiB 8-way L2 on that 2.66 GHz
+    part); the meanings are Intel's (``DESCRIPTORS``). No second-level TLB. CPUID.1:ECX is 000064BD:
+    bit 17 (PCID) is clear, so a context switch (a CR3 load) empties the TLBs.
+
+    Modelling assumptions, named in ``assumed``: the data TLB's large-page entries hold the 2 MiB
+    pages of long mode (the descriptor names 4 MiB, the legacy large page); no paging-structure
+    cache (none is documented for NetBurst; one would be emptied by the same CR3 load, so it could
+    not carry entries from one process to the next); one hardware thread per core (Hyper-Threading
+    left out); the cost-model figures are unused here (section 3 prices walks through the caches)."""
+    from ..machines import Machine, Structure, Walker
+
+    src = f"CPUID leaf 2 of {PAXVILLE_CPUID}; descriptor meanings: {DESCRIPTORS}"
+    return Machine(
+        name="xeon-paxville",
+        title="Intel Xeon 7000 (Paxville MP, NetBurst)",
+        vendor="Intel",
+        year=2005,
+        page_sizes=("4K", "2M"),
+        base_page="4K",
+        va_bits=48,
+        context_switch="flush",
+        context_switch_source=f"CPUID.1:ECX=000064BD in {PAXVILLE_CPUID}: bit 17 (PCID) clear; a CR3 load empties the TLBs",
+        structures=(
+            Structure("DTLB", 1, "data", 64, 64, ("4K", "2M"), source=f"descriptor 5Bh: {src}", confidence="high", assumed=("sizes",)),
+            Structure("ITLB", 1, "instr", 64, 64, ("4K", "2M"), source=f"descriptor 50h: {src}", confidence="high"),
+        ),
+        walker=Walker(
+            "radix",
+            level_bits=(9, 9, 9, 9),
+            base_shift=12,
+            source="x86-64 4-level radix: 512 8-byte entries per 4 KiB table (Linux pgtable_64_types.h PTRS_PER_*=512). "
+            "MODELLING ASSUMPTION: no paging-structure cache (none documented for NetBurst)",
+            assumed=("pwc",),
+        ),
+        notes="One hardware thread per core (Hyper-Threading left out: a modelling assumption). The DTLB's large-page entries "
+        "are taken to hold 2 MiB pages (descriptor 5Bh names 4 MiB, the legacy large page).",
+    )
+
+
+#: The modelling choices of section 3 (full mode). None is stated in the message; each is a stated
+#: assumption, and the notebook re-runs each over x0.5..x2.
+#:   processes    database processes time-sliced on one core (the message's 160 processes spread
+#:                over the machine's CPUs, not all runnable at once)
+#:   quantum      translated accesses a process makes before the next is switched in (the message
+#:                gives no context-switch rate: 2000 accesses, each mostly a memory access of a few
+#:                hundred cycles, is a switch every few hundred microseconds)
+#:   pool         the part of the buffer pool the processes read, uniformly at random (the
+#:                database's own locality is not stated); far less than the 5.1 GiB pool, to keep
+#:                the run short; both cases share it, so the ratio of private to shared leaf
+#:                tables (one copy per process) is the message's
+#:   text         the hot part of the shared database text fetched from, uniformly at random
+#:   fetch_share  the share of translated accesses that are instruction fetches (the rest are
+#:                buffer-pool reads)
+#:   accesses     translated accesses per process (the run's length: a short run counts more of
+#:                the cold misses that fill the caches with each process's page-table lines)
+#:   work_cycles  cycles of everything else between two translated accesses (other instructions,
+#:                L1 hits), for the modelled time only
+#:   mlp          how many data misses overlap (1: none), for the modelled time only
+DATABASE = {"processes": 8, "quantum": 2_000, "pool": 512 << 20, "text": 1 << 20, "fetch_share": 0.25, "accesses": 60_000, "work_cycles": 200.0, "mlp": 1.0}
+DATABASE_QUICK = {**DATABASE, "processes": 4, "pool": 256 << 20, "accesses": 15_000}
+
+TEXT_START = 4 << 20
+POOL_START = 1 << 30
+
+
+def database_layout(pool=DATABASE["pool"], text=DATABASE["text"], pool_pages="4K"):
+    """One database process's mappings: its hot text (4 KiB pages) and the buffer pool (``pool_pages``)."""
+    from ..layout import Layout, Region
+    from ..units import parse_page_size, parse_size
+
+    pool, text = parse_size(pool, "pool"), parse_size(text, "text")
+    p = parse_page_size(pool_pages, "pool_pages")
+    if pool % p or text % 4096 or TEXT_START + text > POOL_START:
+        raise ValueError(f"pool={pool} must be a multiple of the pool page size {p} and text={text} a multiple of 4 KiB below {POOL_START - TEXT_START} bytes")
+    return Layout((Region(TEXT_START, text, 4096, "text"), Region(POOL_START, pool, p, "pool")))
+
+
+def database_streams(processes, accesses, pool, text, fetch_share, seed=0):
+    """Each process's translated accesses and their kinds (1 instruction fetch, 0 data read): a share
+    ``fetch_share`` of fetches from a random 64-byte line of the hot text, the rest 8-byte reads of a
+    random place in the buffer pool. Process i draws from ``default_rng((seed, i))``."""
+    if not 0 <= fetch_share <= 1:
+        raise ValueError(f"fetch_share={fetch_share} must lie in 0..1")
+    addrs, kinds = [], []
+    for i in range(int(processes)):
+        rng = np.random.default_rng((int(seed), i))
+        fetch = rng.random(int(accesses)) < fetch_share
+        a = np.where(fetch, TEXT_START + 64 * rng.integers(0, text // 64, int(accesses)), POOL_START + 8 * rng.integers(0, pool // 8, int(accesses)))
+        addrs.append(a.astype(np.uint64))
+        kinds.append(fetch.astype(np.uint8))
+    return addrs, kinds
+
+
+SIM_KEYS = ("processes", "quantum", "pool", "text", "fetch_share", "accesses")
+
+
+@functools.lru_cache(maxsize=256)
+def _database_run(processes, quantum, pool, text, fetch_share, accesses, pool_pages, seed, shared):
+    from ..processes import simulate_processes
+
+    caches = xeon_caches()
+    layout = database_layout(pool, text, pool_pages)
+    addrs, kinds = database_streams(processes, accesses, pool, text, fetch_share, seed)
+    ds = simulate_processes(
+        xeon_paxville(),
+        addresses=addrs,
+        kinds=kinds,
+        layout=layout,
+        processes=processes,
+        quantum=quantum,
+        shared=("text", "pool"),
+        shared_tables=shared,
+        caches=caches,
+        data_lines=True,
+        seed=seed,
+    )
+    wh, wm = ds["walk_cache_hits"].values, ds["walk_cache_misses"].values
+    dh, dm = ds["data_cache_hits"].values, ds["data_cache_misses"].values
+    return {
+        "page tables": "shared" if shared else "private",
+        "ITLB walks": int(ds["walks"].sel(side="instr").sum()),
+        "DTLB walks": int(ds["walks"].sel(side="data").sum()),
+        "walk references": int(ds["walk_refs"].sum()),
+        "walk refs L1D": int(wh[0]),
+        "walk refs L2": int(wh[1]),
+        "walk refs memory": int(wm[1]),
+        "data reads": int(dh[0] + dm[0]),
+        "data L1D": int(dh[0]),
+        "data L2": int(dh[1]),
+        "data memory": int(dm[1]),
+        "L1D misses (all)": int(wm[0] + dm[0]),
+        "L2 misses (all)": int(wm[1] + dm[1]),
+        "accesses": int(ds["accesses"].sum()),
+        "page-table lines touched": int(ds["pt_lines"]),
+        "page faults": int(ds["faults"].sum()),
+        "context switches": int(ds["context_switches"]),
+    }
+
+
+def database_run(pool_pages="4K", seed=0, **params):
+    """Private and shared page tables for the database model (``DATABASE`` with ``params`` changed),
+    on :func:`xeon_paxville` with the Xeon 7000's data caches (:func:`xeon_caches`): a DataFrame of
+    two rows with the walks by side, where each walk reference and data read was served, all
+    L1D and L2 misses, and the modelled time (:func:`modelled_cycles`)."""
+    import pandas as pd
+
+    p = {**DATABASE, **params}
+    bad = sorted(set(p) - set(DATABASE))
+    if bad:
+        raise TypeError(f"unknown database parameter(s) {bad}: the parameters are {sorted(DATABASE)}")
+    from ..units import parse_size
+
+    p["pool"], p["text"] = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
+    sim = tuple(p[k] for k in SIM_KEYS)
+    rows = [dict(_database_run(*sim, str(pool_pages), int(seed), shared)) for shared in (False, True)]
+    for r in rows:
+        r["modelled cycles"] = modelled_cycles(r, p["work_cycles"], p["mlp"])
+    return pd.DataFrame(rows)
+
+
+def modelled_cycles(row, work_cycles, mlp=1.0, latencies=None):
+    """The modelled time of a run: ``work_cycles`` per translated access, each walk reference at the
+    load-to-use latency of the level that served it (a walk's references depend on each other, so
+    they do not overlap), and each data read served beyond L1 at the extra latency of its level,
+    divided by ``mlp``. Latencies: the 'xeon-7000' hierarchy's (L1D 4, L2 20, memory 390 cycles;
+    pagesim/data/caches.toml, the memory latency a modelling assumption there)."""
+    if mlp < 1:
+        raise ValueError(f"mlp={mlp} must be 1 or more")
+    l1, l2, mem = latencies or xeon_latencies()
+    stall = (row["data L2"] * (l2 - l1) + row["data memory"] * (mem - l1)) / mlp
+    return row["accesses"] * work_cycles + walk_cycles(row, (l1, l2, mem)) + stall
+
+
+def xeon_latencies() -> tuple[float, float, float]:
+    """Load-to-use cycles of the 'xeon-7000' hierarchy: L1D, L2, memory."""
+    from ..timing import hierarchy
+
+    return tuple(float(x) for x in hierarchy("xeon-7000").latencies)
+
+
+def walk_cycles(row, latencies=None) -> float:
+    """The cycles of a run's walks: each reference at the latency of the level that served it."""
+    l1, l2, mem = latencies or xeon_latencies()
+    return row["walk refs L1D"] * l1 + row["walk refs L2"] * l2 + row["walk refs memory"] * mem
+
+
+def change(private, shared) -> float:
+    """Percent change from private to shared tables (negative: fewer with sharing)."""
+    return 100.0 * (shared / private - 1.0) if private else 0.0
+
+
+def sharing_effects(t) -> dict:
+    """What sharing changes in a :func:`database_run` table, in percent: each as the message counts
+    it (walks by side, all L1D and L2 misses), the walk references served from memory, and the
+    throughput (the inverse of the modelled time)."""
+    w = t.set_index("page tables")
+    a, b = w.loc["private"], w.loc["shared"]
+    return {
+        "ITLB walks": change(a["ITLB walks"], b["ITLB walks"]),
+        "DTLB walks": change(a["DTLB walks"], b["DTLB walks"]),
+        "L1D misses": change(a["L1D misses (all)"], b["L1D misses (all)"]),
+        "L2 misses": change(a["L2 misses (all)"], b["L2 misses (all)"]),
+        "walk refs from memory": change(a["walk refs memory"], b["walk refs memory"]),
+        "walk cycles": change(walk_cycles(a), walk_cycles(b)),
+        "throughput": 100.0 * (a["modelled cycles"] / b["modelled cycles"] - 1.0),
+    }
+
+
+#: x0.5, x1 and x2 of a chosen value (mlp cannot go below 1: 1, 1.5, 2)
+def around(value, name=""):
+    if name == "mlp":
+        return (1.0, 1.5, 2.0)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value // 2, value, 2 * value)
+    return (value / 2, value, 2 * value)
+
+
+def sweep_effects(base, pool_pages="4K", seed=0, choices=None):
+    """For each modelling choice of ``base`` (default: every key of ``DATABASE``), the sharing effects
+    at x0.5, x1 and x2 of its value (mlp: 1, 1.5, 2), the others kept: {choice: {value: effects}}.
+    The pricing choices (work_cycles, mlp) re-price the same runs."""
+    out = {}
+    for name in choices or list(DATABASE):
+        out[name] = {}
+        for v in around(base[name], name):
+            out[name][v] = sharing_effects(database_run(pool_pages, seed, **{**base, name: v}))
+    return out
+
+
+#: each modelling choice of ``DATABASE``: its name in the findings, and the unit it is shown in
+CHOICES = {
+    "processes": ("processes per core", 1),
+    "quantum": ("accesses per context switch", 1),
+    "pool": ("buffer pool read (MiB)", 1 << 20),
+    "text": ("hot text (MiB)", 1 << 20),
+    "fetch_share": ("instruction-fetch share", 1),
+    "accesses": ("accesses per process", 1),
+    "work_cycles": ("work cycles per access", 1),
+    "mlp": ("data-miss overlap (mlp)", 1),
+}
+#: the choices a simulated count rests on; the modelled time also rests on PRICE_CHOICES
+SIM_CHOICES = tuple(CHOICES[k][0] for k in SIM_KEYS)
+PRICE_CHOICES = (CHOICES["work_cycles"][0], CHOICES["mlp"][0])
+
+
+def choice_value(key, value) -> float:
+    """A choice's value in the unit its name gives (the pool and the text in MiB)."""
+    v = value / CHOICES[key][1]
+    return int(v) if float(v).is_integer() and key != "fetch_share" else float(v)
+
+
+def robust_runs(swept, key, metric):
+    """{value: figure} of one swept choice (``sweep_effects(...)[key]``) for ``metric``, or for a
+    tuple of metrics {value: {metric: figure}} (a finding about several rows); values in the
+    choice's unit."""
+    if isinstance(metric, (tuple, list)):
+        return {choice_value(key, v): {m.split()[0]: round(float(e[m]), 3) for m in metric} for v, e in swept[key].items()}
+    return {choice_value(key, v): round(float(e[metric]), 3) for v, e in swept[key].items()}
+
+
+def sweep_table(swept):
+    """A tidy DataFrame of :func:`sweep_effects`: one row per choice and value."""
+    import pandas as pd
+
+    rows = []
+    for key, runs in swept.items():
+        for v, e in runs.items():
+            rows.append({"choice": CHOICES[key][0], "value": choice_value(key, v), **{k: round(float(x), 2) for k, x in e.items()}})
     return pd.DataFrame(rows)
