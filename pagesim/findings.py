@@ -138,8 +138,8 @@ def label(f: dict) -> str:
 def ratio_text(f: dict) -> str:
     """simulation / document: one ratio, or one per row for a finding about several rows."""
     if f.get("rows"):
-        return "; ".join(f"{r['row']} {'' if r.get('ratio') is None else format(r['ratio'], '.2f')}" for r in f["rows"])
-    return "" if f.get("ratio") is None else f"{f['ratio']:.2f}"
+        return "; ".join(f"{r['row']} {'' if r.get('ratio') is None else format(r['ratio'] + 0.0, '.2f')}" for r in f["rows"])
+    return "" if f.get("ratio") is None else f"{f['ratio'] + 0.0:.2f}"  # + 0.0: no "-0.00" for a zero change
 
 
 def runs_by(runs: dict, value: float):

@@ -105,3 +105,11 @@ def test_figures_per_document():
     assert "| 02_x.ipynb | 001.txt | 5 | 3 (60%) | 0 (0%) |" in render([_rec(F, "02_x.ipynb")])
     with pytest.raises(ValueError, match="figures must be a whole number"):
         F.exact("c2", "x", "s", 1, 1, figures=-1)
+
+
+def test_a_zero_change_against_a_drop_shows_no_negative_zero():
+    from pagesim.findings import ratio_text
+
+    F = Findings("x", "doc")
+    f = F.measured("walks", "walks fall", "s", {"ITLB": -27, "DTLB": -26}, {"ITLB": 0.0, "DTLB": 0.0}, rel=0.5, unit="%")
+    assert f.verdict == "contradicted" and ratio_text({"rows": f.rows}) == "ITLB 0.00; DTLB 0.00"
