@@ -78,9 +78,10 @@ def steady_tsb_misses(ds) -> int:
 
 
 def tsb_sweep(entries=(512, 2048, 8192, 16384, 32768), accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
-    """The test program's 8K heap with TSBs of several sizes: data TSB misses beyond first touch.
-    A TSB sized to the process's pages is what Solaris 10's dynamic TSB provides; the smaller fixed
-    sizes stand for a TSB that does not grow (the document gives no Solaris 9 size: an assumption)."""
+    """The test program's 8K heap, and its 4M heap, with TSBs of several sizes (per page size):
+    data TSB misses beyond first touch. A TSB sized to the process's pages is what Solaris 10's
+    dynamic TSB provides; the smaller fixed sizes stand for a TSB that does not grow (the document
+    gives no Solaris 9 size: an assumption)."""
     import dataclasses
 
     import pandas as pd
@@ -92,15 +93,32 @@ def tsb_sweep(entries=(512, 2048, 8192, 16384, 32768), accesses=100_000, seed=0,
     for n in entries:
         mm = base.derive(walker=dataclasses.replace(base.walker, tsb_entries=n))
         ds = testprog(mm, "8K", accesses, seed)
+        big = testprog(mm, "4M", accesses, seed)
         rows.append(
             {
                 "TSB entries": n,
                 "heap pages (8K)": HEAP // 8192,
                 "dTSB misses after first touch": steady_tsb_misses(ds),
                 "dTLB misses": int(ds["walks"].sel(side="data").sum()),
+                "dTSB misses after first touch, 4M heap": steady_tsb_misses(big),
             }
         )
     return pd.DataFrame(rows)
+
+
+def tsb_holds(tsb, accesses: int) -> str:
+    """The TSB sizes of :func:`tsb_sweep` at which the running program takes no dTSB miss beyond first
+    touch, with its 8K heap and with its 4M heap (what ``trapstat-tsb`` compares), and the misses of the others."""
+    both = tsb["dTSB misses after first touch"] + tsb["dTSB misses after first touch, 4M heap"]
+    ok, bad = tsb[both == 0], tsb[both != 0]
+    text = (
+        f"TSB entries (per page size) of {', '.join(str(x) for x in ok['TSB entries'])}, that is a TSB that holds every heap page "
+        f"({HEAP // 8192} 8K pages, {HEAP >> 22} 4M pages); the preset's 32768 is an assumed size, the document gives none"
+    )
+    if len(bad):
+        misses = ", ".join(f"{r['TSB entries']} entries: {int(b)} misses" for (_, r), b in zip(bad.iterrows(), both[both != 0]))
+        text += f"; {misses} (sweep of {accesses} accesses)"
+    return text
 
 
 def heap_sweep(sizes=(4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30), accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
@@ -217,3 +235,22 @@ def text_pages(m="ultrasparc-iii-cu", text="64M", accesses=200_000, seed=0):
         ds = simulate(m, addresses=addrs, kinds=kinds, layout=lay, work_cycles=WORK)
         rows.append({"text pages": page, "iTLB misses": int(ds["walks"].sel(side="instr").sum()), "%tim": total_pct(trapstat(ds))})
     return pd.DataFrame(rows)
+
+
+def fragmentation_sweep(held=(0.005, 0.01, 0.02, 0.05, 0.1, 0.3, 0.6, 0.9), accesses=5_000, seed=1, ram="2G"):
+    """:func:`fragmentation` over several shares of memory held: the 4M pages granted to the 128 MiB
+    heap in each memory state (one row per share held and memory state)."""
+    import pandas as pd
+
+    return pd.concat([fragmentation(held=h, accesses=accesses, seed=seed, ram=ram).assign(held=h) for h in held], ignore_index=True)
+
+
+def fragmentation_holds(sw, memory: str, granted) -> str:
+    """The shares held of :func:`fragmentation_sweep` at which ``memory`` grants ``granted`` 4M pages
+    (a number, or a function of the count), and what the others grant."""
+    t = sw[sw.memory == memory]
+    ok = t["4M pages granted"].map(granted if callable(granted) else (lambda g: g == granted))
+    text = f"held {', '.join(f'{h:g}' for h in t[ok]['held'])} of memory"
+    if (~ok).any():
+        text += " (at " + ", ".join(f"{r.held:g}: {r._2} of {HEAP >> 22} granted" for r in t[~ok].itertuples()) + ")"
+    return text
