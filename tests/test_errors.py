@@ -70,8 +70,8 @@ def test_page_size_not_power_of_two():
 def test_unknown_machine_and_workload():
     with pytest.raises(ValueError, match="machine='pentium' is not a preset: choose one of"):
         pagesim.simulate("pentium", "random")
-    with pytest.raises(ValueError, match="workload='fft' is not known: choose one of"):
-        pagesim.simulate("skylake", "fft")
+    with pytest.raises(ValueError, match="workload='quicksort' is not known: choose one of"):
+        pagesim.simulate("skylake", "quicksort")
     with pytest.raises(ValueError, match=r"workload 'random' has no parameter\(s\) \['strid'\]"):
         pagesim.simulate("skylake", "random", strid=4)
 
