@@ -154,15 +154,21 @@ def _sign(v: float) -> int:
     return (v > 0) - (v < 0)
 
 
-def classify(document: float, simulation: float, lo: float, hi: float) -> tuple[str, float | None]:
+#: a simulated change smaller than this share of the document's is no change (``contradicted``)
+NO_CHANGE = 0.1
+
+
+def classify(document: float, simulation: float, lo: float, hi: float, change: bool = False) -> tuple[str, float | None]:
     """The verdict of a measured figure: ``within`` when ``lo <= simulation <= hi``, else
-    ``direction`` when it has the document's sign, else ``contradicted``; with simulation/document."""
+    ``direction`` when it has the document's sign, else ``contradicted``; with simulation/document.
+    For a ``change`` (a speed-up, a drop in misses), a simulated change under :data:`NO_CHANGE` of
+    the document's is no change: ``contradicted``, not ``direction``."""
     if not all(math.isfinite(float(x)) for x in (document, simulation, lo, hi)):
         raise ValueError(f"classify needs finite numbers, got document={document}, simulation={simulation}, band={lo}..{hi}")
     ratio = simulation / document if document else None
     if lo <= simulation <= hi:
         return "within", ratio
-    if _sign(simulation) == _sign(document) and document != 0:
+    if _sign(simulation) == _sign(document) and document != 0 and not (change and abs(ratio) < NO_CHANGE):
         return "direction", ratio
     return "contradicted", ratio
 
@@ -218,6 +224,7 @@ class Findings:
         why: str = "",
         sensitivity: str = "",
         choices=(),
+        change: bool = True,
         **meta,
     ) -> Finding:
         """A figure the document measured on a real machine (a speed-up in %, a miss reduction...).
@@ -227,13 +234,15 @@ class Findings:
         a dict of them per row), or ``rel=0.5`` (the figure widened by 50% of itself), or
         ``points=5`` (widened by 5 in its unit). The ratio simulation/document uses the figure, or
         the middle of the spread; for rows, the row farthest from its figure. ``choices`` names the
-        modelling choices the simulated figure rests on (see :meth:`robust`)."""
+        modelling choices the simulated figure rests on (see :meth:`robust`). The figure is a change
+        the document measured (``change=True``): a simulated change under a tenth of it is no change,
+        ``contradicted``; give ``change=False`` for a level (a share of time, a residual)."""
         if sum(x is not None for x in (band, rel, points)) != 1:
             raise ValueError("give exactly one of band=(lo, hi), rel= or points=")
         if isinstance(document, dict):
             if not isinstance(simulation, dict) or set(simulation) != set(document) or not document:
                 raise ValueError(f"{id}: document is per row ({', '.join(map(str, document))}); give simulation as a dict of the same rows, got {simulation!r}")
-            rows = [self._row(k, document[k], simulation[k], band[k] if isinstance(band, dict) else band, rel, points, unit) for k in document]
+            rows = [self._row(k, document[k], simulation[k], band[k] if isinstance(band, dict) else band, rel, points, unit, change) for k in document]
             if all(r["verdict"] == "within" for r in rows):
                 verdict = "within"
             elif all(r["verdict"] in ("within", "direction") for r in rows):
@@ -257,15 +266,22 @@ class Findings:
             )
             meta.setdefault("figures", len(rows))
         else:
-            r = self._row("", document, simulation, band, rel, points, unit)
+            r = self._row("", document, simulation, band, rel, points, unit, change)
             sim_text = f"{_fmt(r['simulation'])}{unit}"
             f = Finding(id, finding, source, r["doc_text"], sim_text, r["verdict"], why, r["band_text"], r["ratio"], sensitivity, (r["low"], r["high"]))
             meta.setdefault("figures", 1)
         f.choices = tuple(choices)
+        flat = f.rows or [{"row": "", "verdict": f.verdict, "ratio": f.ratio, "document": 1.0, "simulation": 1.0}]
+        none = [r for r in flat if r["verdict"] == "contradicted" and r["ratio"] is not None and 0 <= r["ratio"] < NO_CHANGE]
+        if none:
+            who = ", ".join(str(r["row"]) for r in none if r["row"] != "")
+            ratios = ", ".join(f"{r['ratio']:.2f}x" for r in none)
+            note = f"{who + ': ' if who else ''}under a tenth of the document's change ({ratios}): counted as no change"
+            f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
         return self._add(f, **meta)
 
     @staticmethod
-    def _row(name, document, simulation, band, rel, points, unit) -> dict:
+    def _row(name, document, simulation, band, rel, points, unit, change=True) -> dict:
         if isinstance(document, (tuple, list)):
             d_lo, d_hi = sorted(float(x) for x in document)
             doc_text = f"{_fmt(d_lo)}..{_fmt(d_hi)}{unit}" if d_lo != d_hi else f"{_fmt(d_lo)}{unit}"
@@ -282,7 +298,7 @@ class Findings:
         else:
             lo, hi = d_lo - points, d_hi + points
             text = f"document +-{_fmt(points)} {'points' if unit == '%' else unit or 'units'}: {_fmt(lo)}..{_fmt(hi)}{unit}"
-        verdict, ratio = classify(d, s, lo, hi)
+        verdict, ratio = classify(d, s, lo, hi, change)
         return {"row": name, "document": d, "simulation": s, "low": lo, "high": hi, "verdict": verdict, "ratio": ratio, "doc_text": doc_text, "band_text": text}
 
     def direction(

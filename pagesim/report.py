@@ -94,7 +94,7 @@ def headline(records: list[dict], complete: bool = True) -> str:
     reused = [(r, f) for r in records for f in r.get("findings", []) if f.get("reuses") and not is_host(r, f)]
     host = [(r, f) for r in records for f in r.get("findings", []) if is_host(r, f)]
     if reused:
-        which = ", ".join(f"{f['id']} -> {f['reuses']}" for _, f in reused)
+        which = "; ".join(f"{f['id']} -> {f['reuses']}" for _, f in reused)
         text += f" Not counted again: {len(reused)} restate another finding's simulated figure ({which})."
     if host:
         hc = counts([{"findings": [f for _, f in host]}])

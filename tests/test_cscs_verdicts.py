@@ -74,7 +74,17 @@ def test_a_restated_figure_names_its_source(findings):
     their own document figures count, their simulated number does not count again."""
     for fid, source in (("orac", "md"), ("md-average", "md"), ("hpcc-HPL", "hpcc-DGEMM")):
         assert findings[fid]["reuses"] == source, fid
-        assert findings[fid]["figures"] == 1, fid
+        assert findings[fid]["figures"] == (0 if fid == "md-average" else 1), fid  # the MD average is assumed, not measured
+
+
+def test_orac_is_judged_against_its_figure_not_a_bound(findings):
+    """'up to 20 per cent' is the gain measured: the band is 20% +-50%, not 0..20% (which any small gain would meet)."""
+    assert findings["orac"]["limits"] == [10.0, 30.0] or tuple(findings["orac"]["limits"]) == (10.0, 30.0)
+
+
+def test_walk_overlap_is_a_swept_choice(findings):
+    for fid in ("md", "hpcc-Single node Random Access", "hpcc-fft", "orac"):
+        assert S.WALK_MLP in findings[fid]["swept"], fid
 
 
 def test_md_names_its_choices_and_is_not_robust(findings):
@@ -109,8 +119,8 @@ def test_strong_scaling_is_judged_row_by_row_per_code(findings):
 
 
 def test_every_performance_figure_of_the_document_counted_once(findings):
-    """Table 2 (10), table 3 (9), table 4 (7), LM, ScaLAPACK, Orac and the MD average: 30; usage shares
-    and acceptance counts are not performance figures."""
+    """Table 2 (10), table 3 (9), table 4 (7), LM, ScaLAPACK and Orac: 29; usage shares, acceptance counts
+    and the conclusions' assumed MD average are not performance figures."""
     fig = {fid: f["figures"] for fid, f in findings.items() if f["figures"]}
     assert fig["hpcc-global"] == 5 and "md-usage" not in fig and "acceptance" not in fig
-    assert sum(fig.values()) == 30, fig
+    assert sum(fig.values()) == 29, fig

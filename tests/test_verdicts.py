@@ -113,3 +113,13 @@ def test_a_zero_change_against_a_drop_shows_no_negative_zero():
     F = Findings("x", "doc")
     f = F.measured("walks", "walks fall", "s", {"ITLB": -27, "DTLB": -26}, {"ITLB": 0.0, "DTLB": 0.0}, rel=0.5, unit="%")
     assert f.verdict == "contradicted" and ratio_text({"rows": f.rows}) == "ITLB 0.00; DTLB 0.00"
+
+
+def test_a_change_under_a_tenth_of_the_documents_is_no_change():
+    F = Findings("x", "doc")
+    f = F.measured("tp", "throughput +3%", "s", 3, 0.17, rel=0.5, unit="%")
+    assert f.verdict == "contradicted" and "under a tenth of the document's change (0.06x): counted as no change" in f.why
+    g = F.measured("rows", "misses fall", "s", {"L1D": -2, "L2": -6.5}, {"L1D": -2.93, "L2": -0.17}, rel=0.5, unit="%", why="x")
+    assert g.verdict == "contradicted" and [r["verdict"] for r in g.rows] == ["within", "contradicted"] and "L2: under a tenth" in g.why
+    assert F.measured("big", "a tenth or more", "s", 3, 0.4, rel=0.5).verdict == "direction"
+    assert F.measured("level", "a residual share", "s", 0.2, 0.015, rel=0.5, change=False).verdict == "direction"
