@@ -185,7 +185,24 @@ def xeon_paxville():
 #:   work_cycles  cycles of everything else between two translated accesses (other instructions,
 #:                L1 hits), for the modelled time only
 #:   mlp          how many data misses overlap (1: none), for the modelled time only
-DATABASE = {"processes": 8, "quantum": 2_000, "pool": 512 << 20, "text": 1 << 20, "fetch_share": 0.25, "accesses": 60_000, "work_cycles": 200.0, "mlp": 1.0}
+#:   warmup       how long each process has run before the measured window, in pool sweeps: the
+#:                pool reads it made before, divided by the pool's 4 KiB pages (same mix of
+#:                fetches and reads). It sets the minor faults in the window, nothing else. The
+#:                message reports the rates of a running benchmark (throughput, disk I/Os per
+#:                transaction, the context-switch rate) and states no window: 8 sweeps is the
+#:                steady-state reading (a process has touched all but e^-8 = 0.03% of the pool
+#:                it reads at random); 0 would be a window from the processes' start
+DATABASE = {
+    "processes": 8,
+    "quantum": 2_000,
+    "pool": 512 << 20,
+    "text": 1 << 20,
+    "fetch_share": 0.25,
+    "accesses": 60_000,
+    "work_cycles": 200.0,
+    "mlp": 1.0,
+    "warmup": 8.0,
+}
 DATABASE_QUICK = {**DATABASE, "processes": 4, "pool": 256 << 20, "accesses": 15_000}
 
 TEXT_START = 4 << 20
@@ -270,7 +287,11 @@ def database_run(pool_pages="4K", seed=0, **params):
     """Private and shared page tables for the database model (``DATABASE`` with ``params`` changed),
     on :func:`xeon_paxville` with the Xeon 7000's data caches (:func:`xeon_caches`): a DataFrame of
     two rows with the walks by side, where each walk reference and data read was served, all
-    L1D and L2 misses, and the modelled time (:func:`modelled_cycles`)."""
+    L1D and L2 misses, and the modelled time (:func:`modelled_cycles`). ``ITLB walks`` and
+    ``DTLB walks`` are the TLB misses' walks; ``ITLB faults`` and ``DTLB faults`` the minor faults
+    in the measured window after a warm-up of ``warmup`` pool sweeps (:func:`window_faults`);
+    ``ITLB walks counted`` and ``DTLB walks counted`` add the walks those faults make
+    (:func:`counted_walks`); ``fault cycles`` prices the faults (:data:`FAULT_CYCLES`)."""
     import pandas as pd
 
     p = {**DATABASE, **params}
@@ -280,11 +301,137 @@ def database_run(pool_pages="4K", seed=0, **params):
     from ..units import parse_size
 
     p["pool"], p["text"] = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
+    if not p["warmup"] >= 0:
+        raise ValueError(f"warmup={p['warmup']} must be 0 or more pool sweeps")
     sim = tuple(p[k] for k in SIM_KEYS)
+    faults = _window_faults(p["processes"], p["pool"], p["text"], p["fetch_share"], p["accesses"], str(pool_pages), int(seed), float(p["warmup"]))
     rows = [dict(_database_run(*sim, str(pool_pages), int(seed), shared)) for shared in (False, True)]
-    for r in rows:
+    for j, r in enumerate(rows):
+        r["ITLB faults"], r["DTLB faults"] = faults[j]
+        r["ITLB walks counted"], r["DTLB walks counted"] = counted_walks(r)
         r["modelled cycles"] = modelled_cycles(r, p["work_cycles"], p["mlp"])
+        r["fault cycles"] = (r["ITLB faults"] + r["DTLB faults"]) * FAULT_CYCLES
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# Minor faults in the measured window, and the walks they make.
+#
+# A process maps the shared text and the buffer pool; a page it touches for the first time is in the
+# page cache or the shared memory segment already, but not in its page tables: a minor fault. With
+# private tables every process faults on each page once; with shared leaf tables the entry one
+# process's fault wrote is every process's, so only the first toucher faults. On x86 the faulting
+# access misses the TLB and walks (the walk finds the entry not present: it is a TLB miss's walk,
+# one of those the simulation counts), the kernel's handler fills the entry, and the access is
+# retried: it misses the TLB again (x86 keeps no not-present entry) and walks again.
+
+#: walks a fault adds to the TLB misses' walks: the retried access's walk
+RETRY_WALKS = 1
+#: cycles the kernel spends in one minor fault: pagesim's default cost-model figure
+#: (``pagesim.machines.Costs.fault_cycles``, a modelling assumption; used here only to show how much
+#: of the time the faults of a window would take)
+FAULT_CYCLES = 2000
+
+
+def first_touch_faults(window, before=None, pages=None) -> tuple[int, int]:
+    """Minor faults of the pages each process touches in a window: ``window`` holds one array of
+    page numbers per process, ``before`` (optional) one array per process of the pages it touched
+    before the window, ``pages`` the number of pages (default: the largest number + 1). Private
+    tables: a process faults on each page it touches in the window that it had not touched before.
+    Shared tables: a page faults once, in whichever process touches it first, unless some process
+    touched it before. Returns (private, shared); the order of the accesses changes neither count."""
+    arrays = [np.asarray(w, dtype=np.int64) for w in window] + [np.asarray(x, dtype=np.int64) for x in before or ()]
+    if before is not None and len(before) != len(window):
+        raise ValueError(f"before has {len(before)} arrays for {len(window)} processes")
+    if pages is None:
+        pages = 1 + max((int(x.max()) for x in arrays if x.size), default=-1)
+    if any(x.size and (x.min() < 0 or x.max() >= pages) for x in arrays):
+        raise ValueError(f"page numbers must lie in 0..{pages - 1}")
+    old = None if before is None else _masks(before, pages)
+    return _faults(_masks(window, pages), old)
+
+
+def _masks(page_arrays, pages) -> np.ndarray:
+    """One row per process: True for each page its array names."""
+    m = np.zeros((len(page_arrays), int(pages)), dtype=bool)
+    for i, a in enumerate(page_arrays):
+        m[i, np.asarray(a, dtype=np.int64)] = True
+    return m
+
+
+def _faults(window, before=None) -> tuple[int, int]:
+    """:func:`first_touch_faults` on page masks (processes x pages)."""
+    if before is None:
+        return int(window.sum()), int(window.any(axis=0).sum())
+    return int((window & ~before).sum()), int((window.any(axis=0) & ~before.any(axis=0)).sum())
+
+
+def warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages="4K", seed=0):
+    """The pages each process touched before the measured window: ``warmup`` pool sweeps of the
+    same mix as the window (``warmup x pool / 4 KiB`` pool reads, and the fetches that go with
+    them), drawn uniformly from their own generator (``default_rng((seed, i, 1))``; the same draws
+    for either pool page size). Returns two lists of page-number arrays (text pages, pool pages of
+    size ``pool_pages``)."""
+    from ..units import parse_page_size
+
+    shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
+    if warmup and not fetch_share < 1:
+        raise ValueError("a warm-up in pool sweeps needs pool reads: fetch_share must be below 1")
+    reads = int(round(warmup * pool / 4096))
+    fetches = int(round(reads * fetch_share / (1 - fetch_share))) if reads else 0
+    text_pages, pool_ids = [], []
+    for i in range(int(processes)):
+        rng = np.random.default_rng((int(seed), i, 1))
+        text_pages.append(rng.integers(0, text >> 12, fetches))
+        pool_ids.append(rng.integers(0, pool >> 12, reads) >> (shift - 12))
+    return text_pages, pool_ids
+
+
+@functools.lru_cache(maxsize=64)
+def _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed):
+    from ..units import parse_page_size
+
+    shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
+    t, q = warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages, seed)
+    return _masks(t, text >> 12), _masks(q, pool >> shift)
+
+
+@functools.lru_cache(maxsize=256)
+def _window_faults(processes, pool, text, fetch_share, accesses, pool_pages, seed, warmup):
+    """((ITLB faults, DTLB faults) with private tables, (the same) with shared tables) in the
+    window that :func:`database_streams` gives, after :func:`warmup_pages`."""
+    from ..units import parse_page_size
+
+    shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
+    addrs, kinds = database_streams(processes, accesses, pool, text, fetch_share, seed)
+    win_text = _masks([(a[k == 1] - TEXT_START) >> 12 for a, k in zip(addrs, kinds)], text >> 12)
+    win_pool = _masks([(a[k == 0] - POOL_START) >> shift for a, k in zip(addrs, kinds)], pool >> shift)
+    old_text, old_pool = _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed)
+    it, dt = _faults(win_text, old_text), _faults(win_pool, old_pool)
+    return (it[0], dt[0]), (it[1], dt[1])
+
+
+def window_faults(pool_pages="4K", seed=0, **params) -> dict:
+    """The minor faults of the database model's measured window (``DATABASE`` with ``params``):
+    {'private' | 'shared': {'ITLB': text faults, 'DTLB': pool faults}}."""
+    p = {**DATABASE, **params}
+    from ..units import parse_size
+
+    pool, text = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
+    a, b = _window_faults(p["processes"], pool, text, p["fetch_share"], p["accesses"], str(pool_pages), int(seed), float(p["warmup"]))
+    return {"private": {"ITLB": a[0], "DTLB": a[1]}, "shared": {"ITLB": b[0], "DTLB": b[1]}}
+
+
+def counted_walks(row, retry=RETRY_WALKS, kernel=(0, 0)) -> tuple[int, int]:
+    """The walks a ``page_walk_type`` counter would count (ITLB, DTLB): the TLB misses' walks (a
+    faulting access's first walk is one of them), ``retry`` more for each fault's retried access
+    on its own side (text faults: ITLB; buffer-pool faults: DTLB), and ``kernel`` = (ITLB, DTLB)
+    walks of the fault handler's own per fault of either side, for a counter that counts kernel
+    mode too (default none: the message does not say which modes its counters counted)."""
+    f = row.get("ITLB faults", 0) + row.get("DTLB faults", 0)
+    it = row["ITLB walks"] + retry * row.get("ITLB faults", 0) + kernel[0] * f
+    dt = row["DTLB walks"] + retry * row.get("DTLB faults", 0) + kernel[1] * f
+    return int(it), int(dt)
 
 
 def modelled_cycles(row, work_cycles, mlp=1.0, latencies=None):
@@ -319,20 +466,152 @@ def change(private, shared) -> float:
 
 
 def sharing_effects(t) -> dict:
-    """What sharing changes in a :func:`database_run` table, in percent: each as the message counts
-    it (walks by side, all L1D and L2 misses), the walk references served from memory, and the
-    throughput (the inverse of the modelled time)."""
+    """What sharing changes in a :func:`database_run` table, in percent: the TLB misses' walks by
+    side, the walks a counter counts (:func:`counted_walks`: with the faults' walks), all L1D and L2
+    misses as the message counts them, the walk references served from memory, and the throughput
+    (the inverse of the modelled time, which leaves the faults out); and, to show what the faults
+    of the window would cost, the private run's share of time in faults and the throughput with
+    the faults priced (:data:`FAULT_CYCLES` each)."""
     w = t.set_index("page tables")
     a, b = w.loc["private"], w.loc["shared"]
+    ca, cb = counted_walks(a), counted_walks(b)
+    fa, fb = a.get("fault cycles", 0.0), b.get("fault cycles", 0.0)
     return {
         "ITLB walks": change(a["ITLB walks"], b["ITLB walks"]),
         "DTLB walks": change(a["DTLB walks"], b["DTLB walks"]),
+        "ITLB walks counted": change(ca[0], cb[0]),
+        "DTLB walks counted": change(ca[1], cb[1]),
         "L1D misses": change(a["L1D misses (all)"], b["L1D misses (all)"]),
         "L2 misses": change(a["L2 misses (all)"], b["L2 misses (all)"]),
         "walk refs from memory": change(a["walk refs memory"], b["walk refs memory"]),
         "walk cycles": change(walk_cycles(a), walk_cycles(b)),
         "throughput": 100.0 * (a["modelled cycles"] / b["modelled cycles"] - 1.0),
+        "fault time share": 100.0 * fa / (a["modelled cycles"] + fa),
+        "throughput with faults": 100.0 * ((a["modelled cycles"] + fa) / (b["modelled cycles"] + fb) - 1.0),
     }
+
+
+#: the warm-ups (pool sweeps) :func:`warmup_curve` runs: from the processes' start to a long run
+WARMUPS = (0.0, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+def warmup_curve(base, pool_pages="4K", seed=0, warmups=WARMUPS):
+    """The walks a counter counts, with private and shared tables, as the warm-up before the
+    measured window grows (``base`` with ``warmup`` changed; the simulated window is the same
+    run): one row per warm-up with the faults by side and table kind, the change of the counted
+    walks by side, and what the faults would cost (:func:`sharing_effects`)."""
+    import pandas as pd
+
+    rows = []
+    for w in warmups:
+        t = database_run(pool_pages, seed, **{**base, "warmup": float(w)}).set_index("page tables")
+        e = sharing_effects(t.reset_index())
+        rows.append(
+            {
+                "warm-up (pool sweeps)": float(w),
+                "ITLB faults private": int(t.loc["private", "ITLB faults"]),
+                "ITLB faults shared": int(t.loc["shared", "ITLB faults"]),
+                "DTLB faults private": int(t.loc["private", "DTLB faults"]),
+                "DTLB faults shared": int(t.loc["shared", "DTLB faults"]),
+                "ITLB walks counted %": round(float(e["ITLB walks counted"]), 2),
+                "DTLB walks counted %": round(float(e["DTLB walks counted"]), 2),
+                "fault time share %": round(float(e["fault time share"]), 2),
+                "throughput with faults %": round(float(e["throughput with faults"]), 2),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def in_band(curve, column, band) -> list[float]:
+    """The warm-ups of a :func:`warmup_curve` at which ``column`` lies inside ``band`` (lo, hi)."""
+    lo, hi = sorted(band)
+    return [float(w) for w, v in zip(curve["warm-up (pool sweeps)"], curve[column]) if lo <= v <= hi]
+
+
+def walk_figures(curve, warmup) -> dict:
+    """The counted walks' change by side at one warm-up of a :func:`warmup_curve`, to 0.1 point
+    (the message gives whole percents): {'ITLB': %, 'DTLB': %}."""
+    r = curve.set_index("warm-up (pool sweeps)").loc[float(warmup)]
+    return {side: round(float(r[f"{side} walks counted %"]), 1) + 0.0 for side in ("ITLB", "DTLB")}
+
+
+def walks_holds(curve, document) -> str:
+    """Where each row of ``document`` ({'ITLB': %, 'DTLB': %}, bands +-50%) lies in its band over
+    the warm-ups of ``curve`` (:func:`warmup_curve`), as a finding's "holds for" text."""
+    parts = []
+    for k, v in document.items():
+        held = in_band(curve, f"{k} walks counted %", (1.5 * v, 0.5 * v))
+        parts.append(f"{k} row in its band at warm-ups of {', '.join(f'{x:g}' for x in held)} pool sweeps" if held else f"{k} row in its band at no warm-up")
+    return "; ".join(parts) + f" (warm-ups run: {', '.join(f'{x:g}' for x in curve['warm-up (pool sweeps)'])} pool sweeps)"
+
+
+def walks_why(t, curve, document, base, pool_pages="4K") -> str:
+    """Why the counted walks of :func:`database_run` (``t``, run with the choices ``base``) land
+    where they do, with the numbers of ``curve`` (:func:`warmup_curve`) and the bands of
+    ``document`` ({'ITLB': %, 'DTLB': %}, each +-50%)."""
+    w = t.set_index("page tables")
+    c = curve.set_index("warm-up (pool sweeps)")
+    cols = ("ITLB walks", "DTLB walks", "ITLB faults", "DTLB faults")
+    a, b = ({k: int(w.loc[side, k]) for k in cols} for side in ("private", "shared"))
+    warmup = float(base["warmup"])
+    text_pages = int(base["text"]) >> 12
+    at = walk_figures(curve, warmup)
+    start = walk_figures(curve, 0.0)
+    bands = {k: (1.5 * v, 0.5 * v) for k, v in document.items()}
+    held = {k: in_band(curve, f"{k} walks counted %", bands[k]) for k in document}
+
+    def sweeps(v):
+        return f"{v:g}"
+
+    text = (
+        f"the message's counter is {PAGE_WALK_EVENT}: one walk per TLB miss, a faulting access's walk among them. "
+        f"The TLB misses do not depend on who owns the tables (every context switch empties the TLBs, no PCID): ITLB "
+        f"{a['ITLB walks']} -> {b['ITLB walks']}, DTLB {a['DTLB walks']} -> {b['DTLB walks']} walks. What sharing saves is minor "
+        "faults: a page one process has mapped is in every process's shared leaf table, and each fault adds a walk (its "
+        f"retried access) on its side. The message states no measurement window and reports the rates of a running "
+        f"benchmark: the chosen warm-up before the window is {sweeps(warmup)} pool sweeps (a process has touched all but "
+        f"e^-{sweeps(warmup)} of the pool), after which the window holds ITLB {a['ITLB faults']} -> {b['ITLB faults']} and "
+        f"DTLB {a['DTLB faults']} -> {b['DTLB faults']} faults: the counted walks change ITLB {at['ITLB']:+.1f}%, DTLB "
+        f"{at['DTLB']:+.1f}% (to 0.1 point; {abs(at['ITLB'] / document['ITLB']):.2f} and {abs(at['DTLB'] / document['DTLB']):.2f} "
+        f"times the message's drops). With the window at the processes' start they change ITLB {start['ITLB']:+.1f}%, DTLB "
+        f"{start['DTLB']:+.1f}%. "
+    )
+    if held["DTLB"]:
+        sub = c.loc[held["DTLB"]]
+        text += (
+            f"The DTLB row is in its band only at warm-ups of {', '.join(sweeps(v) for v in held['DTLB'])} pool sweeps (of "
+            f"{', '.join(sweeps(v) for v in c.index)} run), where the faults would take {sub['fault time share %'].min():.0f}-"
+            f"{sub['fault time share %'].max():.0f}% of the private run's modelled time at {FAULT_CYCLES} cycles each "
+            f"(an assumed cost) and sharing would raise the modelled throughput by {sub['throughput with faults %'].min():.0f}-"
+            f"{sub['throughput with faults %'].max():.0f}%, against the message's 9% from sharing alone: its own throughput "
+            "figure leaves no room for that many faults. "
+        )
+    else:
+        text += (
+            f"The DTLB row is in its band at no warm-up run ({', '.join(sweeps(v) for v in c.index)} pool sweeps; at most "
+            f"{-c['DTLB walks counted %'].min():.1f}% fewer walks)"
+            + (": a 2 MiB page faults once per process, 512 times fewer faults than 4 KiB pages. " if pool_pages == "2M" else ". ")
+        )
+    if held["ITLB"]:
+        text += f"The ITLB row is in its band at warm-ups of {', '.join(sweeps(v) for v in held['ITLB'])} pool sweeps. "
+    else:
+        text += (
+            f"The ITLB row is in its band at no warm-up run (at most {-c['ITLB walks counted %'].min():.1f}% fewer walks, from "
+            f"the start): the hot text is {text_pages} pages, which each process has faulted in early in its run, while "
+            "its TLB misses go on at every context switch. "
+        )
+    both = sorted(set(held["ITLB"]) & set(held["DTLB"]))
+    text += (
+        "No warm-up puts both rows in their bands. "
+        if not both
+        else f"Both rows are in their bands at warm-ups of {', '.join(sweeps(v) for v in both)} pool sweeps. "
+    )
+    text += (
+        "A counter that counted kernel mode too would add the fault handler's own walks, again only where there are faults. "
+        "Left out: writes (a process's first store to a page also sets the dirty bit of its own entry, again once per "
+        "process and page), speculative walks, Hyper-Threading"
+    )
+    return text
 
 
 #: x0.5, x1 and x2 of a chosen value (mlp cannot go below 1: 1, 1.5, 2)
@@ -366,10 +645,13 @@ CHOICES = {
     "accesses": ("accesses per process", 1),
     "work_cycles": ("work cycles per access", 1),
     "mlp": ("data-miss overlap (mlp)", 1),
+    "warmup": ("warm-up before the window (pool sweeps)", 1),
 }
 #: the choices a simulated count rests on; the modelled time also rests on PRICE_CHOICES
 SIM_CHOICES = tuple(CHOICES[k][0] for k in SIM_KEYS)
 PRICE_CHOICES = (CHOICES["work_cycles"][0], CHOICES["mlp"][0])
+#: the walks a counter counts rest also on how long the processes ran before the window
+WALK_CHOICES = SIM_CHOICES + (CHOICES["warmup"][0],)
 
 
 def choice_value(key, value) -> float:
@@ -378,13 +660,13 @@ def choice_value(key, value) -> float:
     return int(v) if float(v).is_integer() and key != "fetch_share" else float(v)
 
 
-def robust_runs(swept, key, metric):
+def robust_runs(swept, key, metric, digits=3):
     """{value: figure} of one swept choice (``sweep_effects(...)[key]``) for ``metric``, or for a
     tuple of metrics {value: {metric: figure}} (a finding about several rows); values in the
-    choice's unit."""
+    choice's unit, figures to ``digits`` decimals (the walks: 1, as :func:`walk_figures`)."""
     if isinstance(metric, (tuple, list)):
-        return {choice_value(key, v): {m.split()[0]: round(float(e[m]), 3) for m in metric} for v, e in swept[key].items()}
-    return {choice_value(key, v): round(float(e[metric]), 3) for v, e in swept[key].items()}
+        return {choice_value(key, v): {m.split()[0]: round(float(e[m]), digits) + 0.0 for m in metric} for v, e in swept[key].items()}
+    return {choice_value(key, v): round(float(e[metric]), digits) + 0.0 for v, e in swept[key].items()}
 
 
 def sweep_table(swept):
