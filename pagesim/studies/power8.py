@@ -14,11 +14,17 @@ assumption of :class:`pagesim.machines.Costs`), and kernel instructions (:func:`
 zeroing counted from Linux's ppc64 clear_page, THP's compaction from its page copy, and the rest of
 a fault an assumption (``FAULT_PATH``). The sweeps (:func:`thp_pressure_sweep`,
 :func:`tlb_capacity_sweep`) give the range of the assumptions over which the exact counts hold.
+
+Cache references and misses (:func:`cache_counts`): what the document's counters count on a POWER8 (user-space
+L1 data-cache loads, :data:`COUNTERS`), from the accesses of the document's own program (glibc's POWER8
+memset, the random touch of its code) and of the kernel (clear_page's dcbz, compaction's copy), replayed in
+order through POWER8's L1 data cache (:class:`L1D`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from ..layout import Layout, Region
 from ..memory import PhysicalMemory
@@ -254,3 +260,159 @@ def kernel_instructions(mx, fault_path: float = FAULT_PATH, clear_call: float = 
         row["kernel instructions"] = row["fault path"] + row["zeroing"] + row["copying"]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------- cache references and misses, user instructions
+
+#: What the document's cache counters count. Its program (event_apis.h of the code its section VI.C links)
+#: opens PERF_COUNT_HW_CACHE_REFERENCES and PERF_COUNT_HW_CACHE_MISSES with exclude_kernel and exclude_hv set:
+#: user space only. On POWER8 Linux maps these generic events to PM_LD_REF_L1 ("All L1 D cache load
+#: references counted at finish, gated by reject") and PM_LD_MISS_L1 ("Load Missed L1")
+#: (arch/powerpc/perf/power8-pmu.c, power8_generic_events; arch/powerpc/include/asm/perf_event_server.h:
+#: 'on POWER8, both "cache-references" and "L1-dcache-loads" events refer to the same event, PM_LD_REF_L1').
+COUNTERS = {"cache-references": "PM_LD_REF_L1", "cache-misses": "PM_LD_MISS_L1"}
+
+#: the readings of the cache counters the study compares: which accesses count, (privileges, operations)
+READINGS = {
+    "perf on POWER8: user loads": (("user",), ("load",)),
+    "user and kernel loads": (("user", "kernel"), ("load",)),
+    "every access, user and kernel": (("user", "kernel"), ("load", "store", "dcbz")),
+}
+PERF = "perf on POWER8: user loads"
+
+#: glibc's POWER8 memset for a non-zero byte and more than 255 bytes (L(huge_vector) of
+#: sysdeps/powerpc/powerpc64/power8/memset.S, glibc 2.20 to 2.26; the document's Ubuntu 17.04 ships 2.24):
+#: per 128-byte line 8 stvx of 16 bytes, 2 addi and one bdnz; no load. The document memsets the value 1, so
+#: the dcbz path (value 0 only) is not taken.
+MEMSET_STORE = 16
+MEMSET_PER_LINE = 11
+#: the instructions of that memset outside its loop for a 128-byte-aligned 16 MiB: 27 from its entry to the loop
+#: (cmpldi, neg, mr, 2 insrdi, ble; andi., insrdi, beq; cmpldi, dcbtst, cmpldi, crand, bt, bge; mtvsrd, xxpermdi,
+#: vspltb, 3 li, mtocrf, srdi, cmpdi, beq, mtctr, b) and 8 in its tail (mtocrf, 6 bf, the final bflr)
+MEMSET_OUTSIDE = 35
+#: the document's random touch (normal_memory_analysis_random.c): for each 64 KiB of the 16 MiB,
+#: ``addr[i + rand() % 65536] = 1``, a one-byte store: 256 stores whatever the page kind
+RANDOM_STEP = 64 << 10
+#: copypage_power7 (arch/powerpc/lib/copypage_power7.S) moves each 128-byte line with 8 lvx and 8 stvx
+COPY_LOADS = COPY_STORES = 8
+
+
+@dataclass(frozen=True)
+class L1D:
+    """POWER8's L1 data cache: 64 KiB, 8-way, 128-byte lines, store-through, so a store that misses
+    allocates no line (IBM J. Res. Dev. 59(1) 2015, 'IBM POWER8 processor core microarchitecture', as
+    quoted and measured in jiegec's POWER8 review: a 64 KiB knee in a pointer chase). Exact LRU
+    (a modelling assumption: the real replacement is not documented here). ``dcbz`` (zero a line) is
+    treated as a store: a MODELLING ASSUMPTION (the POWER8 L1 is store-through; where dcbz establishes
+    its line is not sourced here)."""
+
+    size: int = 64 << 10
+    ways: int = 8
+    line: int = LINE
+
+    @property
+    def sets(self) -> int:
+        return self.size // (self.ways * self.line)
+
+
+def replay(trace, cache: L1D = L1D()) -> dict:
+    """Run ``trace`` through ``cache``: an iterable of (line number, operation, accesses, privilege),
+    where consecutive accesses to one line are one entry of ``accesses`` (8 stvx of a memset line, 8 lvx
+    of a copied line). A load is a reference; it misses when its line is not held, and then brings the
+    line in (the entry's other accesses hit). A store or dcbz is a reference that misses when its line
+    is not held, and brings nothing in. Returns {(privilege, operation): [references, misses]}."""
+    sets = [[] for _ in range(cache.sets)]  # per set, line numbers, most recent last
+    nsets, ways = cache.sets, cache.ways
+    out = {}
+    for line, op, n, who in trace:
+        s = sets[line % nsets]
+        held = line in s
+        c = out.setdefault((who, op), [0, 0])
+        c[0] += n
+        if held:
+            s.remove(line)
+            s.append(line)
+        elif op == "load":
+            c[1] += 1
+            if len(s) == ways:
+                s.pop(0)
+            s.append(line)
+        else:
+            c[1] += n
+    return out
+
+
+def _user_lines(pattern: str, seed: int):
+    """The document's program's own accesses to the mapping, in order, as (offset, operation, accesses)."""
+    import numpy as np
+
+    if pattern == "memset":
+        return [(off, "store", LINE // MEMSET_STORE) for off in range(0, SIZE, LINE)]
+    rng = np.random.default_rng(seed)
+    return [(int(i + r), "store", 1) for i, r in zip(range(0, SIZE, RANDOM_STEP), rng.integers(0, RANDOM_STEP, SIZE // RANDOM_STEP))]
+
+
+def program_trace(pattern: str, backing: int, migrated: int = 0, seed: int = 0):
+    """The accesses of one run (the document's program and the kernel's work for it), in order:
+    ``backing`` the page size that backs the mapping (65536 or 16 MiB), ``migrated`` the 64K pages
+    compaction moved before the THP fault. Each fault zeroes its page with clear_page (one dcbz per
+    line, at the page's own lines), then the program's access goes on; a THP fault that compacts
+    first copies each migrated page (8 lvx and 8 stvx per line, from and to frames outside the
+    mapping). The rest of each fault (exception, VMA lookup, allocation, page-table updates) is not
+    replayed: its loads are not known (the instruction model's FAULT_PATH is itself an assumption)."""
+    out, faulted = [], set()
+    away = (SIZE + (64 << 20)) // LINE  # line numbers of the frames compaction copies from and to
+    for off, op, n in _user_lines(pattern, seed):
+        page = off // backing
+        if page not in faulted:
+            faulted.add(page)
+            if migrated:
+                for p in range(migrated):
+                    for ln in range(RANDOM_STEP // LINE):
+                        src = away + (2 * p * RANDOM_STEP) // LINE + ln
+                        out.append((src, "load", COPY_LOADS, "kernel"))
+                        out.append((src + RANDOM_STEP // LINE, "store", COPY_STORES, "kernel"))
+                migrated = 0
+            first = page * backing // LINE
+            out.extend((first + ln, "dcbz", 1, "kernel") for ln in range(backing // LINE))
+        out.append((off // LINE, op, n, "user"))
+    return out
+
+
+def cache_counts(mx, seed: int = 0, cache: L1D = L1D()):
+    """Cache references and misses of every run of :func:`matrix` under each of :data:`READINGS`:
+    the runs' accesses (:func:`program_trace`, backed and compacted as the simulation decided)
+    through POWER8's L1 data cache (:class:`L1D`)."""
+    import pandas as pd
+
+    from ..units import parse_size
+
+    rows, memo = [], {}
+    for _, r in mx.iterrows():
+        backing, moved = parse_size(r["backed by"].split("/")[-1]), int(r["pages migrated"])
+        key = (r["access"], backing, moved)
+        if key not in memo:
+            memo[key] = replay(program_trace(r["access"], backing, moved, seed), cache)
+        got = memo[key]
+        row = {"environment": r["environment"], "access": r["access"], "page kind": r["page kind"]}
+        for name, (who, ops) in READINGS.items():
+            row[f"{name}: references"] = sum(v[0] for (w, o), v in got.items() if w in who and o in ops)
+            row[f"{name}: misses"] = sum(v[1] for (w, o), v in got.items() if w in who and o in ops)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def memset_instructions(size: int = SIZE) -> int:
+    """User instructions of glibc's POWER8 memset of ``size`` bytes (a multiple of 128, 128-byte aligned)
+    with a non-zero byte: :data:`MEMSET_PER_LINE` per line plus :data:`MEMSET_OUTSIDE`."""
+    return size // LINE * MEMSET_PER_LINE + MEMSET_OUTSIDE
+
+
+def bound_band(relation: str, value: float) -> tuple[float, float]:
+    """The band of a figure the document gives only as a bound: '< v' is 0..v; '> v' is v..2v (the
+    document gives no upper end: twice the bound, a stated choice)."""
+    if relation == "<":
+        return (0.0, float(value))
+    if relation == ">":
+        return (float(value), 2.0 * float(value))
+    raise ValueError(f"relation {relation!r}: only '<' and '>' are bounds")
