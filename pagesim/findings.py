@@ -34,6 +34,9 @@ and the headline does not count it again. A finding measured on the machine that
 (``host=True``, or a notebook recorded with ``Findings(..., host=True)``) is a check of pagesim
 against this machine, not evidence about a document, and the headline counts it apart.
 
+A prediction of the model that no document figure stands beside (``model=True``) is shown and
+counted apart too.
+
 ``figures`` is how many of the document's measured-performance figures a finding covers (a table of
 16 rows is 16 figures, a not-reproduced finding too); the report counts them per document.
 
@@ -95,6 +98,8 @@ class Finding:
     reuses: str = ""
     #: measured on the machine that runs the notebook, not a document's figure
     host: bool = False
+    #: a prediction of the model the document says nothing about (shown, counted apart)
+    model: bool = False
     #: the modelling choices a ``within`` rests on; each must be swept with :meth:`Findings.robust`
     choices: tuple = ()
     #: True when every run of every swept choice stays in the band, False when some leave it, None: not swept
@@ -181,7 +186,7 @@ class Findings:
         self.host = bool(host)
         self.items: list[Finding] = []
 
-    def _add(self, f: Finding, *, reuses: str | tuple = "", host: bool | None = None, figures: int | None = None) -> Finding:
+    def _add(self, f: Finding, *, reuses: str | tuple = "", host: bool | None = None, model: bool = False, figures: int | None = None) -> Finding:
         check_choice("verdict", f.verdict, VERDICTS)
         if any(x.id == f.id for x in self.items):
             raise ValueError(f"{self.notebook}: finding id {f.id!r} is recorded twice")
@@ -194,6 +199,7 @@ class Findings:
             note = f"restates the simulated figure{'s' if len(ids) > 1 else ''} of {f.reuses}: not counted again"
             f.why = note if not f.why else f"{note}; {f.why}"
         f.host = self.host if host is None else bool(host)
+        f.model = bool(model)
         if figures is not None:
             if not isinstance(figures, int) or isinstance(figures, bool) or figures < 0:
                 raise ValueError(f"{f.id}: figures must be a whole number >= 0 (how many of the document's measured figures it covers), got {figures!r}")

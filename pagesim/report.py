@@ -25,7 +25,7 @@ MEANING = {
     "within": "inside its band (every system or row inside its own); the notes say where a modelling choice takes it outside",
     "direction": "same sign as the document but outside the band (sim / doc gives the size)",
     "contradicted": "the model ran and disagrees with the document (the other sign, no change, or an exact count that differs)",
-    "not reproduced": "nothing was run for it; the reason is given",
+    "not reproduced": "nothing was run for it, or what would set it is not stated (so any figure could be matched); the reason is given",
     "arithmetic": "a worked calculation that illustrates a figure: not evidence",
     "calibrated": "a parameter was fitted to this figure: not evidence",
 }
@@ -72,7 +72,7 @@ def is_host(r: dict, f: dict) -> bool:
 def counted(records: list[dict]) -> list[dict]:
     """``records`` with only the findings the headline counts: the documents' own, each figure once
     (no restatement of another finding's simulated figure, no check on this machine)."""
-    return [dict(r, findings=[f for f in r.get("findings", []) if not f.get("reuses") and not is_host(r, f)]) for r in records]
+    return [dict(r, findings=[f for f in r.get("findings", []) if not f.get("reuses") and not is_host(r, f) and not f.get("model")]) for r in records]
 
 
 def headline(records: list[dict], complete: bool = True) -> str:
@@ -93,9 +93,12 @@ def headline(records: list[dict], complete: bool = True) -> str:
     )
     reused = [(r, f) for r in records for f in r.get("findings", []) if f.get("reuses") and not is_host(r, f)]
     host = [(r, f) for r in records for f in r.get("findings", []) if is_host(r, f)]
+    model = [f for r in records for f in r.get("findings", []) if f.get("model") and not is_host(r, f)]
     if reused:
         which = "; ".join(f"{f['id']} -> {f['reuses']}" for _, f in reused)
         text += f" Not counted again: {len(reused)} restate another finding's simulated figure ({which})."
+    if model:
+        text += f" Apart: {len(model)} predictions of the model that no document figure stands beside ({', '.join(f['id'] for f in model)})."
     if host:
         hc = counts([{"findings": [f for _, f in host]}])
         text += (

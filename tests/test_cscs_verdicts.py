@@ -83,7 +83,7 @@ def test_orac_is_judged_against_its_figure_not_a_bound(findings):
 
 
 def test_walk_overlap_is_a_swept_choice(findings):
-    for fid in ("md", "hpcc-Single node Random Access", "hpcc-fft", "orac"):
+    for fid in ("hpcc-Single node Random Access", "hpcc-fft", "orac"):
         assert S.WALK_MLP in findings[fid]["swept"], fid
 
 
@@ -91,9 +91,9 @@ def test_md_names_its_choices_and_is_not_robust(findings):
     """MD's 9.5% rests on the working set, the work per access and the fitted mlp; at half the working
     set small pages lose, so it is not 'within (robust)', and the notes say where it holds."""
     md = findings["md"]
-    assert md["verdict"] == "within" and md["robust"] is False
-    assert set(md["choices"]) == set(S.choice_names("molecular dynamics (32 MiB)")) == set(md["swept"])
-    assert any(t.startswith("working set (MiB) 16..64") and "outside at 16" in t for t in md["robustness"])
+    # one kernel's figure has no row of table 4: only the sign is compared, and where it holds is recorded
+    assert md["verdict"] in ("direction", "contradicted") and md["limits"] is None and not md["band"]
+    assert md["sensitivity"].startswith("working set (MiB)") and S.WALK_MLP in md["sensitivity"]
     assert md["figures"] == 0  # table 4's rows are scaling-namd's figures
 
 

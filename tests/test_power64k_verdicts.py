@@ -101,7 +101,11 @@ def test_repricing_work_adds_work_times_accesses():
 def test_choices_name_what_each_figure_rests_on():
     assert "SPECjbb hot fraction" in S.choices_for("SPECjbb2005") and "work cycles per access (x derived)" in S.choices_for("SPECjbb2005")
     assert "memory latency (x assumed)" not in S.choices_for("Linpack", "derat")
-    assert {"D-ERAT entries", "Linpack matrix order n", "Linpack tile"} <= set(S.choices_for("Linpack", "derat"))
+    assert {"D-ERAT entries", "D-ERAT ways", "Linpack matrix order n", "Linpack tile"} <= set(S.choices_for("Linpack", "derat"))
+    # the assumed ERAT associativity and hashed page table size are named and swept: they move the figures
+    assert {"D-ERAT ways", "hashed page table PTEGs"} <= set(S.choices_for("SPECjbb2005"))
+    assert "hashed page table PTEGs" not in S.choices_for("Linpack", "derat")  # the ERAT's misses do not depend on it
+    assert S.chosen("D-ERAT ways") == 2 and S.chosen("hashed page table PTEGs") == 65536
     assert S.chosen("D-ERAT entries") == 128 and S.chosen("SPECjbb live set MiB") == 4 and S.chosen("memory latency (x assumed)") == 1
 
 

@@ -123,9 +123,8 @@ def test_cache_counters_are_judged_row_by_row_and_cover_12_figures(findings):
     assert "cache" not in findings  # no longer a not-reproduced note standing for all twelve
     assert sum(findings[i]["figures"] for i in CACHE) == 12
     ideal = findings["cache-refs-memset-ideal"]
-    assert ideal["verdict"] == "within" and {r["row"]: (r["low"], r["high"], r["simulation"]) for r in ideal["rows"]} == {
-        k: (0.0, 120.0, 0.0) for k in ("normal", "hugepage", "THP")
-    }
+    # a 0 under '< 120' that no replayed load could change is not a reproduction
+    assert ideal["verdict"] == "not reproduced" and ideal["figures"] == 3 and "by construction" in ideal["why"]
     pressure = {r["row"]: r["verdict"] for r in findings["cache-refs-memset-pressure"]["rows"]}
     assert pressure == {"normal": "contradicted", "hugepage": "contradicted", "THP": "within"}
     assert findings["cache-refs-memset-pressure"]["verdict"] == "contradicted"
@@ -138,7 +137,7 @@ def test_cache_counters_are_judged_row_by_row_and_cover_12_figures(findings):
 
 def test_user_instructions_of_memset_counted(findings):
     f = findings["instr-user-continuous"]
-    assert f["verdict"] == "within" and "1.03x" in f["why"] and f["figures"] == 1
+    assert f["verdict"] == "direction" and "1.03x" in f["why"] and f["figures"] == 1 and round(f["ratio"], 2) == 1.03  # a lower bound: its side only
     assert findings["instr-user-random"]["verdict"] == "not reproduced"
 
 

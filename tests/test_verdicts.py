@@ -123,3 +123,11 @@ def test_a_change_under_a_tenth_of_the_documents_is_no_change():
     assert g.verdict == "contradicted" and [r["verdict"] for r in g.rows] == ["within", "contradicted"] and "L2: under a tenth" in g.why
     assert F.measured("big", "a tenth or more", "s", 3, 0.4, rel=0.5).verdict == "direction"
     assert F.measured("level", "a residual share", "s", 0.2, 0.015, rel=0.5, change=False).verdict == "direction"
+
+
+def test_predictions_of_the_model_are_counted_apart():
+    F = Findings("04_x", "doc")
+    F.exact("faults", "faults", "s", 256, 256)
+    F.not_reproduced("thp-fallback", "THP without compaction", "(model)", "not measured", "256 faults", why="a prediction", model=True)
+    h = headline([_rec(F, "04_x.ipynb")])
+    assert "counted once: 1 (1 exact)" in h and "1 predictions of the model that no document figure stands beside (thp-fallback)" in h
