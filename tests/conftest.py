@@ -1,6 +1,8 @@
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))
 
 from hypothesis import settings  # noqa: E402
@@ -48,3 +50,21 @@ def pytest_runtest_teardown(item):
     if timer is not None:
         timer.cancel()
         _notice["timer"] = None
+
+
+@pytest.fixture(scope="session")
+def quick_findings(tmp_path_factory):
+    """The findings of a notebook run in quick mode, by id: ``quick_findings("05_shared_page_tables")``.
+    Each notebook runs once per test session, whichever test files ask for it."""
+    from pagesim.notebooks import execute, notebooks_dir
+
+    out, done = tmp_path_factory.mktemp("quick_findings"), {}
+
+    def get(stem):
+        if stem not in done:
+            rec = execute(notebooks_dir() / f"{stem}.ipynb", out / stem, quick=True)
+            assert rec["status"] == "ok", rec.get("error")
+            done[stem] = {f["id"]: f for f in rec["findings"]}
+        return done[stem]
+
+    return get

@@ -5,7 +5,6 @@ and the workloads these rest on (workloads.FFT and Stencil)."""
 import numpy as np
 import pytest
 
-from pagesim.notebooks import execute, notebooks_dir
 from pagesim.studies import cscs as S
 from pagesim.workloads import FFT, Stencil, workload
 
@@ -63,10 +62,8 @@ def test_scaling_cases_split_the_assumed_problem():
 
 
 @pytest.fixture(scope="module")
-def findings(tmp_path_factory):
-    rec = execute(notebooks_dir() / "02_opteron_cscs.ipynb", tmp_path_factory.mktemp("nb02"), quick=True)
-    assert rec["status"] == "ok", rec.get("error")
-    return {f["id"]: f for f in rec["findings"]}
+def findings(quick_findings):
+    return quick_findings("02_opteron_cscs")
 
 
 def test_a_restated_figure_names_its_source(findings):

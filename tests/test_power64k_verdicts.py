@@ -8,7 +8,6 @@ import math
 import pytest
 
 import pagesim.datasets as D
-from pagesim.notebooks import execute, notebooks_dir
 from pagesim.studies import power64k as S
 from pagesim.timing import _get_hierarchy
 
@@ -113,11 +112,8 @@ def test_choices_name_what_each_figure_rests_on():
 
 
 @pytest.fixture(scope="module")
-def findings(tmp_path_factory):
-    path = notebooks_dir() / "01_power_64k.ipynb"
-    rec = execute(path, tmp_path_factory.mktemp("nb01"), quick=True)
-    assert rec["status"] == "ok", rec.get("error")
-    return {f["id"]: f for f in rec["findings"]}
+def findings(quick_findings):
+    return quick_findings("01_power_64k")
 
 
 PER_SYSTEM = ("erat-linpack", "faster-Linpack", "faster-SPECjbb2005", "stream-gain")

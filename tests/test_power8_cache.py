@@ -4,7 +4,6 @@ counted once)."""
 
 import pytest
 
-from pagesim.notebooks import execute, notebooks_dir
 from pagesim.studies import power8 as S
 
 LINES_64K = (64 << 10) // 128  # 512 lines of 128 bytes
@@ -103,10 +102,8 @@ def test_perf_sees_no_load_and_only_thp_compaction_adds_kernel_loads():
 
 
 @pytest.fixture(scope="module")
-def findings(tmp_path_factory):
-    rec = execute(notebooks_dir() / "04_power8_mmap.ipynb", tmp_path_factory.mktemp("nb") / "04", quick=True)
-    assert rec["status"] == "ok", rec.get("error")
-    return {f["id"]: f for f in rec["findings"]}
+def findings(quick_findings):
+    return quick_findings("04_power8_mmap")
 
 
 CACHE = (

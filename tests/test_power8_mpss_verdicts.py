@@ -6,24 +6,15 @@ import json
 
 import pytest
 
-from pagesim.notebooks import execute, notebooks_dir
+from pagesim.notebooks import notebooks_dir
 from pagesim.studies import mpss as M
 from pagesim.studies import power8 as S
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """The findings of a notebook run in quick mode, by id (each notebook runs once)."""
-    out, done = tmp_path_factory.mktemp("nb"), {}
-
-    def get(stem):
-        if stem not in done:
-            rec = execute(notebooks_dir() / f"{stem}.ipynb", out / stem, quick=True)
-            assert rec["status"] == "ok", rec.get("error")
-            done[stem] = {f["id"]: f for f in rec["findings"]}
-        return done[stem]
-
-    return get
+def run(quick_findings):
+    """The findings of a notebook run in quick mode, by id (each notebook runs once per session)."""
+    return quick_findings
 
 
 # ----------------------------------------------------------------------------- the studies

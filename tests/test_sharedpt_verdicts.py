@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pagesim.notebooks import execute, notebooks_dir
 from pagesim.studies import sharedpt as S
 
 # --------------------------------------------------------------------------- the machine
@@ -111,10 +110,8 @@ def test_unknown_parameters_are_refused():
 
 
 @pytest.fixture(scope="module")
-def findings(tmp_path_factory):
-    rec = execute(notebooks_dir() / "05_shared_page_tables.ipynb", tmp_path_factory.mktemp("nb05"), quick=True)
-    assert rec["status"] == "ok", rec.get("error")
-    return {f["id"]: f for f in rec["findings"]}
+def findings(quick_findings):
+    return quick_findings("05_shared_page_tables")
 
 
 @pytest.mark.parametrize("fid", ["walks", "walks-huge"])

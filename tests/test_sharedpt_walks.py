@@ -6,7 +6,6 @@ the processes ran before it (``warmup``), checked by hand and against the simula
 import numpy as np
 import pytest
 
-from pagesim.notebooks import execute, notebooks_dir
 from pagesim.processes import simulate_processes
 from pagesim.studies import sharedpt as S
 
@@ -123,10 +122,8 @@ def test_the_warm_up_is_a_named_choice():
 
 
 @pytest.fixture(scope="module")
-def findings(tmp_path_factory):
-    rec = execute(notebooks_dir() / "05_shared_page_tables.ipynb", tmp_path_factory.mktemp("nb05w"), quick=True)
-    assert rec["status"] == "ok", rec.get("error")
-    return {f["id"]: f for f in rec["findings"]}
+def findings(quick_findings):
+    return quick_findings("05_shared_page_tables")
 
 
 @pytest.mark.parametrize("fid", ["walks", "walks-huge"])
