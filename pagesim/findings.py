@@ -11,9 +11,11 @@ Verdicts (only ``exact`` and ``within`` count as reproduced):
                   document's own spread, or a stated default such as +-50% relative or +-5 points)
   direction       same sign as the document, outside the band; the size is reported as the ratio
                   simulation / document
-  contradicted    the simulation disagrees with the document (opposite sign, or an exact count
-                  that differs)
-  not reproduced  shown beside the simulation but not checked, with the reason
+  contradicted    the model ran and disagrees with the document (opposite sign, no change or under
+                  a tenth of the document's change, a factor it falls far short of, or an exact
+                  count that differs), with the model's reason
+  not reproduced  nothing was run for it, or an input the document does not state sets it (so any
+                  figure could be matched): shown with the reason
   arithmetic      a worked calculation that illustrates a figure (a value against its own input,
                   or a ratio fixed by arithmetic): never evidence, never counted as reproduced
   calibrated      a parameter was fitted to this figure: shown, never counted
