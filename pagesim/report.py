@@ -124,7 +124,7 @@ def figures(records: list[dict]) -> list[dict]:
         if not fs:
             continue
 
-        within = sum(sum(1 for x in f["rows"] if x["verdict"] == "within") if f.get("rows") else f["figures"] * (f["verdict"] == "within") for f in fs)
+        within = sum(f["figures"] for f in fs if f["verdict"] == "within")  # a row inside its band counts only when its whole finding is within
         robust = sum(f["figures"] for f in fs if label(f) == "within (robust)")
         total = sum(f["figures"] for f in fs)
         out.append(
@@ -218,9 +218,9 @@ def render(records: list[dict], names: list[str] | None = None) -> str:
     if fig:
         lines += [
             "",
-            "The documents' measured-performance figures (each row of a table a figure, those not reproduced included; a finding "
-            "about several systems counts each system, within when that system is inside its own band; robust only when the whole "
-            "finding is):",
+            "The documents' measured-performance figures (each row of a table a figure, those not reproduced included; the figures "
+            "of a finding count as within only when the whole finding is, every system or row inside its own band, and as robust "
+            "only when it is also robust):",
             "",
             "| notebook | document | figures | within | within (robust) |",
             "|---|---|---|---|---|",

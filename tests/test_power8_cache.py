@@ -134,7 +134,7 @@ def test_cache_counters_are_judged_row_by_row_and_cover_12_figures(findings):
 
 def test_user_instructions_of_memset_counted(findings):
     f = findings["instr-user-continuous"]
-    assert f["verdict"] == "direction" and "1.03x" in f["why"] and f["figures"] == 1 and round(f["ratio"], 2) == 1.03  # a lower bound: its side only
+    assert f["verdict"] == "arithmetic" and "1.03x" in f["why"] and f["figures"] == 1  # a worked count from glibc's loop, not pagesim's output
     assert findings["instr-user-random"]["verdict"] == "not reproduced"
 
 
