@@ -71,13 +71,15 @@ def is_host(r: dict, f: dict) -> bool:
 
 def counted(records: list[dict]) -> list[dict]:
     """``records`` with only the findings the headline counts: the documents' own, each figure once
-    (no restatement of another finding's simulated figure, no check on this machine)."""
+    (no restatement of another finding's simulated figure, no prediction of the model alone, no
+    check on this machine)."""
     return [dict(r, findings=[f for f in r.get("findings", []) if not f.get("reuses") and not is_host(r, f) and not f.get("model")]) for r in records]
 
 
 def headline(records: list[dict], complete: bool = True) -> str:
     """The verdict counts of the documents' findings, each simulated figure counted once, with the
-    restatements and the checks on this machine counted apart; "Every finding is reproduced" only
+    restatements, the model's own predictions and the checks on this machine counted apart; "Every
+    finding is reproduced" only
     when all are and the validation is ``complete`` (see :func:`coverage`)."""
     every = counts(records)
     total = sum(every.values())
