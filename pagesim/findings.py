@@ -149,14 +149,6 @@ def ratio_text(f: dict) -> str:
     return "" if f.get("ratio") is None else f"{f['ratio'] + 0.0:.2f}"  # + 0.0: no "-0.00" for a zero change
 
 
-def runs_by(runs: dict, value: float):
-    """The run of ``runs`` whose key equals ``value`` as a float."""
-    for k, v in runs.items():
-        if float(k) == value:
-            return v
-    raise KeyError(value)
-
-
 def _sign(v: float) -> int:
     return (v > 0) - (v < 0)
 
@@ -421,7 +413,8 @@ class Findings:
                 return all(r["low"] <= float(sim[r["row"]]) <= r["high"] for r in f.rows)
             return f.limits[0] <= float(sim) <= f.limits[1]
 
-        ok = {float(v): inside(s) for v, s in runs.items()}
+        runs = {float(v): s for v, s in runs.items()}
+        ok = {v: inside(s) for v, s in runs.items()}
         held = [v for v in sorted(ok) if ok[v]]
         failed = [v for v in sorted(ok) if not ok[v]]
 
@@ -430,12 +423,12 @@ class Findings:
 
         text = f"{choice} {_fmt(lo)}..{_fmt(hi)} (chosen {_fmt(chosen)}): "
         if not failed:
-            text += "in its band at every value run (" + "; ".join(f"{_fmt(v)}: {show(runs_by(runs, v))}" for v in sorted(ok)) + ")"
+            text += "in its band at every value run (" + "; ".join(f"{_fmt(v)}: {show(runs[v])}" for v in sorted(ok)) + ")"
         else:
             text += (
                 ("in its band at " + ", ".join(_fmt(v) for v in held) if held else "in its band at none")
                 + "; outside at "
-                + "; ".join(f"{_fmt(v)} ({show(runs_by(runs, v))})" for v in failed)
+                + "; ".join(f"{_fmt(v)} ({show(runs[v])})" for v in failed)
             )
         if why:
             text += f" [{why}]"
