@@ -137,6 +137,21 @@ def note_text(why: str, sensitivity: str = "", robustness=None) -> str:
     return " ".join(([why] if why else []) + extra)
 
 
+def short_note(note: str, limit: int = 120) -> str:
+    """A note's first clause that is not the band's description (clauses end at ``;`` or a sentence
+    end), at most ``limit`` characters; the validation report keeps the whole note."""
+    import re
+
+    note = (note or "").strip()
+    clauses = [c.strip(" .;") for c in re.split(r"; |\. (?=[A-Z(])", note) if c.strip(" .;")]
+    if not clauses:
+        return ""
+    head = next((c for c in clauses if not c.startswith("band")), clauses[0])
+    if len(head) > limit:
+        head = head[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return head + (" (more in the report)" if len(clauses) > 1 or head.endswith("…") else "")
+
+
 def label(f: dict) -> str:
     """The verdict of a saved finding (a dict) as the report shows it."""
     return "within (robust)" if f.get("verdict") == "within" and f.get("robust") else f.get("verdict", "")
@@ -452,22 +467,26 @@ class Findings:
                 out.append(f"{f.id} ({', '.join(left)})")
         return out
 
-    def table(self):
+    def table(self, full: bool = False):
+        """The "document vs simulation" table. By default each note is cut to its first clause (the
+        validation report carries the whole note); ``full=True`` adds the band and the whole note."""
         import pandas as pd
 
-        rows = [
-            {
+        rows = []
+        for f in self.items:
+            note = note_text(f.why, f.sensitivity, f.robustness)
+            row = {
                 "finding": f.finding,
                 "source": f.source,
                 "document": f.document,
                 "simulation": f.simulation,
                 "verdict": f.label,
-                "band": f.band,
                 "sim / doc": ratio_text(asdict(f)),
-                "note": note_text(f.why, f.sensitivity, f.robustness),
             }
-            for f in self.items
-        ]
+            if full:
+                row["band"] = f.band
+            row["note"] = note if full else short_note(note)
+            rows.append(row)
         return pd.DataFrame(rows)
 
     def save(self, result_path) -> None:

@@ -79,7 +79,7 @@ def test_holds_for_attaches_the_range_to_a_recorded_finding():
     assert f.limits == (8.5, 49.5)
     F.holds_for("m", "work_cycles 26..67 of the 1..1000 swept")
     assert F.get("m").sensitivity.startswith("work_cycles") and F.get("m").verdict == "direction"
-    assert "Holds for work_cycles 26..67" in F.table().loc[0, "note"]
+    assert "Holds for work_cycles 26..67" in F.table(full=True).loc[0, "note"]
     with pytest.raises(KeyError, match="no finding 'nope'"):
         F.holds_for("nope", "x 1..2")
     with pytest.raises(ValueError, match="non-empty"):
