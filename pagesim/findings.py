@@ -176,13 +176,15 @@ def classify(document: float, simulation: float, lo: float, hi: float, change: b
     """The verdict of a measured figure: ``within`` when ``lo <= simulation <= hi``, else
     ``direction`` when it has the document's sign, else ``contradicted``; with simulation/document.
     For a ``change`` (a speed-up, a drop in misses), a simulated change under :data:`NO_CHANGE` of
-    the document's is no change: ``contradicted``, not ``direction``."""
+    the document's is no change: ``contradicted``, not ``direction``. A figure more than
+    1 / :data:`NO_CHANGE` (ten) times the document's, change or level, is ``contradicted`` too: the
+    same sign is not agreement when the size is off by more than an order of magnitude."""
     if not all(math.isfinite(float(x)) for x in (document, simulation, lo, hi)):
         raise ValueError(f"classify needs finite numbers, got document={document}, simulation={simulation}, band={lo}..{hi}")
     ratio = simulation / document if document else None
     if lo <= simulation <= hi:
         return "within", ratio
-    if _sign(simulation) == _sign(document) and document != 0 and not (change and abs(ratio) < NO_CHANGE):
+    if _sign(simulation) == _sign(document) and document != 0 and not (change and abs(ratio) < NO_CHANGE) and abs(ratio) <= 1 / NO_CHANGE:
         return "direction", ratio
     return "contradicted", ratio
 
@@ -292,6 +294,12 @@ class Findings:
             who = ", ".join(str(r["row"]) for r in none if r["row"] != "")
             ratios = ", ".join(f"{r['ratio']:.2f}x" for r in none)
             note = f"{who + ': ' if who else ''}under a tenth of the document's change ({ratios}): counted as no change"
+            f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
+        far = [r for r in flat if r["verdict"] == "contradicted" and r["ratio"] is not None and r["ratio"] > 1 / NO_CHANGE]
+        if far:
+            who = ", ".join(str(r["row"]) for r in far if r["row"] != "")
+            ratios = ", ".join(f"{r['ratio']:.1f}x" for r in far)
+            note = f"{who + ': ' if who else ''}more than ten times the document's figure ({ratios}): the same sign, but not agreement"
             f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
         return self._add(f, **meta)
 

@@ -239,16 +239,29 @@ def render(records: list[dict], names: list[str] | None = None) -> str:
     lines += ["", f"Against the committed baseline (`notebooks/verdicts.json`): {len(reg)} regressions, {len(ch)} changes."]
     lines += [f"- REGRESSION {x}" for x in reg] + [f"- changed: {x}" for x in ch if x not in reg]
     head = "| notebook | status | mode | run at (UTC) | code | seconds | peak MiB | "
-    lines += ["", head + " | ".join(LABELS) + " |", "|---|---|---|---|---|---|---|" + "---|" * len(LABELS)]
+    apart = ("restated", "model only", "host checks")
+    lines += [
+        "",
+        "The verdict columns count each notebook's own findings about its document, each simulated figure once; "
+        "restatements, the model's own predictions and checks on the machine that ran it are counted in the last three columns.",
+        "",
+        head + " | ".join((*LABELS, *apart)) + " |",
+        "|---|---|---|---|---|---|---|" + "---|" * (len(LABELS) + len(apart)),
+    ]
     by = {n: [r for r in records if _stem(r) == n] for n in names}
     for n in names:
         if not by[n]:
-            lines.append(f"| {n}.ipynb | not run | | | | | | " + " | ".join("" for _ in LABELS) + " |")
+            lines.append(f"| {n}.ipynb | not run | | | | | | " + " | ".join("" for _ in (*LABELS, *apart)) + " |")
         for r in by[n]:
-            c = counts([r])
+            c = counts(counted([r]))
+            fs = r.get("findings", [])
+            host = sum(is_host(r, f) for f in fs)
+            c["restated"] = sum(bool(f.get("reuses")) and not is_host(r, f) for f in fs)
+            c["model only"] = sum(bool(f.get("model")) and not f.get("reuses") and not is_host(r, f) for f in fs)
+            c["host checks"] = host
             peak = round(r["peak_rss_mib"]) if r.get("peak_rss_mib") else ""
             cells = [r["notebook"], r["status"], _mode(r), r.get("started", ""), _code(r), r.get("seconds", ""), peak]
-            lines.append("| " + " | ".join(str(x) for x in cells) + " | " + " | ".join(str(c[v]) for v in LABELS) + " |")
+            lines.append("| " + " | ".join(str(x) for x in cells) + " | " + " | ".join(str(c[v]) for v in (*LABELS, *apart)) + " |")
     for n in names:
         for r in by[n]:
             lines += ["", f"## {r['notebook']}" + (f" ({r['document']})" if r.get("document") else ""), ""]

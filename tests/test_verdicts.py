@@ -93,6 +93,13 @@ def test_host_checks_are_counted_apart():
     assert "counted once: 1 (1 exact)" in h and "Apart: 1 checks of pagesim against the machine" in h
     G = Findings("07_your_machine", "this machine", host=True)
     assert G.exact("k", "k", "s", 1, 1).host
+    # the per-notebook table: the verdict columns count the document's findings only, host checks in their own column
+    F.measured("gain", "a gain", "s", 10, 30, rel=0.5)
+    F.measured("again", "the gain restated", "s", 10, 30, rel=0.5, reuses="gain")
+    row = next(line for line in render([_rec(F, "04_x.ipynb")]).splitlines() if line.startswith("| 04_x.ipynb | ok"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # exact, within (robust), within, direction, contradicted, not reproduced, arithmetic, calibrated, restated, model only, host checks
+    assert cells[-11:] == ["1", "0", "0", "1", "0", "0", "0", "0", "1", "0", "1"], row
 
 
 def test_figures_per_document():
@@ -133,3 +140,16 @@ def test_predictions_of_the_model_are_counted_apart():
     F.not_reproduced("thp-fallback", "THP without compaction", "(model)", "not measured", "256 faults", why="a prediction", model=True)
     h = headline([_rec(F, "04_x.ipynb")])
     assert "counted once: 1 (1 exact)" in h and "1 predictions of the model that no document figure stands beside (thp-fallback)" in h
+
+
+def test_a_figure_ten_times_off_is_not_agreement():
+    """A row 12.6x the document's level (kernel instructions of THP under pressure) has the same
+    sign, but an order of magnitude off is contradicted, change or level; 9x stays direction."""
+    F = Findings("x", "doc")
+    f = F.measured("instr", "kernel instructions", "s", {"ideal": 2e5, "pressure": 2e5}, {"ideal": 1.71e5, "pressure": 2.515e6}, rel=0.5, change=False)
+    assert f.verdict == "contradicted" and [r["verdict"] for r in f.rows] == ["within", "contradicted"]
+    assert "pressure: more than ten times the document's figure (12.6x)" in f.why
+    g = F.measured("gain", "a gain", "s", 1.0, 9.0, rel=0.5)
+    assert g.verdict == "direction"
+    h = F.measured("gain2", "a gain far over", "s", 1.0, 10.5, rel=0.5)
+    assert h.verdict == "contradicted"
