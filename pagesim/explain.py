@@ -43,7 +43,12 @@ class Translation(pd.DataFrame):
             self.style.hide(axis="index")
             .set_caption(html.escape(getattr(self, "title", "")))
             .set_properties(**{"text-align": "left", "white-space": "normal"})
-            .set_table_styles([{"selector": "caption", "props": "caption-side: top; text-align: left; font-weight: bold"}])
+            .set_table_styles(
+                [
+                    {"selector": "caption", "props": "caption-side: top; text-align: left; font-weight: bold"},
+                    {"selector": "th", "props": "text-align: left"},
+                ]
+            )
         )
         return styled.to_html()
 
