@@ -2,13 +2,21 @@
 
 ``translate(machine, address, page_size)`` returns a pandas DataFrame, a row per step: the page
 number and offset; the set and tag each TLB structure of the chain looks at; then the walk: the
-index at each radix level (which levels a page-walk cache can skip), the hashed-page-table groups
+index at each radix level, numbered from 1 at the root like the walk's references (which levels a
+page-walk cache can skip), the hashed-page-table groups
 POWER probes, the TSB slot SPARC probes, or the entry Itanium's short-format VHPT walker reads (a
 linear table of 8-byte entries per region; the hashed VHPT is the long format, which pagesim does
 not model: datasets/architecture/NOTES.md §1.5). The numbers are those the kernel computes.
+
+The frame is a :class:`Translation`: it says which machine, page size and address it translates
+(``title``), and a notebook shows each step's text whole rather than cut at pandas' 50 characters.
 """
 
 from __future__ import annotations
+
+import html
+
+import pandas as pd
 
 from ._check import check_choice
 from ._kernels.translate import SEGMENT_SHIFT, VSID_MULT
@@ -18,9 +26,34 @@ from .units import format_size, log2, parse_size
 RADIX_NAMES = {4: ["PGD (PML4)", "PUD (PDPT)", "PMD (PD)", "PTE (PT)"], 5: ["PML5", "PML4", "PDPT", "PD", "PT"]}
 
 
-def translate(machine, address, page_size=None, side: str = "data"):
-    import pandas as pd
+class Translation(pd.DataFrame):
+    """The steps of one translation (a DataFrame), titled with the machine, page size and address."""
 
+    _metadata = ["title"]
+
+    @property
+    def _constructor(self):
+        return Translation
+
+    def __repr__(self) -> str:
+        return f"{getattr(self, 'title', '')}\n{self.to_string(index=False, max_colwidth=None)}"
+
+    def _repr_html_(self) -> str:
+        styled = (
+            self.style.hide(axis="index")
+            .set_caption(html.escape(getattr(self, "title", "")))
+            .set_properties(**{"text-align": "left", "white-space": "normal"})
+            .set_table_styles(
+                [
+                    {"selector": "caption", "props": "caption-side: top; text-align: left; font-weight: bold"},
+                    {"selector": "th", "props": "text-align: left"},
+                ]
+            )
+        )
+        return styled.to_html()
+
+
+def translate(machine, address, page_size=None, side: str = "data") -> Translation:
     m = get_machine(machine)
     p = m.check_page_size(page_size if page_size is not None else m.base_page)
     a = parse_size(address, "address")
@@ -47,15 +80,15 @@ def translate(machine, address, page_size=None, side: str = "data"):
     w = m.walker
     if w.kind == "radix":
         n = len(w.level_bits)
-        names = RADIX_NAMES.get(n, [f"level {i}" for i in range(n)])
+        names = RADIX_NAMES.get(n, [f"level {i}" for i in range(1, n + 1)])
         leaf = w.leaf_refs(p) - 1
-        for lvl in range(leaf + 1):
+        for lvl in range(leaf + 1):  # lvl counts from 0 in the code; the table numbers levels from 1
             shift = w.base_shift + sum(w.level_bits[lvl + 1 :])
             idx = (a >> shift) & ((1 << w.level_bits[lvl]) - 1)
-            skippers = [c.name for c in w.pwc if c.skip > lvl]
+            skippers = [c.name for c in w.pwc if c.skip > lvl]  # a PWC hit skips the first `skip` levels
             rows.append(
                 {
-                    "step": f"walk level {lvl}",
+                    "step": f"walk level {lvl + 1}",
                     "what": f"{names[lvl]}: bits {shift + w.level_bits[lvl] - 1}..{shift}"
                     + (" (leaf: holds the translation)" if lvl == leaf else "")
                     + (f"; skipped on a hit in {', '.join(skippers)}" if skippers else ""),
@@ -94,4 +127,6 @@ def translate(machine, address, page_size=None, side: str = "data"):
                 "value": f"entry of page {a >> s:#x}: 1 reference",
             }
         )
-    return pd.DataFrame(rows)
+    t = Translation(rows)
+    t.title = f"{m.name}, {format_size(p)} pages, address {a:#x}" + ("" if side == "data" else f" ({side} side)")
+    return t

@@ -6,8 +6,12 @@ computes for the same inputs (never a number typed into the notebook) and says h
 Predictions are ungraded: with ``guess=None`` it only says that no prediction was made, and keeps the
 answer folded away (in JupyterLab a "show the answer" line opens it).
 
+``hint(question, **given)`` gives a hint for the same question and inputs, without the answer; a
+Reveal with no prediction keeps one folded above the answer.
+
 ``TranslationExplorer`` is the widget of notebook 00: a machine, one of *that machine's* page sizes and
-an address (hexadecimal with ``0x``, or decimal) that fits the machine's virtual address space.
+an address (hexadecimal with ``0x``, or decimal); an address beyond the machine's virtual address
+space is cut to its low bits, and the note says so.
 """
 
 from __future__ import annotations
@@ -60,9 +64,9 @@ def _walk_how(machine, page):
     if w.kind != "radix":
         return f"{m.name}'s walker reads the page's entry in a linear table: 1 reference"
     return (
-        f"{m.name}: {len(w.level_bits)} levels of {'/'.join(map(str, w.level_bits))} bits above a {w.base_shift}-bit offset; "
-        f"a {format_size(p)} page's entry sits at level {w.leaf_refs(p)}, so a walk without page-walk-cache hits reads "
-        f"{w.leaf_refs(p)} entries (a larger page stops higher up the tree)"
+        f"{m.name}: {len(w.level_bits)} levels of {'/'.join(map(str, w.level_bits))} bits above a {w.base_shift}-bit offset, "
+        f"numbered from 1 at the root; a {format_size(p)} page's entry sits at level {w.leaf_refs(p)}, so a walk without "
+        f"page-walk-cache hits reads {w.leaf_refs(p)} entries, levels 1 to {w.leaf_refs(p)} (a larger page stops higher up the tree)"
     )
 
 
@@ -180,6 +184,101 @@ QUESTIONS: dict[str, Question] = {
 }
 
 
+def _walk_hint(machine, page):
+    m = _m(machine)
+    w = m.walker
+    p = m.check_page_size(page)
+    if w.kind == "hashed":
+        return (
+            f"{m.name} does not walk a tree: it hashes the page number to one group of 8 entries in one cache line. "
+            "How many groups does it read when the entry is in the first?"
+        )
+    if w.kind == "tsb":
+        return f"a TLB miss on {m.name} traps to software, which looks in one slot of a table in memory (the TSB). How many reads when the entry is there?"
+    if w.kind != "radix":
+        return f"{m.name}'s walker reads the page's entry in a linear table indexed by the page number. How many reads is that?"
+    return (
+        f"{m.name}'s tree has {len(w.level_bits)} levels of {'/'.join(map(str, w.level_bits))} bits (level 1 at the root) above a "
+        f"{w.base_shift}-bit offset. A {format_size(p)} page's offset takes {log2(p)} bits: count the levels whose bits lie above it"
+    )
+
+
+def _reach_hint(machine, page, structure=None):
+    m = _m(machine)
+    p = m.check_page_size(page)
+    chain = [s for s in m.chain("data", p) if not structure or s.name == structure]
+    if not chain:
+        return f"which of {m.name}'s data TLB levels hold {format_size(p)} translations at all?"
+    levels = ", ".join(f"{s.name} ({s.entries} entries)" for s in chain)
+    return f"{m.name}'s data TLB levels that hold {format_size(p)} pages: {levels}. Reach = entries x page size of the largest"
+
+
+def _sets_hint(machine, page, stride, count, structure):
+    m = _m(machine)
+    p = m.check_page_size(page)
+    st = m.structure(structure)
+    pages = parse_size(stride, "stride") / st.entry_size(p)
+    return (
+        f"{st.name} has {st.sets} sets, picked by the page number mod {st.sets}; a step of {format_size(parse_size(stride))} "
+        f"moves {pages:g} pages. Write the first page numbers mod {st.sets} (0, {pages:g}, {2 * pages:g}, ...) until they repeat"
+    )
+
+
+# A hint per question: where to start, from the question's own inputs, without the answer
+HINTS: dict[str, Callable[..., str]] = {
+    "offset-bits": lambda page: f"a {page} page holds {parse_page_size(page, 'page'):,} bytes, a power of two: how many bits number every byte of it?",
+    "page-number": lambda address, page: (
+        f"the offset of a {page} page is the address's low {log2(parse_page_size(page, 'page'))} bits: drop them (shift right)"
+    ),
+    "walk-levels": _walk_hint,
+    "reach": _reach_hint,
+    "faults": lambda size, page: f"each page of a fresh region faults once, at its first touch: how many {page} pages does {size} take?",
+    "tlb-sets": _sets_hint,
+    "unused-share": lambda file, page: f"the {file} file takes whole {page} pages: round it up, then unused share = (pages - file) / pages",
+    "ratio": lambda big, small, what="page boundaries": f"how many {small} pages fit in one {big} page?",
+    "pte-bytes": lambda region, page, processes: (
+        f"one 8-byte last-level entry per {page} page of the {region} region, and each of the {processes} processes has its own"
+    ),
+    "tsb-slot": lambda address, page, entries: (
+        f"the page number is the address shifted right by the {page} page's {log2(parse_page_size(page, 'page'))} offset bits; "
+        f"a direct-mapped table of {entries} slots keeps its low {log2(int(entries))} bits"
+    ),
+}
+
+# The form a prediction takes, per kind of answer: what a malformed prediction is told
+FORMS = {
+    "count": "a whole number (such as 4)",
+    "address": "an integer (such as 0x7f00 or 32512)",
+    "size": "a size (such as '6M') or a number of bytes",
+    "percent": "a number of percent without the % sign (such as 12.5)",
+    "ratio": "a number (such as 16 or 0.5)",
+}
+
+
+class _Text(str):
+    """Text a notebook shows as it is (no quotes)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _given(question: str, given: dict) -> tuple[Question, dict]:
+    if question not in QUESTIONS:
+        raise ValueError(f"question={question!r} is not known: use one of {', '.join(QUESTIONS)}")
+    q = QUESTIONS[question]
+    return q, {**dict(q.defaults), **given}
+
+
+def hint(question: str, **given) -> str:
+    """A hint for ``question`` with the inputs ``given`` (those of ``check_answer``): where to start,
+    computed from the inputs, without the answer."""
+    _, given = _given(question, given)
+    try:
+        return _Text(HINTS[question](**given))
+    except TypeError as e:
+        raise TypeError(f"hint({question!r}, ...): {e}") from None
+
+
 def _as_number(guess, kind):
     if isinstance(guess, bool):
         raise TypeError(f"guess={guess!r}: write a number (or a size such as '8M')")
@@ -211,17 +310,33 @@ def _show(value, kind):
 
 @dataclass
 class Reveal:
-    """What ``check_answer`` shows: the question, the prediction, and (folded when there was none) the answer."""
+    """What ``check_answer`` shows: the question, the prediction, and (folded when there was none) the
+    answer. A prediction that is not of the answer's form gets one line naming the form, not an error,
+    so the other answers of the same cell still show."""
 
     question: str
     guess: object
     answer: float
     kind: str
     how: str
+    hint: str = ""
+    key: str = ""  # the question and its inputs, as teach.hint takes them
+
+    @property
+    def problem(self) -> str:
+        """One line naming the expected form when the prediction is malformed, else ""."""
+        if self.guess is None:
+            return ""
+        try:
+            _as_number(self.guess, self.kind)
+        except (TypeError, ValueError):
+            return f"your prediction {self.guess!r} is not {FORMS[self.kind]}: write it that way and run the cell again"
+        return ""
 
     @property
     def right(self) -> bool | None:
-        if self.guess is None:
+        """True or False for a prediction; None when there is none or it is malformed (see ``problem``)."""
+        if self.guess is None or self.problem:
             return None
         g = _as_number(self.guess, self.kind)
         if self.kind == "percent":
@@ -230,7 +345,13 @@ class Reveal:
             return abs(g - self.answer) <= 0.01 * abs(self.answer)
         return g == self.answer
 
+    @property
+    def judged(self) -> bool:
+        return self.right is not None
+
     def _verdict(self) -> str:
+        if self.problem:
+            return self.problem
         r = self.right
         if r is None:
             return "no prediction yet: write yours in this cell and run it again"
@@ -238,10 +359,10 @@ class Reveal:
 
     def __repr__(self) -> str:
         lines = [self.question, "  " + self._verdict()]
-        if self.guess is not None:
+        if self.judged:
             lines.append(f"  answer: {_show(self.answer, self.kind)}. {self.how}")
         else:
-            lines.append("  (the answer: check_answer(...).reveal())")
+            lines.append(f"  (a hint: teach.hint({self.key}); the answer: check_answer(...).reveal())")
         return "\n".join(lines)
 
     def reveal(self) -> str:
@@ -249,10 +370,15 @@ class Reveal:
 
     def _repr_html_(self) -> str:
         e = html.escape
-        mark = {None: "&#9998;", True: "&#10004;", False: "&#10008;"}[self.right]
-        colour = {None: "#555", True: "#1a7f37", False: "#b35900"}[self.right]
+        state = "malformed" if self.problem else self.right
+        mark = {None: "&#9998;", "malformed": "?", True: "&#10004;", False: "&#10008;"}[state]
+        colour = {None: "#555", "malformed": "#b35900", True: "#1a7f37", False: "#b35900"}[state]
         answer = f"<b>{e(_show(self.answer, self.kind))}</b>. {e(self.how)}"
-        body = f"<details><summary>show the answer</summary>{answer}</details>" if self.guess is None else f"<div>answer: {answer}</div>"
+        if self.judged:
+            body = f"<div>answer: {answer}</div>"
+        else:
+            folded = f"<details><summary>a hint</summary>{e(self.hint)}</details>" if self.hint else ""
+            body = f"{folded}<details><summary>show the answer</summary>{answer}</details>"
         return (
             f"<div style='border-left:3px solid {colour};padding-left:8px'><div><b>Predict:</b> {e(self.question)}</div>"
             f"<div style='color:{colour}'>{mark} {e(self._verdict())}</div>{body}</div>"
@@ -261,11 +387,10 @@ class Reveal:
 
 def check_answer(question: str, guess=None, **given) -> Reveal:
     """Compare a prediction with pagesim's answer to ``question`` (a key of ``QUESTIONS``) for the inputs
-    ``given``; returns a Reveal that the notebook displays. ``guess=None``: no prediction made."""
-    if question not in QUESTIONS:
-        raise ValueError(f"question={question!r} is not known: use one of {', '.join(QUESTIONS)}")
-    q = QUESTIONS[question]
-    given = {**dict(q.defaults), **given}
+    ``given``; returns a Reveal that the notebook displays. ``guess=None``: no prediction made (a hint
+    and the answer stay folded); a guess not of the answer's form gets one line saying which form.
+    Wrong inputs ``given`` are the notebook's error, not the student's: they raise."""
+    q, given = _given(question, given)
     try:
         text = q.prompt.format(**given)
         answer = q.answer(**given)
@@ -274,9 +399,8 @@ def check_answer(question: str, guess=None, **given) -> Reveal:
         raise TypeError(f"check_answer({question!r}, ...) needs the input {e.args[0]!r}") from None
     except TypeError as e:
         raise TypeError(f"check_answer({question!r}, ...): {e}") from None
-    r = Reveal(text, guess, answer, q.kind, how)
-    r.right  # a malformed guess fails here, with its value named  # noqa: B018
-    return r
+    call = ", ".join([repr(question), *(f"{k}={v!r}" for k, v in given.items())])
+    return Reveal(text, guess, answer, q.kind, how, hint=hint(question, **given), key=call)
 
 
 def verdicts(findings, *ids, since: int | None = None):
@@ -340,7 +464,8 @@ def fit_address(address: int, machine) -> tuple[int, str]:
 
 class TranslationExplorer:
     """Notebook 00's widget: a machine, one of its page sizes, and an address; the translation below
-    follows every change. ``result`` holds the last table (or None), ``message`` the last note or error."""
+    follows every change. ``result`` holds the last table translated (None before the first),
+    ``message`` the last note or error."""
 
     def __init__(self, machine="skylake", address=0x7F12_3456_789A, page=None):
         import ipywidgets as W
@@ -390,20 +515,29 @@ class TranslationExplorer:
         self.update(note)
 
     def update(self, note: str = ""):
+        """Translate the address shown; an address beyond the machine's space is cut to its low bits
+        (the box and the note say so). Text that is not an address gets one line, and the last table
+        stays, titled with what it translates."""
         from .explain import translate
 
-        self.result = None
         try:
-            a = parse_address(self.address.value)
-            self.result = translate(self.machine.value, a, self.page.value)
-            self.message = note
+            a, cut = fit_address(parse_address(self.address.value), self.machine.value)
+            result = translate(self.machine.value, a, self.page.value)
         except (ValueError, TypeError) as e:
-            self.message = str(e)
-        self.note.value = f"<span style='color:#b35900'>{html.escape(self.message)}</span>" if self.message else ""
-        self.out.clear_output()
-        with self.out:
-            if self.result is not None:
+            self.message = str(e) + (f" (the table below is still the last one: {self.result.title})" if self.result is not None else "")
+        else:
+            if cut:
+                self._busy = True
+                try:
+                    self.address.value = f"{a:#x}"
+                finally:
+                    self._busy = False
+            self.message = cut or note
+            self.result = result
+            self.out.clear_output()
+            with self.out:
                 self._display(self.result)
+        self.note.value = f"<span style='color:#b35900'>{html.escape(self.message)}</span>" if self.message else ""
 
     def _ipython_display_(self):
         self._display(self.box)
