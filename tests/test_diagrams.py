@@ -320,3 +320,61 @@ def test_a_programmed_structure():
 def test_bad_input_names_the_parameter(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# ------------------------------------------------------------------------------------------ the glossary
+GLOSSARY_TERMS = (
+    "TLB ERAT SLB VSID HPT PTEG TSB STLB PML4 PWC THP hugetlb MPSS MLP reach walk page-fault page-table huge-page set-associative LRU "
+    "prefetch SMT segment working-set internal-fragmentation ASID nested-paging"
+).split()
+
+
+def _glossary():
+    import nbformat
+
+    from pagesim.notebooks import notebooks_dir
+
+    nb = nbformat.read(notebooks_dir() / "glossary.ipynb", as_version=4)
+    terms = {}
+    for c in nb.cells:
+        assert c.cell_type == "markdown" and len(c.source.splitlines()) <= 10, c.source[:40]
+        first = c.source.splitlines()[0]
+        if first.startswith("### "):
+            terms[first[4:].replace(" ", "-")] = c.source
+    return nb, terms
+
+
+def test_glossary_has_one_heading_per_term_and_its_links_resolve():
+    nb, terms = _glossary()
+    assert sorted(terms) == sorted(GLOSSARY_TERMS)
+    for term, text in terms.items():
+        body = text.split("\n", 2)[2]
+        assert "In pagesim:" in body and "](#" in body, f"{term}: the machines that have it, and a link to a related term"
+        assert 2 <= len([line for line in body.splitlines() if line.strip()]) <= 8, term
+    for c in nb.cells:
+        for target in re.findall(r"\]\((#[^)]*)\)", c.source):
+            assert target[1:] in terms, target
+
+
+def test_glossary_names_the_machines_that_have_each_structure():
+    """The presets a term's "In pagesim" line names are those whose definitions have it."""
+    _, terms = _glossary()
+    ms = [machine(n) for n in machines()]
+    have = {
+        "ERAT": {m.name for m in ms if any("ERAT" in s.name for s in m.structures)},
+        "SLB": {m.name for m in ms if m.slb is not None},
+        "HPT": {m.name for m in ms if m.walker.kind == "hashed"},
+        "PTEG": {m.name for m in ms if m.walker.kind == "hashed"},
+        "VSID": {m.name for m in ms if m.walker.kind == "hashed"},
+        "segment": {m.name for m in ms if m.walker.kind == "hashed"},
+        "TSB": {m.name for m in ms if m.walker.kind == "tsb"},
+        "PWC": {m.name for m in ms if m.walker.kind == "radix" and m.walker.pwc},
+        "STLB": {m.name for m in ms if any(s.name.startswith("STLB") for s in m.structures)},
+    }
+    for term, names in have.items():
+        line = next(line for line in terms[term].splitlines() if "In pagesim:" in line)
+        named = set(re.findall(r"`([a-z0-9+-]+)`", line)) & set(machines())
+        assert named == names, (term, named ^ names)
+    assert "65,536 groups" in terms["HPT"] and all(m.walker.hpt_ptegs == 65536 for m in ms if m.walker.kind == "hashed")
+    assert "32,768 slots" in terms["TSB"] and all(m.walker.tsb_entries == 32768 for m in ms if m.walker.kind == "tsb")
+    assert machine("skylake").reach("4K") == 6 << 20 and "6 MiB" in terms["reach"]
