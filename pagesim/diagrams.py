@@ -43,7 +43,7 @@ PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#C
 OFFSET_COLOUR = "#D9D9D9"
 UNUSED_COLOUR = "#FFFFFF"
 HIT_COLOUR, MISS_COLOUR = "#0072B2", "#D55E00"  # blue and vermillion, always with a word or a mark beside
-MAX_STEPS = 2000  # tlb_states: a short sequence, shown step by step
+MAX_STEPS = 500  # tlb_states: a short sequence, shown step by step
 MAX_SETS_SHOWN = 16  # a TLB figure shows at most this many sets (the accessed one always)
 WRAP_WAYS = 8  # a set of more ways takes several rows of this many
 
@@ -177,14 +177,15 @@ class _Stepper:
 
 # ---------------------------------------------------------------------------------------- a walk
 def _fields(m, a: int, p: int) -> list[dict]:
-    """The address's bit fields, high to low: name, hi, lo, value, and a colour index (None: the
-    offset or unused bits)."""
+    """The address's bit fields, high to low: name, hi, lo, value and role (index: a level's or a
+    table's index; offset; unused; rest: the page number's bits above the TSB slot)."""
     w = m.walker
     s = log2(p)
     va = m.va_bits
     f = []
 
     def add(name, hi, lo, role="index"):
+        hi = min(hi, va - 1)
         if hi >= lo:
             f.append({"name": name, "hi": hi, "lo": lo, "value": (a >> lo) & ((1 << (hi - lo + 1)) - 1), "role": role})
 
@@ -265,7 +266,7 @@ def walk_steps(machine, address, page=None, previous=(), seed: int = 0) -> dict:
         h2 = (~h) & (w.hpt_ptegs - 1)
         now = st.hpt_group(a)
         nw = "not read: TLB hit"
-        slb = next((x["result"] for x in r["lookups"] if x["structure"] == m.slb.name), None)
+        slb = next((x["result"] for x in r["lookups"] if m.slb is not None and x["structure"] == m.slb.name), None)
         how = {"hit": "the SLB's entry for the ESID", "miss": "SLB miss: reloaded by software"}.get(slb, nw)
         steps.append({"name": "VSID", "entry": vsid, "detail": f"VSID {vsid:#x}", "state": "read" if walked else "not needed", "how": how, "field": 0})
         if not walked:
@@ -309,6 +310,13 @@ def walk_steps(machine, address, page=None, previous=(), seed: int = 0) -> dict:
                 "field": 0,
             }
         )
+    if walked and w.kind != "radix":  # the references the kernel counted are those the diagram shows
+        if w.kind == "hashed":
+            shown = 1 if steps[1]["state"] == "hit" else 2
+        else:
+            shown = 1 + (w.sw_walk_refs if r["tsb"] == "miss" else 0)
+        if r["refs"] != shown:
+            raise RuntimeError(f"internal error: the walk made {r['refs']} references, the diagram {shown}")
     out = {
         "machine": m.name,
         "title": m.title or m.name,
