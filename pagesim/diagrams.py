@@ -740,11 +740,15 @@ class TLBSteps:
         return fig
 
     def _png(self, step: int) -> bytes:
+        """Step ``step``'s figure as PNG, drawn once (a slider moved back shows it at once)."""
         import io
 
-        buf = io.BytesIO()
-        self.figure(step).savefig(buf, format="png", dpi=90)
-        return buf.getvalue()
+        cache = self.__dict__.setdefault("_pngs", {})
+        if step not in cache:
+            buf = io.BytesIO()
+            self.figure(step).savefig(buf, format="png", dpi=90)
+            cache[step] = buf.getvalue()
+        return cache[step]
 
     def widget(self):
         """A slider and Prev/Next buttons over the steps' figures (ipywidgets), with each step's
