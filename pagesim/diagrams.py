@@ -17,8 +17,15 @@ Neither computes a translation of its own. Both run pagesim's translation kernel
 ``simulate`` runs on the same layout (``_engine.kernel_inputs``, the generic kernel), one access at
 a time, and read its counters (which structure resolved the access, the page-walk caches' hits, the
 walk's references, TSB and hashed-table outcomes, faults) and its TLB state after each access. The
-bit fields are those of ``pagesim.explain.translate`` (its table is ``walk_steps(...)["explanation"]``;
-the tests check that both give the same indices).
+bit fields and table indices follow the formulas of ``pagesim.explain.translate``, the translation
+explorer's table (which ``walk_steps(...)["explanation"]`` holds); the tests check that they agree.
+
+Example (in a notebook, the last line shows the slider)::
+
+    from pagesim import diagrams
+    fig = diagrams.walk("skylake", 0x7F12_3456_A000, previous=[0x7F12_3456_789A])  # the PDE cache hits
+    print(fig.description)
+    diagrams.tlb_steps("skylake", [0x7F00_0000_0000 + k * 0x10000 for k in (0, 1, 2, 3, 4, 0)])
 """
 
 from __future__ import annotations
@@ -391,7 +398,7 @@ def _new_figure(width, height):
 def walk(machine, address, page=None, previous=(), seed: int = 0):
     """A page-walk diagram of ``address`` on ``machine`` with ``page`` pages (default: its base
     page): the address's bits coloured by field, the TLB lookups, and each table entry the walk
-    reads (hatched grey: supplied by a page-walk cache, or not needed). ``previous``: addresses
+    reads (hatched: supplied by a page-walk cache, or not needed). ``previous``: addresses
     accessed first, so caches are warm. Returns a matplotlib Figure; ``fig.description`` is a
     text description of it (alt text), ``fig.steps`` the dict of ``walk_steps``."""
     from matplotlib.patches import Rectangle
@@ -403,7 +410,7 @@ def walk(machine, address, page=None, previous=(), seed: int = 0):
     fig = _new_figure(13, 5.3 - low * 0.3)
     ax, bx = fig.subplots(2, 1, height_ratios=[1.9 - low, 4.3])
     fig.subplots_adjust(left=0.02, right=0.98, top=0.87, bottom=0.03, hspace=0.05)
-    when = "nothing cached" if not d["previous"] else "after " + ", ".join(f"{x:#x}" for x in d["previous"][-3:]) + (" ..." if len(d["previous"]) > 3 else "")
+    when = "nothing cached" if not d["previous"] else "after " + ("..., " if len(d["previous"]) > 3 else "") + ", ".join(f"{x:#x}" for x in d["previous"][-3:])
     fig.suptitle(f"{d['title']}: translating {d['address']:#x} with {format_size(d['page'])} pages\n({when})", fontsize=12)
     # the address's bits
     colours = {}
