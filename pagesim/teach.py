@@ -113,6 +113,48 @@ def _unused(file, page):
     return 100 * (math.ceil(f / p) * p - f) / (math.ceil(f / p) * p)
 
 
+def _return_states(machine, page, stride, count, structure):
+    from .diagrams import tlb_states
+
+    m = _m(machine)
+    step = parse_size(stride, "stride")
+    base = 0x7F00_0000_0000
+    return tlb_states(m, [base + k * step for k in (*range(int(count)), 0)], page, structure)
+
+
+def _return_misses(machine, page, stride, count, structure):
+    return _return_states(machine, page, stride, count, structure)[-1]["misses"]
+
+
+def _return_how(machine, page, stride, count, structure):
+    states = _return_states(machine, page, stride, count, structure)
+    m = _m(machine)
+    st = m.structure(structure)
+    p = m.check_page_size(page)
+    first, last = states[0], states[-1]
+    share = sum(s["set"] == first["set"] for s in states[:-1])
+    evicted = [s["step"] for s in states if s["evicted"] == first["entry"]]
+    back = (
+        f"the first page was evicted at step {evicted[0]} to make room in its set, so coming back to it misses"
+        if last["result"] == "miss"
+        else "the first page is still in its set, so coming back to it hits"
+    )
+    return (
+        f"{st.name}: {st.sets} sets of {st.ways} ways, the set picked by the page number mod {st.sets}; steps of "
+        f"{format_size(parse_size(stride))} are {parse_size(stride) // st.entry_size(p)} pages of {format_size(p)}, and {share} of the "
+        f"{int(count)} pages land in the first page's set {first['set']}. Each new page misses once; {back}: "
+        f"{last['misses']} misses in {len(states)} accesses"
+    )
+
+
+def _return_hint(machine, page, stride, count, structure):
+    st = _m(machine).structure(structure)
+    return (
+        f"{st.name} keeps at most {st.ways} pages per set and evicts the least recently used; which set does each page "
+        f"land in (page number mod {st.sets}), and is the first page still there when it comes back?"
+    )
+
+
 QUESTIONS: dict[str, Question] = {
     "offset-bits": Question(
         "How many low bits of an address are the offset within a {page} page?",
@@ -143,6 +185,11 @@ QUESTIONS: dict[str, Question] = {
         ),
     ),
     "tlb-sets": Question("{count} pages, {stride} apart, on {machine} with {page} pages: how many sets of its {structure} do they use?", _sets, _sets_how),
+    "tlb-return": Question(
+        "{count} pages, {stride} apart, on {machine} with {page} pages, then the first page again: how many of these accesses miss its {structure}?",
+        _return_misses,
+        _return_how,
+    ),
     "unused-share": Question(
         "A {file} file in {page} pages: what share of the page memory is unused (%)?",
         _unused,
@@ -234,6 +281,7 @@ HINTS: dict[str, Callable[..., str]] = {
     "reach": _reach_hint,
     "faults": lambda size, page: f"each page of a fresh region faults once, at its first touch: how many {page} pages does {size} take?",
     "tlb-sets": _sets_hint,
+    "tlb-return": _return_hint,
     "unused-share": lambda file, page: f"the {file} file takes whole {page} pages: round it up, then unused share = (pages - file) / pages",
     "ratio": lambda big, small, what="page boundaries": f"how many {small} pages fit in one {big} page?",
     "pte-bytes": lambda region, page, processes: (
@@ -464,10 +512,11 @@ def fit_address(address: int, machine) -> tuple[int, str]:
 
 class TranslationExplorer:
     """Notebook 00's widget: a machine, one of its page sizes, and an address; the translation below
-    follows every change. ``result`` holds the last table translated (None before the first),
-    ``message`` the last note or error."""
+    follows every change, as a table and (``diagram=True``) as the walk's picture
+    (:func:`pagesim.diagrams.walk`). ``result`` holds the last table translated (None before the
+    first), ``figure`` the last picture, ``message`` the last note or error."""
 
-    def __init__(self, machine="skylake", address=0x7F12_3456_789A, page=None):
+    def __init__(self, machine="skylake", address=0x7F12_3456_789A, page=None, diagram=True):
         import ipywidgets as W
         from IPython.display import display
 
@@ -480,6 +529,8 @@ class TranslationExplorer:
         self.note = W.HTML()
         self.out = W.Output()
         self.result = None
+        self.figure = None
+        self.diagram = bool(diagram)
         self.message = note
         self.box = W.VBox([W.HBox([self.machine, self.page]), self.address, self.note, self.out])
         self.machine.observe(self._machine_changed, names="value")
@@ -534,9 +585,18 @@ class TranslationExplorer:
                     self._busy = False
             self.message = cut or note
             self.result = result
+            if self.diagram:
+                import matplotlib.pyplot as plt
+
+                from .diagrams import walk
+
+                self.figure = walk(self.machine.value, a, self.page.value)
+                plt.close(self.figure)  # shown once, in the widget's output below
             self.out.clear_output()
             with self.out:
                 self._display(self.result)
+                if self.figure is not None and self.diagram:
+                    self._display(self.figure)
         self.note.value = f"<span style='color:#b35900'>{html.escape(self.message)}</span>" if self.message else ""
 
     def _ipython_display_(self):

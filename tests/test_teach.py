@@ -287,3 +287,14 @@ def test_start_here_setup_check_runs(tmp_path):
     out = pm.execute_notebook(str(NB / "START_HERE.ipynb"), str(tmp_path / "out.ipynb"), parameters={"quick": True}, progress_bar=False, cwd=str(NB))
     text = "".join(o.get("text", "") for c in out.cells if c.cell_type == "code" for o in c.outputs)
     assert "works here: 2,000 random accesses" in text
+
+
+def test_tlb_return_question_is_computed():
+    """The return-to-the-first-page question: its answer and its worked text come from the
+    simulator's own run (pagesim.diagrams), so 4 pages in a 4-way set hit on return and 5 miss."""
+    args = dict(machine="skylake", page="4K", stride="64K", structure="L1 DTLB 4K")
+    q = teach.QUESTIONS["tlb-return"]
+    assert q.answer(count=5, **args) == 6 and "evicted at step 5" in q.how(count=5, **args)
+    assert q.answer(count=4, **args) == 4 and "still in its set" in q.how(count=4, **args)
+    # 4 KiB steps spread the pages over 5 sets: each misses once, the return hits
+    assert q.answer(count=5, **{**args, "stride": "4K"}) == 5 and "1 of the 5 pages" in q.how(count=5, **{**args, "stride": "4K"})
