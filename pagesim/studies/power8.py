@@ -1017,7 +1017,8 @@ def plot_cache_refs(cc):
     )
     long["reading"] = long["reading"].str.removesuffix(": references")
     long["run"] = long["environment"] + "\n" + long["page kind"]
-    ax = plotting.bars(long, x="run", y="references", hue="reading", log=True, title="memset of 16 MiB: cache references, three readings (a missing bar is 0)")
+    title = "memset of 16 MiB: cache references, three readings (L1 replay; a missing bar is 0)"
+    ax = plotting.bars(long, x="run", y="references", hue="reading", log=True, title=title)
     ax.axhline(120, color="k", ls="--", lw=1, label="document, free memory: < 120")
     ax.set_ylim(50, 1e9)  # room for the legend above the bars
     ax.legend(fontsize=7, loc="upper left")
