@@ -177,12 +177,14 @@ QUESTIONS: dict[str, Question] = {
     ),
     "reach": Question("What is the reach of {machine}'s largest data TLB level with {page} pages?", _reach, _reach_how, kind="size"),
     "faults": Question(
-        "How many page faults does touching every byte of a fresh {size} region take with {page} pages?",
-        lambda size, page: math.ceil(parse_size(size, "size") / parse_page_size(page, "page")),
-        lambda size, page: (
+        # kind: which pages, when several kinds of one size are asked about ("hugetlb pages, from a reserved pool")
+        "How many page faults does touching every byte of a fresh {size} region take with {page} {kind}?",
+        lambda size, page, kind="pages": math.ceil(parse_size(size, "size") / parse_page_size(page, "page")),
+        lambda size, page, kind="pages": (
             f"one fault per page, at its first touch: {size} / {page} = {math.ceil(parse_size(size, 'size') / parse_page_size(page, 'page'))} "
             "(the order of the touches does not matter once every page is touched)"
         ),
+        defaults=(("kind", "pages"),),
     ),
     "tlb-sets": Question("{count} pages, {stride} apart, on {machine} with {page} pages: how many sets of its {structure} do they use?", _sets, _sets_how),
     "tlb-return": Question(
