@@ -281,7 +281,7 @@ HINTS: dict[str, Callable[..., str]] = {
     ),
     "walk-levels": _walk_hint,
     "reach": _reach_hint,
-    "faults": lambda size, page: f"each page of a fresh region faults once, at its first touch: how many {page} pages does {size} take?",
+    "faults": lambda size, page, kind="": f"each page of a fresh region faults once, at its first touch: how many {page} pages does {size} take?",
     "tlb-sets": _sets_hint,
     "tlb-return": _return_hint,
     "unused-share": lambda file, page: f"the {file} file takes whole {page} pages: round it up, then unused share = (pages - file) / pages",

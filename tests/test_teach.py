@@ -298,3 +298,13 @@ def test_tlb_return_question_is_computed():
     assert q.answer(count=4, **args) == 4 and "still in its set" in q.how(count=4, **args)
     # 4 KiB steps spread the pages over 5 sets: each misses once, the return hits
     assert q.answer(count=5, **{**args, "stride": "4K"}) == 5 and "1 of the 5 pages" in q.how(count=5, **{**args, "stride": "4K"})
+
+
+def test_every_question_has_a_hint_taking_its_inputs():
+    """A hint takes the same inputs as its question, optional ones included."""
+    import inspect
+
+    for name, q in teach.QUESTIONS.items():
+        qp = set(inspect.signature(q.answer).parameters) | {k for k, _ in q.defaults}
+        hp = set(inspect.signature(teach.HINTS[name]).parameters)
+        assert qp <= hp, f"{name}: the hint lacks {qp - hp}"
