@@ -994,8 +994,9 @@ def plot_cycles(timed):
             left += share
         ax.invert_yaxis()
         ax.set(title=f"{wl}: cycles (timing model)", xlabel="% of the 4 KiB run's cycles")
-    axes[0].legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
     return fig
 
 
@@ -1049,6 +1050,8 @@ def plot_timed_sweeps(sweeps: dict, tsum, doc, rel: float = 0.5):
 def plot_faults(f: dict, waste):
     """Section 3: faults and prefaulted pages to touch 64 KiB per page mode, and what sparse random
     touches of a region leave of the prefaulted pages (log-log)."""
+    from matplotlib.ticker import FormatStrFormatter
+
     fig, (a, b) = _fig(2, width=11, height=3.6)
     labels = list(f)
     faults = [f[k]["faults"] for k in labels]
@@ -1057,11 +1060,12 @@ def plot_faults(f: dict, waste):
     a.bar(labels, pre, bottom=faults, label="pages prefaulted", color="tab:blue", alpha=0.6)
     for i, (n, p) in enumerate(zip(faults, pre)):
         a.text(i, n + p, f"{n} fault{'s' if n != 1 else ''}" + (f" + {p} prefaulted" if p else ""), ha="center", va="bottom", fontsize=8)
-    a.set(title="touching every byte of 64 KiB", ylabel="pages", ylim=(0, 1.2 * max(n + p for n, p in zip(faults, pre))))
-    a.legend(fontsize=8, loc="upper right")
+    a.set(title="touching every byte of 64 KiB", ylabel="pages", ylim=(0, 1.45 * max(n + p for n, p in zip(faults, pre))))
+    a.legend(fontsize=8, loc="upper center", ncol=2)
     for col, style in (("faults (4K)", "o-"), ("faults (emulation)", "s-"), ("prefaulted", "^--"), ("never touched", "v-")):
         b.plot(waste["touches"], waste[col], style, label=col if col != "never touched" else "prefaulted, never touched", ms=4)
     b.set_xscale("log", base=2)
+    b.xaxis.set_major_formatter(FormatStrFormatter("%g"))
     b.set_yscale("log")
     b.set(title="random touches of 16 MiB, 64 KiB emulation mode", xlabel="random touches", ylabel="pages (log)")
     b.legend(fontsize=8)
@@ -1117,6 +1121,8 @@ def plot_fragmentation(mix):
     """Section 5: the unused share of the pages holding one file against its size, per page size
     (the 1 KB and 3 KB files of the document marked), and the memory the small-file mix ``mix``
     (``internal_fragmentation`` with ``memory``) needs and takes."""
+    from matplotlib.ticker import FormatStrFormatter
+
     fig, (a, b) = _fig(2, width=11, height=3.6)
     d = unused_by_file_size()
     for page, g in d.groupby("page", sort=False):
@@ -1125,6 +1131,7 @@ def plot_fragmentation(mix):
         a.axvline(kib, color="gray", ls=":", lw=1)
         a.text(kib, 102, f"{kib} KB", ha="center", fontsize=8, color="gray")
     a.set_xscale("log", base=2)
+    a.xaxis.set_major_formatter(FormatStrFormatter("%g"))
     a.set(title="one file: share of its pages left unused", xlabel="file size (KiB, log)", ylabel="unused (%)", ylim=(0, 110))
     a.legend(fontsize=8)
     x = np.arange(len(mix))
