@@ -145,3 +145,13 @@ def test_record_robust_and_its_figure(doc):
     assert len(fig.axes) == 6
     assert [len(ax.get_lines()) for ax in fig.axes] == [7, 6, 8, 7, 6, 8]
     assert isinstance(t, pd.DataFrame)
+
+
+def test_the_warmup_figure_keeps_the_message_in_view(doc):
+    """With 2 MiB pages the counted walks stay near 0%: the message's bands (-42..-14% and -15..-5%)
+    must still be in view, not cut off by the data's range."""
+    curve = pd.DataFrame({"warm-up (pool sweeps)": [0.0, 8.0, 16.0], "ITLB walks counted %": [-1.9, 0.0, 0.0], "DTLB walks counted %": [-0.6, 0.0, 0.0]})
+    ax = S.plot_warmup(curve, doc, "huge", 8.0)
+    lo, hi = ax.get_ylim()
+    assert lo <= -42 and hi >= 0
+    assert S.DATABASE_MODEL in ax.get_title()

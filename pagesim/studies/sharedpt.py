@@ -1144,10 +1144,12 @@ def plot_warmup(curve, doc, pages, warmup):
         band=[(1.5 * v, 0.5 * v, f"{k} document {v:g}% +-50%") for k, v in document.items()],
         mark=warmup,
         mark_label="chosen warm-up",
-        title=f"Walks a counter counts, shared against private tables ({page}; {DATABASE_MODEL})",
+        title=f"Walks a counter counts, shared against private tables ({page})\n({DATABASE_MODEL})",
         xlabel="warm-up before the measured window (pool sweeps)",
         ylabel="page walks (% change)",
     )
+    lo, hi = ax.get_ylim()  # the message's bands in view even where the model stays far from them
+    ax.set_ylim(min(lo, 1.6 * min(document.values())), max(hi, 1.0))
     return ax
 
 
