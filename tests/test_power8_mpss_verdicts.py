@@ -82,7 +82,9 @@ def test_04_counts_fixed_by_the_inputs_are_arithmetic_and_exact_ones_carry_their
             if env == "ideal":
                 assert thp["verdict"] == "arithmetic"
             else:
-                assert thp["verdict"] == "exact" and "movable background pages" in thp["sensitivity"]
+                # 1 fault only when nearly every background page can move, which the document does not state
+                assert thp["verdict"] == "not reproduced" and "movable background pages" in thp["sensitivity"]
+                assert "not stated" in thp["why"]
                 assert thp["reuses"] == ("faults-pressure-memset-THP" if pattern == "random" else "")
         assert f[f"dtlb-{env}-memset"]["verdict"] == "arithmetic"
         # 256 pages fit in the preset's D-ERAT and TLB: fixed by capacity; the sweep says where it fails
@@ -95,8 +97,10 @@ def test_04_kernel_work_is_contradicted_with_its_ratio(run):
     assert k["figures"] == 0  # its figures are judged by the instruction count
     huge, normal = run("04_power8_mmap")["kernel-instr-huge"], run("04_power8_mmap")["kernel-instr-normal"]
     rows = {r["row"]: r["verdict"] for r in huge["rows"]}
-    assert rows == {"hugepage, ideal": "within", "hugepage, pressure": "within", "THP, ideal": "within", "THP, pressure": "direction"}
-    assert huge["verdict"] == "direction" and normal["verdict"] == "direction" and "3.98x" in normal["why"]
+    # THP under pressure: 12.6x the document's 200,000 instructions, an order of magnitude off
+    assert rows == {"hugepage, ideal": "within", "hugepage, pressure": "within", "THP, ideal": "within", "THP, pressure": "contradicted"}
+    assert huge["verdict"] == "contradicted" and "more than ten times" in huge["why"]
+    assert normal["verdict"] == "direction" and "3.98x" in normal["why"]
 
 
 def test_04_thp_under_pressure_costlier_than_64k_is_contradicted(run):

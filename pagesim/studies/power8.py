@@ -475,15 +475,17 @@ def record_faults(F, mx, doc, tc) -> None:
         for kind in KIND_ORDER:
             fid, d, s = f"faults-{env}-{pattern}-{kind}", int(want[kind]), int(got.loc[kind, "page faults"])
             if kind == "THP" and env == "pressure":  # the one count that could have come out otherwise (section 2)
-                F.exact(
+                F.not_reproduced(
                     fid,
                     f"{kind}: page faults, {env}, {pattern}",
                     "VII",
                     d,
-                    s,
+                    f"{s} (all background pages movable, an assumption)",
                     reuses="faults-pressure-memset-THP" if pattern == "random" else "",
-                    why=f"the THP fault compacts memory first ({int(got.loc[kind, 'pages migrated'])} pages migrated); without a 16 MiB block it falls back "
-                    "to 256 64K faults",
+                    why=f"what sets it is not stated: the THP fault compacts memory first ({int(got.loc[kind, 'pages migrated'])} pages migrated), "
+                    "which finds a 16 MiB block only when nearly every background page can move; the document does not say what held "
+                    "its memory, and with a few more pinned pages the model falls back to 256 64K faults (the range below), so the "
+                    "model's 1 fault follows from its assumption",
                 )
             else:
                 F.arithmetic(fid, f"{kind}: page faults, {env}, {pattern}", "VII", d, s, s == d, why=fixed[kind])
