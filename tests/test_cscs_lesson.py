@@ -63,3 +63,53 @@ def test_tlb_sets_1040k_planes_fit_and_1m_planes_thrash():
     assert "every access misses" not in fit.how and "misses" not in fit.how
     thrash = teach.check_answer("tlb-sets", 1, stride="1M", count=64, **L2)
     assert thrash.right and "64 per set" in thrash.how and "misses on every revisit" in thrash.how
+
+
+# ------------------------------------------------------------------ one number for the solver's set-up
+def test_the_solver_set_up_is_one_run_in_every_figure():
+    """The bar chart, the plane-size sweep and the map build the solver's 64 planes of PLANE bytes the
+    same way, in both modes; the sweep includes PLANE itself."""
+    from pagesim.studies import cscs as S
+
+    for quick in (True, False):
+        wl, kw, work = S.solver_case(64, S.PLANE, quick)
+        assert (wl, kw) == S.kernel_cases(quick)["strided solver (64 planes)"]
+        assert work == S.KERNEL_WORK[S.KERNEL_OF["strided solver (64 planes)"]][0]
+        assert S.PLANE in S.plane_size_values(quick)
+        assert (64, S.PLANE) in S.map_cells(quick)
+
+
+def test_the_figures_give_one_number_for_the_solver():
+    """64 planes of 1040 KiB: the bar chart of section 2, the sweep's point at 1040 KiB and the map's
+    cell are one figure under one model (they were +41.6%, about +720% and 721)."""
+    from pagesim.studies import cscs as S
+
+    mlp = S.fitted_mlp(quick=True)
+    k = S.timed_kernels(S.timed_pairs(quick=True), mlp).set_index("kernel")["small_page_change_pct"]
+    bar = k["strided solver (64 planes)"]
+    sweep = S.plane_sizes(mlp, quick=True, progress=False).table.set_index("plane KiB")["small_page_change_pct"]
+    cell = S.locality_map(mlp, quick=True, progress=False).set_index(["planes in use", "plane KiB"])["small_page_change_pct"]
+    assert sweep[S.PLANE >> 10] == bar
+    assert cell[(64, S.PLANE >> 10)] == bar
+    assert 0 < bar < 100  # small pages better, by the timing model's tens of per cent
+
+
+def test_the_notebook_uses_the_timing_model_only():
+    """No figure of notebook 02 comes from the plain cost model (no data caches)."""
+    import nbformat
+
+    from pagesim.notebooks import notebooks_dir
+
+    nb = nbformat.read(notebooks_dir() / "02_opteron_cscs.ipynb", as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    for plain in ("small_page_change(", "solver_plane_sizes(", "strong_scaling("):
+        assert plain not in code, plain
+
+
+def test_the_choices_figure_shades_the_findings_bands(quick_findings):
+    from pagesim.studies import cscs as S
+
+    found = quick_findings("02_opteron_cscs")
+    for fid, limits in S.choice_limits().items():
+        want = found[fid]["limits"]
+        assert (limits is None and want is None) or tuple(limits) == tuple(want), fid
