@@ -87,24 +87,52 @@ def _reach_how(machine, page, structure=None):
     return f"{m.name}'s {s.name} holds {s.entries} entries of {format_size(p)}: {s.entries} x {format_size(p)} = {format_size(s.entries * p)}"
 
 
-def _sets(machine, page, stride, count, structure):
+def _set_loads(machine, page, stride, count, structure) -> dict[int, int]:
+    """How many of the ``count`` pages, ``stride`` apart from address 0, fall in each set of ``structure``
+    that any of them uses: {set: pages}."""
     m = _m(machine)
     p = m.check_page_size(page)
     st = m.structure(structure)
     stride = parse_size(stride, "stride")
-    return len({((i * stride) // st.entry_size(p)) % st.sets for i in range(int(count))})
+    loads: dict[int, int] = {}
+    for page_number in sorted({(i * stride) // st.entry_size(p) for i in range(int(count))}):
+        s = page_number % st.sets
+        loads[s] = loads.get(s, 0) + 1
+    return loads
+
+
+def _sets(machine, page, stride, count, structure):
+    return len(_set_loads(machine, page, stride, count, structure))
 
 
 def _sets_how(machine, page, stride, count, structure):
     m = _m(machine)
     p = m.check_page_size(page)
     st = m.structure(structure)
-    pages = parse_size(stride, "stride") / st.entry_size(p)
+    size = parse_size(stride, "stride")
+    loads = _set_loads(machine, page, stride, count, structure)
+    pages = size / st.entry_size(p)
+    if not float(pages).is_integer():
+        step = f"{pages:g} pages: step i touches page number floor(i x {pages:g}), in set that number mod {st.sets}"
+    elif int(pages) % st.sets == 0:
+        step = f"{int(pages):,} pages, and {int(pages):,} mod {st.sets} = 0: every page lands in the same set"
+    else:
+        r = int(pages) % st.sets
+        step = f"{int(pages):,} pages, and {int(pages):,} mod {st.sets} = {r}: each page lands {r} set{'s' * (r != 1)} after the one before"
+    used, lo, hi = sum(loads.values()), min(loads.values()), max(loads.values())
+    per = f"{lo} per set" if lo == hi else f"{lo} to {hi} per set"
+    where = f"{used} pages touched land in {len(loads)} distinct set{'s' * (len(loads) != 1)}, {per}"
+    over = sum(v for v in loads.values() if v > st.ways)
+    if not over:
+        fate = f"{hi} <= {st.ways} ways, so all {used} fit and, once loaded, every revisit hits"
+    else:
+        misses = "misses on every revisit" if st.replacement in ("lru", "fifo") else "misses on most revisits"
+        crowded = f"{hi} > {st.ways} ways" if over == used else f"{over} of the {used} pages sit in sets holding more than {st.ways}"
+        which = "" if over == used else " to those sets; the others hit once loaded"
+        fate = f"{crowded}: a sweep over the pages in order {misses}{which} ({st.replacement.upper()} replacement)"
     return (
         f"{st.name} has {st.entries} entries, {st.ways}-way: {st.sets} sets, picked by the page number mod {st.sets}. "
-        f"Each step of {format_size(parse_size(stride))} moves {pages:g} pages, so the page numbers step by {pages:g} mod {st.sets}: "
-        f"{int(count)} steps land in {_sets(machine, page, stride, count, structure)} distinct sets "
-        f"(more steps than {st.ways} per set and every access misses)"
+        f"Each step of {format_size(size)} moves {step}. The {where}: {fate}"
     )
 
 
