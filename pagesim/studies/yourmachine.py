@@ -175,4 +175,183 @@ def reach_marks(presets):
     return [(f"{r['preset']} L{r['level']} {r['page']}", int(r["reach"])) for _, r in pr.iterrows()]
 
 
+# ------------------------------------------------------------------- the notebook's findings and figures
+# Each ``record_*`` function records the findings of one section of notebooks/07_your_machine.ipynb in
+# its ``Findings``; the notebook's appendix lists them. Every finding is measured on this machine.
+
+
+def host_summary(cpu: str) -> str:
+    """This machine in four lines: the processor, THP mode, the caches Linux reports, hardware counters."""
+    from ..host import thp_mode
+    from ..probe import cache_sizes
+
+    return "\n".join(
+        [
+            cpu,
+            f"transparent huge pages: {thp_mode() or 'not available'}",
+            "caches Linux reports: " + (", ".join(f"{n} {format_size(s)}" for n, s in cache_sizes()) or "none"),
+            hardware_counters(),
+        ]
+    )
+
+
+def preset_table(presets):
+    """The data TLB reach of ``presets`` by level and page size, the reach readable."""
+    return preset_reach(presets).assign(reach=lambda d: d["reach"].map(format_size))
+
+
+def plot_knees(res: ProbeResult, presets):
+    """The page-stride and line-stride curves with each knee's transition shaded on its curve's colour."""
+    import matplotlib.pyplot as plt
+
+    from .. import plotting
+    from ..probe import cache_sizes
+
+    cv = curves(res)
+    _, ax = plt.subplots(figsize=(9, 4.5))
+    plotting.latency(cv, marks=reach_marks(list(presets)[:1]) + cache_sizes(), ax=ax, title="the knees: where the median rises and stays up (shaded)")
+    colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
+    for k in res.knees:
+        ax.axvspan(k.start / 2**20, k.end / 2**20, color=colors.get(k.curve, "0.5"), alpha=0.12, lw=0)
+    return ax
+
+
+def record_knees(F, loc) -> None:
+    """Section 2: each structure looked for, and the knee found near it (notes: nothing to check)."""
+    for r in loc.itertuples():
+        F.note(
+            f"knee-{r.structure}",
+            f"{r.structure}: knee of the {r.curve} curve",
+            "pointer-chase probe",
+            r._3,
+            r._4,
+            "a knee is where latency rises; the sizes beside it say what could cause it, not what did",
+        )
+
+
+def thp_pairs(d: dict):
+    """The sizes beyond the 4K L2 TLB reach of :func:`thp_direction`: 4K and THP medians and their ratio."""
+    import pandas as pd
+
+    pairs = pd.DataFrame(d["pairs"], columns=["size", "4K ns", "THP ns"]).assign(**{"4K / THP": lambda t: t["4K ns"] / t["THP ns"]})
+    pairs["working set"] = pairs["size"].map(format_size)
+    return pairs
+
+
+def plot_thp(d: dict):
+    """The 4K/THP latency ratio at each size beyond the 4K L2 TLB reach, with the median and 1."""
+    import matplotlib.pyplot as plt
+
+    if d["holds"] is None:
+        print("not checked:", d["why"])
+        return None
+    pairs = thp_pairs(d)
+    _, ax = plt.subplots(figsize=(7.5, 3.6))
+    ax.plot(pairs["size"] / 2**20, pairs["4K / THP"], "o-", ms=4, label="4K / THP at each size")
+    ax.axhline(1, color="0.4", ls="--", lw=0.8, label="1: THP as slow as 4K")
+    ax.axhline(d["ratio"], color="tab:green", lw=1, label=f"median {d['ratio']:.2f} (the check)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("working set MiB")
+    ax.set_ylabel("4K ns / THP ns")
+    ax.set_title(f"page stride beyond the 4K L2 TLB reach ({format_size(d['reach'])}, {d['source']})")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def record_thp(F, d: dict) -> None:
+    """Section 3: THP no slower than 4K pages beyond the 4K L2 TLB reach (the median ratio)."""
+    fs = format_size
+    if d["holds"] is None:
+        F.note("thp-direction", "THP no slower than 4K pages beyond the 4K L2 TLB reach", "pointer-chase probe", "-", "-", d["why"])
+        return
+    pairs = thp_pairs(d)
+    s, f4, ft = d["worst"]
+    F.check(
+        "thp-direction",
+        f"THP median latency no higher than 4K beyond the 4K L2 TLB reach ({d['source']}): median 4K/THP ratio >= 1",
+        "pointer-chase probe",
+        f"{len(pairs)} sizes from {fs(int(pairs['size'].min()))} to {fs(int(pairs['size'].max()))}",
+        f"median 4K/THP {d['ratio']:.2f} (from {pairs['4K / THP'].min():.2f} to {pairs['4K / THP'].max():.2f}); "
+        f"THP no slower at {d['sizes_holding']} of {len(pairs)} sizes "
+        f"(closest {fs(s)}: {f4:.1f} vs {ft:.1f} ns)",
+        d["holds"],
+        kind="direction",
+    )
+
+
+def plot_chase(sim, preset: str):
+    """pagesim's walks per load of the page-stride chase on ``preset``, with the preset's reach marked."""
+    import matplotlib.pyplot as plt
+
+    from .. import plotting
+
+    ax = plotting.lines(
+        sim, x="working set MiB", y="walks per load", hue="page", logx=True, title=f"simulated: walks per load of the page-stride chase on {preset}"
+    )
+    plotting.mark_sizes(ax, reach_marks([preset]))
+    plt.tight_layout()
+    return ax
+
+
+def record_chase(F, res: ProbeResult, sim, preset: str) -> None:
+    """Section 4: the first size where the simulated chase walks on most loads, beside the measured knee."""
+    steps = first_walks(sim)
+    tlb4 = [k for k in res.knees if k.curve.startswith("4K pages, page") and "L2 TLB" in k.meaning]
+    F.note(
+        "sim-step-4k",
+        f"4K: first size where {preset} walks on most loads (simulated) beside the measured knee",
+        "pointer-chase probe",
+        ", ".join(f"{format_size(k.start)} -> {format_size(k.end)}" for k in tlb4) or "no knee named L2 TLB",
+        format_size(steps["4K"]) if steps.get("4K") else "never within the sizes measured",
+        "the preset is a stand-in for this processor: the agreement is shown, not required",
+    )
+    F.note(
+        "sim-step-2m",
+        f"2M: first size where {preset} walks on most loads (simulated)",
+        "pointer-chase probe",
+        "-",
+        format_size(steps["2M"]) if steps.get("2M") else "never within the sizes measured",
+        "beside the THP curve above; a host that backs the guest with 4 KiB pages makes huge pages reach no further than 4 KiB pages",
+    )
+
+
+def plot_faults(ft):
+    """Real minor faults (points) and simulated ones (line) of each mapping against the working set."""
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=(7.5, 3.8))
+    for page, g in ft.groupby("page"):
+        g = g.sort_values("size")
+        (line,) = ax.plot(g["size"] / 2**20, g["simulated_faults"].clip(lower=0.5), "-", lw=1.2, label=f"{page}: simulated")
+        ax.plot(g["size"] / 2**20, g["real_faults"].clip(lower=0.5), "o", ms=5, mfc="none", color=line.get_color(), label=f"{page}: real")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("working set MiB")
+    ax.set_ylabel("minor faults (a 0 drawn as 0.5)")
+    ax.set_title("page faults of the probe's writes: real (circles) and simulated (lines)")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def record_faults(F, ft) -> None:
+    """Section 5: real minor faults equal the simulated ones at every size (a note when the kernel
+    granted fewer huge pages than asked)."""
+    for page, g in ft.groupby("page"):
+        granted = page == "4K" or bool((g["huge_pages"] == g["huge_pages_expected"]).all())
+        what = f"{page}: real minor faults equal simulated at every size"
+        got = f"equal at {int(g['equal'].sum())} of {len(g)} sizes; total real {int(g['real_faults'].sum()):,}, simulated {int(g['simulated_faults'].sum()):,}"
+        if granted:
+            F.check(f"faults-{page}", what, "this machine's kernel", f"{int(g['real_faults'].sum()):,} real", got, bool(g["equal"].all()))
+        else:
+            F.note(
+                f"faults-{page}",
+                what,
+                "this machine's kernel",
+                f"{int(g['real_faults'].sum()):,} real",
+                got,
+                f"the kernel granted {int(g['huge_pages'].sum())} of {int(g['huge_pages_expected'].sum())} huge pages (fragmented memory): "
+                "the simulation assumed every request granted",
+            )
+
+
 __all__ = ["curves", "fault_table", "knee_table", "located", "simulated_chase", "first_walks", "reach_marks", "thp_direction", "l2_reach_4k"]

@@ -473,3 +473,279 @@ def direct_points(path, table, points) -> list[dict]:
             }
         )
     return out
+
+
+# ------------------------------------------------------------------- the notebook's findings and figures
+# Each ``record_*`` function records the findings of one section of notebooks/06_your_program.ipynb in
+# its ``Findings``; the notebook's appendix lists them. Every finding is about the trace and this machine.
+
+
+def load_or_record(trace, command: str = "", record_to="../build/traces", data_only: bool = True, max_accesses: int = 2_000_000, start: int = 0):
+    """The :class:`Sample` to analyse and the recording (None when nothing was recorded): ``command``
+    recorded first with valgrind when it is given and valgrind is there (only what is analysed: the
+    program is stopped after ``start + max_accesses`` accesses), else the trace ``trace``."""
+    import shlex
+    import subprocess
+
+    from ..record import record, why_not
+
+    recorded = None
+    if command:
+        reason = why_not()
+        if reason:
+            print(f"cannot record {command!r} here: {reason}\nanalysing the shipped trace {trace!r} instead")
+        else:
+            Path(record_to).mkdir(parents=True, exist_ok=True)
+            argv = shlex.split(command)
+            recorded = record(
+                argv,
+                out=Path(record_to) / f"{Path(argv[0]).name}-lackey.txt.gz",
+                data_only=data_only,
+                limit=start + max_accesses,
+                program_output=subprocess.DEVNULL,
+            )
+            print(recorded)
+            trace = recorded.path
+    return load(trace, max_accesses=max_accesses, start=start), recorded
+
+
+def record_count(F, s: Sample, recorded) -> None:
+    """Section 1: the accesses read equal the file's lackey access lines (and the recorder's count)."""
+    from ..record import count_lines
+
+    if s.format == "lackey":
+        lines = count_lines(s.path)
+        want = recorded.accesses if recorded is not None else lines
+        F.check(
+            "count",
+            "accesses read from the trace equal its lackey access lines" + (" and the recorder's count" if recorded else ""),
+            Path(s.path).name,
+            f"{want:,} lines" + (f" (recorder {recorded.accesses:,})" if recorded else ""),
+            f"{s.total:,} accesses read",
+            s.total == lines == want,
+        )
+    else:
+        F.note("count", "accesses read from the trace", Path(s.path).name, "-", f"{s.total:,}", f"a {s.format} file: the lackey line count does not apply")
+
+
+def footprint_table(fp):
+    """:func:`footprint` with sizes as a reader says them."""
+    show = fp.assign(**{"data footprint": fp["data footprint"].map(human), "mapped": fp["mapped"].map(human), "mapped vs 4K": fp["mapped vs 4K"].round(2)})
+    return show.drop(columns="page_size")
+
+
+def plot_footprint(s: Sample, fp):
+    """The memory the pages touched would map, by page size."""
+    import matplotlib.pyplot as plt
+
+    from .. import plotting
+
+    ax = plotting.bars(
+        fp.assign(**{"mapped MiB": fp["mapped"] / 2**20}),
+        x="page",
+        y="mapped MiB",
+        log=True,
+        annotate=True,
+        title=f"{s.name}: memory mapped by the pages touched, by page size",
+    )
+    ax.tick_params(axis="x", rotation=45)
+    plt.tight_layout()
+    return ax
+
+
+REUSE_MARKS = ("opteron-k8", "skylake", "zen4", "power5+")
+
+
+def plot_reuse(s: Sample, rc):
+    """The working-set curve of :func:`reuse_curve` (reach on the x axis), the presets' 4 KiB reach marked."""
+    from .. import plotting
+
+    rc = rc.assign(**{"reach MiB": rc["reach"] / 2**20})
+    ax = plotting.lines(
+        rc[rc["misses per 1000"] > 0],
+        x="reach MiB",
+        y="misses per 1000",
+        hue="page",
+        logx=True,
+        logy=True,
+        marker=None,
+        title=f"{s.name}: misses per 1,000 data accesses of a fully associative LRU TLB",
+    )
+    plotting.mark_sizes(ax, [(n, machine(n).reach("4K")) for n in REUSE_MARKS if 4096 in machine(n).page_sizes])
+    return ax
+
+
+def reuse_needs(s: Sample, rc) -> str:
+    """The first touches (misses no TLB avoids) and the entries needed for at most one further miss
+    per 1,000 data accesses, by page size."""
+    cold = rc.groupby("page")["misses"].min()
+    need = {p: int(g[g["misses"] <= cold[p] + len(s.data) / 1000]["entries"].min()) for p, g in rc.groupby("page")}
+    first = {p: int(c) for p, c in cold.items()}
+    return f"first touches (misses no TLB avoids): {first}\nentries needed for at most 1 further miss per 1,000 data accesses: {need}"
+
+
+def record_reuse(F, s: Sample) -> None:
+    """Section 3: a 64-entry fully associative LRU TLB walks as often as the reuse distances say."""
+    from ..simulate import simulate
+
+    lru = lru_machine(64, "4K")
+    ds = simulate(lru, addresses=s.data, page_size="4K", specialize=False)
+    curve64 = int(lru_misses(reuse_distances(s.data, "4K"), [64])[0])
+    F.check(
+        "reuse-vs-simulate",
+        "misses of a 64-entry fully associative LRU TLB: reuse distances vs the simulator",
+        "this notebook (section 3)",
+        f"{curve64:,} from reuse distances",
+        f"{int(ds['walks'].sum()):,} walks simulated",
+        curve64 == int(ds["walks"].sum()),
+    )
+
+
+def plot_reach_footprint(s: Sample, table):
+    """Walks per 1,000 accesses against reach / data footprint, every preset and page size."""
+    import matplotlib.pyplot as plt
+
+    from .. import plotting
+
+    pts = table.assign(**{"reach / data footprint": table["reach"].clip(lower=1) / table["data footprint"]})
+    ax = plotting.points(
+        pts,
+        x="reach / data footprint",
+        y="walks per 1000",
+        hue="page",
+        hue_order=list(dict.fromkeys(pts.sort_values("page_size")["page"])),
+        title=f"{s.name}: walks per 1,000 accesses against reach / footprint (every preset and page size)",
+    )
+    ax.axvline(1, color="0.4", ls="--", lw=0.8)
+    plt.tight_layout()
+    return ax
+
+
+DIRECT_POINTS = (("skylake", "4K"), ("skylake", "2M"), ("power8", "64K"))
+
+
+def direct_check(s: Sample, table, names):
+    """:func:`direct_points` at :data:`DIRECT_POINTS` (those among ``names``), or None when only part of
+    the trace is analysed."""
+    import pandas as pd
+
+    return pd.DataFrame(direct_points(s.path, table, [p for p in DIRECT_POINTS if p[0] in names])) if s.whole else None
+
+
+def record_sweep(F, s: Sample, table, fp, direct) -> None:
+    """Section 4: the sweep's walks equal a direct simulation of the file, and its pages touched the
+    footprint of section 2."""
+    if direct is not None:
+        F.check(
+            "sweep-vs-simulate",
+            "sweep walks equal a direct simulate(read_trace(file)) at the same points",
+            Path(s.path).name,
+            ", ".join(f"{r.machine} {r.page}: {r._4:,}" for r in direct.itertuples()),
+            ", ".join(f"{r.machine} {r.page}: {r._3:,}" for r in direct.itertuples()),
+            bool((direct["sweep walks"] == direct["simulate walks"]).all() and (direct["sweep accesses"] == direct["simulate accesses"]).all()),
+        )
+    else:
+        F.note(
+            "sweep-vs-simulate",
+            "sweep vs a direct simulate of the file",
+            Path(s.path).name,
+            "-",
+            "-",
+            "only a part of the trace is analysed: the file holds more",
+        )
+    pages4 = int(fp.loc[fp.page == "4K", "pages"].iloc[0])
+    sim4 = int(table[(table.machine == "skylake") & (table.page == "4K")]["pages touched"].iloc[0])
+    F.check(
+        "footprint", "4K pages touched: counted from the addresses vs the simulator's pages_touched", "section 2", f"{pages4:,}", f"{sim4:,}", pages4 == sim4
+    )
+
+
+def plot_recommendation(s: Sample, rec):
+    """Walks per 1,000 accesses of each preset with its base page and with the recommended page."""
+    import matplotlib.pyplot as plt
+
+    from .. import plotting
+
+    pm = rec.per_machine
+    t = pm.melt(id_vars="machine", value_vars=["walks per 1000 (base)", "walks per 1000 (recommended)"], var_name="page", value_name="walks per 1000")
+    t["page"] = t["page"].str.extract(r"\((.*)\)")[0].map({"base": "base page", "recommended": "recommended page"})
+    t["walks per 1000"] = t["walks per 1000"].astype(float).clip(lower=1e-3)
+    _, ax = plt.subplots(figsize=(9, 3.8))
+    plotting.bars(
+        t, x="machine", y="walks per 1000", hue="page", log=True, ax=ax, title=f"{s.name}: walks per 1,000 accesses, base page and recommended page", xlabel=""
+    )
+    ax.tick_params(axis="x", rotation=45)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    plt.tight_layout()
+    return ax
+
+
+def record_recommendation(F, s: Sample, rec) -> None:
+    """Section 5: the recommendation (a note: nothing to check it against)."""
+    F.note(
+        "recommendation",
+        f"recommendation for {s.name}",
+        Path(s.path).name,
+        f"{s.n:,} accesses",
+        rec.text,
+        "a recommendation from simulated walks with a stated rule; no measurement to check it against",
+    )
+
+
+def plot_prefix(s: Sample, pc, name: str = "skylake"):
+    """Walks per 1,000 accesses on growing prefixes of the sample (:func:`prefix_curve`)."""
+    from .. import plotting
+
+    return plotting.lines(
+        pc,
+        x="accesses",
+        y="walks per 1000",
+        hue="page",
+        logx=True,
+        logy=True,
+        title=f"{s.name} on {name}: walks per 1,000 accesses on growing prefixes of the sample",
+    )
+
+
+def record_sampling(F, sens) -> str:
+    """Section 6: how often the recommendation on a part agrees with the whole sample's (a note)."""
+    whole = sens[sens.window == "whole sample"].set_index("machine")["recommended"]
+    parts = sens[sens.window != "whole sample"]
+    agree = int((parts["recommended"].values == whole.loc[parts["machine"]].values).sum())
+    base = parts["walks per 1000 (base)"]
+    F.note(
+        "sampling",
+        "the recommendation on parts of the sample",
+        f"{len(parts)} (preset, part) pairs",
+        f"whole sample: {', '.join(f'{k} {v}' for k, v in whole.items())}",
+        f"same page in {agree} of {len(parts)}; base-page walks per 1,000 from {base.min():.3g} to {base.max():.3g}",
+        "shows how far a partial trace can mislead; nothing to check it against",
+    )
+    return f"the recommendation on a part agrees with the whole sample's in {agree} of {len(parts)} (preset, part) pairs"
+
+
+def shipped_recommendations(s: Sample, names, max_bloat: float = MAX_BLOAT) -> dict:
+    """The recommendation for each shipped trace: {name: (Sample, Recommendation)} (``s`` reused when it
+    is that whole trace)."""
+    out = {}
+    for name in SHIPPED:
+        t = s if (name == s.name and s.whole) else load(name)
+        out[name] = (t, recommend(sweep_presets(t, names), max_bloat=max_bloat))
+    return out
+
+
+def shipped_text(shipped: dict) -> str:
+    return "\n".join(f"{name} ({ABOUT[name]}, {t.n:,} accesses):\n    {r.text}" for name, (t, r) in shipped.items())
+
+
+def record_shipped(F, shipped: dict) -> None:
+    """Section 7: each shipped trace's recommendation (notes)."""
+    for name, (t, r) in shipped.items():
+        F.note(
+            f"shipped-{name}",
+            f"recommendation for the shipped trace {name}",
+            SHIPPED[name],
+            f"{t.n:,} accesses",
+            r.text,
+            "a recommendation from simulated walks with a stated rule",
+        )
