@@ -175,16 +175,16 @@ NO_CHANGE = 0.1
 def classify(document: float, simulation: float, lo: float, hi: float, change: bool = False) -> tuple[str, float | None]:
     """The verdict of a measured figure: ``within`` when ``lo <= simulation <= hi``, else
     ``direction`` when it has the document's sign, else ``contradicted``; with simulation/document.
-    For a ``change`` (a speed-up, a drop in misses), a simulated change under :data:`NO_CHANGE` of
-    the document's is no change: ``contradicted``, not ``direction``. A figure more than
-    1 / :data:`NO_CHANGE` (ten) times the document's, change or level, is ``contradicted`` too: the
-    same sign is not agreement when the size is off by more than an order of magnitude."""
+    A figure under :data:`NO_CHANGE` (a tenth) of the document's or more than ten times it is
+    ``contradicted``, not ``direction``: the same sign is not agreement when the size is off by more
+    than an order of magnitude (for a ``change``, a speed-up or a drop in misses, a tenth of it is no
+    change)."""
     if not all(math.isfinite(float(x)) for x in (document, simulation, lo, hi)):
         raise ValueError(f"classify needs finite numbers, got document={document}, simulation={simulation}, band={lo}..{hi}")
     ratio = simulation / document if document else None
     if lo <= simulation <= hi:
         return "within", ratio
-    if _sign(simulation) == _sign(document) and document != 0 and not (change and abs(ratio) < NO_CHANGE) and abs(ratio) <= 1 / NO_CHANGE:
+    if _sign(simulation) == _sign(document) and document != 0 and NO_CHANGE <= abs(ratio) <= 1 / NO_CHANGE:
         return "direction", ratio
     return "contradicted", ratio
 
@@ -251,9 +251,10 @@ class Findings:
         a dict of them per row), or ``rel=0.5`` (the figure widened by 50% of itself), or
         ``points=5`` (widened by 5 in its unit). The ratio simulation/document uses the figure, or
         the middle of the spread; for rows, the row farthest from its figure. ``choices`` names the
-        modelling choices the simulated figure rests on (see :meth:`robust`). The figure is a change
-        the document measured (``change=True``): a simulated change under a tenth of it is no change,
-        ``contradicted``; give ``change=False`` for a level (a share of time, a residual)."""
+        modelling choices the simulated figure rests on (see :meth:`robust`). A figure under a tenth
+        of the document's, or over ten times it, is ``contradicted`` (:func:`classify`); the note
+        says "no change" for a change the document measured (``change=True``) and "an order of
+        magnitude off" for a level (``change=False``: a share of time, a residual)."""
         if sum(x is not None for x in (band, rel, points)) != 1:
             raise ValueError("give exactly one of band=(lo, hi), rel= or points=")
         if isinstance(document, dict):
@@ -293,7 +294,11 @@ class Findings:
         if none:
             who = ", ".join(str(r["row"]) for r in none if r["row"] != "")
             ratios = ", ".join(f"{r['ratio']:.2f}x" for r in none)
-            note = f"{who + ': ' if who else ''}under a tenth of the document's change ({ratios}): counted as no change"
+            note = f"{who + ': ' if who else ''}" + (
+                f"under a tenth of the document's change ({ratios}): counted as no change"
+                if change
+                else f"under a tenth of the document's figure ({ratios}): an order of magnitude off"
+            )
             f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
         far = [r for r in flat if r["verdict"] == "contradicted" and r["ratio"] is not None and r["ratio"] > 1 / NO_CHANGE]
         if far:

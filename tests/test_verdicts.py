@@ -131,7 +131,9 @@ def test_a_change_under_a_tenth_of_the_documents_is_no_change():
     g = F.measured("rows", "misses fall", "s", {"L1D": -2, "L2": -6.5}, {"L1D": -2.93, "L2": -0.17}, rel=0.5, unit="%", why="x")
     assert g.verdict == "contradicted" and [r["verdict"] for r in g.rows] == ["within", "contradicted"] and "L2: under a tenth" in g.why
     assert F.measured("big", "a tenth or more", "s", 3, 0.4, rel=0.5).verdict == "direction"
-    assert F.measured("level", "a residual share", "s", 0.2, 0.015, rel=0.5, change=False).verdict == "direction"
+    # a level a tenth of the document's is an order of magnitude off too, said as such (not "no change")
+    lv = F.measured("level", "a residual share", "s", 0.2, 0.015, rel=0.5, change=False)
+    assert lv.verdict == "contradicted" and "under a tenth of the document's figure (0.07x): an order of magnitude off" in lv.why
 
 
 def test_predictions_of_the_model_are_counted_apart():

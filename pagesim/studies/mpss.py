@@ -401,6 +401,9 @@ def record_trapstat(F, ba, doc, tb):
         sim_b["8k"] == sum(sim_b.values()) and sim_b["8k"] > 100 * max(sum(sim_a.values()), 1),
         kind="direction",
         figures=3,
+        why="compared: all misses on 8K pages before, and over 100 times fewer after; not compared: where the few left fall "
+        f"(the document's {doc_a['8k']} stay on 8k and {doc_a['4m']} on 4m, the model's {sim_a['8k']} on 8k and {sim_a['4m']} on 4m: "
+        "the model's process has no mapping but its 4M heap, where a real process has others on 8K pages)",
     )
     after_f = F.get("trapstat-after")
     F.holds_for("trapstat-before", tb["before"].text(f"8K share within {dbefore:g}% +-5 points"))
