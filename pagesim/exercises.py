@@ -731,4 +731,6 @@ class FormChecks:
         return self._otter.export(notebook, export_path, pdf=pdf, **kwargs)
 
     def __getattr__(self, name):
+        if name == "_otter" or name.startswith("__"):  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self._otter, name)
