@@ -9,12 +9,17 @@ Format (otter-grader 7): a raw ``# ASSIGNMENT CONFIG`` cell; each question betwe
 ``# BEGIN QUESTION`` / ``# END QUESTION`` cells; a solution cell inside a raw ``# BEGIN SOLUTION``
 block whose solution lines carry a ``# SOLUTION`` suffix (both are needed, or the answer leaks into
 the student version); test cells between ``# BEGIN TESTS`` / ``# END TESTS``: public tests check the
-form of an answer (0 points, feedback through ``grader.check``), hidden tests compare it with the
-answer pagesim computes for the student's seed (the points).
+form of an answer (0 points, feedback through ``grader.check``, which says "form OK; graded after
+submission" and never "passed": ``pagesim.exercises.FormChecks``), hidden tests compare it with the
+answer pagesim computes for the student's seed (the points). The written questions' model answers
+and rubrics are also written to ``exercises/rubrics/NAME.md``. The config declares otter's
+``requirements`` (pagesim's dependencies) and ``autograder_files`` (the ``pagesim`` package, which
+``pagesim exercises build`` puts beside the master, since pagesim is not on PyPI).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -22,6 +27,7 @@ import nbformat
 
 HERE = Path(__file__).resolve().parent
 MASTERS = HERE / "masters"
+RUBRICS = HERE / "rubrics"  # the written questions' model answers and rubrics, one Markdown file per assignment
 
 
 def raw(src):
@@ -36,20 +42,59 @@ def code(src):
     return ("code", src)
 
 
+def requirements() -> list[str]:
+    """pagesim's own dependencies (pyproject.toml): the autograder's environment installs them,
+    and pagesim itself is shipped in the autograder zip (``autograder_files``, put beside the master
+    by ``pagesim exercises build``), since it is not on PyPI."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    with open(HERE.parent / "pyproject.toml", "rb") as fh:
+        return list(tomllib.load(fh)["project"]["dependencies"])
+
+
+EXPORT_NOTE = (
+    "The zip holds your notebook and, for the written answers, a PDF of it (made with LaTeX, or through "
+    "HTML in a browser engine when LaTeX is not installed). Submit the zip as your instructor asks."
+)
+
+
 def config(name):
+    reqs = "\n".join(f"  - {json.dumps(r)}" for r in requirements())
     return raw(f"""# ASSIGNMENT CONFIG
 name: {name}
-init_cell: true
-check_all_cell: true
-export_cell: false
+init_cell: false
+check_all_cell: false
+export_cell:
+  pdf: true
+  run_tests: false
+  instructions: {json.dumps(EXPORT_NOTE)}
 run_tests: true
+requirements:
+{reqs}
+autograder_files:
+  - pagesim
 generate: true
 tests:
   files: false
   ok_format: true""")
 
 
+def init(name, questions):
+    """The notebook's ``grader`` (otter's checks, reported as checks of form: pagesim.exercises.FormChecks)."""
+    return code(
+        "# the checks of your answers' form (otter-grader): run this cell first\n"
+        "import otter\n"
+        "from pagesim.exercises import FormChecks\n\n"
+        f'grader = FormChecks(otter.Notebook("{name}.ipynb"), {json.dumps(questions)})'
+    )
+
+
 def setup(key, title, intro):
+    from pagesim.exercises import ASSIGNMENTS as SPECS
+
+    name, questions = SPECS[key][0], [q for q, _ in SPECS[key][1]]
     return [
         md(
             f"# {title}\n\n{intro}\n\n"
@@ -57,16 +102,26 @@ def setup(key, title, intro):
             "page size, working set and addresses, so your answers are your own. Do not change it after "
             "you start (the grader reads it from your notebook and recomputes your answers with pagesim).\n\n"
             'Answer each question in its cell, replacing the `...`. `grader.check("q1")` checks the *form* of '
-            "your answer (a number, in range); the values are graded after you submit. Written answers "
-            "are read by your instructor."
+            "your answer (a number, in range) and says \"form OK\" or what is wrong: it does not say whether the "
+            "value is right. The values are graded after you submit. Written answers are read by your instructor."
         ),
         code('STUDENT_ID = "change-me@example.edu"   # your student id (or an int seed your instructor gave you)'),
+        init(name, questions),
         code(f'import pagesim\nfrom pagesim.exercises import Sheet\n\nsheet = Sheet("{key}", STUDENT_ID)\nprint("your seed:", sheet.seed)'),
     ]
 
 
-def public(test, message):
-    return code(f'""" # BEGIN TEST CONFIG\npoints: 0\nfailure_message: {message}\n""" # END TEST CONFIG\n{test}')
+def check_all():
+    """The closing check of every answer's form (otter's own check-all cell says it reruns "all of the
+    autograder tests", which the student version does not hold)."""
+    return [
+        md("---\n\nThe cell below checks the form of every answer again (it does not say whether the values are right: they are graded after you submit)."),
+        code("grader.check_all()"),
+    ]
+
+
+def public(test, message, success):
+    return code(f'""" # BEGIN TEST CONFIG\npoints: 0\nsuccess_message: {json.dumps(success)}\nfailure_message: {json.dumps(message)}\n""" # END TEST CONFIG\n{test}')
 
 
 def hidden(test, points=1):
@@ -102,7 +157,11 @@ def exact(key, var, points=1):
 def form(var, lo=0, hi=None, integer=True):
     kind = "an int" if integer else "a number"
     rng = f" between {lo} and {hi}" if hi is not None else f" of at least {lo}"
-    return public(f"from pagesim.exercises import plausible\nassert plausible({var}, {lo}, {hi}, integer={integer})", f"{var} should be {kind}{rng}")
+    return public(
+        f"from pagesim.exercises import plausible\nassert plausible({var}, {lo}, {hi}, integer={integer})",
+        f"{var} should be {kind}{rng}",
+        f"{var}: {kind}{rng}",
+    )
 
 
 def auto(key, q, prompt, solution, answers, pre_extra=""):
@@ -152,13 +211,15 @@ A00 = [
     ),
     *question(
         "q3",
-        "**Q3 (prediction).** Count the levels a walk reads down to the entry that holds the translation. (A huge page's translation sits higher in the tree.)",
+        "**Q3 (prediction).** Count the levels a walk reads from memory down to the entry that holds the "
+        "translation (a huge page's translation sits higher in the tree), less the levels the page-walk caches "
+        "supply; then count for all the walks.",
         ['sheet.show("q3")\np3 = sheet.params("q3")'],
         'm3 = pagesim.machine(p3["machine"])  # SOLUTION\n'
-        "q3_refs_base = len(m3.walker.level_bits)  # SOLUTION\n"
-        'q3_refs_huge = m3.walker.leaf_refs(p3["huge_page"])  # SOLUTION\n'
+        'q3_refs_base = p3["walks"] * (len(m3.walker.level_bits) - p3["pwc_levels"])  # SOLUTION\n'
+        'q3_refs_huge = p3["walks"] * (m3.walker.leaf_refs(p3["huge_page"]) - p3["pwc_levels"])  # SOLUTION\n'
         "q3_refs_base, q3_refs_huge",
-        [form("q3_refs_base", 1, 6), form("q3_refs_huge", 1, 6), exact("00", "q3_refs_base"), exact("00", "q3_refs_huge")],
+        [form("q3_refs_base", 1), form("q3_refs_huge", 1), exact("00", "q3_refs_base"), exact("00", "q3_refs_huge")],
     ),
     *question(
         "q4",
@@ -186,6 +247,7 @@ A00 = [
         "- 1 point: 2 MB pages keep walks low because reach grows by the page-size ratio; names a way to move "
         "the knee (more entries, larger pages).\n- No point for 'bigger is faster' without reach.",
     ),
+    *check_all(),
 ]
 
 
@@ -249,6 +311,7 @@ A01 = [
         "64 KB reach.\n- 1 point: SPECjbb's footprint is beyond reach; only the hot share benefits; names the "
         "hot fraction (or the live set) as what sets the figure.",
     ),
+    *check_all(),
 ]
 
 A02 = [
@@ -274,7 +337,10 @@ A02 = [
         "**Q2 (prediction).** Page number = address >> 12; set = page number mod the number of sets. "
         "If more planes share a set than it has ways, they evict each other. (`pagesim.explain.translate` shows each "
         "address's set.)",
-        ['q2_sets = len({((i * p2["stride"]) >> 12) % p2["sets"] for i in range(p2["planes"])})', 'q2_set_plane1 = (p2["stride"] >> 12) % p2["sets"]'],
+        [
+            'q2_sets = len({((p2["base"] + i * p2["stride"]) >> 12) % p2["sets"] for i in range(p2["planes"])})',
+            'q2_set_plane1 = ((p2["base"] + p2["stride"]) >> 12) % p2["sets"]',
+        ],
         {"q2_sets": (dict(lo=1, hi=128), 1), "q2_set_plane1": (dict(lo=0, hi=127), 1)},
     ),
     *auto(
@@ -296,7 +362,7 @@ A02 = [
         "q5",
         2,
         "**Q5 (interpreting the document's figures).** On the XT3, molecular-dynamics codes (NAMD, "
-        "PCHAN) ran faster with *small* pages (NAMD about 30% at every processor count; notebook 02, sections 2 and 4), "
+        "PCHAN) ran faster with *small* pages (NAMD 33% faster on 4 processors, 17% on 256; notebook 02, sections 2 and 4), "
         "while the usual advice is that large pages are faster. Using the Opteron's TLBs, explain why, and what "
         "the paper's counterfactual (L2 entries for 2 MB pages) would change.",
         "The Opteron K8 has only 8 L1 data TLB entries for 2 MB pages (16 MiB reach) and no L2 entries for them, "
@@ -304,12 +370,14 @@ A02 = [
         "touches many scattered places (neighbour lists, many arrays or planes) needs more than 8 translations at "
         "once: with 2 MB pages it misses the tiny L1 and walks, with 4 KB pages it mostly hits in the L2. So "
         "small pages win where the number of distinct regions in use exceeds 8, large pages where one large "
-        "region is streamed. With 512 L2 entries for 2 MB pages (section 5), 2 MB pages no longer lose: "
-        "'this discussion would become unnecessary'.",
+        "region is streamed. The gain shrinks with the processor count (33% on 4, 17% on 256) as each processor's "
+        "share of the problem shrinks under strong scaling. With 512 L2 entries for 2 MB pages (section 5), 2 MB pages "
+        "no longer lose: 'this discussion would become unnecessary'.",
         "- 1 point: 8 L1 entries for 2 MB pages and no L2 entries, against 32 + 512 for 4 KB pages.\n"
         "- 1 point: MD touches more distinct regions than 8 entries cover, so 2 MB pages walk more; with L2 "
         "entries for 2 MB pages the loss disappears.",
     ),
+    *check_all(),
 ]
 
 A03 = [
@@ -372,6 +440,7 @@ A03 = [
         "mostly disappear.\n- 1 point: another design's large-page reach (T16's 16 entries, or II's 64) limits "
         "the gain.",
     ),
+    *check_all(),
 ]
 
 A04 = [
@@ -429,6 +498,7 @@ A04 = [
         "- 1 point: compaction makes a contiguous 16 MiB block, so pressure does not change THP; names when "
         "it would (unmovable memory / no compaction -> fallback).",
     ),
+    *check_all(),
 ]
 
 A05 = [
@@ -484,6 +554,7 @@ A05 = [
         "- 1 point: per-process leaf tables for the shared pool, multiplied by the process count; sharing keeps "
         "one copy.\n- 1 point: huge pages shrink the pool's tables by 512x, so sharing saves little there.",
     ),
+    *check_all(),
 ]
 
 ASSIGNMENTS = {"00_basics": A00, "01_power_64k": A01, "02_opteron_cscs": A02, "03_solaris_mpss": A03, "04_power8_mmap": A04, "05_shared_page_tables": A05}
@@ -500,16 +571,31 @@ def notebook(key, cells) -> nbformat.NotebookNode:
     return nb
 
 
-def write(out: Path = MASTERS) -> list[Path]:
+def rubric(key, cells) -> str:
+    """The written (manual) questions of one assignment for the instructor: prompt, model answer
+    and rubric, as Markdown (exercises/rubrics/NAME.md; the student version holds none of it)."""
+    out = [f"# Rubric · {key}", "", "The written questions, graded by hand (the autograder scores the others).", ""]
+    for i, (kind, src) in enumerate(cells):
+        if kind == "raw" and src.startswith("# BEGIN QUESTION") and "manual: true" in src:
+            fields = dict(line.split(": ", 1) for line in src.splitlines()[1:])
+            prompt, solution = cells[i + 1][1], cells[i + 3][1]
+            out += [f"## {fields['name']} ({fields['points']} points)", "", prompt, "", solution, ""]
+    return "\n".join(out)
+
+
+def write(out: Path = MASTERS, rubrics: Path = RUBRICS) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
+    rubrics.mkdir(parents=True, exist_ok=True)
     paths = []
     for key, cells in ASSIGNMENTS.items():
         p = out / f"{key}.ipynb"
         nbformat.write(notebook(key, cells), p)
+        (rubrics / f"{key}.md").write_text(rubric(key, cells))
         paths.append(p)
     return paths
 
 
 if __name__ == "__main__":
-    for p in write(Path(sys.argv[1]) if len(sys.argv) > 1 else MASTERS):
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    for p in write(target or MASTERS, (target / "rubrics") if target else RUBRICS):
         print(p)

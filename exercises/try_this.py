@@ -1,6 +1,6 @@
-"""Answer every "Try this" prompt of notebooks 00-05 by running pagesim; write try_this_answers.md.
+"""Answer every "Try this" prompt of notebooks 00-05 by running pagesim; write instructors/try_this_answers.md.
 
-    python exercises/try_this.py            # about 3-6 minutes on 2 cores; rewrites exercises/try_this_answers.md
+    python exercises/try_this.py            # about 3-6 minutes on 2 cores; rewrites exercises/instructors/try_this_answers.md
 
 The numbers in the answer key come from this script, not from memory: rerun it when pagesim's
 model or presets change. Each answer evaluates the prompt's own code, as the notebook prints it (with the
@@ -18,7 +18,7 @@ import pandas as pd
 import pagesim
 from pagesim.explain import translate
 
-OUT = Path(__file__).resolve().parent / "try_this_answers.md"
+OUT = Path(__file__).resolve().parent / "instructors" / "try_this_answers.md"  # the key: out of the students' notebooks and assignments
 SECTIONS: list[str] = []
 
 

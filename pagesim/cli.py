@@ -8,7 +8,7 @@
     pagesim trace record [-o OUT] [--force] [--data-only] [--limit N] -- CMD [ARG ...]
     pagesim probe [--quick] [--max-size 1G] [--repeats 7]
     pagesim warm [--generic-only] [--record]
-    pagesim exercises build [--out build/exercises] | grade SUBMISSIONS_DIR [--timeout S] | samples
+    pagesim exercises build [--out build/exercises] | grade SUBMISSIONS_DIR [--timeout S] [--format canvas|moodle] | samples
 
 Bad input (a bad option value, a missing or malformed trace file) is reported in one line,
 ``pagesim: error: ...``, on standard error with exit status 2, never a traceback. Integer options
@@ -342,7 +342,7 @@ def cmd_exercises(args) -> int:
     if args.ex_cmd == "build":
         grading.build(args.out, masters_dir=args.masters, only=args.only or None, check=not args.no_check)
     elif args.ex_cmd == "grade":
-        grading.grade(args.submissions, args.build, out_csv=args.csv, in_process=args.in_process, timeout=args.timeout)
+        grading.grade(args.submissions, args.build, out_csv=args.csv, in_process=args.in_process, timeout=args.timeout, lms_format=args.format)
     else:
         for name, paths in grading.samples(args.build, args.out, only=args.only or None).items():
             print(f"{name}: " + ", ".join(str(p) for p in paths))
@@ -417,6 +417,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"seconds a submission's cells may run before its processes are killed and it is not graded (default {grading_timeout:g})",
     )
     eg.add_argument("--in-process", action="store_true", help="trusted notebooks only: run them in this process instead of one process each")
+    eg.add_argument(
+        "--format",
+        choices=("canvas", "moodle"),
+        help="also write the gradebook import file of this LMS beside the CSV (NAME-canvas.csv, NAME-moodle.csv)",
+    )
     es = exsub.add_parser("samples", help="write sample submissions (solution, blank, wrong) from a build")
     es.add_argument("--build", default="build/exercises", help="where 'pagesim exercises build' wrote (default build/exercises)")
     es.add_argument("--out", default="exercises/samples", help="output folder (default exercises/samples)")

@@ -103,7 +103,8 @@ def _variant_l2(rng):
     name = _pick(rng, sorted(SHARED_L2))
     m = machine(name)
     st = m.structure(SHARED_L2[name])
-    entries = st.ways * int(_pick(rng, (st.sets // 2, st.sets, st.sets * 2)))
+    # any number of sets from a quarter to twice the real one: a variant per student, not one of a few
+    entries = st.ways * int(rng.integers(st.sets // 4, 2 * st.sets + 1))
     return name, st.name, entries, m.replace_structure(st.name, entries=entries, new_name=f"{name} ({st.name} {entries})")
 
 
@@ -128,15 +129,25 @@ def q00_walk(rng):
 
     name = _pick(rng, RADIX_MACHINES)
     m = machine(name)
-    huge = m.page_sizes[-1]
+    huge = int(_pick(rng, m.page_sizes[1:]))
+    walks = int(rng.integers(100, 10_000))
+    cached = int(rng.integers(0, m.walker.leaf_refs(huge)))  # upper levels the page-walk caches supply
+    pwc = (
+        "finds nothing in page-walk caches"
+        if cached == 0
+        else f"finds the entries of the top {cached} level{'s' if cached > 1 else ''} in page-walk caches (it reads only the levels below from memory)"
+    )
     text = (
-        f"On `{name}`, a TLB miss whose walk finds nothing in the page-walk caches: how many memory "
-        f"references does the walk make for a {format_size(m.base_page)} page (`q3_refs_base`) and for a "
-        f"{format_size(huge)} page (`q3_refs_huge`)?"
+        f"On `{name}` ({len(m.walker.level_bits)}-level radix tree), suppose {walks} TLB misses each start a walk that {pwc}. "
+        f"How many memory references do the {walks} walks make in all for {format_size(m.base_page)} pages "
+        f"(`q3_refs_base`) and for {format_size(huge)} pages (`q3_refs_huge`)?"
     )
     return dict(
-        params={"machine": name, "huge_page": huge},
-        answers={"q3_refs_base": m.walker.leaf_refs(m.base_page), "q3_refs_huge": m.walker.leaf_refs(huge)},
+        params={"machine": name, "huge_page": huge, "walks": walks, "pwc_levels": cached},
+        answers={
+            "q3_refs_base": walks * (m.walker.leaf_refs(m.base_page) - cached),
+            "q3_refs_huge": walks * (m.walker.leaf_refs(huge) - cached),
+        },
         text=text,
     )
 
@@ -198,7 +209,7 @@ def q01_faults(rng):
 def q01_reach(rng):
     from .machines import machine
 
-    entries = int(_pick(rng, (32, 64, 96, 128, 192, 256, 384)))
+    entries = 2 * int(rng.integers(16, 257))  # 2-way: 32 to 512 entries
     m = machine("power6").replace_structure("D-ERAT", entries=entries)
     text = (
         f"A POWER6 variant whose data ERAT has {entries} entries (2-way). Give its reach in bytes with 4 KB pages "
@@ -212,8 +223,8 @@ def q01_reach(rng):
 
 
 def q01_files(rng):
-    fsize = int(rng.integers(1, 24)) * 512
-    cache = int(_pick(rng, (64, 128, 256, 512, 1024))) << 20
+    fsize = int(rng.integers(300, 200_000))
+    cache = int(rng.integers(64, 1025)) << 20
     per4, per64 = -(-fsize // 4096) * 4096, -(-fsize // 65536) * 65536
     text = (
         f"A page cache of {format_size(cache)} holds files of {fsize} bytes each; a file takes whole pages. How "
@@ -254,8 +265,8 @@ def q01_erat(rng):
 def q02_reach(rng):
     from .machines import machine
 
-    e1 = int(_pick(rng, (4, 8, 16, 32)))
-    e2 = int(_pick(rng, (256, 512, 1024)))
+    e1 = int(rng.integers(2, 49))  # fully associative
+    e2 = 4 * int(rng.integers(32, 385))  # 4-way: 128 to 1536 entries
     m = machine("opteron-k8").replace_structure("L1 DTLB 2M", entries=e1, ways=e1).replace_structure("L2 DTLB 4K", entries=e2)
     text = (
         f"An Opteron K8 variant: the L1 data TLB for 2 MB pages has {e1} entries, the L2 data TLB {e2} entries "
@@ -273,18 +284,23 @@ def q02_sets(rng):
     from .machines import machine
 
     st = machine("opteron-k8").structure("L2 DTLB 4K")
-    planes = int(_pick(rng, (8, 12, 16, 24, 32)))
-    stride = int(_pick(rng, (512 << 10, 768 << 10, 1 << 20, (1 << 20) + 4096, (1 << 20) + (16 << 10), 2 << 20, 96 << 10)))
-    sets = {((i * stride) >> 12) % st.sets for i in range(planes)}
+    planes = int(rng.integers(8, 49))
+    # a stride of (odd number) x 2**k pages: the larger k, the fewer sets the planes share; the
+    # first plane starts at a page of its own, so the sets (and plane 1's set) differ across students
+    k = int(rng.integers(0, 8))
+    stride = (2 * int(rng.integers(0, 32)) + 1) * (1 << k) * 4096
+    base = int(rng.integers(1 << 8, 1 << 20)) * 4096
+    pages = [(base + i * stride) >> 12 for i in range(planes)]
+    sets = {page % st.sets for page in pages}
     text = (
-        f"The solver walks {planes} planes that start {stride} bytes apart (plane i at address i x {stride}). On "
-        f"`opteron-k8` with 4 KB pages, the L2 DTLB has {st.entries} entries, {st.ways}-way: {st.sets} sets, "
+        f"The solver walks {planes} planes that start {stride} bytes apart (plane i at address {base:#x} + i x {stride}). "
+        f"On `opteron-k8` with 4 KB pages, the L2 DTLB has {st.entries} entries, {st.ways}-way: {st.sets} sets, "
         f"indexed by the page number mod {st.sets}. Into how many distinct L2 sets do the planes' first pages "
         f"fall (`q2_sets`), and which set holds plane 1's first page (`q2_set_plane1`)?"
     )
     return dict(
-        params={"planes": planes, "stride": stride, "sets": st.sets, "ways": st.ways},
-        answers={"q2_sets": len(sets), "q2_set_plane1": (stride >> 12) % st.sets},
+        params={"planes": planes, "base": base, "stride": stride, "sets": st.sets, "ways": st.ways},
+        answers={"q2_sets": len(sets), "q2_set_plane1": pages[1] % st.sets},
         text=text,
     )
 
@@ -346,7 +362,7 @@ def q03_reach(rng):
     from .machines import machine
 
     big = int(_pick(rng, (65536, 524288, 4194304)))
-    entries = int(_pick(rng, (256, 512, 1024, 2048)))
+    entries = 2 * int(rng.integers(64, 1025))  # 2-way: 128 to 2048 entries
     m = machine("ultrasparc-iii-cu")
     for name in ("dTLB T512_0", "dTLB T512_1"):
         m = m.replace_structure(name, entries=entries)
@@ -402,7 +418,7 @@ def q03_share(rng):
 
 
 def q04_faults(rng):
-    size = int(rng.integers(1, 17)) * (16 << 20)
+    size = int(rng.integers(1, 65)) * (16 << 20)
     text = (
         f"A program memsets a freshly mapped {format_size(size)} region on `power8`. How many page faults with "
         f"64 KB pages (`q1_faults_64k`) and with 16 MB hugetlb pages (`q1_faults_16m`)?"
@@ -411,7 +427,7 @@ def q04_faults(rng):
 
 
 def q04_random(rng):
-    touches = int(_pick(rng, (16, 32, 64, 128, 256, 512, 1024)))
+    touches = int(rng.integers(16, 1025))  # from few touches (each its own page, mostly) to four per page
     seed = _seed(rng)
     size = 16 << 20
     text = (
@@ -456,7 +472,7 @@ def q04_pteg(rng):
 
 
 def q05_leaf(rng):
-    pool = int(rng.integers(1, 17)) << 30
+    pool = int(rng.integers(1, 49)) << 30  # whole GiB: whole leaf tables with 4 KB and with 2 MB pages
     text = (
         f"On x86-64 (4 levels of 512 8-byte entries, 4 KiB tables) one process maps a {format_size(pool)} buffer "
         f"pool. How many bytes of leaf page tables (the level that holds the translations) does it need with 4 KB "
@@ -624,3 +640,97 @@ WRONG = {
     "04": {"q2_faults": ('p2["touches"]', "misconception: faults counted per access (every touch faults)")},
     "05": {"q2_shared": ('q2_private // p2["processes"]', "misconception: sharing divides every table by the process count")},
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# The students' ``grader``: otter's checks, reported as checks of form
+
+
+class FormReport:
+    """What :meth:`FormChecks.check` shows: for each question, whether its answers have the right
+    form, or what is wrong with them. The public tests check only the form (a number, in range),
+    so a right form is never called a pass: the values are graded after submission."""
+
+    def __init__(self, results):
+        self.lines, self.ok = [], True
+        for question, tf in results:
+            cases = [r for r in getattr(tf, "test_case_results", []) if not r.test_case.hidden]
+            bad = [r for r in cases if not r.passed]
+            if not bad:
+                what = "; ".join(r.test_case.success_message for r in cases if r.test_case.success_message)
+                self.lines.append(f"{question}: form OK{f' ({what})' if what else ''}; graded after submission.")
+                continue
+            self.ok = False
+            for r in bad:
+                why = r.test_case.failure_message or "an answer is not in the expected form"
+                err = [line.strip() for line in (r.message or "").splitlines() if "Error" in line and line.strip() != "AssertionError"][-1:]
+                self.lines.append(f"{question}: {why}" + (f" ({err[0]})" if err else "") + ".")
+        if len(results) > 1:
+            self.lines.append(
+                "Every answer has the expected form; the values are graded after you submit (this check does not say whether they are right)."
+                if self.ok
+                else "Some answers are missing or not in the expected form: see above."
+            )
+
+    def __repr__(self):
+        return "\n".join(self.lines)
+
+    def _repr_html_(self):
+        import html
+
+        colour = "" if self.ok else " style='color: #b00'"
+        return "".join(f"<p{colour}>{html.escape(line)}</p>" for line in self.lines)
+
+
+def _latex_available() -> bool:
+    import shutil
+
+    return bool(shutil.which("xelatex") and shutil.which("pandoc"))
+
+
+class FormChecks:
+    """The ``grader`` of the student notebooks: otter-grader's ``Notebook`` with its checks shown
+    as what they are. The public tests check the form of an answer only, and otter would report a
+    question whose form is right as "passed", right or wrong; here it says "form OK; graded after
+    submission". ``export`` makes the PDF for the written answers through HTML (otter's
+    ``exporter_type="html"``, chromium) when LaTeX is not installed. Everything else is otter's."""
+
+    def __init__(self, notebook, questions):
+        self._otter, self._questions = notebook, list(questions)
+
+    def check(self, question, global_env=None):
+        import sys
+
+        env = sys._getframe(1).f_globals if global_env is None else global_env
+        result = self._otter.check(question, env)
+        return None if result is None else FormReport([(question, result)])
+
+    def check_all(self):
+        import sys
+
+        env = sys._getframe(1).f_globals
+        results = [(q, self._otter.check(q, env)) for q in self._questions]
+        return None if any(r is None for _, r in results) else FormReport(results)
+
+    def export(self, nb_path=None, export_path=None, pdf=True, **kwargs):
+        notebook = nb_path or getattr(self._otter, "_notebook", None)
+        grading = getattr(type(self._otter), "_grading_mode", True)
+        if pdf and notebook and not grading and not _latex_available():
+            pdf = False
+            try:
+                from otter.export import export_notebook
+
+                made = export_notebook(notebook, exporter_type="html", filtering=True, pagebreaks=True)
+                kwargs["files"] = [*kwargs.get("files", []), made]
+                print(f"LaTeX is not installed: the PDF of your notebook ({made}) was made through HTML and is in the zip.")
+            except Exception as e:  # noqa: BLE001 - no PDF is a note, not the end of the export
+                print(
+                    f"No PDF: LaTeX is not installed and the HTML route failed ({' '.join(str(e).split())[:160]}). "
+                    "The zip holds your notebook; print it to PDF from the browser if your instructor asks for one."
+                )
+        return self._otter.export(notebook, export_path, pdf=pdf, **kwargs)
+
+    def __getattr__(self, name):
+        if name == "_otter" or name.startswith("__"):  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self._otter, name)

@@ -108,28 +108,64 @@ def _assign(master: Path, result: Path, check: bool) -> None:
         logging.getLogger("otter").removeHandler(handler)
 
 
+def package_tree(dest: Path) -> Path:
+    """pagesim as it installs, for the autograder zip: a wheel built from this repository (pip,
+    no dependencies), its ``pagesim/`` folder unpacked into ``dest``. The masters list it in
+    otter's ``autograder_files``: otter puts it in the zip's ``files/`` and, before each
+    submission runs, copies it beside the notebook, so ``import pagesim`` finds this version
+    (pagesim is not on PyPI). Its dependencies are the masters' ``requirements``."""
+    import zipfile
+
+    wheels = dest / "wheel"
+    wheels.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(REPO)]
+    # with this environment's setuptools when it can build wheels, else in pip's own build
+    # environment (which downloads setuptools)
+    r = subprocess.run(cmd[:4] + ["--no-build-isolation"] + cmd[4:], capture_output=True, text=True)
+    if r.returncode != 0:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"could not build pagesim's wheel from {REPO}: {' '.join(r.stderr.split())[-1500:]}")
+    (wheel,) = wheels.glob("pagesim-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(dest, [n for n in zf.namelist() if n.startswith("pagesim/")])
+    shutil.rmtree(wheels)
+    return dest / "pagesim"
+
+
 def build(out, masters_dir=None, only=None, check: bool = True, quiet: bool = False) -> dict[str, Path]:
     """Run ``otter assign`` on each master into ``out/NAME``; return NAME -> that folder.
 
-    ``check`` lets otter run the solutions against their own tests (it fails if one fails).
-    A folder being rebuilt is replaced only after otter succeeds.
+    Each master is assigned from a staging folder that holds it and pagesim's package (built from
+    this repository, :func:`package_tree`), which the autograder zip ships. ``check`` lets otter run
+    the solutions against their own tests (it fails if one fails). A folder being rebuilt is
+    replaced only after otter succeeds.
     """
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     built = {}
-    for m in [p.resolve() for p in masters(masters_dir, only)]:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{m.stem}-", dir=out))
-        try:
-            _assign(m, tmp / m.stem, check)
-            dest = out / m.stem
-            if dest.exists():
-                shutil.rmtree(dest)
-            (tmp / m.stem).rename(dest)
-            built[m.stem] = dest
-            if not quiet:
-                print(f"built {m.stem}: {dest / 'student' / (m.stem + '.ipynb')} and {dest / 'autograder'}")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    todo = [p.resolve() for p in masters(masters_dir, only)]
+    stage = Path(tempfile.mkdtemp(prefix=".stage-", dir=out))
+    try:
+        package_tree(stage)
+        for m in todo:
+            staged = stage / m.name
+            shutil.copyfile(m, staged)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{m.stem}-", dir=out))
+            try:
+                _assign(staged, tmp / m.stem, check)
+                dest = out / m.stem
+                if dest.exists():
+                    shutil.rmtree(dest)
+                (tmp / m.stem).rename(dest)
+                (dest / "manual.json").write_text(json.dumps(_manual_of_master(m)))
+                built[m.stem] = dest
+                if not quiet:
+                    print(f"built {m.stem}: {dest / 'student' / (m.stem + '.ipynb')} and {dest / 'autograder'}")
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return built
 
 
@@ -694,6 +730,7 @@ class _Csv:
 
     def add(self, row: dict) -> None:
         self.rows.append(row)
+        _check_ids(self.rows)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".part", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", newline="") as fh:
@@ -747,11 +784,16 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, old)
 
 
-def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet: bool = False, timeout=DEFAULT_TIMEOUT) -> list[dict]:
+def grade(
+    submissions, build_dir, out_csv=None, in_process: bool = False, quiet: bool = False, timeout=DEFAULT_TIMEOUT, lms_format: str | None = None
+) -> list[dict]:
     """Grade every ``*.ipynb`` under ``submissions`` into ``out_csv`` (default
     ``submissions/grades.csv``): file, assignment, student, seed, one column per question, total,
-    max, error (why a submission was not graded, or something to check by hand; empty otherwise)
-    and flags (what :func:`scan` found in its code). Each submission runs in its own process
+    max, an empty column per written question (``q5 manual``, yours to fill, and ``manual max``),
+    id (a duplicate id within an assignment, or the placeholder id), error (why a submission was
+    not graded, or something to check by hand; empty otherwise) and flags (what :func:`scan` found
+    in its code). ``lms_format`` ("canvas" or "moodle") also writes the gradebook import file
+    beside it (:func:`write_lms`). Each submission runs in its own process
     (:func:`grade_isolated`, at most ``timeout`` seconds), or in this one with ``in_process``
     (trusted notebooks only). The CSV is written after every row; its folder is checked first.
     Failures and flags are one line each on standard error, scores one line each on standard output."""
@@ -761,6 +803,8 @@ def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet:
     if not sub.is_dir():
         raise ValueError(f"submissions={str(sub)!r} is not a folder")
     timeout = check_timeout(timeout)
+    if lms_format not in (None, *LMS_FORMATS):
+        raise ValueError(f"format={lms_format!r} is not allowed: {', '.join(LMS_FORMATS)} (or none)")
     build_dir = Path(build_dir).resolve()
     if not build_dir.is_dir():
         raise ValueError(f"build={str(build_dir)!r} does not exist: the assignments are not built; run `pagesim exercises build --out {build_dir}` first")
@@ -768,7 +812,7 @@ def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet:
     if not files:
         raise ValueError(f"no notebooks (*.ipynb) in {sub}")
     # every submission's assignment first, so the CSV's columns are known before the first row
-    found, questions, tests = {}, [], {}
+    found, questions, tests, manual = {}, [], {}, {}
     for f in files:
         try:
             name = assignment_of(f)
@@ -780,7 +824,10 @@ def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet:
         if name not in tests and ag.exists():
             tests[name] = ag
             questions += [q for q in _tests_of(ag) if q not in questions]
-    cols = ["file", "assignment", "student", "seed"] + sorted(questions, key=lambda q: (len(q), q)) + ["total", "max", "error", "flags"]
+            manual[name] = manual_questions(build_dir / name)
+    written_qs = sorted({q for m in manual.values() for q in m}, key=lambda q: (len(q), q))
+    cols = ["file", "assignment", "student", "seed"] + sorted(questions, key=lambda q: (len(q), q)) + ["total", "max"]
+    cols += [f"{q} manual" for q in written_qs] + (["manual max"] if written_qs else []) + ["id", "error", "flags"]
     out = _Csv(Path(out_csv) if out_csv else sub / "grades.csv", cols)
     say = (lambda *a, **k: None) if quiet else print
     with _sigterm_as_interrupt():
@@ -830,10 +877,117 @@ def grade(submissions, build_dir, out_csv=None, in_process: bool = False, quiet:
                 row[q] = s
             row["total"] = sum(s for s, _ in scores.values())
             row["max"] = sum(m for _, m in scores.values())
+            if manual.get(name):
+                row["manual max"] = sum(manual[name].values())
             out.add(row)
             say(_clean(f"{row['file']}: {name}, {row['total']:g} / {row['max']:g}"))
+    for r in out.rows:
+        if r.get("id"):
+            say(_clean(f"{r['file']}: ID: {r['id']}"), file=sys.stderr)
     say(f"wrote {out.path}")
+    if lms_format:
+        path, left = write_lms(out.rows, lms_format, out.path.with_name(f"{out.path.stem}-{lms_format}.csv"), manual)
+        for r in left:
+            say(_clean(f"{r['file']}: not in the {lms_format} file: {r['_left']}"), file=sys.stderr)
+        say(f"wrote {path}")
     return out.rows
+
+
+def manual_questions(built: Path) -> dict[str, float]:
+    """The written (manual) questions of a built assignment and their points, as its master
+    declares them (``manual.json``, written by :func:`build`); {} for a build without it."""
+    try:
+        data = json.loads((Path(built) / "manual.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(q): float(p) for q, p in data.items()} if isinstance(data, dict) else {}
+
+
+def _manual_of_master(master: Path) -> dict[str, float]:
+    """``{question: points}`` of a master's questions marked ``manual: true``."""
+    import nbformat
+
+    out = {}
+    for c in nbformat.read(str(master), as_version=4).cells:
+        if c.cell_type == "raw" and c.source.startswith("# BEGIN QUESTION") and re.search(r"^manual:\s*true", c.source, re.M):
+            name = re.search(r"^name:\s*(\S+)", c.source, re.M)
+            pts = re.search(r"^points:\s*([0-9.]+)", c.source, re.M)
+            if name:
+                out[name.group(1)] = float(pts.group(1)) if pts else 0.0
+    return out
+
+
+def _check_ids(rows: list[dict]) -> None:
+    """The ``id`` column: the placeholder id (the student never set STUDENT_ID), and an id that
+    more than one submission of the same assignment holds (which one is the student's?)."""
+    from .exercises import PLACEHOLDER_ID
+
+    by = {}
+    for r in rows:
+        if r.get("student"):
+            by.setdefault((r.get("assignment"), r["student"]), []).append(r["file"])
+    for r in rows:
+        notes = []
+        if r.get("student") == PLACEHOLDER_ID:
+            notes.append(f"placeholder id {PLACEHOLDER_ID}: STUDENT_ID was never set, so whose work this is is unknown")
+        others = [f for f in by.get((r.get("assignment"), r.get("student")), []) if f != r["file"]]
+        if r.get("student") and others:
+            notes.append(f"duplicate id: {', '.join(others[:5])}{' ...' if len(others) > 5 else ''} also {'hold' if len(others) > 1 else 'holds'} it")
+        r["id"] = "; ".join(notes)
+
+
+LMS_FORMATS = ("canvas", "moodle")
+
+
+def write_lms(rows: list[dict], fmt: str, path: Path, manual: dict[str, dict[str, float]]) -> tuple[Path, list[dict]]:
+    """A gradebook import file for Canvas or Moodle from the grades' rows: one row per student,
+    one column of autograded points per assignment and an empty column per written question (fill
+    them before importing, or leave them empty: both LMSs skip empty cells). Rows that cannot be
+    imported are left out and returned (their ``_left`` says why): not graded, no id, the
+    placeholder id, or an id that two submissions of one assignment hold.
+
+    - ``canvas``: Canvas's gradebook CSV, whose import needs four parts: Student name, ID or SIS
+      User ID (one of the three), SIS Login ID, Section, then a column per assignment; a new column
+      name becomes a new assignment (Ohio State's guide to Canvas, "Import a CSV file to Carmen
+      Grades", teaching.resources.osu.edu/toolsets/carmencanvas/guides/calculating-final-grades/
+      import-csv-file-carmen-grades). The student's id goes in SIS Login ID, the others stay
+      empty: check that your students' ids are their Canvas login ids.
+    - ``moodle``: Moodle's "Import grades: CSV file" reads any header: at import you map one column
+      to a user field (id, idnumber, email or username: grade/import/csv/classes/load_data.php,
+      ``map_user_data_with_value``) and each grade column to a grade item or a new one. The id is
+      the first column, ``Email address`` as in Moodle's own export (map it to username when your
+      ids are usernames). A row whose user is not found stops Moodle's whole import, which is why
+      rows without a real id are left out."""
+    if fmt not in LMS_FORMATS:
+        raise ValueError(f"format={fmt!r} is not allowed: {', '.join(LMS_FORMATS)}")
+    names = []
+    for r in rows:
+        if r.get("assignment") and r["assignment"] not in names and r.get("total", "") != "":
+            names.append(r["assignment"])
+    grade_cols = []
+    for a in names:
+        grade_cols += [f"{a} autograded"] + [f"{a} {q} manual" for q in manual.get(a, {})]
+    keep, left = [], []
+    for r in rows:
+        why = "not graded" if r.get("total", "") == "" else "no student id" if not r.get("student") else r["id"] if r.get("id") else ""
+        if why:
+            left.append({**r, "_left": why})
+        else:
+            keep.append(r)
+    if fmt == "canvas":
+        head = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+        lines = [head + grade_cols]
+        for r in keep:
+            lines.append(["", "", "", r["student"], ""] + [r["total"] if c == f"{r['assignment']} autograded" else "" for c in grade_cols])
+    else:
+        lines = [["Email address"] + grade_cols]
+        for r in keep:
+            lines.append([r["student"]] + [r["total"] if c == f"{r['assignment']} autograded" else "" for c in grade_cols])
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    with os.fdopen(fd, "w", newline="") as fh:
+        csv.writer(fh).writerows([[_csv_cell(v) for v in line] for line in lines])
+    os.replace(tmp, path)
+    return path, left
 
 
 SAMPLE_ID = "sample-student@example.edu"

@@ -59,12 +59,21 @@ def test_masters_are_what_make_masters_writes(tmp_path):
         import make_masters
     finally:
         sys.path.pop(0)
-    for p in make_masters.write(tmp_path):
+    for p in make_masters.write(tmp_path, tmp_path / "rubrics"):
         got = nbformat.read(str(MASTERS / p.name), as_version=4)
         want = nbformat.read(str(p), as_version=4)
         assert [(c.cell_type, c.source) for c in got.cells] == [(c.cell_type, c.source) for c in want.cells], (
             f"exercises/masters/{p.name} differs from exercises/make_masters.py: rerun it"
         )
+        rubric = REPO / "exercises" / "rubrics" / f"{p.stem}.md"
+        assert rubric.read_text() == (tmp_path / "rubrics" / f"{p.stem}.md").read_text(), f"{rubric} differs from make_masters.py: rerun it"
+        assert "## q" in rubric.read_text() and "**Rubric" in rubric.read_text()
+    # the autograder installs pagesim's own dependencies (pagesim itself ships in the zip)
+    import tomllib
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    cfg = nbformat.read(str(MASTERS / f"{NAMES[0]}.ipynb"), as_version=4).cells[0].source
+    assert all(json.dumps(d) in cfg for d in deps) and "autograder_files:\n  - pagesim" in cfg
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -276,11 +285,11 @@ def test_hand_answers_agree_with_pagesim():
         a02 = exercises.Sheet("02", sid)
         p = a02.params("q2")
         m = pagesim.machine("opteron-k8")
-        sets = set()
+        sets = []
         for i in range(p["planes"]):
-            row = _translate_value(translate(m, i * p["stride"] + (1 << 32), "4K"), "TLB L2")[0]
-            sets.add(int(row.split()[1]))
-        assert len(sets) == a02.answers()["q2_sets"]
+            row = _translate_value(translate(m, p["base"] + i * p["stride"], "4K"), "TLB L2")[0]
+            sets.append(int(row.split()[1]))
+        assert len(set(sets)) == a02.answers()["q2_sets"] and sets[1] == a02.answers()["q2_set_plane1"]
 
 
 def _try_this_prompts(nb_path) -> int:
@@ -297,8 +306,8 @@ def _try_this_prompts(nb_path) -> int:
 
 
 def test_every_try_this_has_an_answer():
-    """exercises/try_this_answers.md (written by exercises/try_this.py) answers each notebook's prompts."""
-    key = (REPO / "exercises" / "try_this_answers.md").read_text()
+    """exercises/instructors/try_this_answers.md (written by exercises/try_this.py) answers each notebook's prompts."""
+    key = (REPO / "exercises" / "instructors" / "try_this_answers.md").read_text()
     sections = re.split(r"^## ", key, flags=re.M)[1:]
     by_nb = {s[:2]: s.count("**Try this:**") for s in sections}
     for nb in sorted((REPO / "notebooks").glob("0[0-5]_*.ipynb")):
@@ -343,3 +352,152 @@ def test_a_bad_submission_is_a_row_not_the_end_of_the_batch(built, tmp_path):
     assert by["quoted"]["student"] == "42" and by["quoted"]["seed"] == str(exercises.seed_of("42")) != "42"
     assert by["quoted"]["error"] == ""
     assert "assigned 2 times" in by["twice"]["error"]
+
+
+IDS = [f"student{i}@example.edu" for i in range(1000)]
+SHARE = 0.10  # at most this share of students may hold any one answer of a question
+
+
+def _simulated(key, q) -> bool:
+    return callable(exercises.Sheet(key, 0).question(q)._answers)
+
+
+@pytest.mark.parametrize("key", sorted(exercises.ASSIGNMENTS))
+def test_few_students_share_an_answer(key):
+    """Over 1,000 ids, no answer of any question is held by more than 10% of them (a question
+    whose parameters collapse, such as a power-of-two stride that puts every plane in set 0, fails).
+    A simulated question's answers are computed for the first 200 ids (each costs runs), its
+    parameters, seed included, for all 1,000."""
+    from collections import Counter
+
+    for q in exercises.Sheet(key, 0).names:
+        sim = _simulated(key, q)
+        sheets = [exercises.Sheet(key, s, note=False) for s in IDS]
+        if sim:
+            params = Counter(json.dumps(s.params(q), sort_keys=True) for s in sheets)
+            assert params.most_common(1)[0][1] <= SHARE * len(IDS), f"{key} {q}: {params.most_common(1)}"
+            sheets = sheets[:200]
+        answers = Counter(json.dumps(s.question(q).answers, sort_keys=True) for s in sheets)
+        ((top, n),) = answers.most_common(1)
+        assert n <= SHARE * len(sheets), f"{key} {q}: {n} of {len(sheets)} students share the answer {top}"
+
+
+def test_assignment_02_q5_quotes_the_namd_table():
+    """Assignment 02's written question quotes NAMD's small-page gain as the document's table 4 has
+    it (datasets/cscs/namd.csv): the first and last processor counts, not one figure for all."""
+    import pandas as pd
+
+    namd = pd.read_csv(REPO / "datasets" / "cscs" / "namd.csv").sort_values("processors")
+    first, last = namd.iloc[0], namd.iloc[-1]
+    master = nbformat.read(str(MASTERS / "02_opteron_cscs.ipynb"), as_version=4)
+    q5 = next(c.source for c in master.cells if c.cell_type == "markdown" and c.source.startswith("**Q5"))
+    assert f"NAMD {first.improvement_percent}% faster on {first.processors} processors, {last.improvement_percent}% on {last.processors}" in q5, q5
+    assert "every processor count" not in q5
+    assert first.improvement_percent - last.improvement_percent >= 10  # the gain does fall
+
+
+def _run_student(nb_path, fill, tmp_path):
+    """Run a built student notebook as a student would (nbclient, in a folder of its own) with
+    ``fill(source) -> source`` applied to every code cell; the text of each check cell's output."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(str(nb_path), as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "code":
+            c.source = "pass" if "grader.export" in c.source else fill(c.source)
+    work = tmp_path / "student"
+    work.mkdir()
+    nbformat.write(nb, str(work / nb_path.name))
+    NotebookClient(nb, timeout=600, allow_errors=True, resources={"metadata": {"path": str(work)}}).execute()
+    out = {}
+    for c in nb.cells:
+        if c.cell_type == "code" and c.source.startswith("grader.check"):
+            out[c.source.strip()] = "\n".join(
+                o.get("data", {}).get("text/plain", "") + o.get("data", {}).get("text/html", "") + o.get("text", "") + "".join(o.get("traceback", []))
+                for o in c.outputs
+            )
+    return out
+
+
+def test_a_wrong_answer_is_never_called_passed(built, tmp_path):
+    """A student answers every question wrongly but in the right form, and one answer not in it:
+    grader.check and check_all say "form OK ... graded after submission" or what is wrong, never
+    "passed" (the public tests check the form only)."""
+    name = NAMES[-1]
+
+    def fill(src):
+        src = src.replace('STUDENT_ID = "change-me@example.edu"', 'STUDENT_ID = "wrong@example.edu"')
+        src = re.sub(r"^(q1_leaf_4k) = \.\.\.", r'\1 = "a lot"', src, flags=re.M)
+        return re.sub(r"^(q\d+_\w+) = \.\.\.", r"\1 = 3", src, flags=re.M)
+
+    out = _run_student(built[name] / "student" / f"{name}.ipynb", fill, tmp_path)
+    assert len(out) == len(exercises.Sheet(name, 0).names) + 1, out
+    text = "\n".join(out.values())
+    assert "pass" not in text.lower(), text
+    assert "q1_leaf_4k should be an int" in out['grader.check("q1")'], out
+    for q in ("q2", "q3"):
+        assert "form OK" in out[f'grader.check("{q}")'] and "graded after submission" in out[f'grader.check("{q}")'], out
+    assert "not in the expected form" in out["grader.check_all()"], out
+    # the values are wrong: the grader gives them nothing
+    assert not exercises.correct(name, "wrong@example.edu", "q2_private", 3)
+
+
+def test_gradebook_flags_ids_and_writes_lms_files(built, tmp_path):
+    """The grades CSV flags the placeholder id and an id two submissions hold, has an empty column
+    per written question, and --format canvas|moodle writes the LMS's import columns, leaving out
+    the rows it cannot import."""
+    name = NAMES[-1]
+    sub = tmp_path / "subs"
+    sub.mkdir()
+    sol = nbformat.read(str(SAMPLES / name / "solution.ipynb"), as_version=4)
+    nbformat.write(sol, str(sub / "a.ipynb"))
+    nbformat.write(sol, str(sub / "b.ipynb"))  # the same id again
+    idc = next(c for c in sol.cells if c.cell_type == "code" and grading.STUDENT_ID_RE.search(c.source))
+    for sid, f in (("ada@example.edu", "c"), (exercises.PLACEHOLDER_ID, "d")):
+        idc.source = grading.STUDENT_ID_RE.sub(f'STUDENT_ID = "{sid}"', idc.source, count=1)
+        nbformat.write(sol, str(sub / f"{f}.ipynb"))
+    build_dir = next(iter(built.values())).parent
+    for fmt in ("canvas", "moodle"):
+        grading.grade(sub, build_dir, in_process=True, quiet=True, lms_format=fmt)
+        by = {Path(r["file"]).stem: r for r in csv.DictReader(open(sub / "grades.csv"))}
+        assert "duplicate id: b.ipynb" in by["a"]["id"] and "a.ipynb" in by["b"]["id"]
+        assert "placeholder" in by["d"]["id"] and by["c"]["id"] == ""
+        assert by["c"]["q4 manual"] == "" and float(by["c"]["manual max"]) == 2
+        lms = list(csv.reader(open(sub / f"grades-{fmt}.csv")))
+        head, rows = lms[0], lms[1:]
+        assert head[-2:] == [f"{name} autograded", f"{name} q4 manual"], head
+        if fmt == "canvas":
+            assert head[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+            assert [r[3] for r in rows] == ["ada@example.edu"]
+        else:
+            assert head[0] == "Email address" and [r[0] for r in rows] == ["ada@example.edu"]
+        assert float(rows[0][-2]) == float(by["c"]["total"]) and rows[0][-1] == ""
+
+
+def test_export_makes_the_pdf_through_html_without_latex(tmp_path, monkeypatch, capsys):
+    """Without LaTeX, grader.export() makes the PDF through otter's HTML exporter and puts it in
+    the zip; when that fails too it says so in one line and exports the notebook alone."""
+    import otter.export
+
+    class Otter:  # stands in for otter.Notebook (student mode)
+        _grading_mode = False
+        _notebook = str(tmp_path / "a.ipynb")
+
+        def export(self, nb_path=None, export_path=None, pdf=True, **kw):
+            self.got = dict(nb_path=nb_path, pdf=pdf, **kw)
+
+    monkeypatch.setattr(exercises, "_latex_available", lambda: False)
+    monkeypatch.setattr(otter.export, "export_notebook", lambda nb, **kw: str(tmp_path / "a.pdf") if kw.get("exporter_type") == "html" else None)
+    nb = Otter()
+    exercises.FormChecks(nb, ["q1"]).export()
+    assert nb.got == {"nb_path": str(tmp_path / "a.ipynb"), "pdf": False, "files": [str(tmp_path / "a.pdf")]}
+    assert "made through HTML" in capsys.readouterr().out
+
+    def no_chromium(nb, **kw):
+        raise RuntimeError("No suitable version of chromium was found")
+
+    monkeypatch.setattr(otter.export, "export_notebook", no_chromium)
+    exercises.FormChecks(nb, ["q1"]).export()
+    assert nb.got["pdf"] is False and "files" not in nb.got
+    out = capsys.readouterr().out
+    assert out.startswith("No PDF: LaTeX is not installed and the HTML route failed (No suitable version of chromium") and out.count("\n") == 1
