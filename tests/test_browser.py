@@ -504,8 +504,9 @@ def built_assignment(tmp_path_factory) -> Path:
 
 def run_exercise(lab: Lab, browser, shots: Path, src: Path, folder: str, expect: str):
     """Run All on an exercise notebook in its own folder (otter.Notebook finds it by its name) and
-    check that every `grader.check("qN")` cell shows otter's verdict on qN: `expect` is "passed"
-    for a solution, "failed" for a blank notebook."""
+    check what every `grader.check("qN")` cell shows a student: `expect` is "form OK" for answers of
+    the right form (a solution, or a wrong answer: the checks see the form only, the values are
+    graded after submission), "not OK" for a blank notebook. No cell ever says "passed"."""
     (lab.root / folder).mkdir()
     name = f"{folder}/{ASSIGNMENT}.ipynb"
     nb = quick_copy(src, lab.root / name)
@@ -521,16 +522,19 @@ def run_exercise(lab: Lab, browser, shots: Path, src: Path, folder: str, expect:
         assert len(checks) >= 4, f"{name}: expected a grader.check cell per autograded question, found {checks}"
         for i, q in checks:
             shown = cells[i]["text"]
-            if expect == "passed":
-                ok = re.search(rf"\b{q}\b[^\n]*\bpassed\b", shown)
-            else:  # otter lists the failing test cases under "qN results:"
-                ok = re.search(rf"\b{q}\b[^\n]*\bresults?\b", shown) and re.search(r"fail", shown, re.I)
+            assert not re.search(r"\bpass(ed)?\b", shown, re.I), f"{name}: grader.check({q!r}) says passed: {shown[:800]!r}"
+            if expect == "form OK":
+                ok = re.search(rf"\b{q}\b: form OK\b[^\n]*graded after submission", shown)
+            else:  # a blank answer: what is missing, no "form OK"
+                ok = re.search(rf"\b{q}\b: ", shown) and not re.search(rf"\b{q}\b: form OK", shown)
             assert ok, f"{name}: grader.check({q!r}) should show {expect!r}, the page shows:\n{shown[:1500]!r} {nbp.where()}"
-        # the closing grader.check_all() reports every question
+        # the closing grader.check_all() reports every question, and says the values are graded later
         all_cells = [i for i, c in enumerate(code) if "grader.check_all()" in c.source]
         for i in all_cells:
+            text = cells[i]["text"]
+            assert not re.search(r"\bpass(ed)?\b", text, re.I), f"{name}: grader.check_all() says passed: {text[:800]!r}"
             for _, q in checks:
-                assert re.search(rf"\b{q}\b", cells[i]["text"]), f"{name}: grader.check_all() does not report {q} {nbp.where()}"
+                assert re.search(rf"\b{q}\b", text), f"{name}: grader.check_all() does not report {q} {nbp.where()}"
         return checks
     finally:
         nbp.close()
@@ -538,15 +542,22 @@ def run_exercise(lab: Lab, browser, shots: Path, src: Path, folder: str, expect:
 
 def test_exercise_student_version_runs_in_the_browser(lab, browser, shots, built_assignment):
     """The student version as handed out, answers blank: it runs without error and every
-    grader.check cell shows otter's feedback (the question failing)."""
-    run_exercise(lab, browser, shots, built_assignment, "student", expect="failed")
+    grader.check cell says what is missing."""
+    run_exercise(lab, browser, shots, built_assignment, "student", expect="not OK")
 
 
-def test_exercise_solution_passes_its_checks_in_the_browser(lab, browser, shots):
-    """The sample solution (the student version with its answers filled in): every grader.check
-    cell shows the question passed."""
+def test_exercise_solution_shows_form_ok_in_the_browser(lab, browser, shots):
+    """The sample solution: every grader.check cell says the form is right and the values are
+    graded after submission."""
     src = REPO / "exercises" / "samples" / ASSIGNMENT / "solution.ipynb"
-    run_exercise(lab, browser, shots, src, "solution", expect="passed")
+    run_exercise(lab, browser, shots, src, "solution", expect="form OK")
+
+
+def test_a_wrong_answer_is_not_called_passed_in_the_browser(lab, browser, shots):
+    """The sample with a wrong answer (of the right form): the student sees "form OK; graded after
+    submission" for it, never "passed"."""
+    src = REPO / "exercises" / "samples" / ASSIGNMENT / "wrong.ipynb"
+    run_exercise(lab, browser, shots, src, "wrong", expect="form OK")
 
 
 def test_the_checks_catch_an_error_and_a_missing_plot(lab, browser, shots):
