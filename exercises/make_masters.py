@@ -361,8 +361,8 @@ A02 = [
     *manual(
         "q5",
         2,
-        "**Q5 (interpreting the document's figures).** On the XT3, molecular-dynamics codes (NAMD, "
-        "PCHAN) ran faster with *small* pages (NAMD 33% faster on 4 processors, 17% on 256; notebook 02, sections 2 and 4), "
+        "**Q5 (interpreting the document's figures).** On the XT3, the molecular-dynamics code NAMD and the "
+        "turbulence code PCHAN ran faster with *small* pages (NAMD 33% faster on 4 processors, 17% on 256; notebook 02, sections 2 and 4), "
         "while the usual advice is that large pages are faster. Using the Opteron's TLBs, explain why, and what "
         "the paper's counterfactual (L2 entries for 2 MB pages) would change.",
         "The Opteron K8 has only 8 L1 data TLB entries for 2 MB pages (16 MiB reach) and no L2 entries for them, "
@@ -370,8 +370,9 @@ A02 = [
         "touches many scattered places (neighbour lists, many arrays or planes) needs more than 8 translations at "
         "once: with 2 MB pages it misses the tiny L1 and walks, with 4 KB pages it mostly hits in the L2. So "
         "small pages win where the number of distinct regions in use exceeds 8, large pages where one large "
-        "region is streamed. The gain shrinks with the processor count (33% on 4, 17% on 256) as each processor's "
-        "share of the problem shrinks under strong scaling. With 512 L2 entries for 2 MB pages (section 5), 2 MB pages "
+        "region is streamed. The gain shrinks with the processor count (33% on 4, 17% on 256); one reading is that "
+        "each processor's share of the problem shrinks under strong scaling (pagesim's model does not reproduce this scaling: "
+        "notebook 02, section 4, has 2 MB pages winning at its assumed sizes). With 512 L2 entries for 2 MB pages (section 5), 2 MB pages "
         "no longer lose: 'this discussion would become unnecessary'.",
         "- 1 point: 8 L1 entries for 2 MB pages and no L2 entries, against 32 + 512 for 4 KB pages.\n"
         "- 1 point: MD touches more distinct regions than 8 entries cover, so 2 MB pages walk more; with L2 "

@@ -510,8 +510,6 @@ class Findings:
         peak = _peak_rss_mib()
         c = self.counts()
         print(", ".join(f"{n} {v}" for v, n in c.items() if n) + f" ({len(self.items)} findings)")
-        if peak:
-            print(f"peak memory of this kernel: {peak:.0f} MiB")
         if result_path:
             from ._files import write_atomic
 

@@ -601,6 +601,8 @@ class TranslationExplorer:
         stays, titled with what it translates."""
         from .explain import translate
 
+        # shown while it works: a machine's first walk compiles its walker's kernel (up to a minute on a small machine)
+        self.note.value = "<span style='color:#555'>translating... (the first walk on a machine compiles its kernel: up to a minute)</span>"
         try:
             a, cut = fit_address(parse_address(self.address.value), self.machine.value)
             result = translate(self.machine.value, a, self.page.value)

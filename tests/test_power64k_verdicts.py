@@ -116,7 +116,7 @@ def findings(quick_findings):
     return quick_findings("01_power_64k")
 
 
-PER_SYSTEM = ("erat-linpack", "faster-Linpack", "faster-SPECjbb2005", "stream-gain")
+PER_SYSTEM = ("erat-linpack", "faster-Linpack", "faster-SPECjbb2005")
 
 
 @pytest.mark.parametrize("fid", PER_SYSTEM)
@@ -132,12 +132,13 @@ def test_each_system_has_its_own_band(findings, fid):
 
 
 def test_restatements_are_counted_once(findings):
-    """IPC: pagesim counts no instructions, so its IPC change would be the throughput change: not
-    reproduced (the figures count, nothing is compared). The conclusion's 11-21% is the range of the
-    four table figures: each of its rows is judged against its own table figure, not one merged band."""
+    """IPC: the model's IPC changes exactly as its throughput, so the IPC findings restate the
+    throughput ones (their document figures count, their simulated figure does not again). The
+    conclusion's 11-21% is the range of the four table figures: each of its rows is judged against
+    its own table figure, not one merged band."""
     for wl in ("Linpack", "SPECjbb2005"):
         ipc = findings[f"ipc-{wl}"]
-        assert ipc["verdict"] == "not reproduced" and ipc["figures"] == 2 and "counts no instructions" in ipc["why"]
+        assert ipc["verdict"] == "not reproduced" and ipc["figures"] == 2 and ipc["reuses"] == f"faster-{wl}"
     conc = findings["faster-conclusion"]
     assert conc["reuses"] == "faster-Linpack, faster-SPECjbb2005" and conc["figures"] == 0
     for r in conc["rows"]:
@@ -145,17 +146,16 @@ def test_restatements_are_counted_once(findings):
         assert (r["low"], r["high"]) == next((x["low"], x["high"]) for x in findings[f"faster-{wl}"]["rows"] if x["row"] == sy)
     assert (conc["verdict"] == "within") == all(r["verdict"] == "within" for r in conc["rows"])
     pump = findings["stream-chip-pump"]
-    assert pump["reuses"] == "stream-gain" and pump["figures"] == 0 and pump["verdict"] in ("direction", "contradicted")
+    assert pump["reuses"] == "stream-gain" and pump["figures"] == 0 and pump["verdict"] == "not reproduced"
 
 
-def test_one_simulated_figure_one_verdict(findings):
-    """'about 6% on other Power systems' is judged on the model's JS22 figure, which stream-gain judges
-    too: the two verdicts agree."""
-    other = findings["stream-other-systems"]
-    js22 = next(r for r in findings["stream-gain"]["rows"] if r["row"] == "JS22")
-    assert other["reuses"] == "stream-gain" and other["figures"] == 0  # a projection from the JS22's figure
-    assert float(other["simulation"].rstrip("%")) == js22["simulation"]
-    assert other["verdict"] == js22["verdict"]
+def test_stream_figures_set_by_assumed_prefetch_parameters_are_not_reproduced(findings):
+    """The sign is built in (a stream restarts at each page boundary) and the size follows the assumed
+    prefetch parameters, which move it over tens of points: any figure could be matched."""
+    for fid in ("stream-gain", "stream-other-systems", "stream-chip-pump"):
+        assert findings[fid]["verdict"] == "not reproduced", fid
+    assert "not stated" in findings["stream-gain"]["why"] and findings["stream-gain"]["figures"] == 2
+    assert findings["stream-other-systems"]["reuses"] == "stream-gain" and findings["stream-other-systems"]["figures"] == 0
 
 
 def test_every_within_is_swept_over_its_choices(findings):
@@ -165,7 +165,6 @@ def test_every_within_is_swept_over_its_choices(findings):
             assert set(f["choices"]) <= set(f["swept"]), f["id"]
             assert f["robust"] is not None, f["id"]
     assert {"SPECjbb hot fraction", "work cycles per access (x derived)"} <= set(findings["faster-SPECjbb2005"]["swept"])
-    assert set(S.STREAM_CHOICES) <= set(findings["stream-gain"]["swept"])
 
 
 def test_faults_that_are_size_over_page_size_are_arithmetic(findings):

@@ -100,13 +100,21 @@ def test_04_kernel_work_is_contradicted_with_its_ratio(run):
     # THP under pressure: 12.6x the document's 200,000 instructions, an order of magnitude off
     assert rows == {"hugepage, ideal": "within", "hugepage, pressure": "within", "THP, ideal": "within", "THP, pressure": "contradicted"}
     assert huge["verdict"] == "contradicted" and "more than ten times" in huge["why"]
-    assert normal["verdict"] == "direction" and "3.98x" in normal["why"]
+    # the document's "> 1600000" is a lower bound the model stays below: the claim fails in the model
+    assert normal["verdict"] == "contradicted" and "3.98x" in normal["why"] and "below" in normal["why"] and normal["figures"] == 2
 
 
 def test_04_thp_under_pressure_costlier_than_64k_is_contradicted(run):
     f = run("04_power8_mmap")["thp-pressure-cost"]
     assert f["verdict"] == "contradicted" and "1.10x" in f["simulation"] and "perform better in all the environment" in f["document"]
     assert f["sensitivity"]
+
+
+def test_04_hp_below_thp_under_pressure_rests_on_the_unstated_pressure(run):
+    """Under pressure hugetlb beats THP in the model only through THP's compaction of the study's scattered,
+    movable pages, which the document does not describe: not reproduced, as THP's pressure fault count."""
+    f = run("04_power8_mmap")["kernel-hp-thp-pressure"]
+    assert f["verdict"] == "not reproduced" and "not stated" in f["why"] and f["figures"] == 1
 
 
 def test_04_hp_thp_ideal_reason_gives_the_ratio(run):

@@ -683,7 +683,8 @@ def record_speedups(F, tsum, sweeps: dict, summary, doc, quick: bool = False):
         for c in choices_for(wl):
             F.robust(f"faster-{wl}", c, chosen(c, quick), rows_of(c, wl))
     same = rows_of("D-ERAT entries", "Linpack", "derat_reduction_pct")[chosen("D-ERAT entries", quick)]
-    assert all(abs(x - lin) < 1e-9 for x in same.values()), "the timed runs count the misses section 2 recorded"
+    if not all(abs(x - lin) < 1e-9 for x in same.values()):
+        raise RuntimeError("the timed runs must count the data-ERAT misses section 2 recorded")
     for c in choices_for("Linpack", "derat"):
         left = {v: {sy: round(100 - x, 1) for sy, x in rows.items()} for v, rows in rows_of(c, "Linpack", "derat_reduction_pct").items()}
         F.robust("erat-linpack", c, chosen(c, quick), left)
@@ -775,23 +776,23 @@ def record_stream(F, pf, sysgain, ssweeps: dict, doc, facts):
     sd = {sy: float(stream_doc[sy]) for sy in ("JS22", "Power 575")}
     sg = {sy: round(float(sysgain.loc[sy, "gain %"]), 1) for sy in sd}
     order = "as the document does" if (sg["Power 575"] > sg["JS22"]) == (sd["Power 575"] > sd["JS22"]) else "the other way round from the document"
-    F.measured(
+    spans = {sy: (min(g[sy] for runs in ssweeps.values() for g in runs.values()), max(g[sy] for runs in ssweeps.values() for g in runs.values())) for sy in sd}
+    F.not_reproduced(
         "stream-gain",
         "STREAM bandwidth improves with 64 KB pages (JS22 and Power 575)",
         "(1) STREAM table",
-        sd,
-        sg,
-        rel=0.5,
-        unit="%",
-        choices=tuple(STREAM_CHOICES),
-        why="band: each system's figure +-50% (a stated default); prefetch model with concurrent streams (SMT off on the Power 575: "
-        f"{sysgain.loc['Power 575', 'streams per core']} per core, on for the JS22: {sysgain.loc['JS22', 'streams per core']}), "
-        "parameters assumed, none fitted: " + versus(sg, sd) + ". The model ranks the "
-        f"systems {order}, but from SMT alone, a different cause: the document credits the Power 575's figure to the chip "
-        "pump mode, which the model does not have (see stream-chip-pump), so the order is not agreement",
+        "; ".join(f"{sy} {v:g}%" for sy, v in sd.items()),
+        "; ".join(f"{sy} {v:g}%" for sy, v in sg.items()) + " (shown, not compared)",
+        figures=2,
+        why="what sets the size is not stated: the sign is built into the model (a stream restarts its prefetch at each page "
+        "boundary, so larger pages cannot lose), and the size follows the prefetch model's assumed parameters, which move it "
+        "over " + "; ".join(f"{sy} {lo:.1f}..{hi:.1f}%" for sy, (lo, hi) in spans.items()) + " when each is set from x0.5 to x2, "
+        f"so any figure could be matched (concurrent streams: SMT off on the Power 575, {sysgain.loc['Power 575', 'streams per core']} "
+        f"per core, on for the JS22, {sysgain.loc['JS22', 'streams per core']}). At the chosen values the model gives "
+        + versus(sg, sd)
+        + f" and ranks the systems {order}, from SMT alone; the document credits the Power 575's figure to the chip pump mode, "
+        "which the model does not have (see stream-chip-pump)",
     )
-    for c, runs in ssweeps.items():
-        F.robust("stream-gain", c, PREFETCH[STREAM_CHOICES[c]], runs)
     return _shown(F, n)
 
 
@@ -829,12 +830,12 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
             f"{wl}: instructions per cycle improve with 64 KB pages (Power 575 and JS22)",
             f"({2 if wl == 'Linpack' else 3}) {wl} table",
             "; ".join(f"{sy} {g:g}%" for sy, g in d.items()),
-            "no instruction count",
+            "as faster-" + wl + ": " + ", ".join(f"{sy} {g:.1f}%" for sy, g in sim.items()),
             figures=2,
-            why=f"pagesim counts no instructions: its IPC change would be its throughput change (faster-{wl}: "
-            + ", ".join(f"{sy} {g:.1f}%" for sy, g in sim.items())
-            + "), which says nothing about IPC; the document's IPC "
-            f"and throughput gains differ by up to {max(abs(t[sy] - d[sy]) for sy in d):.1f} points",
+            reuses=f"faster-{wl}",
+            why="the model's IPC changes exactly as its throughput (the same instructions per access in both runs), so its figure "
+            f"restates faster-{wl}'s and is not compared; the document's IPC and throughput gains differ by up to "
+            f"{max(abs(t[sy] - d[sy]) for sy in d):.1f} points, which the model cannot show",
         )
     conc = facts.loc["Linpack and SPECjbb2005 gain of 64KB over 4KB pages"]
     span = (conc["value_low"], conc["value_high"])
@@ -868,39 +869,28 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
     other = facts.loc["STREAM improvement expected on other Power systems"]
     pump = facts.loc["memory bandwidth gain on the Power 575 (chip pump mode)"]
     js22 = sg["JS22"]
-    F.measured(
+    F.not_reproduced(
         "stream-other-systems",
         "STREAM: about 6% expected on Power systems without the chip pump mode",
         "(1) STREAM, observation 2",
-        other["value_low"],
-        round(js22, 1),
-        rel=0.5,
-        unit="%",
+        f"{other['value_low']:g}%",
+        f"{js22:.1f}% (the model's JS22, shown, not compared)",
         reuses="stream-gain",
-        choices=tuple(STREAM_CHOICES),
         figures=0,
-        why="a projection from the JS22's 6.3%, not a measurement (no figure counted); band: the document's figure +-50% (a stated default); "
-        "the simulated figure is the model's JS22 (no chip pump mode, the "
-        f"system the author's 6% comes from): {js22:.1f}%, {js22 / other['value_low']:.2f} times the document's figure",
+        why="a projection from the JS22's 6.3%, not a measurement (no figure counted); the model's STREAM figures are set by "
+        "assumed prefetch parameters (see stream-gain)",
     )
-    for c, runs in ssweeps.items():
-        F.robust("stream-other-systems", c, PREFETCH[STREAM_CHOICES[c]], {x: g["JS22"] for x, g in runs.items()})
-    js22_row = next(r for r in F.get("stream-gain").rows if r["row"] == "JS22")
-    assert js22_row["verdict"] == F.get("stream-other-systems").verdict, "the JS22 figure must get one verdict in both findings"
-    F.direction(
+    F.not_reproduced(
         "stream-chip-pump",
         "Power 575: bandwidth gain as high as 57% with the chip pump mode",
         "Conclusions; (1) STREAM, observation 2",
         f"<= {pump['value_low']:g}% (table: {stream_doc['Power 575']}%)",
         f"{sg['Power 575']:.1f}% (no chip pump mode in the model)",
-        sg["Power 575"] > 0,
-        ratio=sg["Power 575"] / stream_doc["Power 575"],
         reuses="stream-gain",
         figures=0,
         why="the table's 56.9% (counted in stream-gain), credited by the document to the chip pump mode, where each POWER6 chip "
         "is affinitized to its own memory DIMMs; pagesim models no memory placement or DIMM affinity, so nothing in it can "
-        f"produce that part: without it the model gives the Power 575 {sg['Power 575']:.1f}% "
-        f"({sg['Power 575'] / stream_doc['Power 575']:.2f}x), from its concurrent streams alone",
+        "produce that part",
     )
     one_k = internal_fragmentation(file_sizes("1K", 1), ["4K", "64K"])
     times = one_k.loc["64K", "bytes_used"] / one_k.loc["4K", "bytes_used"]

@@ -615,20 +615,24 @@ def record_kernel_instructions(F, mx, ki, tp, doc) -> None:
     normal = kernel_instr(normal_rows)
     zero_n = float(ki_.loc[("ideal", "normal"), "zeroing"])
     need = (doc_normal - zero_n) / 256
-    F.measured(
+    sweep_n = {v: kernel_instr(normal_rows, fault_path=v) for v in (1000, 2000, 4000)}
+    F.contradicted(
         "kernel-instr-normal",
         "kernel instructions, 64K pages",
         "VII",
-        {r: doc_normal for r in normal},
-        normal,
-        rel=0.5,
-        why=f"the document gives a lower bound (> {doc_normal}, 'irrespective of environment'); band: +-50% of it (a stated default). The model's 256 faults "
+        f"> {doc_normal} ('irrespective of environment')",
+        "; ".join(f"{r} {v:.0f}" for r, v in normal.items()) + f" ({max(normal.values()) / doc_normal:.2f}x the bound)",
+        figures=len(normal),
+        why=f"the document gives a lower bound (> {doc_normal}) and the model stays below it: its 256 faults "
         f"take {256 * FAULT_PATH} instructions at the assumed {FAULT_PATH} each, and the zeroing is the same as for a huge page, so normal / hugetlb = "
         f"{normal['normal, ideal'] / huge['hugepage, ideal']:.2f}x against the document's {doc_normal / doc_huge:.0f}x or more; the document's bound needs "
         f"{need:.0f} instructions per fault or more, {need / FAULT_PATH:.1f}x the assumption, which no source here gives",
     )
-    F.robust(
-        "kernel-instr-normal", "instructions per fault apart from zeroing", FAULT_PATH, {v: kernel_instr(normal_rows, fault_path=v) for v in (1000, 2000, 4000)}
+    F.holds_for(
+        "kernel-instr-normal",
+        "instructions per fault apart from zeroing "
+        + ", ".join(f"{v}: {max(x.values()):.0f}" for v, x in sweep_n.items())
+        + f" (below the bound at each; it needs {need:.0f})",
     )
 
     # THP under memory pressure against 64K pages: the document's conclusion
@@ -847,7 +851,8 @@ def record_other(F, doc, mx, ki) -> None:
         hp_, thp_ = fc.loc[(env, "memset", "hugepage"), "fault cycles"], fc.loc[(env, "memset", "THP"), "fault cycles"]
         hpi, thpi = float(ki_.loc[(env, "hugepage"), "kernel instructions"]), float(ki_.loc[(env, "THP"), "kernel instructions"])
         moved = int(fc.loc[(env, "memset", "THP"), "pages migrated"])
-        F.direction(
+        record = F.direction if not moved else _pressure_not_reproduced(F)
+        record(
             f"kernel-hp-thp-{env}",
             f"hugetlb pages cost the kernel less than THP ({env})",
             "VII",
@@ -867,6 +872,27 @@ def record_other(F, doc, mx, ki) -> None:
             "has hugetlb below THP: the paths that differ (THP allocates its 16 MiB from the buddy allocator, hugetlb dequeues a page from its "
             "reserved pool) are not modelled apart, and without pressure THP never compacts",
         )
+
+
+def _pressure_not_reproduced(F):
+    """A finding whose sign comes only from THP's compaction under the study's pressure (background
+    pages scattered and all movable, which the document does not state): recorded as not reproduced,
+    with what the model shows."""
+
+    def record(id, finding, source, document, simulation, holds, ratio=None, figures=0, why=""):  # noqa: A002
+        return F.not_reproduced(
+            id,
+            finding,
+            source,
+            document,
+            simulation + " (shown, not compared)",
+            figures=figures,
+            why="what sets it is not stated: the model's sign comes only from THP's compaction under the study's pressure "
+            "(background pages scattered and all movable, which the document does not describe; with them caged, THP does not "
+            f"compact and the two tie as on free memory); {why}",
+        )
+
+    return record
 
 
 # ---------------------------------------------------------- notebook 04's figures
