@@ -51,7 +51,7 @@ def save_baseline(records: list[dict], quick: bool) -> Path:
     mode = data.setdefault("quick" if quick else "full", {})
     for r in records:
         if r.get("status") == "ok":
-            mode[r["notebook"].removesuffix(".ipynb")] = {f["id"]: f["verdict"] for f in r.get("findings", [])}
+            mode[r["notebook"].removesuffix(".ipynb")] = {f["id"]: label(f) for f in r.get("findings", [])}
     write_atomic({p: json.dumps(data, indent=1, sort_keys=True) + "\n"}, "the baseline")
     return p
 

@@ -498,3 +498,32 @@ def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path, how):
     # the same interrupt in a program importing pagesim is that program's KeyboardInterrupt
     p = subprocess.run([sys.executable, "-c", "import pagesim"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert p.returncode == -2 and p.stderr.rstrip().endswith("KeyboardInterrupt"), (p.returncode, p.stderr[-2000:])  # died of SIGINT
+
+
+def test_the_baseline_keeps_a_robust_within(tmp_path, monkeypatch, capsys):
+    """A within that survived its sweeps is stored as 'within (robust)', so the next identical run
+    shows no change, and a run where it is only 'within' is a regression (was: stored as 'within',
+    so every run listed the robust finding as changed and a loss of robustness went unseen)."""
+    import pagesim.report as R
+
+    base = tmp_path / "verdicts.json"
+    base.write_text(json.dumps({"quick": {}}))
+    monkeypatch.setattr(R, "baseline_path", lambda: base)
+    robust = {"verdict": "within", "robust": True}
+
+    def execute(path, out_dir, quick):
+        rec = _record(path)
+        rec["findings"] = [{"id": "x", "finding": "x", "source": "", "document": "1", "simulation": "1", **robust}]
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"{path.stem}.json").write_text(json.dumps(rec))
+        return rec
+
+    monkeypatch.setattr(N, "execute", execute)
+    N.main(["--out", str(tmp_path / "out"), "--quick", "--save-baseline", NBS[0].stem])
+    assert json.loads(base.read_text())["quick"][NBS[0].stem] == {"x": "within (robust)"}
+    capsys.readouterr()
+    assert N.main(["--out", str(tmp_path / "out2"), "--quick", NBS[0].stem]) == 0
+    assert "0 regressions, 0 changes" in (tmp_path / "out2" / "report.md").read_text()
+    robust = {"verdict": "within", "robust": False}
+    assert N.main(["--out", str(tmp_path / "out3"), "--quick", NBS[0].stem]) == 1
+    assert f"REGRESSION {NBS[0].name}: x was within (robust), now within" in capsys.readouterr().err
