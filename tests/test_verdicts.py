@@ -155,3 +155,18 @@ def test_a_figure_ten_times_off_is_not_agreement():
     assert g.verdict == "direction"
     h = F.measured("gain2", "a gain far over", "s", 1.0, 10.5, rel=0.5)
     assert h.verdict == "contradicted"
+
+
+def test_the_notebook_table_shows_short_notes_and_the_report_the_whole():
+    """F.table() cuts each note to its first clause that is not the band's description (the report
+    keeps the whole note); F.table(full=True) has the band and the whole note."""
+    from pagesim.findings import short_note
+
+    note = "band: each system's figure +-50% (a stated default); timing model, nothing fitted to it. Swept: x"
+    assert short_note(note) == "timing model, nothing fitted to it (more in the report)"
+    assert short_note("64 KiB / 4 KiB") == "64 KiB / 4 KiB"
+    F = Findings("x", "doc")
+    F.measured("g", "a gain", "s", 10, 11, rel=0.5, why=note)
+    short, full = F.table(), F.table(full=True)
+    assert "band" not in short.columns and short.loc[0, "note"].startswith("timing model")
+    assert full.loc[0, "band"] and full.loc[0, "note"].startswith("band: each system's figure")
