@@ -136,7 +136,10 @@ def write_first_cells(T: dict) -> None:
         src = ABOUT.format(what=WHAT[k], extra=EXTRA.get(k, ""), progress=PROGRESS.get(k, ""), **{run: shown(T, k, run) for run in RUNS}).strip("\n")
         nb = nbformat.read(path, as_version=4)
         if nb.cells[0].get("id") == "about":
-            nb.cells[0].source = src
+            # only the times change: the rest of the cell is the notebook's own (its glossary links)
+            mark = "> **How long:**"
+            old = nb.cells[0].source
+            nb.cells[0].source = old.partition(mark)[0] + mark + src.partition(mark)[2] if mark in old else src
         else:
             cell = new_markdown_cell(src)
             cell.id = "about"
