@@ -102,7 +102,7 @@ def setup(key, title, intro):
             "page size, working set and addresses, so your answers are your own. Do not change it after "
             "you start (the grader reads it from your notebook and recomputes your answers with pagesim).\n\n"
             'Answer each question in its cell, replacing the `...`. `grader.check("q1")` checks the *form* of '
-            "your answer (a number, in range) and says \"form OK\" or what is wrong: it does not say whether the "
+            'your answer (a number, in range) and says "form OK" or what is wrong: it does not say whether the '
             "value is right. The values are graded after you submit. Written answers are read by your instructor."
         ),
         code('STUDENT_ID = "change-me@example.edu"   # your student id (or an int seed your instructor gave you)'),
@@ -121,7 +121,9 @@ def check_all():
 
 
 def public(test, message, success):
-    return code(f'""" # BEGIN TEST CONFIG\npoints: 0\nsuccess_message: {json.dumps(success)}\nfailure_message: {json.dumps(message)}\n""" # END TEST CONFIG\n{test}')
+    return code(
+        f'""" # BEGIN TEST CONFIG\npoints: 0\nsuccess_message: {json.dumps(success)}\nfailure_message: {json.dumps(message)}\n""" # END TEST CONFIG\n{test}'
+    )
 
 
 def hidden(test, points=1):
