@@ -303,6 +303,15 @@ class NotebookPage:
             polling=1000,
         )
 
+    def run_clean(self, nb) -> list[dict]:
+        """Open the notebook ``nb`` (as written to the server), Run All, and check that no cell shows or
+        saved an error (:func:`assert_ran_clean`); returns what each code cell shows (:meth:`code_cells`)."""
+        self.open(len(nb.cells))
+        self.run_all()
+        cells = self.code_cells()
+        assert_ran_clean(self, nb, cells)
+        return cells
+
     def code_cells(self) -> list[dict]:
         """What the page shows for each code cell, in order: prompt, output text, its stderr/error
         texts, and the rendered images/svgs/canvases in its outputs."""
@@ -396,10 +405,7 @@ def test_basics_runs_in_the_browser(lab, browser, shots):
     nb = quick_copy(REPO / "notebooks" / name, lab.root / name, quick=True)
     nbp = NotebookPage(lab, browser, name, shots)
     try:
-        nbp.open(len(nb.cells))
-        nbp.run_all()
-        cells = nbp.code_cells()
-        assert_ran_clean(nbp, nb, cells)
+        cells = nbp.run_clean(nb)
         n_plots = assert_plots_rendered(nbp, nb, cells)
         assert n_plots >= 2, f"00_basics: expected its reach and walks plots, found {n_plots} plot cells"
         check_widget(nbp, cells)
@@ -512,10 +518,7 @@ def run_exercise(lab: Lab, browser, shots: Path, src: Path, folder: str, expect:
     nb = quick_copy(src, lab.root / name)
     nbp = NotebookPage(lab, browser, name, shots)
     try:
-        nbp.open(len(nb.cells))
-        nbp.run_all()
-        cells = nbp.code_cells()
-        assert_ran_clean(nbp, nb, cells)
+        cells = nbp.run_clean(nb)
         assert_plots_rendered(nbp, nb, cells)
         code = [c for c in nb.cells if c.cell_type == "code"]
         checks = [(i, CHECK_CALL.search(c.source).group(1)) for i, c in enumerate(code) if CHECK_CALL.search(c.source)]

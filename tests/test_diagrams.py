@@ -335,9 +335,14 @@ def _glossary():
     from pagesim.notebooks import notebooks_dir
 
     nb = nbformat.read(notebooks_dir() / "glossary.ipynb", as_version=4)
+    # code: only the parameters cell and the cell that describes one machine
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.metadata.get("tags", []) for c in code] == [["parameters"], []] and "describe()" in code[1].source
     terms = {}
     for c in nb.cells:
-        assert c.cell_type == "markdown" and len(c.source.splitlines()) <= 10, c.source[:40]
+        assert len(c.source.splitlines()) <= 10, c.source[:40]
+        if c.cell_type != "markdown":
+            continue
         first = c.source.splitlines()[0]
         if first.startswith("### "):
             terms[first[4:].replace(" ", "-")] = c.source
@@ -378,3 +383,16 @@ def test_glossary_names_the_machines_that_have_each_structure():
     assert "65,536 groups" in terms["HPT"] and all(m.walker.hpt_ptegs == 65536 for m in ms if m.walker.kind == "hashed")
     assert "32,768 slots" in terms["TSB"] and all(m.walker.tsb_entries == 32768 for m in ms if m.walker.kind == "tsb")
     assert machine("skylake").reach("4K") == 6 << 20 and "6 MiB" in terms["reach"]
+
+
+def test_the_glossary_runs_and_describes_the_machine_it_is_given(tmp_path):
+    """Its parameters cell takes a preset, and its last cell prints that machine's structures."""
+    import papermill as pm
+
+    from pagesim.notebooks import notebooks_dir
+
+    out = pm.execute_notebook(
+        str(notebooks_dir() / "glossary.ipynb"), str(tmp_path / "out.ipynb"), parameters={"quick": True, "machine_name": "power8"}, progress_bar=False
+    )
+    text = "".join(o.get("text", "") for o in out.cells[-1].outputs)
+    assert text.startswith("power8: ") and "D-ERAT" in text and "SLB" in text

@@ -10,7 +10,7 @@ import time
 
 import nbformat
 import pytest
-from test_browser import REPO, TRACEBACK, NotebookPage, _labelled, assert_ran_clean, browser, chromium, lab, quick_copy  # noqa: F401
+from test_browser import REPO, TRACEBACK, NotebookPage, _labelled, browser, chromium, lab, quick_copy  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -31,10 +31,7 @@ def test_a_student_who_gets_things_wrong(lab, browser, shots):  # noqa: F811
     nbformat.write(nb, dest)
     nbp = NotebookPage(lab, browser, name, shots)
     try:
-        nbp.open(len(nb.cells))
-        nbp.run_all()
-        cells = nbp.code_cells()
-        assert_ran_clean(nbp, nb, cells)
+        cells = nbp.run_clean(nb)
         code = [c for c in nb.cells if c.cell_type == "code"]
         shown = cells[code.index(predict)]["text"]
         assert shown.count("Predict:") == 3 and not TRACEBACK.search(shown), shown

@@ -8,7 +8,7 @@ import re
 
 import nbformat
 import pytest
-from test_browser import REPO, NotebookPage, assert_plots_rendered, assert_ran_clean, browser, chromium, lab, quick_copy  # noqa: F401
+from test_browser import REPO, NotebookPage, assert_plots_rendered, browser, chromium, lab, quick_copy  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -37,10 +37,7 @@ def test_02_shows_one_figure_for_one_set_up(lab, browser, shots):  # noqa: F811
     nbformat.write(nb, dest)
     nbp = NotebookPage(lab, browser, name, shots)
     try:
-        nbp.open(len(nb.cells))
-        nbp.run_all()
-        cells = nbp.code_cells()
-        assert_ran_clean(nbp, nb, cells)
+        cells = nbp.run_clean(nb)
         assert assert_plots_rendered(nbp, nb, cells) >= 5
         m = SETUP.search(cells[-1]["text"])
         assert m, f"the probe cell printed {cells[-1]['text']!r} {nbp.where()}"
