@@ -166,3 +166,18 @@ def test_reason_names_a_page_ruled_out_for_memory():
     assert "16M would cut walks" in pm.loc["power6", "reason"] and "over max_bloat=2" in pm.loc["power6", "reason"]
     wide = Y.recommend(Y.sweep_presets(Y.load("gups", max_accesses=100_000)), max_bloat=3).per_machine.set_index("machine")
     assert wide.loc["power6", "recommended"] == "16M"
+
+
+def test_exact_checks_say_they_check_the_tool_not_a_measurement(gups):
+    """Notebook 06's exact findings compare pagesim with itself or with the file: each says so in its
+    note, so a reader does not take them for a measurement that agreed."""
+    from pagesim.findings import Findings
+
+    F = Findings("06_your_program.ipynb", "a trace", host=True)
+    Y.record_count(F, gups, None)
+    Y.record_reuse(F, gups)
+    exact = [f for f in F.items if f.verdict == "exact"]
+    assert {f.id for f in exact} == {"count", "reuse-vs-simulate"}
+    for f in exact:
+        assert f.why and "not" in f.why and ("check" in f.why), (f.id, f.why)
+    assert set(Y.SELF_CHECK) >= {"count", "reuse-vs-simulate", "sweep-vs-simulate", "footprint"}

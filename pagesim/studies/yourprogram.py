@@ -47,6 +47,15 @@ ABOUT = {  # how each was recorded: datasets/traces/README.md and record.sh
 }
 MAX_BLOAT = 2.0
 WALK_TOLERANCE = 0.10  # relative
+#: what each exact check of this notebook compares: pagesim against itself or the file, never a
+#: measurement of a program's speed (these are checks of the tool on the trace in hand)
+SELF_CHECK = {
+    "count": "a check of pagesim's trace reader against the file's own line count, not a measurement",
+    "reuse-vs-simulate": "pagesim against itself by two independent methods (Mattson's stack distances and the TLB kernel): "
+    "a check of the engine on this trace, not of a document",
+    "sweep-vs-simulate": "the sweep runs the same kernel as simulate: this checks the sweep's splitting and bookkeeping, not the model",
+    "footprint": "two counts of the same addresses (numpy's distinct pages and the kernel's pages_touched): a bookkeeping check",
+}
 WALK_TOLERANCE_PER_1000 = 0.1  # absolute, walks per 1,000 accesses
 
 
@@ -523,6 +532,7 @@ def record_count(F, s: Sample, recorded) -> None:
             f"{want:,} lines" + (f" (recorder {recorded.accesses:,})" if recorded else ""),
             f"{s.total:,} accesses read",
             s.total == lines == want,
+            why=SELF_CHECK["count"],
         )
     else:
         F.note("count", "accesses read from the trace", Path(s.path).name, "-", f"{s.total:,}", f"a {s.format} file: the lackey line count does not apply")
@@ -598,6 +608,7 @@ def record_reuse(F, s: Sample) -> None:
         f"{curve64:,} from reuse distances",
         f"{int(ds['walks'].sum()):,} walks simulated",
         curve64 == int(ds["walks"].sum()),
+        why=SELF_CHECK["reuse-vs-simulate"],
     )
 
 
@@ -643,6 +654,7 @@ def record_sweep(F, s: Sample, table, fp, direct) -> None:
             ", ".join(f"{r.machine} {r.page}: {r._4:,}" for r in direct.itertuples()),
             ", ".join(f"{r.machine} {r.page}: {r._3:,}" for r in direct.itertuples()),
             bool((direct["sweep walks"] == direct["simulate walks"]).all() and (direct["sweep accesses"] == direct["simulate accesses"]).all()),
+            why=SELF_CHECK["sweep-vs-simulate"],
         )
     else:
         F.note(
@@ -656,7 +668,13 @@ def record_sweep(F, s: Sample, table, fp, direct) -> None:
     pages4 = int(fp.loc[fp.page == "4K", "pages"].iloc[0])
     sim4 = int(table[(table.machine == "skylake") & (table.page == "4K")]["pages touched"].iloc[0])
     F.check(
-        "footprint", "4K pages touched: counted from the addresses vs the simulator's pages_touched", "section 2", f"{pages4:,}", f"{sim4:,}", pages4 == sim4
+        "footprint",
+        "4K pages touched: counted from the addresses vs the simulator's pages_touched",
+        "section 2",
+        f"{pages4:,}",
+        f"{sim4:,}",
+        pages4 == sim4,
+        why=SELF_CHECK["footprint"],
     )
 
 
