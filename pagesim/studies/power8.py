@@ -306,8 +306,11 @@ READINGS = {
     "perf on POWER8: user loads": (("user",), ("load",)),
     "user and kernel loads": (("user", "kernel"), ("load",)),
     "every access, user and kernel": (("user", "kernel"), ("load", "store", "dcbz")),
+    "perf on POWER8: user loads of the counted window": (("user", "code"), ("load",)),
 }
 PERF = "perf on POWER8: user loads"
+#: what the document's counters saw: the user loads from each counter's enable to its disable (:func:`window_trace`)
+WINDOW = "perf on POWER8: user loads of the counted window"
 
 #: glibc's POWER8 memset for a non-zero byte and more than 255 bytes (L(huge_vector) of
 #: sysdeps/powerpc/powerpc64/power8/memset.S, glibc 2.20 to 2.26; the document's Ubuntu 17.04 ships 2.24):
@@ -324,6 +327,37 @@ MEMSET_OUTSIDE = 35
 RANDOM_STEP = 64 << 10
 #: copypage_power7 (arch/powerpc/lib/copypage_power7.S) moves each 128-byte line with 8 lvx and 8 stvx
 COPY_LOADS = COPY_STORES = 8
+
+# The user loads of the counted window. Each counter counts from the return of its own enable ioctl (prepare_events'
+# loop over the six events, event_apis.h) to its disable (display_events' loop), so the code around the program's
+# accesses is counted too. Counted in the disassembly of the document's own code (event_apis.h, event.c,
+# normal_memory_analysis_continuous.c and _random.c of github.com/balamuruhans/linux_mm_experiment, the code its
+# section VI.C links) built with gcc 12.2 for powerpc64le at -O0, and of glibc 2.36's ppc64el libc.so.6 (Debian's
+# libc6-ppc64el-cross). MODELLING ASSUMPTIONS: the level -O0 (gcc's default; the repository has no build file and the
+# document gives no flags; at -O2 a call takes 4 loads and a loop turn 2), and that gcc 12.2 and glibc 2.36 load as the
+# document's gcc 6.3 and glibc 2.24 did; :func:`window_loads` scales every count by ``scale`` for the sweep.
+#: one turn of the enable or disable loop: lwa i; event_enable/event_disable's ld e, lwz e->fd, the PLT stub's ld,
+#: ioctl's ld r0 after the syscall, ld r2 (TOC), ld r0, ld r31; then lwz i twice (increment, test)
+CALL_LOADS = 10
+#: the rest of the window: after the counter's own enable syscall 6 (ioctl's ld r0, event_enable's three, the loop's
+#: two), prepare_events' epilogue 2, and before the disable syscall that stops it 4 (lwa i, ld e, lwz e->fd, the stub)
+WINDOW_EDGES = 6 + 2 + 4
+#: main around the memset: ld MEM_SIZE, ld addr, the memset PLT stub's ld, ld r2 after it (the memset loads nothing)
+MEMSET_CALL_LOADS = 4
+#: one turn of the random touch loop (normal_memory_analysis_random.c at -O0): the rand PLT stub's ld, ld r2, lwz i,
+#: lwz random_num, ld addr, lwz i, and the loop test's lwa i and ld MEM_SIZE; the test runs once more at the exit
+TOUCH_LOOP_LOADS = 8
+TOUCH_TEST_LOADS = 2
+#: one rand() (glibc 2.36 ppc64el): rand's ld r0; random's stack-guard ld, lwarx of the lock, random_r's 7 (rand_type,
+#: state, fptr, rptr, end_ptr, *rptr, *fptr), lwarx of the unlock, lwa of the result, 2 stack-guard lds, ld r0, ld r31
+RAND_LOADS = 16
+#: the L1 lines these loads touch (line numbers far from the mapping's): the stack frames of main, of the loop's
+#: function and of its callees; the six events (struct event of 168 bytes, e->fd at offset 136, from the start of a
+#: line); the TOC and the PLT; the globals (MEM_SIZE); the thread pointer's stack guard; rand's lock, state and table
+#: (a MODELLING ASSUMPTION: which lines the linker and the stack put them in is not known; each its own line here)
+_W = (SIZE + (1 << 30)) // LINE
+STACK_MAIN, STACK_LOOP, STACK_CALL, TOC, GLOBALS, TLS, RAND_LOCK, RAND_TABLE = (_W + i for i in range(8))
+EVENT_FD = tuple(_W + 16 + (168 * i + 136) // LINE for i in range(6))
 
 
 @dataclass(frozen=True)
@@ -344,12 +378,13 @@ class L1D:
         return self.size // (self.ways * self.line)
 
 
-def replay(trace, cache: L1D = L1D()) -> dict:
-    """Run ``trace`` through ``cache``: an iterable of (line number, operation, accesses, privilege),
-    where consecutive accesses to one line are one entry of ``accesses`` (8 stvx of a memset line, 8 lvx
-    of a copied line). A load is a reference; it misses when its line is not held, and then brings the
-    line in (the entry's other accesses hit). A store or dcbz is a reference that misses when its line
-    is not held, and brings nothing in. Returns {(privilege, operation): [references, misses]}."""
+def replay(trace, cache: L1D = L1D(), allocate=("load",)) -> dict:
+    """Run ``trace`` through ``cache``, in plain Python (the reference of :func:`replay_engine`): an iterable
+    of (line number, operation, accesses, privilege), where consecutive accesses to one line are one entry of
+    ``accesses`` (8 stvx of a memset line, 8 lvx of a copied line). Every access is a reference. An entry
+    misses when its line is not held: an operation in ``allocate`` (loads; ``dcbz`` too if it establishes
+    its line in the L1) then brings the line in (one miss, its other accesses hit); any other operation
+    brings nothing in (each access misses). Returns {(privilege, operation): [references, misses]}."""
     sets = [[] for _ in range(cache.sets)]  # per set, line numbers, most recent last
     nsets, ways = cache.sets, cache.ways
     out = {}
@@ -361,13 +396,78 @@ def replay(trace, cache: L1D = L1D()) -> dict:
         if held:
             s.remove(line)
             s.append(line)
-        elif op == "load":
+        elif op in allocate:
             c[1] += 1
             if len(s) == ways:
                 s.pop(0)
             s.append(line)
         else:
             c[1] += n
+    return out
+
+
+def replay_engine(trace, cache: L1D = L1D(), allocate=("load",)) -> dict:
+    """:func:`replay` through pagesim's data-cache kernel (``pagesim._kernels.dcache.cache_lines_by_class``,
+    one level, LRU): runs of allocating entries go through the kernel; an entry that does not allocate looks
+    its set up (a hit makes the line the most recent, as in the kernel). The same counters as :func:`replay`."""
+    import numpy as np
+
+    from .._kernels.dcache import cache_lines_by_class
+
+    nsets, ways = cache.sets, cache.ways
+    sets, wys, base = (np.array([v], dtype=np.int64) for v in (nsets, ways, 0))
+    tags, stamps = np.full(nsets * ways, -1, dtype=np.int64), np.zeros(nsets * ways, dtype=np.int64)
+    clock = np.zeros(1, dtype=np.int64)
+    out, run = {}, []
+
+    def flush():
+        if not run:
+            return
+        lines = np.array([e[0] for e in run], dtype=np.int64)
+        keys = [(e[3], e[1]) for e in run]
+        start = 0
+        for i in range(1, len(run) + 1):  # consecutive entries of one (privilege, operation) in one call
+            if i < len(run) and keys[i] == keys[start]:
+                continue
+            hits, misses = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+            cache_lines_by_class(lines[start:i], np.zeros(i - start, dtype=np.bool_), sets, wys, base, tags, stamps, clock, hits, misses, hits, misses)
+            c = out.setdefault(keys[start], [0, 0])
+            c[0] += sum(e[2] for e in run[start:i])
+            c[1] += int(misses[0])
+            start = i
+        run.clear()
+
+    look = []
+
+    def lookup():
+        """Entries that bring nothing in, together: which are held, and the held ones made recent in order."""
+        if not look:
+            return
+        lines = np.array([e[0] for e in look], dtype=np.int64)
+        n = np.array([e[2] for e in look], dtype=np.int64)
+        slots = (lines % nsets)[:, None] * ways + np.arange(ways)
+        match = tags[slots] == lines[:, None]
+        held = match.any(axis=1)
+        pos = slots[held, match[held].argmax(axis=1)]
+        np.maximum.at(stamps, pos, clock[0] + 1 + np.arange(len(pos)))
+        clock[0] += len(pos)
+        keys = [(e[3], e[1]) for e in look]
+        for key in dict.fromkeys(keys):
+            mine = np.array([k == key for k in keys])
+            c = out.setdefault(key, [0, 0])
+            c[0] += int(n[mine].sum())
+            c[1] += int(n[mine & ~held].sum())
+        look.clear()
+
+    for entry in trace:
+        if entry[1] in allocate:
+            lookup()
+            run.append(entry)
+        else:
+            flush()
+            look.append(entry)
+    flush()
+    lookup()
     return out
 
 
@@ -408,10 +508,70 @@ def program_trace(pattern: str, backing: int, migrated: int = 0, seed: int = 0):
     return out
 
 
-def cache_counts(mx, seed: int = 0, cache: L1D = L1D()):
+def window_loads(pattern: str, scale: float = 1.0) -> float:
+    """User loads of the counted window of a run (:data:`CALL_LOADS` and the rest, counted from the
+    document's code built at -O0), every count scaled by ``scale`` (the sweep of the compiled code's
+    loads): the five enable/disable turns, the window's edges, and the memset's call or the random
+    touch's 256 loop turns with their rand(). The same for every page kind: the code does not depend
+    on what backs the mapping."""
+    body = MEMSET_CALL_LOADS if pattern == "memset" else (SIZE // RANDOM_STEP) * (TOUCH_LOOP_LOADS + RAND_LOADS) + TOUCH_TEST_LOADS
+    return scale * (5 * CALL_LOADS + WINDOW_EDGES + body)
+
+
+def _call_turn(event: int):
+    """The loads of one turn of the enable or disable loop for ``event``, as (line, accesses)."""
+    return [(STACK_LOOP, 1), (STACK_CALL, 1), (EVENT_FD[event], 1), (TOC, 1), (STACK_CALL, 4), (STACK_LOOP, 2)]
+
+
+def _rand_turn():
+    """The loads of one rand() (:data:`RAND_LOADS`), as (line, accesses): rand's ld r0; random's stack guard,
+    lwarx of the lock, random_r's five fields and two table words, the unlock's lwarx, the result, the guard
+    twice, ld r0 and ld r31."""
+    return [(STACK_CALL, 1), (TLS, 1), (RAND_LOCK, 1), (RAND_LOCK, 5), (RAND_TABLE, 2), (RAND_LOCK, 1), (STACK_CALL, 2), (TLS, 1), (STACK_CALL, 2)]
+
+
+def window_trace(pattern: str, backing: int, migrated: int = 0, seed: int = 0, counter: int = 2):
+    """:func:`program_trace` inside the counted window of perf event ``counter`` (2: cache references, 1: cache
+    misses; event_apis.h's order), with the user loads of the code around the accesses as entries of privilege
+    'code' (line, 'load', accesses, 'code'): first, uncounted ('warm'), the loads of the turns before the
+    window (they bring the window's lines in), then from the counter's enable to its disable. Their total is
+    :func:`window_loads`."""
+    lines = [STACK_MAIN, STACK_LOOP, STACK_CALL, TOC, GLOBALS, TLS, RAND_LOCK, RAND_TABLE, *EVENT_FD]
+    out = [(ln, "load", 1, "warm") for ln in lines]
+
+    def code(pairs):
+        out.extend((ln, "load", n, "code") for ln, n in pairs)
+
+    code([(STACK_CALL, 4), (STACK_LOOP, 2)])  # after the counter's own enable syscall
+    for ev in range(counter + 1, 6):
+        code(_call_turn(ev))
+    code([(STACK_LOOP, 2)])  # prepare_events returns
+    accesses = program_trace(pattern, backing, migrated, seed)
+    if pattern == "memset":
+        code([(GLOBALS, 1), (STACK_MAIN, 1), (TOC, 1)])
+        out.extend(accesses)
+        code([(STACK_MAIN, 1)])
+    else:
+        code([(STACK_MAIN, 1), (GLOBALS, 1)])  # the loop's first test
+        for entry in accesses:
+            if entry[3] == "user":  # the PLT stub, rand(), ld r2, lwz i, lwz random_num, ld addr; the store
+                code([(TOC, 1)] + _rand_turn() + [(STACK_MAIN, 4)])
+            out.append(entry)
+            if entry[3] == "user":  # lwz i, and the loop's test: lwa i, ld MEM_SIZE
+                code([(STACK_MAIN, 2), (GLOBALS, 1)])
+    for ev in range(counter):
+        code(_call_turn(ev))
+    code([(STACK_LOOP, 1), (STACK_CALL, 1), (EVENT_FD[counter], 1), (TOC, 1)])  # up to the disable syscall
+    return out
+
+
+def cache_counts(mx, seed: int = 0, cache: L1D = L1D(), dcbz_allocates: bool = False):
     """Cache references and misses of every run of :func:`matrix` under each of :data:`READINGS`:
-    the runs' accesses (:func:`program_trace`, backed and compacted as the simulation decided)
-    through POWER8's L1 data cache (:class:`L1D`)."""
+    the runs' accesses in their counted window (:func:`window_trace`, backed and compacted as the
+    simulation decided) through POWER8's L1 data cache (:class:`L1D`, pagesim's data-cache kernel:
+    :func:`replay_engine`). ``dcbz_allocates``: whether the kernel's dcbz brings its line into the L1
+    (a MODELLING ASSUMPTION either way: the L1 is store-through, and where dcbz establishes its line is
+    not sourced here; chosen: it does not)."""
     import pandas as pd
 
     from ..units import parse_size
@@ -421,7 +581,8 @@ def cache_counts(mx, seed: int = 0, cache: L1D = L1D()):
         backing, moved = parse_size(r["backed by"].split("/")[-1]), int(r["pages migrated"])
         key = (r["access"], backing, moved)
         if key not in memo:
-            memo[key] = replay(program_trace(r["access"], backing, moved, seed), cache)
+            allocate = ("load", "dcbz") if dcbz_allocates else ("load",)
+            memo[key] = replay_engine(window_trace(r["access"], backing, moved, seed), cache, allocate)
         got = memo[key]
         row = {"environment": r["environment"], "access": r["access"], "page kind": r["page kind"]}
         for name, (who, ops) in READINGS.items():
