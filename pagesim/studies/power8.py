@@ -16,9 +16,11 @@ a fault an assumption (``FAULT_PATH``). The sweeps (:func:`thp_pressure_sweep`,
 :func:`tlb_capacity_sweep`) give the range of the assumptions over which the exact counts hold.
 
 Cache references and misses (:func:`cache_counts`): what the document's counters count on a POWER8 (user-space
-L1 data-cache loads, :data:`COUNTERS`), from the accesses of the document's own program (glibc's POWER8
-memset, the random touch of its code) and of the kernel (clear_page's dcbz, compaction's copy), replayed in
-order through POWER8's L1 data cache (:class:`L1D`).
+L1 data-cache loads, :data:`COUNTERS`) from each counter's enable to its disable: the accesses of the document's
+own program (glibc's POWER8 memset, the random touch of its code), the loads of the code around them (counted
+from that code compiled at -O0, :func:`window_loads`), and the kernel's (clear_page's dcbz, compaction's copy),
+replayed in order through POWER8's L1 data cache (:class:`L1D`) with pagesim's data-cache kernel
+(:func:`replay_engine`).
 """
 
 from __future__ import annotations
@@ -822,46 +824,60 @@ def record_kernel_instructions(F, mx, ki, tp, doc) -> None:
 
 
 def _cache_rows(cr, sim, env, access, doc_env, doc_access):
-    """The document's reference figures of one group, their bands and relations, and the model's (perf's reading), by page kind."""
+    """The document's reference figures of one group, their bands and relations, and the model's (the counted
+    window's user loads), by page kind."""
     d = cr[(cr.environment == doc_env) & (cr.access == doc_access)].set_index("page_kind")
     docs = {k: float(d.loc[k, "value"]) for k in KIND_ORDER}
-    sims = {k: float(sim.loc[(env, access, k), f"{PERF}: references"]) for k in KIND_ORDER}
+    sims = {k: float(sim.loc[(env, access, k), f"{WINDOW}: references"]) for k in KIND_ORDER}
     bands = {k: bound_band(d.loc[k, "relation"], d.loc[k, "value"]) for k in KIND_ORDER}
     rels = {k: f"{d.loc[k, 'relation']} {int(d.loc[k, 'value'])}" for k in KIND_ORDER}
     return docs, sims, bands, rels
 
 
-def record_cache(F, cc, mx, doc) -> None:
-    """Section 5: cache references and misses (:func:`cache_counts`) against the document's bounds and orders."""
-    every = "every access, user and kernel: references"
+LOADS_CHOICE = "user loads of the compiled code (x the counts at -O0)"
+
+
+def _sweep_loads(F, fid: str, pattern: str) -> None:
+    """Sweep the compiled code's loads (:func:`window_loads`'s ``scale``) x0.5..x2 for finding ``fid``: the
+    same count for every page kind."""
+    F.robust(fid, LOADS_CHOICE, 1.0, {v: {k: window_loads(pattern, v) for k in KIND_ORDER} for v in (0.5, 1.0, 2.0)})
+
+
+def record_cache(F, cc, mx, doc, cc_dcbz=None) -> None:
+    """Section 5: cache references and misses (:func:`cache_counts`: the user loads of each counter's
+    window) against the document's bounds and orders; ``cc_dcbz``: the same with the kernel's dcbz
+    bringing its lines into the L1 (the other side of that assumption), for the misses."""
     cr = doc[doc.counter == "hw-cache-references"]
     sim = cc.set_index(["environment", "access", "page kind"])
-    every_memset = int(sim.loc[("ideal", "memset", "normal"), every])
-    kern = "user and kernel loads"
-    thp_kl = int(sim.loc[("pressure", "memset", "THP"), f"{kern}: references"])
-    thp_km = int(sim.loc[("pressure", "memset", "THP"), f"{kern}: misses"])
-    moved = int(_pressure_thp(mx, "pages migrated"))
+    alt = None if cc_dcbz is None else cc_dcbz.set_index(["environment", "access", "page kind"])
+    mapping = int(sim.loc[("ideal", "memset", "normal"), f"{PERF}: references"])
     counters = (
         f"the counters are {COUNTERS['cache-references']} and {COUNTERS['cache-misses']} in user space (event_apis.h of the code section VI.C "
-        "links: exclude_kernel, exclude_hv; Linux's arch/powerpc/perf/power8-pmu.c maps perf's generic events to them): L1 data-cache loads"
+        "links: exclude_kernel, exclude_hv; Linux's arch/powerpc/perf/power8-pmu.c maps perf's generic events to them): L1 data-cache loads, "
+        "from each counter's enable ioctl to its disable"
+    )
+    code = (
+        f"the program's own accesses to the mapping load nothing ({mapping} loads: glibc's POWER8 memset of the byte 1 stores each 128-byte line "
+        "with 8 stvx, and the random touch stores one byte in each 64 KiB); the loads the counters see are those of the code in the window, "
+        f"counted in the disassembly of the document's code built at -O0 (an assumption: no flags are given) and of glibc 2.36's rand(): "
+        f"{CALL_LOADS} per turn of the enable/disable loops (5 turns in a window) and {WINDOW_EDGES} at its edges"
     )
 
     docs, sims, bands, rels = _cache_rows(cr, sim, "ideal", "memset", "ideal", "continuous")
-    F.not_reproduced(
+    F.measured(
         "cache-refs-memset-ideal",
         "cache references, memset, ideal environment: below 120 for every page kind",
         "VII",
-        "; ".join(f"{k} {rels[k]}" for k in KIND_ORDER),
-        "0 for every page kind (no load of the program is replayed)",
+        docs,
+        sims,
+        band=bands,
+        choices=(LOADS_CHOICE,),
         figures=3,
-        why="not counted as reproduced: the model's 0 lies under the '< 120' bound by construction, since it replays no load the counters could see. "
-        f"{counters}; glibc's POWER8 memset of a non-zero byte "
-        f"stores each 128-byte line with 8 stvx and loads nothing, and the kernel's zeroing is kernel work, so the 16 MiB add 0 references for every page "
-        f"kind. Had the counters seen every access, the same replay gives {every_memset:,} ({every_memset / 120:,.0f}x the bound: 1,048,576 stores and "
-        "131,072 dcbz of clear_page). The document's counts under 120 are the loads of the code around the memset (the calls that enable and disable "
-        "the counters), which the model does not replay. No modelling choice enters: the counters, the memset and its line size are sourced, and "
-        "with no load the cache's geometry decides nothing",
+        why=f"band: the document's bound '< 120', 0..120 for each page kind. {counters}. {code}, plus {MEMSET_CALL_LOADS} around the memset's call: "
+        f"{sims['normal']:.0f} for every page kind ({sims['normal'] / 120:.2f} of the bound); the faults and the zeroing are kernel work and "
+        "add none. Twice the loads per call (the sweep) would give 132, above the bound",
     )
+    _sweep_loads(F, "cache-refs-memset-ideal", "memset")
 
     docs, sims, bands, rels = _cache_rows(cr, sim, "pressure", "memset", "pressure", "continuous")
     F.measured(
@@ -871,50 +887,58 @@ def record_cache(F, cc, mx, doc) -> None:
         docs,
         sims,
         band=bands,
-        why=f"{counters}. The pressure changes only the kernel's work (reclaim, compaction), which the counters leave out, so the model's user loads stay "
-        f"0 for every page kind (ratio 0 against normal's and hugetlb's '> 120'; THP's 0 lies in its '< 100'). The difference the document measured "
-        f"between page kinds cannot come from the program's accesses, which are the same stores for every kind. Counting the kernel's loads too, THP's "
-        f"compaction copy ({moved} pages migrated) adds {thp_kl:,} loads and {thp_km:,} misses and the others none: THP far above them, where the "
-        "document has THP below",
+        choices=(LOADS_CHOICE,),
+        figures=3,
+        why=f"bands: THP's '< 100' is 0..100; normal's and hugetlb's '> 120' is 120..240 (twice the bound, a stated choice). {counters}. {code}: "
+        f"{sims['THP']:.0f} for every page kind, as on free memory (THP inside its band; normal and hugetlb at {sims['normal'] / 120:.2f} of their "
+        "bound). The pressure changes only the kernel's work (reclaim, compaction), which the counters leave out, and the code is the same for "
+        "every page kind, so no count of its loads gives THP below 100 and the others above 120 (the sweep: at no scale are all three in band)",
     )
+    _sweep_loads(F, "cache-refs-memset-pressure", "memset")
 
     docs, sims, bands, rels = _cache_rows(cr, sim, "ideal", "random", "any", "random")
-    same = all(sims[k] == float(sim.loc[("pressure", "random", k), f"{PERF}: references"]) for k in KIND_ORDER)
-    store_refs = SIZE // RANDOM_STEP
-    F.contradicted(
+    same = all(sims[k] == float(sim.loc[("pressure", "random", k), f"{WINDOW}: references"]) for k in KIND_ORDER)
+    turn = TOUCH_LOOP_LOADS + RAND_LOADS
+    F.measured(
         "cache-refs-random",
         "cache references, random touch (ideal and pressure): hugetlb and THP below 6000, normal above 12000",
         "VII",
-        "; ".join(f"{k} {rels[k]}" for k in KIND_ORDER) + " (irrespective of ideal or under pressure)",
-        "; ".join(f"{k} {sims[k]:.0f}" for k in KIND_ORDER) + (" in both environments" if same else " (ideal; pressure differs)"),
-        why=f"{counters}. The document's random touch stores one byte in each 64 KiB ({store_refs} stores, no load) and calls rand() for each: the "
-        "model's user loads from the touches are 0 for every page kind. rand()'s and the loop's loads are not replayed; they are the same code for "
-        "every page kind, so no count of them per touch, whatever it is, gives normal above 12000 with hugetlb and THP below 6000 (that needs normal "
-        "at 2x or more of the others; the model's counts are equal). Normal at 0 against '> 12000' (ratio 0). Hugetlb's and THP's 0 would lie inside "
-        "'< 6000' only because that bound starts at 0, and the loads that make up those figures (rand()'s) are not modelled: not counted as "
-        "reproduced",
+        docs,
+        sims,
+        band=bands,
+        choices=(LOADS_CHOICE,),
         figures=3,
+        why=f"bands: '< 6000' is 0..6000, '> 12000' is 12000..24000 (twice the bound); the document gives one figure for both environments, "
+        f"and the model's counts are {'the same in both' if same else 'not the same in both'}. {counters}. {code}, plus {turn} per turn of the "
+        f"touch loop ({TOUCH_LOOP_LOADS} of the loop at -O0, {RAND_LOADS} of rand()) x 256 turns: {sims['normal']:.0f} for every page kind, "
+        f"{sims['hugepage'] / 6000:.2f}x hugetlb's and THP's bound and {sims['normal'] / 12000:.2f} of normal's. The document's normal pages load "
+        "twice as much as its huge pages with the same code; the model's loads do not depend on the page kind (the sweep: half the loads puts "
+        "hugetlb and THP in band, twice puts normal in band, never all three)",
     )
+    _sweep_loads(F, "cache-refs-random", "random")
 
-    def order(env, access):
-        return ", ".join(f"{k} {int(sim.loc[(env, access, k), PERF + ': misses'])}" for k in KIND_ORDER)
+    def order(t, env, access):
+        return ", ".join(f"{k} {int(t.loc[(env, access, k), WINDOW + ': misses'])}" for k in KIND_ORDER)
 
-    def kmiss(env, access):
-        return ", ".join(f"{k} {int(sim.loc[(env, access, k), kern + ': misses'])}" for k in KIND_ORDER)
+    def both(env, access):
+        text = f"{order(sim, env, access)} (dcbz not bringing its line into the L1, the chosen assumption)"
+        return text if alt is None else text + f"; {order(alt, env, access)} (dcbz bringing it in)"
 
     why_miss = (
-        "PM_LD_MISS_L1 counts user loads that miss the L1 data cache; the program loads nothing from its mapping, so the model's misses are 0 for every "
-        "page kind: no order, where the document measured one. The user code around the program's accesses (rand(), the loop, the counter calls) is the same "
-        "for "
-        "every page kind"
+        f"{counters}. The misses are the window's loads whose line the kernel's work has pushed out of the 64 KiB L1 since the loops before "
+        "the window brought it in (the replay, pagesim's data-cache kernel). The user code is the same for every page kind, so only the kernel's "
+        "work between its loads can tell the kinds apart: the zeroing (16 MiB for every kind, per fault), and THP's compaction copy under pressure; "
+        "the rest of a fault's loads are not known and not replayed"
     )
     F.contradicted(
         "cache-misses-ideal",
         "cache misses, ideal environment: THP fewer than hugetlb, hugetlb fewer than normal",
         "VII",
         "THP < hugepage < normal",
-        f"memset: {order('ideal', 'memset')}; random: {order('ideal', 'random')}",
-        why=f"{why_miss}. Counting the kernel's loads too changes nothing on free memory (zeroing is dcbz, no load; no compaction): {kmiss('ideal', 'memset')}",
+        f"memset: {both('ideal', 'memset')}; random: {both('ideal', 'random')}",
+        why=f"{why_miss}. hugetlb and THP tie (one fault, 16 MiB zeroed, the same code), where the document has THP the fewer; with dcbz "
+        "bringing lines in, normal pages' 256 faults in the random loop push the loop's lines out each turn and normal misses the most, the "
+        "document's direction for normal only",
         figures=1,
     )
     F.contradicted(
@@ -922,9 +946,9 @@ def record_cache(F, cc, mx, doc) -> None:
         "cache misses, memset under pressure: normal fewer than THP, THP fewer than hugetlb",
         "VII",
         "normal < THP < hugepage",
-        order("pressure", "memset"),
-        why=f"{why_miss}. Counting the kernel's loads too, only THP's compaction copy misses ({kmiss('pressure', 'memset')}): THP the most, "
-        "where the document has hugetlb the most",
+        both("pressure", "memset"),
+        why=f"{why_miss}. The memset's window has its loads before and after the 16 MiB, which every kind zeroes; only THP's compaction copy "
+        "(kernel loads) can add misses, so THP comes out highest or tied, where the document has hugetlb the most and normal the fewest",
         figures=1,
     )
     F.contradicted(
@@ -932,9 +956,9 @@ def record_cache(F, cc, mx, doc) -> None:
         "cache misses, random touch under pressure: THP fewer than hugetlb, hugetlb fewer than normal",
         "VII",
         "THP < hugepage < normal",
-        order("pressure", "random"),
-        why=f"{why_miss}. Counting the kernel's loads too, only THP's compaction copy misses ({kmiss('pressure', 'random')}): THP the most, "
-        "where the document has it the fewest",
+        both("pressure", "random"),
+        why=f"{why_miss}. THP's compaction copy before its fault adds misses to THP's window, so THP is not below hugetlb; with dcbz bringing "
+        "lines in, normal misses the most, as in the document",
         figures=1,
     )
 
@@ -1206,7 +1230,7 @@ def plot_cache_refs(cc):
     )
     long["reading"] = long["reading"].str.removesuffix(": references")
     long["run"] = long["environment"] + "\n" + long["page kind"]
-    title = "memset of 16 MiB: cache references, three readings (L1 replay; a missing bar is 0)"
+    title = "memset of 16 MiB: cache references, four readings (L1 replay; a missing bar is 0)"
     ax = plotting.bars(long, x="run", y="references", hue="reading", log=True, title=title)
     ax.axhline(120, color="k", ls="--", lw=1, label="document, free memory: < 120")
     ax.set_ylim(50, 1e9)  # room for the legend above the bars
