@@ -339,7 +339,9 @@ COPY_LOADS = COPY_STORES = 8
 # document gives no flags; at -O2 a call takes 4 loads and a loop turn 2), and that gcc 12.2 and glibc 2.36 load as the
 # document's gcc 6.3 and glibc 2.24 did; :func:`window_loads` scales every count by ``scale`` for the sweep.
 #: one turn of the enable or disable loop: lwa i; event_enable/event_disable's ld e, lwz e->fd, the PLT stub's ld,
-#: ioctl's ld r0 after the syscall, ld r2 (TOC), ld r0, ld r31; then lwz i twice (increment, test)
+#: ioctl's ld r0 after the syscall, ld r2 (TOC), ld r0, ld r31; then lwz i twice (increment, test). glibc 2.36's ioctl
+#: also loads the hwcap word before the syscall (its scv check, newer than the document's glibc 2.24): not counted;
+#: that 2.24's ioctl wrapper restores its link register from the stack like 2.36's is an assumption (within the sweep)
 CALL_LOADS = 10
 #: the rest of the window: after the counter's own enable syscall 6 (ioctl's ld r0, event_enable's three, the loop's
 #: two), prepare_events' epilogue 2, and before the disable syscall that stops it 4 (lwa i, ld e, lwz e->fd, the stub)
