@@ -113,3 +113,17 @@ def test_the_handler_walks_are_named_choices_swept_down_to_zero():
         v = S.DATABASE[k]
         assert S.around(v, k) == (0.0, v / 2, v, 2 * v)
     assert S.COUNTER_MODES == "user and kernel" and S.TLB_ENTRIES == S.xeon_paxville().structures[0].entries
+
+
+def test_the_data_misses_alone_leave_out_the_walks_references():
+    """The retired-load reading of the cache counters: the data reads' misses only (L1D: those served
+    by L2 or memory; L2: those served by memory), whatever the walks' references do."""
+    import pandas as pd
+
+    base = {"ITLB walks": 1, "DTLB walks": 1, "accesses": 10, "modelled cycles": 1.0, "walk refs L1D": 0, "walk refs L2": 0, "walk refs memory": 0}
+    a = {**base, "page tables": "private", "L1D misses (all)": 300, "L2 misses (all)": 250, "data L2": 20, "data memory": 80}
+    b = {**base, "page tables": "shared", "L1D misses (all)": 150, "L2 misses (all)": 100, "data L2": 10, "data memory": 80}
+    e = S.sharing_effects(pd.DataFrame([a, b]))
+    assert e["L1D data misses"] == pytest.approx(-10) and e["L2 data misses"] == 0
+    assert e["L1D misses"] == pytest.approx(-50) and e["L2 misses"] == pytest.approx(-60)
+    assert "1stL_cache_load_miss_retired" in S.retired_load_reading(e) and "-10.00%" in S.retired_load_reading(e)

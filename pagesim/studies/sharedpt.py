@@ -596,6 +596,8 @@ def sharing_effects(t) -> dict:
         "DTLB walks counted": change(ca[1], cb[1]),
         "L1D misses": change(a["L1D misses (all)"], b["L1D misses (all)"]),
         "L2 misses": change(a["L2 misses (all)"], b["L2 misses (all)"]),
+        "L1D data misses": change(a["data L2"] + a["data memory"], b["data L2"] + b["data memory"]),
+        "L2 data misses": change(a["data memory"], b["data memory"]),
         "walk refs from memory": change(a["walk refs memory"], b["walk refs memory"]),
         "walk cycles": change(walk_cycles(a), walk_cycles(b)),
         "throughput": 100.0 * (a["modelled cycles"] / b["modelled cycles"] - 1.0),
@@ -818,6 +820,24 @@ CONFIG_8GB = "x86-64 4-way 8 GB"
 CACHES = {"L1D": "L1 cache misses reduction", "L2": "L2 cache misses reduction"}
 
 
+#: the other reading of the message's "L1 and L2 cache misses": NetBurst's replay-event metrics of
+#: retired loads, which count the program's loads and not the page walker's reads
+RETIRED_LOAD_MISSES = (
+    "NetBurst's retired-load metrics 1stL_cache_load_miss_retired and 2ndL_cache_load_miss_retired (replay_event; "
+    "Linux's perf counts NetBurst's L1D and last-level read misses with them: arch/x86/events/intel/p4.c, p4_hw_cache_event_ids)"
+)
+
+
+def retired_load_reading(eff) -> str:
+    """The note on the other reading of the message's cache-miss counts (:data:`RETIRED_LOAD_MISSES`):
+    the data misses alone, from :func:`sharing_effects`."""
+    return (
+        f"Read as {RETIRED_LOAD_MISSES}, the counts hold the program's loads only, and sharing changes them only "
+        f"through the page-table lines that crowd the data out: L1D {eff['L1D data misses']:+.2f}%, L2 {eff['L2 data misses']:+.2f}% "
+        "(uniform reads of a pool far larger than the L2 miss whatever else it holds). The message does not say which events it used"
+    )
+
+
 def document_figures(doc):
     """The message's figures for the 8 GB setup: value by (pool pages 'small' | 'huge', metric)."""
     return doc[doc.configuration == CONFIG_8GB].set_index(["pool_pages", "metric"])["value_low"]
@@ -1007,7 +1027,7 @@ def record_sharing(F, wm, eff, doc):
         f"The walks' references served from memory fall "
         f"{-eff['walk refs from memory']:.0f}%; every buffer-pool read is uniform, so it misses L1D and L2 whatever the tables do, "
         "and the database's own locality (hot index and row pages, its code), which sets the share of the misses the walks take, "
-        "is not stated",
+        "is not stated. " + retired_load_reading(eff),
     )
     F.direction(
         "faults",
@@ -1097,7 +1117,7 @@ def record_hugepages(F, wm2, eff2, curve2, base, doc):
         why="band: each cache's figure +-50% (a stated default); one sentence gives both, so both must hold, and the document's L2 "
         "falls more than its L1. With 2 MiB pages a walk reads three entries, the upper two mostly "
         f"cached, so the uniform reads' data misses set the count (walk references served from memory {eff2['walk refs from memory']:+.0f}%; "
-        "the database's own locality is not stated)",
+        "the database's own locality is not stated). " + retired_load_reading(eff2),
     )
     record_walks(F, curve2, wm2, base, doc, "huge")
     return _recorded(F, n)
