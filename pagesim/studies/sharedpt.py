@@ -1363,7 +1363,8 @@ ROBUST_PANELS = (
 def plot_robust(F, swept, base):
     """The sweeps of each modelling choice (``swept``: {'4K' | '2M': :func:`sweep_effects`}) for the DTLB
     walks, the L2 misses and the throughput: each choice at x0.5, x1 and x2 (mlp: 1, 1.5, 2) against the
-    band of the finding recorded in ``F``."""
+    band of the finding recorded in ``F``. The fault handler's walks at 0 (a counter of user mode only)
+    are in the findings' notes, not drawn on the logarithmic axis."""
     import matplotlib.pyplot as plt
 
     from .. import plotting
@@ -1377,7 +1378,7 @@ def plot_robust(F, swept, base):
         lo, hi = next((r["low"], r["high"]) for r in f.rows if r["row"] == row) if row else f.limits
         ax.axhspan(lo, hi, color="tab:green", alpha=0.15)
         for key in sweeps[fid]:
-            runs = swept[pp][key]
+            runs = {v: r for v, r in swept[pp][key].items() if v > 0}  # the user-mode counter (0) has no place on a log axis
             factors = [v / base[key] for v in runs] if key != "mlp" else list(runs)
             (h,) = ax.plot(factors, [runs[v][effect] for v in runs], "o-", color=f"C{list(CHOICES).index(key)}", ms=4, lw=1)
             handles[CHOICES[key][0]] = h
