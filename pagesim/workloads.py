@@ -698,3 +698,281 @@ class Stencil(Workload):
 
 
 WORKLOADS.update(fft=FFT, stencil=Stencil)
+
+
+# --------------------------------------------------- HPC Challenge's FFT (FFTE) and a compressible DNS step
+
+
+def _fft235_pass(src: int, dst: int, tw: int, length: int) -> np.ndarray:
+    """Byte offsets of one radix-8 Stockham pass of FFTE's fft235 over ``length`` complex points: per
+    butterfly b, the 8 inputs ``length / 8`` apart from ``src``, 7 twiddles from the table at ``tw``,
+    then the 8 outputs side by side in ``dst`` (the pass reads one buffer and writes the other)."""
+    q = length // 8
+    b = np.arange(q, dtype=np.int64)[:, None]
+    s = np.arange(8, dtype=np.int64)[None, :]
+    reads = src + 16 * (b + s * q)
+    twid = tw + 16 * ((s[:, 1:] * b) % length)
+    writes = dst + 16 * (8 * b + s)
+    return np.concatenate([reads, twid, writes], axis=1).ravel()
+
+
+@dataclass(frozen=True)
+class FFTE(Workload):
+    """FFTE's 1-D complex FFT (zfft1d, D. Takahashi; the FFT of HPC Challenge, whose FFT/zfft1d.c is its C
+    port) on ``size`` bytes of complex doubles (``size / 16`` = n, a power of two), as its six-step
+    algorithm runs for a vector larger than the L2 cache: n = n1 x n2 (n1 = 2**ceil(p/2)), the vector
+    A seen as an n1 x n2 matrix (n1 fastest), B the work vector, C a block buffer, D the FFT's work row.
+
+    Step 1, per block of ``nblk`` rows of A: copy the block into C tile by tile (nblk x nblk tiles,
+    reading A(i, j) with j innermost: n1 x 16 bytes apart); an n2-point FFT on each row of C (radix-8
+    Stockham passes between the row and D, twiddles from W2); multiply by the twiddle factors (tables
+    WW1, WW2) and store into B(i, j), j outermost (each j a column of B, n1 x 16 bytes apart). Step 2,
+    per block of ``nblk`` columns of B: an n1-point FFT on each (passes between the column and C, W1),
+    then the transpose A(j, i) = B(i, j), i outermost (n2 x 16 bytes apart). Last, HPC Challenge's
+    wrapper copies the result to its output vector (here B), in order.
+
+    ``blocks``: 0 runs the whole transform; otherwise ``blocks`` step-1 blocks and the same share of
+    step-2 blocks and of the final copy, spread evenly over the vector. Sources: FFTE's zfft1d.f and
+    param.h (NBLK = 16 'for ... Opteron', NP = 8, L2SIZE = 1 MiB); HPC Challenge FFT/wrapfftw.c
+    (HPCC_fftw_one: zfft1d, then the copy)."""
+
+    name = "ffte"
+    size: int = 256 << 20
+    blocks: int = 0
+    nblk: int = 16
+    pad: int = 8
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", _bytes("size", self.size, 16 << 10))
+        n = self.size // 16
+        if self.size % 16 or n & (n - 1):
+            raise ValueError(f"size={format_size(self.size)} must be a power of two number of 16-byte complex elements")
+        object.__setattr__(self, "nblk", _count("nblk", self.nblk, 8, 64))
+        object.__setattr__(self, "pad", _count("pad", self.pad, 0, 64))
+        object.__setattr__(self, "blocks", _count("blocks", self.blocks, 0, self.n1 // self.nblk))
+        if self.n2 < self.nblk:
+            raise ValueError(f"size={format_size(self.size)} is too small for the six-step algorithm with nblk={self.nblk}")
+
+    @property
+    def points(self) -> int:
+        return self.size // 16
+
+    @property
+    def n1(self) -> int:
+        p = self.points.bit_length() - 1
+        return 1 << ((p + 1) // 2)
+
+    @property
+    def n2(self) -> int:
+        return self.points // self.n1
+
+    @staticmethod
+    def passes(length: int) -> int:
+        """Radix-8 passes of an FFT of ``length`` (a power of two): ceil(log2(length) / 3)."""
+        return -(-(length.bit_length() - 1) // 3)
+
+    @property
+    def m1(self) -> int:
+        return min(self.n1, max(self.nblk, 1 << ((self.n1.bit_length() - 1) // 2)))
+
+    @property
+    def m2(self) -> int:
+        return min(self.n2, max(self.nblk, 1 << ((self.n2.bit_length() - 1) // 2)))
+
+    def spans(self):
+        big = max(self.n1, self.n2) + self.pad
+        return [
+            ("A", self.size),
+            ("B", self.size),
+            ("C", 16 * (big * (self.nblk + 1) + self.pad)),
+            ("D", 16 * big),
+            ("W1", 16 * self.n1),
+            ("W2", 16 * self.n2),
+            ("WW", 16 * (self.m1 * self.m2 + self.m1 * (self.n2 // self.m2) + self.m2 * (self.n1 // self.m1) + (self.n1 // self.m1) * (self.n2 // self.m2))),
+        ]
+
+    @property
+    def step1_blocks(self) -> list[int]:
+        total = self.n1 // self.nblk
+        k = total if not self.blocks else self.blocks
+        return [(i * total // k) * self.nblk for i in range(k)]
+
+    @property
+    def step2_blocks(self) -> list[int]:
+        total = self.n2 // self.nblk
+        k = total if not self.blocks else max(1, round(self.blocks * self.n2 / self.n1))
+        return [(i * total // k) * self.nblk for i in range(k)]
+
+    @property
+    def copy_points(self) -> int:
+        return self.points if not self.blocks else self.points * self.blocks * self.nblk // self.n1
+
+    def _fft(self, row: int, work: int, tw: int, length: int) -> list[np.ndarray]:
+        out, src, dst = [], row, work
+        for _ in range(self.passes(length)):
+            out.append(_fft235_pass(src, dst, tw, length))
+            src, dst = dst, src
+        if src != row:  # an odd number of passes leaves the result in the work row: copied back
+            k = 16 * np.arange(length, dtype=np.int64)
+            out.append(np.stack([src + k, row + k], axis=1).ravel())
+        return out
+
+    def phase_accesses(self) -> dict:
+        """Accesses of each phase in this run: {'copy': transposes and the final copy, 'fft': the
+        Stockham passes, 'twiddle': step 1's multiply by the twiddle factors}."""
+        nb, n1, n2 = self.nblk, self.n1, self.n2
+
+        def fft(length):
+            p = self.passes(length)
+            return p * (length // 8) * 23 + (2 * length if p % 2 else 0)
+
+        k1, k2 = len(self.step1_blocks), len(self.step2_blocks)
+        return {
+            "copy": k1 * 2 * nb * n2 + k2 * 2 * nb * n1 + 2 * self.copy_points,
+            "fft": k1 * nb * fft(n2) + k2 * nb * fft(n1),
+            "twiddle": k1 * n2 * (2 + 4 * nb),
+        }
+
+    @property
+    def n_accesses(self):
+        return sum(self.phase_accesses().values())
+
+    def _blocks(self, bases):
+        a, b, c, d, w1, w2, ww = bases
+        nb, n1, n2, ld = self.nblk, self.n1, self.n2, self.n2 + self.pad
+        e = 16
+        r, j = np.meshgrid(np.arange(nb, dtype=np.int64), np.arange(nb, dtype=np.int64), indexing="ij")
+        for ii in self.step1_blocks:
+            for jj in range(0, n2, nb):  # the tiles of C(j, i - ii) = A(ii + i, j), j innermost
+                reads = a + e * ((ii + r) + (jj + j) * n1)
+                writes = c + e * ((jj + j) + r * ld)
+                yield np.stack([reads, writes], axis=-1).ravel()
+            for i in range(nb):
+                yield from self._fft(c + e * i * ld, d, w2, n2)
+            ww2, ww3 = ww + e * self.m1 * self.m2, ww + e * (self.m1 * self.m2 + self.m1 * (n2 // self.m2))
+            ww4 = ww3 + e * self.m2 * (n1 // self.m1)
+            for jc in range(n2):  # B(ii + i, jc) = C(jc, i) * WW1 * WW2 * TEMP, i innermost
+                ik, is_ = jc % self.m2, jc // self.m2
+                i = np.arange(nb, dtype=np.int64)
+                ij = (ii + i) % self.m1
+                per = np.stack(
+                    [c + e * (jc + i * ld), ww + e * (ij + ik * self.m1), ww2 + e * (ij + is_ * self.m1), b + e * ((ii + i) + jc * n1)], axis=1
+                ).ravel()
+                ir = ii // self.m1  # TEMP = WW3(ik, ir) x WW4(ir, is), once per column
+                yield np.concatenate([[ww3 + e * (ik + ir * self.m2), ww4 + e * (ir + is_ * (n1 // self.m1))], per])
+        for jj in self.step2_blocks:
+            for jc in range(jj, jj + nb):
+                yield from self._fft(b + e * jc * n1, c, w1, n1)
+            jv = jj + np.arange(nb, dtype=np.int64)
+            for i0 in range(0, n1, 256):  # A(j, i) = B(i, j), i outermost, j innermost
+                i = np.arange(i0, min(i0 + 256, n1), dtype=np.int64)[:, None]
+                yield np.stack([b + e * (i + jv[None, :] * n1), a + e * (jv[None, :] + i * n2)], axis=-1).ravel()
+        start = (self.points - self.copy_points) // 2
+        for k0 in range(0, self.copy_points, 1 << 16):  # the wrapper's copy of the result, in order
+            k = start + np.arange(k0, min(k0 + (1 << 16), self.copy_points), dtype=np.int64)
+            yield np.stack([a + e * k, b + e * k], axis=1).ravel()
+
+    def _chunks(self, bases, chunk, seed):
+        buf, held = [], 0
+        for part in self._blocks(bases):
+            buf.append(part)
+            held += part.shape[0]
+            while held >= chunk:
+                allp = np.concatenate(buf)
+                yield allp[:chunk].astype(np.int64).view(np.uint64)
+                buf, held = [allp[chunk:]], allp.shape[0] - chunk
+        if held:
+            yield np.concatenate(buf).astype(np.int64).view(np.uint64)
+
+
+@dataclass(frozen=True)
+class StencilRK(Workload):
+    """One Runge-Kutta stage of an explicit finite-difference code with low-storage (2N) Runge-Kutta:
+    ``fields`` solution arrays U and as many register arrays R of nx x ny x nz doubles (x fastest), each
+    its own allocation. The residual sweep visits every interior point and, for each field, reads
+    U at the point and its ``radius`` neighbours on each side in x, y and z (6 radius + 1 accesses),
+    then reads and writes R there (R = a R + dt L(U)); the update sweep then reads R and U and writes
+    U at every interior point (U = U + b R). ``accesses``: 0 runs both sweeps whole; otherwise the
+    first points of each sweep in their proportion (the same number of points from each)."""
+
+    name = "stencil_rk"
+    nx: int = 64
+    ny: int = 64
+    nz: int = 64
+    fields: int = 5
+    radius: int = 2
+    accesses: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _count("radius", self.radius, 1, 8))
+        for d in ("nx", "ny", "nz"):
+            object.__setattr__(self, d, _count(d, getattr(self, d), 2 * self.radius + 1, 1 << 16))
+        object.__setattr__(self, "fields", _count("fields", self.fields, 1, 32))
+        object.__setattr__(self, "accesses", _count("accesses", self.accesses, 0))
+
+    @property
+    def field_bytes(self) -> int:
+        return self.nx * self.ny * self.nz * ELEMENT
+
+    @property
+    def arrays(self) -> int:
+        return 2 * self.fields
+
+    def spans(self):
+        return [(f"U{v}", self.field_bytes) for v in range(self.fields)] + [(f"R{v}", self.field_bytes) for v in range(self.fields)]
+
+    @property
+    def residual_per_point(self) -> int:
+        return self.fields * (6 * self.radius + 3)
+
+    @property
+    def update_per_point(self) -> int:
+        return self.fields * 3
+
+    @property
+    def interior(self) -> int:
+        r = self.radius
+        return (self.nx - 2 * r) * (self.ny - 2 * r) * (self.nz - 2 * r)
+
+    @property
+    def points(self) -> int:
+        """Interior points each sweep visits in this run."""
+        per = self.residual_per_point + self.update_per_point
+        return self.interior if not self.accesses else max(1, min(self.interior, self.accesses // per))
+
+    @property
+    def n_accesses(self):
+        return self.points * (self.residual_per_point + self.update_per_point)
+
+    def _point_offsets(self, ps):
+        r = self.radius
+        ix, iy = self.nx - 2 * r, self.ny - 2 * r
+        x, y, z = ps % ix + r, (ps // ix) % iy + r, ps // (ix * iy) + r
+        return ((z * self.ny + y) * self.nx + x) * ELEMENT
+
+    def _chunks(self, bases, chunk, seed):
+        r, row, plane = self.radius, self.nx * ELEMENT, self.nx * self.ny * ELEMENT
+        d = np.arange(1, r + 1, dtype=np.int64)
+        one = np.concatenate([[0], -d * ELEMENT, d * ELEMENT, -d * row, d * row, -d * plane, d * plane])
+        u, reg = np.asarray(bases[: self.fields], dtype=np.int64), np.asarray(bases[self.fields :], dtype=np.int64)
+        res = np.concatenate([np.concatenate([u[v] + one, [reg[v], reg[v]]]) for v in range(self.fields)])
+        upd = np.concatenate([[reg[v], u[v], u[v]] for v in range(self.fields)])
+        out = []
+        for off in (res, upd):  # the residual sweep, then the update sweep
+            per = off.shape[0]
+            for p0 in range(0, self.points, max(1, chunk // per)):
+                ps = np.arange(p0, min(p0 + max(1, chunk // per), self.points), dtype=np.int64)
+                out.append((self._point_offsets(ps)[:, None] + off[None, :]).ravel())
+                if sum(o.shape[0] for o in out) >= chunk:
+                    allp = np.concatenate(out)
+                    while allp.shape[0] >= chunk:
+                        yield allp[:chunk].view(np.uint64)
+                        allp = allp[chunk:]
+                    out = [allp]
+        allp = np.concatenate(out) if out else np.empty(0, dtype=np.int64)
+        while allp.shape[0]:
+            yield allp[:chunk].view(np.uint64)
+            allp = allp[chunk:]
+
+
+WORKLOADS.update(ffte=FFTE, stencil_rk=StencilRK)

@@ -53,7 +53,7 @@ def test_scaling_cases_split_the_assumed_problem():
     assert wl == "md" and kw["atoms"] == S.APOA1_ATOMS // 4 and kw["atom_bytes"] == S.MD_ATOM_BYTES and work == S.MD_WORK
     assert S.scaling_case("NAMD", 4, scale=2)[1]["atom_bytes"] == 2 * S.MD_ATOM_BYTES
     wl, kw, _ = S.scaling_case("PCHAN", 64)
-    assert wl == "stencil" and kw["nx"] == S.PCHAN_GRID // 4 + 2 * S.PCHAN_RADIUS and kw["arrays"] == S.PCHAN_FIELDS
+    assert wl == "stencil_rk" and kw["nx"] == S.PCHAN_GRID // 4 + 2 * S.PCHAN_RADIUS and kw["fields"] == S.PCHAN_FIELDS
     with pytest.raises(ValueError, match="choose one of"):
         S.scaling_case("LM", 4)
 

@@ -120,11 +120,12 @@ def test_cache_counters_are_judged_row_by_row_and_cover_12_figures(findings):
     assert "cache" not in findings  # no longer a not-reproduced note standing for all twelve
     assert sum(findings[i]["figures"] for i in CACHE) == 12
     ideal = findings["cache-refs-memset-ideal"]
-    # a 0 under '< 120' that no replayed load could change is not a reproduction
-    assert ideal["verdict"] == "not reproduced" and ideal["figures"] == 3 and "by construction" in ideal["why"]
-    pressure = {r["row"]: r["verdict"] for r in findings["cache-refs-memset-pressure"]["rows"]}
-    assert pressure == {"normal": "contradicted", "hugepage": "contradicted", "THP": "within"}
-    assert findings["cache-refs-memset-pressure"]["verdict"] == "contradicted"
+    # the counted window's user loads (66, the code around the memset) under '< 120', each page kind its own row;
+    # twice the compiled code's loads leaves the band: not robust
+    assert ideal["verdict"] == "within" and ideal["figures"] == 3 and {r["row"] for r in ideal["rows"]} == {"normal", "hugepage", "THP"}
+    # the same code for every page kind cannot put THP below 100 and the others above 120
+    pressure = findings["cache-refs-memset-pressure"]
+    assert pressure["verdict"] == "contradicted" and pressure["figures"] == 3 and "0.55x the bound" in pressure["simulation"]
     # the random rows are not counted within: hugetlb's and THP's '< 6000' would hold only at the band's 0
     rnd = findings["cache-refs-random"]
     assert rnd["verdict"] == "contradicted" and not rnd.get("rows") and rnd["figures"] == 3 and "2x" in rnd["why"]

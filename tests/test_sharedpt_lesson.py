@@ -143,7 +143,7 @@ def test_record_robust_and_its_figure(doc):
     assert all(set(F.get(fid).swept) >= set(S.SIM_CHOICES) for fid in t.index)
     fig = S.plot_robust(F, sw, base)
     assert len(fig.axes) == 6
-    assert [len(ax.get_lines()) for ax in fig.axes] == [7, 6, 8, 7, 6, 8]
+    assert [len(ax.get_lines()) for ax in fig.axes] == [9, 6, 8, 9, 6, 8]  # the walks: also the fault handler's two choices
     assert isinstance(t, pd.DataFrame)
 
 

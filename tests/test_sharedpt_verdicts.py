@@ -119,7 +119,8 @@ def test_walks_the_model_ran_are_contradicted_row_by_row(findings, fid):
     f = findings[fid]
     assert f["verdict"] == "contradicted"
     assert {r["row"] for r in f["rows"]} == {"ITLB", "DTLB"}
-    assert all(r["simulation"] == 0 and r["document"] < 0 and r["verdict"] == "contradicted" for r in f["rows"])
+    # under a tenth of the message's drop: the fault handler's walks of the few faults left in the window
+    assert all(abs(r["simulation"]) < 0.1 * abs(r["document"]) and r["document"] < 0 and r["verdict"] == "contradicted" for r in f["rows"])
     assert "page_walk_type" in f["why"] and f["figures"] == 2
     assert set(S.SIM_CHOICES) <= set(f["swept"])
 

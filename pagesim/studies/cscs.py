@@ -138,15 +138,21 @@ KERNEL_WORK = {
     "MD": (MD_WORK, "a pair interaction per neighbour access (distance, cut-off test, force): S.MD_WORK, a modelling assumption"),
     "solver": (0.5, "a stencil sweep: one load per access at 2 L1 operations per cycle = 0.5"),
     "FFT": (
-        3.0,
-        "a radix-2 butterfly: 2 accesses (a and b, each loaded and stored); a complex multiply by the twiddle (4 multiplies, "
-        "2 adds) and a complex add and subtract (4 adds): 6 adds on FADD = 6 cycles, above the 10 L1 operations (4 loads, "
-        "4 stores, 2 twiddle loads) at 2 per cycle = 5: 6 / 2 accesses = 3",
+        None,  # set below from FFTE's phases (ffte_work)
+        "FFTE's six-step zfft1d (workloads.FFTE), each phase's cycles weighted by its accesses: a radix-8 Stockham butterfly "
+        "(8 loads, 7 twiddle loads, 8 stores = 23 accesses; 7 complex multiplies by the twiddles, 28 multiplies + 14 adds, and an "
+        "8-point transform of 48 adds + 4 adds and 4 multiplies by sqrt(1/2): 66 adds on FADD) = 66 / 23; the twiddle step "
+        "(C, WW1, WW2 loaded and B stored per element, three complex multiplies = 12 multiplies on FMUL) = 12 / 4; the transposes "
+        "and the final copy (a load and a store per element at 2 L1 operations per cycle) = 0.5",
     ),
     "PCHAN stencil": (
-        12 / 13,
-        "a fourth-order central difference per direction, c1 (u[+1] - u[-1]) + c2 (u[+2] - u[-2]): 4 adds and 2 multiplies, "
-        "12 adds per field and point on FADD over its 13 accesses = 0.92, above 13 / 2 L1 operations per cycle = 0.5",
+        (5 * 12 + 5 * 1.5) / (5 * 15 + 5 * 3),
+        "one low-storage Runge-Kutta stage (workloads.StencilRK) per field and point: the residual sweep's fourth-order central "
+        "difference per direction, c1 (u[+1] - u[-1]) + c2 (u[+2] - u[-2]) (3 adds, 2 multiplies), summed over x, y, z (2 adds) and "
+        "folded into the register, R = a R + dt L (1 add, 2 multiplies): 12 adds on FADD over 15 accesses (13 loads of U, R loaded "
+        "and stored); the update sweep, U = U + b R: 3 accesses at 2 L1 operations per cycle = 1.5 cycles (1 add); "
+        "(5 x 12 + 5 x 1.5) / (5 x 15 + 5 x 3) = 0.75 (the fluxes of the compressible equations, products and viscous terms, "
+        "are left out: the work is re-run x0.5..x2)",
     ),
 }
 #: independent data misses in flight (the timing model's mlp). The K8 is out of order (A.3) and holds
@@ -160,12 +166,33 @@ KERNEL_OF = {
     "STREAM": "STREAM",
     "DGEMM": "DGEMM",
     "single-node RandomAccess (1 GiB)": "RandomAccess",
-    "single-node FFT (64 MiB)": "FFT",
+    "single-node FFT (256 MiB)": "FFT",
 }
-#: the single-node FFT's array: 2**22 complex doubles (a MODELLING ASSUMPTION: HPC Challenge sizes its
-#: vector from the memory HPL uses, which 001_ec4ce787d7978bc9.txt does not give; any size well past
-#: the 16 MB the eight 2 MB entries reach behaves alike: the notebook sweeps it)
-FFT_SIZE = 64 << 20
+#: the single-node FFT's vector: HPC Challenge's single FFT (FFT/tstfft.c, TestFFT1) takes the largest power of
+#: two n with 2 vectors of n complex doubles (in and out) in HPLMaxProcMem, the memory of HPL's largest matrix
+#: per process (src/hpcc.c, HPCC_Init: N**2 x 8 / processes): each vector is 1/4 to 1/2 of HPL's matrix. The
+#: matrix on the XT3 is not in 001_ec4ce787d7978bc9.txt: 2**24 points (256 MiB, an HPL matrix of 512 MiB to
+#: 1 GiB per processor) is a MODELLING ASSUMPTION, re-run at 128 and 512 MiB
+FFT_SIZE = 256 << 20
+#: FFTE's blocks simulated (step-1 blocks of 16 rows; workloads.FFTE.blocks), full and quick mode
+FFT_BLOCKS = (2, 1)
+
+
+def ffte_work(w) -> float:
+    """Work cycles per access of FFTE's run ``w`` (a workloads.FFTE): each phase's cycles per access
+    (KERNEL_WORK["FFT"]'s arithmetic) weighted by its accesses."""
+    per = {"fft": 66 / 23, "twiddle": 12 / 4, "copy": 0.5}
+    acc = w.phase_accesses()
+    return sum(per[k] * n for k, n in acc.items()) / sum(acc.values())
+
+
+def _fft_work() -> float:
+    from ..workloads import FFTE
+
+    return round(ffte_work(FFTE(size=FFT_SIZE, blocks=FFT_BLOCKS[0])), 3)
+
+
+KERNEL_WORK["FFT"] = (_fft_work(), KERNEL_WORK["FFT"][1])
 
 
 def solver_accesses(quick: bool = False) -> int:
@@ -192,8 +219,8 @@ def kernel_cases(quick: bool = False) -> dict:
         "STREAM": ("stream", dict(n=300_000 if quick else 1_000_000)),
         "DGEMM": ("blocked_matrix", dict(n=1024, block=64, max_accesses=n * 3)),
         "single-node RandomAccess (1 GiB)": ("random", dict(working_set="1G", accesses=n // 2)),
-        # the same number of butterflies from every stage (workloads.FFT), 2**22 points: 22 stages
-        "single-node FFT (64 MiB)": ("fft", dict(size=FFT_SIZE, accesses=n)),
+        # FFTE's six steps (workloads.FFTE) on 2**24 points: a share of its blocks, every phase in proportion
+        "single-node FFT (256 MiB)": ("ffte", dict(size=FFT_SIZE, blocks=FFT_BLOCKS[1] if quick else FFT_BLOCKS[0])),
     }
 
 
@@ -422,7 +449,7 @@ def locality_map(mlp: float, quick: bool = False, seed: int = 0, workers: int | 
 SIZES = {
     "molecular dynamics (32 MiB)": ("working set", "atoms", lambda mib: int(mib * 2**20) // 256, "MiB", 32),
     "single-node RandomAccess (1 GiB)": ("table size", "working_set", lambda gib: int(gib * 2**30), "GiB", 1),
-    "single-node FFT (64 MiB)": ("array size", "size", lambda mib: int(mib * 2**20), "MiB", FFT_SIZE >> 20),
+    "single-node FFT (256 MiB)": ("vector size", "size", lambda mib: int(mib * 2**20), "MiB", FFT_SIZE >> 20),
 }
 
 
@@ -497,11 +524,17 @@ def sweep_frame(sweeps: dict):
 APOA1_ATOMS = 92_224
 #: bytes per atom the MD kernel touches at random (its record; a MODELLING ASSUMPTION, swept x0.5..x2)
 MD_ATOM_BYTES = 256
-#: PCHAN (table 3), "a turbulence code" (section 8) for channel flow: modelled as a finite-difference
-#: code on a global grid of PCHAN_GRID**3 points (a MODELLING ASSUMPTION, its point count swept
-#: x0.5..x2), split into equal cubes, one per process; each process sweeps its cube's five fields
-#: (a compressible flow's density, three momenta and energy: an assumption) with fourth-order central
-#: differences (radius 2) in x, y and z at every point (workloads.Stencil)
+#: PCHAN (table 3), "a turbulence code" (section 8) of the UK Turbulence Consortium for channel flow, run
+#: by the SBLI code of Sandham, Ashworth and Emerson (Daresbury Laboratory, www.cse.scitech.ac.uk/ceg/sbli.shtml):
+#: "the three-dimensional compressible Navier-Stokes equations ... High-order central differencing schemes
+#: (4th-order and 6th-order) ... and a compact low-storage three-step Runge-Kutta algorithm (3rd-order) for the
+#: time advancement" ('Re-engineering a DNS code for high-performance computation of turbulent flows', Yao et
+#: al., introduction). So: five conserved fields (density, three momenta, energy: the compressible
+#: equations' unknowns), fourth-order differences (radius 2) in x, y and z, and a low-storage (2N) scheme,
+#: one register array per field: ten arrays (workloads.StencilRK). Not found: the grid of the benchmark and
+#: its decomposition: a global grid of PCHAN_GRID**3 points split into equal cubes, one per process (a
+#: MODELLING ASSUMPTION, its point count re-run x0.5..x2), and the loop order (x, y and z differences of a
+#: point together)
 PCHAN_GRID = 256
 PCHAN_FIELDS = 5
 PCHAN_RADIUS = 2
@@ -519,8 +552,8 @@ def scaling_case(code: str, processors: int, scale: float = 1.0, quick: bool = F
     if code == "PCHAN":
         side = max(1, round((PCHAN_GRID**3 * scale / p) ** (1 / 3)))
         n = side + 2 * PCHAN_RADIUS  # the cube and its halo
-        kw = dict(nx=n, ny=n, nz=n, arrays=PCHAN_FIELDS, radius=PCHAN_RADIUS, accesses=250_000 if quick else 1_000_000)
-        return "stencil", kw, KERNEL_WORK["PCHAN stencil"][0]
+        kw = dict(nx=n, ny=n, nz=n, fields=PCHAN_FIELDS, radius=PCHAN_RADIUS, accesses=250_000 if quick else 1_000_000)
+        return "stencil_rk", kw, KERNEL_WORK["PCHAN stencil"][0]
     raise ValueError(f"code={code!r}: choose one of {', '.join(SCALING_CODES)}")
 
 
@@ -551,7 +584,7 @@ def scaling_table(runs: dict, mlp: float):
 # Each function records one section's findings in the notebook's Findings (``F``) and prints what the
 # section's check cell printed; the figures and notes are the notebook's own.
 #: the kernels whose figures the findings compare, by their labels in kernel_cases
-MD, RA, FFT = "molecular dynamics (32 MiB)", "single-node RandomAccess (1 GiB)", "single-node FFT (64 MiB)"
+MD, RA, FFT = "molecular dynamics (32 MiB)", "single-node RandomAccess (1 GiB)", "single-node FFT (256 MiB)"
 TABLE_OF = {"PCHAN": "table 3", "NAMD": "table 4"}
 SCALES = (0.5, 1, 2)  # x the assumed size of each strong-scaling code
 
@@ -730,14 +763,16 @@ def record_kernels(F, k, mlp: float) -> None:
         rel=0.5,
         unit="%",
         choices=choice_names(FFT),
-        why="band: the document's figure +-50% (a stated default). The butterflies of a radix-2 FFT over 64 MiB of complex doubles "
-        "(workloads.FFT; the size an assumption), the distance within a butterfly doubling each stage, the same number of butterflies "
-        f"from each of its 22 stages; the timing model with the mlp fitted on STREAM only and {KERNEL_WORK['FFT'][0]:g} cycles of work "
-        "per access (the table above): nothing fitted to this figure. Both page sizes stream through the array, at most two pages at a "
-        f"time: 4 KB pages add a walk each time a stream enters a new page ({int(f['walks_small']):,} walks against {int(f['walks_large']):,} in "
-        f"{int(f['accesses']):,} accesses), {c.loc[FFT] / -h['percent_low']:.2f} times the document's figure. Left out: the FFT HPC Challenge "
-        "runs (FFTE's zfft1d, by D. Takahashi, unless built with FFTW) is a blocked six-step transform whose transposes step a row at a time, "
-        "and the bit-reversal",
+        why="band: the document's figure +-50% (a stated default). HPC Challenge's FFT as its source runs it: FFTE's six-step zfft1d "
+        "(workloads.FFTE: 2**24 points as a 4096 x 4096 matrix, blocks of 16 rows copied into a buffer tile by tile, 4096-point "
+        "FFTs there, multiplied by the twiddles into the work vector a column at a time, then 4096-point FFTs on its columns and "
+        "the transpose back, and the wrapper's final copy); the vector's size an assumption (HPC Challenge sizes it from HPL's "
+        "matrix, which the document does not give), a share of the blocks simulated, every phase in proportion; the timing "
+        f"model with the mlp fitted on STREAM only and {KERNEL_WORK['FFT'][0]:g} cycles of work per access (each phase's "
+        "arithmetic, the table above): nothing fitted to this figure. The transposes step 64 KiB (a 4 KB page) per element: "
+        f"{int(f['walks_small']):,} walks with 4 KB pages against {int(f['walks_large']):,} with 2 MB in {int(f['accesses']):,} "
+        f"accesses, {c.loc[FFT] / -h['percent_low']:.2f} times the document's figure. Left out: HPC Challenge built with FFTW "
+        "instead of FFTE, and the FFT of a vector split over several nodes (hpcc-global)",
     )
     print(c.round(1).to_string())
 
@@ -921,10 +956,30 @@ def record_map(F, mp) -> None:
 
 def scaling_runs(mlp: float, quick: bool = False, seed: int = 0, workers: int | None = 1) -> dict:
     """Section 4: each code's processor counts at each assumed size (x ``SCALES``), priced with ``mlp``:
-    {code: {scale: scaling_table}}."""
+    {code: {scale: scaling_table, "choices": scaling_choices}}."""
+    out = {}
+    for code, doc in _docs().items():
+        runs = {s: timed_scaling(code, doc.processors, s, quick=quick, seed=seed, workers=workers) for s in SCALES}
+        out[code] = {s: scaling_table(r, mlp) for s, r in runs.items()}
+        out[code]["choices"] = scaling_choices(code, runs[1], mlp)
+    return out
+
+
+def scaling_choices(code: str, runs: dict, mlp: float, factors=(0.5, 1, 2)) -> dict:
+    """The other modelling choices of ``code``'s rows, each re-priced from the runs at the assumed size
+    (they change no counter): {choice: (chosen value, {value: {row: % change}})}, as choice_sweeps."""
+    work = scaling_case(code, 1)[2]
+    pct = "small_page_change_pct"
+
+    def rows(**kw):
+        return {f"{code} {int(p)}": round(price(pair, **kw)[pct], 1) for p, pair in runs.items()}
+
     return {
-        code: {s: scaling_table(timed_scaling(code, doc.processors, s, quick=quick, seed=seed, workers=workers), mlp) for s in SCALES}
-        for code, doc in _docs().items()
+        "work per access (cycles)": (work, {f * work: rows(mlp=mlp, work=f * work) for f in factors}),
+        "mlp (fitted on STREAM)": (mlp, {f * mlp: rows(mlp=f * mlp) for f in factors if f * mlp >= 1}),
+        WALK_MLP: (1.0, {w: rows(mlp=mlp, walk_mlp=w) for w in (1.0, 1.5, 2.0)}),
+        CACHE_LAT: (1.0, {f: rows(mlp=mlp, caches=f) for f in factors}),
+        MEMORY_LAT: (1.0, {f: rows(mlp=mlp, memory=f) for f in factors}),
     }
 
 
@@ -970,18 +1025,20 @@ def record_scaling(F, scaling: dict) -> None:
     """Section 4: each code's rows, each against its own band; the assumed size re-run x0.5..x2."""
     assumed = {"PCHAN": ("global grid points (millions)", PCHAN_GRID**3 / 1e6), "NAMD": ("bytes per atom", MD_ATOM_BYTES)}
     what = {
-        "PCHAN": f"a {PCHAN_GRID}^3 grid in equal cubes, {PCHAN_FIELDS} fields, fourth-order differences (workloads.Stencil; all assumptions)",
+        "PCHAN": f"SBLI's compressible equations on a {PCHAN_GRID}^3 grid in equal cubes (the grid and cubes assumed): {PCHAN_FIELDS} "
+        f"conserved fields and {PCHAN_FIELDS} low-storage Runge-Kutta registers, fourth-order differences (workloads.StencilRK; sourced)",
         "NAMD": f"ApoA1's {APOA1_ATOMS:,} atoms (NAMD's benchmark page) / P in the MD kernel of section 2 at {MD_ATOM_BYTES} bytes per atom (an assumption)",
     }
     left_out = {
-        "PCHAN": "What the document does not give and the model assumes: the code's grid, fields, loop order and decomposition; each "
-        "changes how many 2 MB pages a process uses at once",
+        "PCHAN": "What the sources do not give and the model assumes: the benchmark's grid, its decomposition and the loop order "
+        "(each changes how many 2 MB pages a process uses at once), and the fluxes' arithmetic (the work per access, re-run)",
         "NAMD": "Left out: NAMD's pair lists, PME grids and message buffers, and the Catamount malloc the paper itself blames "
         "(section 9); at 128 and 256 processors the kernel's cubic cell grid rounds both shares to 4^3 cells of 8 atoms",
     }
     for code, doc in _docs().items():
         fid = f"scaling-{code.lower()}"
-        sim = {s: {f"{code} {int(r.processors)}": round(r.small_page_change_pct, 1) for r in t.itertuples()} for s, t in scaling[code].items()}
+        sim = {s: {f"{code} {int(r.processors)}": round(r.small_page_change_pct, 1) for r in scaling[code][s].itertuples()} for s in SCALES}
+        others = scaling[code].get("choices", {})
         t = scaling[code][1]
         pos = int((t.small_page_change_pct > 0).sum())
         F.measured(
@@ -992,17 +1049,19 @@ def record_scaling(F, scaling: dict) -> None:
             sim[1],
             rel=0.5,
             unit="%",
-            choices=(assumed[code][0],),
+            choices=(assumed[code][0], *others),
             why=f"each row against its own figure +-50% (a stated default). One process per count under the timing model (mlp fitted on STREAM "
             f"only): {what[code]}, {t['working set MiB'].max():.1f} down to {t['working set MiB'].min():.2f} MiB per process; "
             f"nothing fitted to these rows. The model gives small pages a gain at {pos} of {len(t)} counts "
-            f"({t.small_page_change_pct.min():+.1f}..{t.small_page_change_pct.max():+.1f}%): the pages one process uses at a time mostly fit "
-            f"in the eight 2 MB entries, and there large pages do not lose, while 4 KB pages miss their L1 TLB "
-            f"({int(t.walks_small.max()):,} walks at most, against {int(t.walks_large.max()):,} with 2 MB pages, "
-            f"in {int(t.accesses.max()):,} accesses). {left_out[code]}",
+            f"({t.small_page_change_pct.min():+.1f}..{t.small_page_change_pct.max():+.1f}%; walks per process at most "
+            f"{int(t.walks_small.max()):,} with 4 KB pages and {int(t.walks_large.max()):,} with 2 MB pages, in "
+            f"{int(t.accesses.max()):,} accesses: large pages lose where a process uses more 2 MB pages at a time than the eight "
+            f"entries hold). {left_out[code]}",
         )
         chosen = assumed[code][0], assumed[code][1]
         F.robust(fid, chosen[0], chosen[1], {chosen[1] * s: sim[s] for s in SCALES})
+        for choice, (value, runs) in others.items():
+            F.robust(fid, choice, value, runs, **span_of(choice))
         print(f"{fid}: {F.get(fid).label}; model {F.get(fid).simulation}")
 
 

@@ -192,6 +192,15 @@ def xeon_paxville():
 #:                transaction, the context-switch rate) and states no window: 8 sweeps is the
 #:                steady-state reading (a process has touched all but e^-8 = 0.03% of the pool
 #:                it reads at random); 0 would be a window from the processes' start
+#:   kernel_itlb  the fault handler's walks of a counter that counts kernel mode too (see
+#:   kernel_dtlb  :data:`COUNTER_MODES`): walks the handler makes for its code (ITLB) and its data
+#:                (DTLB) in one fault whose kernel TLB entries the user's accesses have evicted
+#:                since the previous fault (:func:`handler_evictions`). Linux on x86-64 maps the
+#:                kernel's text and its direct map of memory with 2 MiB pages; a minor fault of a
+#:                shared-memory page (do_page_fault, handle_mm_fault, the shmem page-cache lookup,
+#:                the page-table write) touches the vma and the mm, the page-table page, the page
+#:                cache's tree and the page's struct page: taken as 4 distinct 2 MiB data pages
+#:                and 1 code page, modelling assumptions
 DATABASE = {
     "processes": 8,
     "quantum": 2_000,
@@ -202,6 +211,8 @@ DATABASE = {
     "work_cycles": 200.0,
     "mlp": 1.0,
     "warmup": 8.0,
+    "kernel_itlb": 1.0,
+    "kernel_dtlb": 4.0,
 }
 DATABASE_QUICK = {**DATABASE, "processes": 4, "pool": 256 << 20, "accesses": 15_000}
 
@@ -291,7 +302,10 @@ def database_run(pool_pages="4K", seed=0, **params):
     ``DTLB walks`` are the TLB misses' walks; ``ITLB faults`` and ``DTLB faults`` the minor faults
     in the measured window after a warm-up of ``warmup`` pool sweeps (:func:`window_faults`);
     ``ITLB walks counted`` and ``DTLB walks counted`` add the walks those faults make
-    (:func:`counted_walks`); ``fault cycles`` prices the faults (:data:`FAULT_CYCLES`)."""
+    (:func:`counted_walks`): each fault's retried access, and the fault handler's own walks
+    (``ITLB handler walks``, ``DTLB handler walks``: ``kernel_itlb`` and ``kernel_dtlb`` for each
+    fault whose kernel TLB entries were evicted, :func:`handler_evictions`); ``fault cycles``
+    prices the faults (:data:`FAULT_CYCLES`)."""
     import pandas as pd
 
     p = {**DATABASE, **params}
@@ -306,8 +320,12 @@ def database_run(pool_pages="4K", seed=0, **params):
     sim = tuple(p[k] for k in SIM_KEYS)
     faults = _window_faults(p["processes"], p["pool"], p["text"], p["fetch_share"], p["accesses"], str(pool_pages), int(seed), float(p["warmup"]))
     rows = [dict(_database_run(*sim, str(pool_pages), int(seed), shared)) for shared in (False, True)]
+    ev = _handler_evictions(p["processes"], p["quantum"], p["pool"], p["text"], p["fetch_share"], p["accesses"], str(pool_pages), int(seed), float(p["warmup"]))
     for j, r in enumerate(rows):
         r["ITLB faults"], r["DTLB faults"] = faults[j]
+        if COUNTER_MODES == "user and kernel":
+            r["ITLB handler walks"] = p["kernel_itlb"] * ev[j][0]
+            r["DTLB handler walks"] = p["kernel_dtlb"] * ev[j][1]
         r["ITLB walks counted"], r["DTLB walks counted"] = counted_walks(r)
         r["modelled cycles"] = modelled_cycles(r, p["work_cycles"], p["mlp"])
         r["fault cycles"] = (r["ITLB faults"] + r["DTLB faults"]) * FAULT_CYCLES
@@ -422,16 +440,111 @@ def window_faults(pool_pages="4K", seed=0, **params) -> dict:
     return {"private": {"ITLB": a[0], "DTLB": a[1]}, "shared": {"ITLB": b[0], "DTLB": b[1]}}
 
 
+#: which modes the message's counters counted. The message does not say; the profiler of the day,
+#: OProfile, counts an event in kernel and in user mode unless told otherwise ("By default, kernel
+#: mode and user mode information is gathered for each event", Red Hat Enterprise Linux 4 System
+#: Administration Guide, section 40.2.3, https://access.redhat.com/documentation/en-us/
+#: red_hat_enterprise_linux/4/html/system_administration_guide/configuring_oprofile-separating_kernel_and_user_space_profiles).
+#: A modelling assumption: both modes ('user' would leave the fault handler's walks out)
+COUNTER_MODES = "user and kernel"
+#: entries of each TLB of :func:`xeon_paxville` (descriptors 50h and 5Bh: 64, fully associative)
+TLB_ENTRIES = 64
+
+
+def fault_events(addrs, kinds, quantum, pool_pages="4K", before=None, shared=False):
+    """The minor faults of a window in the order the core runs it: ``addrs`` and ``kinds`` one array
+    per process (:func:`database_streams`), run round robin ``quantum`` accesses at a time as
+    :func:`pagesim.processes.simulate_processes` runs them; ``before`` (optional) the pages each
+    process touched before the window, as (text page masks, pool page masks) (processes x pages,
+    :func:`_warm_masks`). Private tables: a process faults at its first touch of each page it did
+    not touch before. Shared tables: a page faults at its first touch by any process, unless some
+    process touched it before. Returns (order, side, page, proc, fault): the accesses in run order
+    (indices into the concatenated streams), their side (1 fetch, 0 read), page number, process,
+    and whether each faults."""
+    from ..units import parse_page_size
+
+    shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
+    q = int(quantum)
+    proc = np.concatenate([np.full(len(a), i, dtype=np.int64) for i, a in enumerate(addrs)])
+    j = np.concatenate([np.arange(len(a), dtype=np.int64) for a in addrs])
+    side = np.concatenate([np.asarray(k, dtype=np.int64) for k in kinds])
+    a = np.concatenate([np.asarray(x, dtype=np.uint64).astype(np.int64) for x in addrs])
+    page = np.where(side == 1, (a - TEXT_START) >> 12, (a - POOL_START) >> shift)
+    order = np.lexsort((j, proc, j // q))  # chunk by chunk, process by process, in program order
+    side, page, proc = side[order], page[order], proc[order]
+    fault = np.zeros(len(order), dtype=bool)
+    for s in (0, 1):
+        idx = np.flatnonzero(side == s)
+        owner = proc[idx] if not shared else np.zeros(len(idx), dtype=np.int64)
+        width = int(page[idx].max()) + 1 if len(idx) else 1
+        key = owner * width + page[idx]
+        _, first = np.unique(key, return_index=True)
+        new = np.zeros(len(idx), dtype=bool)
+        new[first] = True
+        if before is not None:
+            old = before[1 - s]  # (text masks, pool masks): side 1 is the text
+            seen = old[proc[idx], page[idx]] if not shared else old.any(axis=0)[page[idx]]
+            new &= ~seen
+        fault[idx[new]] = True
+    return order, side, page, proc, fault
+
+
+def handler_evictions(addrs, kinds, quantum, pool_pages="4K", before=None, shared=False, entries=TLB_ENTRIES) -> tuple[int, int, int]:
+    """The faults whose handler finds its kernel TLB entries evicted, on each side: the handler's
+    entries (global, so a context switch keeps them) were last used at the previous fault on the
+    core; an entry of a fully associative LRU TLB of ``entries`` entries is gone once that many
+    distinct other pages were used on its side since. Counted only between two TLB flushes (the
+    user's entries a context switch empties free their slots): evicted when some stretch between
+    the previous fault and this one, within one quantum, used at least ``entries`` distinct user
+    pages on that side (fetches: the ITLB; reads: the DTLB). The first fault of the window counts
+    as evicted. The handler's own other entries are left out of the count (a modelling
+    simplification). Returns (faults, ITLB evictions, DTLB evictions)."""
+    order, side, page, proc, fault = fault_events(addrs, kinds, quantum, pool_pages, before, shared)
+    pos = np.flatnonzero(fault)
+    if not len(pos):
+        return 0, 0, 0
+    j = np.concatenate([np.arange(len(a), dtype=np.int64) for a in addrs])[order]
+    chunk = (j // int(quantum)) * len(addrs) + proc  # one quantum of one process between two flushes
+    starts = np.flatnonzero(np.r_[True, chunk[1:] != chunk[:-1]])
+    bounds = np.union1d(starts, pos)
+    seg = np.searchsorted(bounds, np.arange(len(order)), side="right") - 1
+    out = []
+    for s in (1, 0):
+        idx = np.flatnonzero(side == s)
+        width = int(page[idx].max()) + 1 if len(idx) else 1
+        key = np.unique(seg[idx] * width + page[idx])  # distinct (stretch, page) pairs
+        distinct = np.bincount(key // width, minlength=len(bounds))
+        big = np.r_[0, np.cumsum(distinct >= entries)]  # big[x]: stretches before x with >= entries pages
+        fs = np.searchsorted(bounds, pos)  # the stretch each fault starts
+        ev = np.ones(len(pos), dtype=bool)
+        ev[1:] = big[fs[1:]] - big[fs[:-1]] > 0
+        out.append(int(ev.sum()))
+    return int(len(pos)), out[0], out[1]
+
+
+@functools.lru_cache(maxsize=256)
+def _handler_evictions(processes, quantum, pool, text, fetch_share, accesses, pool_pages, seed, warmup):
+    """((ITLB evictions, DTLB evictions) private, (the same) shared) of the database model's window."""
+    addrs, kinds = database_streams(processes, accesses, pool, text, fetch_share, seed)
+    old = _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed)
+    res = []
+    for shared in (False, True):
+        _, it, dt = handler_evictions(addrs, kinds, quantum, pool_pages, old, shared)
+        res.append((it, dt))
+    return tuple(res)
+
+
 def counted_walks(row, retry=RETRY_WALKS, kernel=(0, 0)) -> tuple[int, int]:
     """The walks a ``page_walk_type`` counter would count (ITLB, DTLB): the TLB misses' walks (a
     faulting access's first walk is one of them), ``retry`` more for each fault's retried access
     on its own side (text faults: ITLB; buffer-pool faults: DTLB), and ``kernel`` = (ITLB, DTLB)
     walks of the fault handler's own per fault of either side, for a counter that counts kernel
-    mode too (default none: the message does not say which modes its counters counted)."""
+    mode too, and the row's own ``ITLB handler walks`` and ``DTLB handler walks`` where
+    :func:`database_run` counted them (:func:`handler_evictions`)."""
     f = row.get("ITLB faults", 0) + row.get("DTLB faults", 0)
-    it = row["ITLB walks"] + retry * row.get("ITLB faults", 0) + kernel[0] * f
-    dt = row["DTLB walks"] + retry * row.get("DTLB faults", 0) + kernel[1] * f
-    return int(it), int(dt)
+    it = row["ITLB walks"] + retry * row.get("ITLB faults", 0) + kernel[0] * f + row.get("ITLB handler walks", 0)
+    dt = row["DTLB walks"] + retry * row.get("DTLB faults", 0) + kernel[1] * f + row.get("DTLB handler walks", 0)
+    return int(round(it)), int(round(dt))
 
 
 def modelled_cycles(row, work_cycles, mlp=1.0, latencies=None):
@@ -483,6 +596,8 @@ def sharing_effects(t) -> dict:
         "DTLB walks counted": change(ca[1], cb[1]),
         "L1D misses": change(a["L1D misses (all)"], b["L1D misses (all)"]),
         "L2 misses": change(a["L2 misses (all)"], b["L2 misses (all)"]),
+        "L1D data misses": change(a["data L2"] + a["data memory"], b["data L2"] + b["data memory"]),
+        "L2 data misses": change(a["data memory"], b["data memory"]),
         "walk refs from memory": change(a["walk refs memory"], b["walk refs memory"]),
         "walk cycles": change(walk_cycles(a), walk_cycles(b)),
         "throughput": 100.0 * (a["modelled cycles"] / b["modelled cycles"] - 1.0),
@@ -553,6 +668,7 @@ def walks_why(t, curve, document, base, pool_pages="4K") -> str:
     c = curve.set_index("warm-up (pool sweeps)")
     cols = ("ITLB walks", "DTLB walks", "ITLB faults", "DTLB faults")
     a, b = ({k: int(w.loc[side, k]) for k in cols} for side in ("private", "shared"))
+    ha, hb = ((float(w.loc[side].get("ITLB handler walks", 0)), float(w.loc[side].get("DTLB handler walks", 0))) for side in ("private", "shared"))
     warmup = float(base["warmup"])
     text_pages = int(base["text"]) >> 12
     at = walk_figures(curve, warmup)
@@ -575,6 +691,11 @@ def walks_why(t, curve, document, base, pool_pages="4K") -> str:
         f"{at['DTLB']:+.1f}% (to 0.1 point; {abs(at['ITLB'] / document['ITLB']):.2f} and {abs(at['DTLB'] / document['DTLB']):.2f} "
         f"times the message's drops). With the window at the processes' start they change ITLB {start['ITLB']:+.1f}%, DTLB "
         f"{start['DTLB']:+.1f}%. "
+        f"The counter is taken to count kernel mode too (OProfile's default; the message does not say): the fault handler's own "
+        f"walks, {base['kernel_itlb']:g} ITLB and {base['kernel_dtlb']:g} DTLB walks (assumed) for each fault whose kernel TLB "
+        f"entries the user's accesses evicted since the previous fault, are {ha[0]:g} and {ha[1]:g} private, {hb[0]:g} and "
+        f"{hb[1]:g} shared in the window; near the processes' start faults come so close together that the handler finds "
+        "its entries still there, and sharing, which spaces the faults out, can even add handler walks. "
     )
     if held["DTLB"]:
         sub = c.loc[held["DTLB"]]
@@ -607,17 +728,22 @@ def walks_why(t, curve, document, base, pool_pages="4K") -> str:
         else f"Both rows are in their bands at warm-ups of {', '.join(sweeps(v) for v in both)} pool sweeps. "
     )
     text += (
-        "A counter that counted kernel mode too would add the fault handler's own walks, again only where there are faults. "
+        "Fewer context switches (fewer TLB flushes) cannot lower these counts: the message's 'similar reduction in the context "
+        "switch rate' comes with the enlarged buffer pools (fewer disk I/Os), while the message gives these counts after its "
+        "experiment of sharing alone, with the same pools and so the same I/Os per transaction. "
         "Left out: writes (a process's first store to a page also sets the dirty bit of its own entry, again once per "
-        "process and page), speculative walks, Hyper-Threading"
+        "process and page), page reclaim unmapping pages under memory pressure (not stated), speculative walks, Hyper-Threading"
     )
     return text
 
 
-#: x0.5, x1 and x2 of a chosen value (mlp cannot go below 1: 1, 1.5, 2)
+#: x0.5, x1 and x2 of a chosen value (mlp cannot go below 1: 1, 1.5, 2; the fault handler's walks
+#: also at 0, the counter of user mode only)
 def around(value, name=""):
     if name == "mlp":
         return (1.0, 1.5, 2.0)
+    if name.startswith("kernel_"):  # 0 too: a counter of user mode only
+        return (0.0, value / 2, value, 2 * value)
     if isinstance(value, int) and not isinstance(value, bool):
         return (value // 2, value, 2 * value)
     return (value / 2, value, 2 * value)
@@ -646,12 +772,14 @@ CHOICES = {
     "work_cycles": ("work cycles per access", 1),
     "mlp": ("data-miss overlap (mlp)", 1),
     "warmup": ("warm-up before the window (pool sweeps)", 1),
+    "kernel_itlb": ("fault handler's ITLB walks per evicted fault", 1),
+    "kernel_dtlb": ("fault handler's DTLB walks per evicted fault", 1),
 }
 #: the choices a simulated count rests on; the modelled time also rests on PRICE_CHOICES
 SIM_CHOICES = tuple(CHOICES[k][0] for k in SIM_KEYS)
 PRICE_CHOICES = (CHOICES["work_cycles"][0], CHOICES["mlp"][0])
 #: the walks a counter counts rest also on how long the processes ran before the window
-WALK_CHOICES = SIM_CHOICES + (CHOICES["warmup"][0],)
+WALK_CHOICES = SIM_CHOICES + (CHOICES["warmup"][0], CHOICES["kernel_itlb"][0], CHOICES["kernel_dtlb"][0])
 
 
 def choice_value(key, value) -> float:
@@ -690,6 +818,24 @@ def sweep_table(swept):
 CONFIG_8GB = "x86-64 4-way 8 GB"
 #: the message's cache-miss figures (its "L1 and L2 cache misses") by the cache they are compared with
 CACHES = {"L1D": "L1 cache misses reduction", "L2": "L2 cache misses reduction"}
+
+
+#: the other reading of the message's "L1 and L2 cache misses": NetBurst's replay-event metrics of
+#: retired loads, which count the program's loads and not the page walker's reads
+RETIRED_LOAD_MISSES = (
+    "NetBurst's retired-load metrics 1stL_cache_load_miss_retired and 2ndL_cache_load_miss_retired (replay_event; "
+    "Linux's perf counts NetBurst's L1D and last-level read misses with them: arch/x86/events/intel/p4.c, p4_hw_cache_event_ids)"
+)
+
+
+def retired_load_reading(eff) -> str:
+    """The note on the other reading of the message's cache-miss counts (:data:`RETIRED_LOAD_MISSES`):
+    the data misses alone, from :func:`sharing_effects`."""
+    return (
+        f"Read as {RETIRED_LOAD_MISSES}, the counts hold the program's loads only, and sharing changes them only "
+        f"through the page-table lines that crowd the data out: L1D {eff['L1D data misses']:+.2f}%, L2 {eff['L2 data misses']:+.2f}% "
+        "(uniform reads of a pool far larger than the L2 miss whatever else it holds). The message does not say which events it used"
+    )
 
 
 def document_figures(doc):
@@ -881,7 +1027,7 @@ def record_sharing(F, wm, eff, doc):
         f"The walks' references served from memory fall "
         f"{-eff['walk refs from memory']:.0f}%; every buffer-pool read is uniform, so it misses L1D and L2 whatever the tables do, "
         "and the database's own locality (hot index and row pages, its code), which sets the share of the misses the walks take, "
-        "is not stated",
+        "is not stated. " + retired_load_reading(eff),
     )
     F.direction(
         "faults",
@@ -971,7 +1117,7 @@ def record_hugepages(F, wm2, eff2, curve2, base, doc):
         why="band: each cache's figure +-50% (a stated default); one sentence gives both, so both must hold, and the document's L2 "
         "falls more than its L1. With 2 MiB pages a walk reads three entries, the upper two mostly "
         f"cached, so the uniform reads' data misses set the count (walk references served from memory {eff2['walk refs from memory']:+.0f}%; "
-        "the database's own locality is not stated)",
+        "the database's own locality is not stated). " + retired_load_reading(eff2),
     )
     record_walks(F, curve2, wm2, base, doc, "huge")
     return _recorded(F, n)
@@ -1037,8 +1183,8 @@ def record_throughput(F, eff, eff2, base, doc):
 #: swept beyond SIM_KEYS)
 WALKS = ("ITLB walks counted", "DTLB walks counted")
 ROBUST = (
-    ("walks", "4K", WALKS, ("warmup",)),
-    ("walks-huge", "2M", WALKS, ("warmup",)),
+    ("walks", "4K", WALKS, ("warmup", "kernel_itlb", "kernel_dtlb")),
+    ("walks-huge", "2M", WALKS, ("warmup", "kernel_itlb", "kernel_dtlb")),
     ("miss", "4K", ("L1D misses", "L2 misses"), ()),
     ("miss-huge", "2M", ("L1D misses", "L2 misses"), ()),
     ("throughput-9", "4K", "throughput", ("work_cycles", "mlp")),
@@ -1217,7 +1363,8 @@ ROBUST_PANELS = (
 def plot_robust(F, swept, base):
     """The sweeps of each modelling choice (``swept``: {'4K' | '2M': :func:`sweep_effects`}) for the DTLB
     walks, the L2 misses and the throughput: each choice at x0.5, x1 and x2 (mlp: 1, 1.5, 2) against the
-    band of the finding recorded in ``F``."""
+    band of the finding recorded in ``F``. The fault handler's walks at 0 (a counter of user mode only)
+    are in the findings' notes, not drawn on the logarithmic axis."""
     import matplotlib.pyplot as plt
 
     from .. import plotting
@@ -1231,7 +1378,7 @@ def plot_robust(F, swept, base):
         lo, hi = next((r["low"], r["high"]) for r in f.rows if r["row"] == row) if row else f.limits
         ax.axhspan(lo, hi, color="tab:green", alpha=0.15)
         for key in sweeps[fid]:
-            runs = swept[pp][key]
+            runs = {v: r for v, r in swept[pp][key].items() if v > 0}  # the user-mode counter (0) has no place on a log axis
             factors = [v / base[key] for v in runs] if key != "mlp" else list(runs)
             (h,) = ax.plot(factors, [runs[v][effect] for v in runs], "o-", color=f"C{list(CHOICES).index(key)}", ms=4, lw=1)
             handles[CHOICES[key][0]] = h
