@@ -778,6 +778,21 @@ def record_speedups(F, tsum, sweeps: dict, summary, doc, quick: bool = False):
     def rows_of(choice, wl, column="throughput_improvement_pct"):
         return sweep_rows(sweeps[choice], wl, column)
 
+    def drift(wl) -> str:
+        """How far the figure moves with the run length, when longer runs were swept."""
+        c = f"{'Linpack' if wl == 'Linpack' else 'SPECjbb'} references simulated"
+        rows = rows_of(c, wl)
+        if len(rows) <= 3:
+            return ""
+        longest = max(rows)
+        return (
+            f". It moves with the run length: over {min(rows):,.0f}..{longest:,.0f} references "
+            + ", ".join(f"{sy} {min(r[sy] for r in rows.values()):.1f}..{max(r[sy] for r in rows.values()):.1f}%" for sy in SYSTEMS)
+            + ", at the longest run "
+            + ", ".join(f"{sy} {rows[longest][sy]:.1f}%" for sy in SYSTEMS)
+            + ": the run length is a choice this figure rests on"
+        )
+
     for wl in ("Linpack", "SPECjbb2005"):
         d = docimp.loc[wl].to_dict()
         sim = {sy: round(imp[wl, sy], 1) for sy in d}
@@ -800,7 +815,8 @@ def record_speedups(F, tsum, sweeps: dict, summary, doc, quick: bool = False):
                 "another figure of SPECjbb2005"
             )
             + ": "
-            + versus(sim, d),
+            + versus(sim, d)
+            + drift(wl),
         )
         for c in choices_for(wl):
             F.robust(f"faster-{wl}", c, chosen(c, quick), rows_of(c, wl))
