@@ -976,3 +976,102 @@ class StencilRK(Workload):
 
 
 WORKLOADS.update(ffte=FFTE, stencil_rk=StencilRK)
+
+
+@dataclass(frozen=True)
+class HPLUpdate(Workload):
+    """A window of High-Performance Linpack's trailing update C -= L U on one process, done as a packed
+    DGEMM (the GotoBLAS/OpenBLAS scheme): the process's local matrix is column-major with leading
+    dimension ``lda`` doubles (HPL's local rows, about N / P), the panel is ``nb`` columns wide.
+
+    Order of the references: pack the ``nb`` x ``nc`` block of U (the panel's rows of the window's
+    ``nc`` trailing columns) into a buffer, in ``nr``-column slivers; then for each of ``row_blocks``
+    blocks of ``mc`` rows: pack that block of the panel L (``mc`` x ``nb``, read column by column, an
+    ``lda`` stride apart) into a buffer in ``mr``-row slivers, and run the register-blocked kernel: for
+    each ``nr`` columns, for each ``mr`` rows, for each of the ``nb`` steps, ``mr`` loads of packed L and
+    ``nr`` of packed U, then the ``mr`` x ``nr`` tile of C (one reference per element). Each pack reads
+    an element and writes it (two references). ``accesses``: 0 runs the whole window, else its first
+    ``accesses`` references."""
+
+    name = "hpl_update"
+    lda: int = 4096
+    nb: int = 64
+    mc: int = 256
+    nc: int = 64
+    mr: int = 4
+    nr: int = 4
+    row_blocks: int = 1
+    accesses: int = 0
+
+    def __post_init__(self):
+        for f, hi in (("lda", 1 << 22), ("nb", 1 << 14), ("mc", 1 << 16), ("nc", 1 << 16), ("mr", 32), ("nr", 32), ("row_blocks", 1 << 12)):
+            object.__setattr__(self, f, _count(f, getattr(self, f), 1, hi))
+        object.__setattr__(self, "accesses", _count("accesses", self.accesses, 0))
+        if self.mc % self.mr or self.nc % self.nr:
+            raise ValueError(f"mc={self.mc} must be a multiple of mr={self.mr} and nc={self.nc} of nr={self.nr}")
+        if self.nb + self.mc * self.row_blocks > self.lda:
+            raise ValueError(f"nb + mc x row_blocks = {self.nb + self.mc * self.row_blocks} rows do not fit in lda={self.lda}")
+
+    def spans(self):
+        return [("A", self.lda * (self.nb + self.nc) * ELEMENT), ("Lpack", self.mc * self.nb * ELEMENT), ("Upack", self.nb * self.nc * ELEMENT)]
+
+    @property
+    def kernel_per_block(self) -> int:
+        """References of the kernel over one block of ``mc`` rows."""
+        return (self.nc // self.nr) * (self.mc // self.mr) * (self.nb * (self.mr + self.nr) + self.mr * self.nr)
+
+    @property
+    def full_accesses(self) -> int:
+        return 2 * self.nb * self.nc + self.row_blocks * (2 * self.mc * self.nb + self.kernel_per_block)
+
+    @property
+    def n_accesses(self):
+        return min(self.full_accesses, self.accesses) if self.accesses else self.full_accesses
+
+    def _segments(self, bases):
+        """The window's references in order, as arrays of byte addresses (one pack or one column sliver of the kernel each)."""
+        a0, l0, u0 = (np.int64(b) for b in bases)
+        lda, nb, mc, nc, mr, nr = self.lda, self.nb, self.mc, self.nc, self.mr, self.nr
+        k = np.arange(nb, dtype=np.int64)
+        # pack U: column j of the window, rows 0..nb of the matrix, into sliver j // nr
+        j = np.arange(nc, dtype=np.int64)[:, None]
+        src = a0 + ((nb + j) * lda + k[None, :]) * ELEMENT
+        dst = u0 + ((j // nr) * nr * nb + k[None, :] * nr + j % nr) * ELEMENT
+        yield np.stack([src, dst], axis=-1).ravel()
+        # the kernel's reference pattern within one mr x nr tile: nb steps of mr L loads then nr U loads
+        li = (np.arange(mr, dtype=np.int64)[None, :] + k[:, None] * mr) * ELEMENT  # nb x mr
+        ui = (np.arange(nr, dtype=np.int64)[None, :] + k[:, None] * nr) * ELEMENT  # nb x nr
+        for ib in range(self.row_blocks):
+            ic = nb + ib * mc  # first matrix row of the block (the panel's rows start below U's nb rows)
+            i = np.arange(mc, dtype=np.int64)[None, :]
+            src = a0 + (k[:, None] * lda + ic + i) * ELEMENT
+            dst = l0 + ((i // mr) * mr * nb + k[:, None] * mr + i % mr) * ELEMENT
+            yield np.stack([src, dst], axis=-1).ravel()
+            ir = np.arange(mc // mr, dtype=np.int64)[:, None, None]
+            tile_c = (np.arange(nr, dtype=np.int64)[:, None] * lda + np.arange(mr, dtype=np.int64)[None, :]).ravel()
+            for jr in range(nc // nr):
+                lo = np.broadcast_to(l0 + ir * mr * nb * ELEMENT + li[None], (mc // mr, nb, mr))
+                up = np.broadcast_to(u0 + jr * nr * nb * ELEMENT + ui[None], (mc // mr, nb, nr))
+                lu = np.concatenate([lo, up], axis=2)
+                c = a0 + (((nb + jr * nr) * lda + ic) + ir[:, :, 0] * mr + tile_c[None, :]) * ELEMENT
+                yield np.concatenate([lu.reshape(mc // mr, -1), c], axis=1).ravel()
+
+    def _chunks(self, bases, chunk, seed):
+        left, buf = self.n_accesses, []
+        have = 0
+        for seg in self._segments(bases):
+            seg = seg[: left - have] if have + seg.size > left else seg
+            buf.append(seg)
+            have += seg.size
+            while have >= chunk or (have == left and have):
+                out = np.concatenate(buf)
+                head, rest = out[:chunk], out[chunk:]
+                yield head.view(np.uint64)
+                left -= head.size
+                have -= head.size
+                buf = [rest] if rest.size else []
+            if left == 0:
+                return
+
+
+WORKLOADS.update(hpl_update=HPLUpdate)
