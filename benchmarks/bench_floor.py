@@ -1,4 +1,4 @@
-"""pagesim's translation kernel against a minimal kernel doing the same counting (issue 11: within
+"""pagesim's translation kernel against a minimal kernel doing the same counting (the bar: within
 1.3x of it), on two machines.
 
 The first minimal kernel (``minimal``, about 50 lines) simulates only the benchmark TLB of

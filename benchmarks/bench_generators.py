@@ -1,4 +1,4 @@
-"""Workload address generation, ns per access: the code before issue 11 part 4 (numpy expressions
+"""Workload address generation, ns per access: the plain form (numpy expressions
 with a division per access; the md kernel recomputing its neighbour cell with six divisions per
 access; random with a 64-bit remainder) against today's generators, on the same parameters in one
 process, outputs checked identical first.

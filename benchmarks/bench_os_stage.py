@@ -1,4 +1,4 @@
-"""The OS stage before and after issue 11 part 4, on the studies that spent their time there, in one
+"""The OS stage in its plain and its faster form, on the studies that spent their time there, in one
 process, results checked identical first:
 
 - notebook 03's fragmentation table (``studies.mpss.fragmentation``): the free lists rebuilt block by

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_percall.py [--repeat 300] [--presets skylake power6 ...]
 
-Issue 11 asks for "a lean per-call path ... fixed cost per call under 2 ms". For each preset two
+The bar: a lean per-call path, a fixed cost per call under 2 ms. For each preset two
 calls are timed, warm (every kernel compiled or loaded first):
 
 - ``workload``: ``simulate(m, UniformRandom(size=1 GiB, accesses=1000), specialize=True)``;

@@ -1,6 +1,6 @@
 """pagesim against pycachesim on the same addresses and the same TLB configuration, in one process.
 
-Configuration (issue 2): L1 64 entries 4-way + L2 1536 entries 12-way, LRU, one page size (4 KiB),
+Configuration: L1 64 entries 4-way + L2 1536 entries 12-way, LRU, one page size (4 KiB),
 no page-walk caches; pycachesim models each TLB as a cache whose line is a page, fed Python lists
 (its fastest input) of 2**20 addresses at a time (the conversion to lists is not timed).
 
@@ -16,7 +16,7 @@ Then every preset's ns/access on one random trace (``--preset-n`` addresses over
 preset's base page, no layout, ``specialize='auto'``, CPU time) against the benchmark machine's on the same
 trace, interleaved and repeated the same way.
 
-The bars (issue 11), for the no-layout column: at 1e7 and 1e8 >= 5x random and >= 8x sequential,
+The bars, for the no-layout column: at 1e7 and 1e8 >= 5x random and >= 8x sequential,
 at 1e6 >= 3x and >= 4x, at 1e5 >= 1x; every preset within 2x of the benchmark machine. The table says
 which are met. Exit status 1 only if a miss count differs.
 

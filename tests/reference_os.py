@@ -60,7 +60,7 @@ def reference_faults(layout, addresses, base_page, huge_chunks):
 
 
 def reference_rebuild_free_lists(mem):
-    """The free lists rebuilt block by block with heappush (pagesim's code before issue 11 part 4):
+    """The free lists rebuilt block by block with heappush (an earlier, slower form of pagesim's own code):
     for each order from the largest, every aligned all-free block not inside a larger one."""
     import heapq
 

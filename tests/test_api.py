@@ -175,7 +175,7 @@ def test_sweep_keeps_none_and_split_regions():
 
 def test_accesses_for_whole_pass_workloads():
     """accesses= was silently ignored by md and silently ran a whole pass of sequential/stream when
-    asked for less (found by an outside tester): md now runs whole steps, and asking for less than
+    asked for less: md now runs whole steps, and asking for less than
     one pass (step) warns with the count that runs."""
     import warnings
 
@@ -193,7 +193,7 @@ def test_accesses_for_whole_pass_workloads():
 
 def test_addresses_with_unknown_keyword_names_it():
     """A mistyped keyword beside addresses= is named (it used to say 'give either addresses or a
-    workload'; found by an outside tester)."""
+    workload')."""
     a = (np.arange(100, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
     with pytest.raises(TypeError, match="'chunksize'"):
         pagesim.simulate("skylake", addresses=a, chunksize=7)

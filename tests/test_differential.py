@@ -306,7 +306,7 @@ def test_code_on_one_1g_page_beside_data_on_many(name):
 
 @pytest.mark.parametrize("where", ["tlb", "pwc", "slb"])
 def test_specialised_random_replacement_wider_than_32_ways(where):
-    """From an outside tester: a random-replacement structure of 33+ ways failed to compile in a
+    """A random-replacement structure of 33+ ways failed to compile in a
     specialised kernel (its tag search accepted at most 32 lanes); now searched 32 lanes at a time."""
     tlb = Structure("TLB", 1, "data", 36 if where == "tlb" else 4, 36 if where == "tlb" else 4, (4 * KIB,), "random")
     walker = (

@@ -151,7 +151,7 @@ def test_address_range_found_late_without_a_pass_of_its_own(specialize, signed, 
 
 
 def test_address_lists_numpy_cannot_hold_as_integers():
-    """From the outside tester: a list mixing small addresses with 2**63 or more became float64 in
+    """A list mixing small addresses with 2**63 or more became float64 in
     numpy and was refused as 'not integers'; numpy's signed and unsigned integers mixed, too."""
     base = 1 << 33
     layout = Layout((Region(base, 1 << 24, 4096),))
@@ -195,7 +195,7 @@ def test_addresses_at_or_above_2_63():
     m64 = pagesim.machine("skylake").derive(va_bits=64)
     with pytest.raises(ValueError, match=r"addresses\[0\]=0x7fffffffffffffff lies in the last 2 MiB below 2\*\*63: without layout="):
         pagesim.simulate(m64, addresses=np.array([2**63 - 1], dtype=np.uint64))
-    # from the outside tester: these named a region the user never made, and no address
+    # these named a region the user never made, and no address
     with pytest.raises(ValueError, match=r"addresses\[1\]=0x4000000000000 is beyond the virtual address space of machine 'skylake' \(48-bit"):
         pagesim.simulate("skylake", addresses=np.array([1 << 40, 1 << 50], dtype=np.uint64))
     ds = pagesim.simulate(m64, addresses=np.array([4096, 2**63 - (3 << 20)], dtype=np.uint64))  # the block below is whole

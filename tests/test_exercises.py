@@ -319,7 +319,7 @@ def test_every_try_this_has_an_answer():
 def test_hidden_tests_print_nothing_for_the_placeholder_id(capsys):
     """otter's hidden tests are doctests: any output fails them. correct() for the placeholder id
     (the masters' own) must stay silent, or `otter assign` fails and a student who kept the
-    placeholder scores zero with right answers (found by an outside tester)."""
+    placeholder scores zero with right answers."""
     sheet = exercises.Sheet("00", exercises.PLACEHOLDER_ID)
     assert "placeholder" in capsys.readouterr().out  # the student is told, in the notebook
     name, value = next(iter(sheet.answers().items()))

@@ -1,4 +1,4 @@
-"""The workload generators against the formulas they replaced (issue 11, part 4): counters in numba
+"""The workload generators against the plain numpy formulas: counters in numba
 instead of a division per access must give the same addresses, for any parameters and any chunking.
 The references below are the numpy expressions (and the plain loop for md) pagesim used before."""
 

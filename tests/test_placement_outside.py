@@ -1,4 +1,4 @@
-"""From an outside tester: one-page-size runs place their data chain apart (_engine.MachineParts.placed).
+"""One-page-size runs place their data chain apart (_engine.MachineParts.placed).
 Each machine here has page sizes whose data chains differ, instruction-only TLBs placed after
 the chain, a structure at another chain position for another page size, wide (direct-indexed)
 structures and an SLB with stamps; every one-page-size run, specialised and generic, data only

@@ -1,4 +1,4 @@
-"""Preset figures and teaching text checked against their sources (issue 9, technical errors).
+"""Preset figures and teaching text checked against their sources.
 
 Each test names the source it follows: datasets/architecture (a copy of the project's reference
 table and notes) or one of the five documents.

@@ -282,7 +282,7 @@ def test_data_lines_needs_caches():
 
 def test_faults_per_process_count_faults_with_fault_around_and_shared_tables():
     """faults_per_process counts each process's fault events, not the pages it mapped: with
-    fault-around a fault maps several pages (found by the outside tester: 1 fault, 3 prefaulted,
+    fault-around a fault maps several pages (1 fault, 3 prefaulted,
     was counted as 4). Each equals the faults of that process run alone; with shared tables the
     sum exceeds faults by faults_saved_by_sharing."""
     lay = Layout((Region(1 << 36, 64 * 4096, 4096, "a", fault_around=4),))
@@ -302,6 +302,6 @@ def test_faults_per_process_count_faults_with_fault_around_and_shared_tables():
 @pytest.mark.parametrize("name", ["specialize", "progress", "chunk_size"])
 def test_simulate_options_it_does_not_take_are_named(name):
     """simulate()'s own options given to simulate_processes: a TypeError that says why, not the
-    workload's "has no parameter" (found by the outside tester with specialize=True)."""
+    workload's "has no parameter" (with specialize=True)."""
     with pytest.raises(TypeError, match=rf"simulate_processes\(\) has no {name}= option: it always runs the generic kernel"):
         simulate_processes("skylake", "random", working_set="8M", accesses=1000, caches=(), **{name: True})

@@ -1,9 +1,8 @@
 """Specialised kernels keep a one-set DIRECT structure's ring head in a local across the loop,
-return it and run_chunk stores it (040b588). Chains with such structures at every position (0-3),
+return it and run_chunk stores it. Chains with such structures at every position (0-3),
 LRU and FIFO, beside set-associative and wide multi-set ones, a wide FIFO SLB and a wide page-walk
 cache, over several regions, at chunk sizes that split the run anywhere, against the reference;
-hot sets of exactly entries - 1, entries and entries + 1 pages (LRU/FIFO edge cases). Written by an
-outside tester (rt31); the full fuzzing scripts are in that branch's scratch/."""
+hot sets of exactly entries - 1, entries and entries + 1 pages (LRU/FIFO edge cases)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Sensitivity sweeps (issue 9, part 5): the range finder on functions whose answer is known, the
+"""Sensitivity sweeps: the range finder on functions whose answer is known, the
 study sweeps against the studies they vary and against the physics that fixes their direction, and
 the re-costing of work cycles against a new simulation."""
 

@@ -1,4 +1,4 @@
-"""sweep() on every core and on a Dask cluster (issue 11, parts 5 and 6): the same Dataset as a
+"""sweep() on every core and on a Dask cluster: the same Dataset as a
 serial sweep, bit for bit, over a sweep whose points differ in machine, page sizes, workload,
 seed, OS policy and RAM limit."""
 

@@ -264,7 +264,7 @@ def test_start_here_lists_every_notebook():
 
 
 def test_numpy_numbers_and_64_bit_machines():
-    """Found by an outside tester: numpy integers were refused as guesses, a unit in a number gave a
+    """numpy integers were refused as guesses, a unit in a number gave a
     bare float() error, and a 64-bit machine was said to have a '64-bit space' an address was beyond."""
     import numpy as np
 

@@ -282,7 +282,7 @@ def test_general_kernel_equals_the_power_of_two_kernel(monkeypatch):
 
 
 def test_errors_name_what_the_user_gave():
-    """Found by an outside tester: a machine without caches was reported as a bad hierarchy= the user
+    """A machine without caches was reported as a bad hierarchy= the user
     never passed; duplicate level names, a level called 'memory' and any clock_ghz were accepted;
     latencies= as a dict gave a bare float() error."""
     from pagesim.timing import CacheLevel, Hierarchy, simulate_timed, timed_cycles
