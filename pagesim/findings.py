@@ -453,8 +453,9 @@ class Findings:
         if not failed:
             text += "in its band at every value run (" + "; ".join(f"{_fmt(v)}: {show(runs[v])}" for v in sorted(ok)) + ")"
         else:
+            turns = " (so this verdict, not within, rests on the value chosen)" if held and f.verdict != "within" else ""
             text += (
-                ("in its band at " + ", ".join(_fmt(v) for v in held) if held else "in its band at none")
+                ("in its band at " + ", ".join(_fmt(v) for v in held) + turns if held else "in its band at none")
                 + "; outside at "
                 + "; ".join(f"{_fmt(v)} ({show(runs[v])})" for v in failed)
             )

@@ -117,9 +117,50 @@ def test_strong_scaling_is_judged_row_by_row_per_code(findings):
     assert "scaling" not in findings
     for fid, code, n in (("scaling-pchan", "PCHAN", 9), ("scaling-namd", "NAMD", 7)):
         f = findings[fid]
-        assert len(f["rows"]) == n and f["figures"] == n
+        assert f["figures"] == n
+        if f["verdict"] == "not reproduced":  # the assumed size sets the sign: every size's gains are shown
+            assert all(f"x{sc:g}: a gain at" in f["why"] for sc in S.SCALES), f["why"]
+            continue
+        assert len(f["rows"]) == n
         assert all(r["row"].startswith(code + " ") for r in f["rows"])
         assert f["swept"], fid  # the assumed size re-run x0.5..x2
+
+
+def _scaling_table(processors, gains):
+    import pandas as pd
+
+    n = len(processors)
+    return pd.DataFrame(
+        {
+            "processors": processors,
+            "working set MiB": [64.0 / p for p in processors],
+            "small_page_change_pct": gains,
+            "walks_small": [100] * n,
+            "walks_large": [50] * n,
+            "accesses": [1000] * n,
+        }
+    )
+
+
+def test_a_sign_the_assumed_size_sets_is_not_reproduced_and_one_it_never_gives_is_contradicted():
+    """The documents state neither PCHAN's grid nor NAMD's memory per atom. Where some assumed size gives
+    small pages a gain at every count and another does not, the model's sign is the assumption's: not
+    reproduced, each size's gains in the note. Where no size from x1/8 to x8 gives a gain at every count,
+    the statement is contradicted whatever the size."""
+    from pagesim.findings import Findings
+
+    docs = S._docs()
+    pchan, namd = list(docs["PCHAN"].processors), list(docs["NAMD"].processors)
+    scaling = {
+        "PCHAN": {sc: _scaling_table(pchan, [5.0 if sc < 0.5 else -10.0] * len(pchan)) for sc in S.SCALES},
+        "NAMD": {sc: _scaling_table(namd, [6.0] + [-20.0] * (len(namd) - 1)) for sc in S.SCALES},
+    }
+    F = Findings("02_opteron_cscs.ipynb", "001")
+    S.record_scaling(F, scaling)
+    p, n = F.get("scaling-pchan"), F.get("scaling-namd")
+    assert p.verdict == "not reproduced" and p.figures == len(pchan) and "x0.125: a gain at 9 of 9 counts" in p.why
+    assert n.verdict == "contradicted" and n.figures == len(namd) and "at no assumed bytes per atom" in n.why
+    assert "bytes per atom" in n.swept  # every assumed size run is shown with the verdict
 
 
 def test_every_performance_figure_of_the_document_counted_once(findings):

@@ -140,7 +140,11 @@ def test_restatements_are_counted_once(findings):
     its own table figure, not one merged band."""
     for wl in ("Linpack", "SPECjbb2005"):
         ipc = findings[f"ipc-{wl}"]
-        assert ipc["verdict"] == "not reproduced" and ipc["figures"] == 2 and ipc["reuses"] == f"faster-{wl}"
+        # the model gave a figure (its IPC gain is its speed-up): judged per system against the IPC rows, never "not reproduced"
+        assert ipc["verdict"] in ("within", "direction", "contradicted") and ipc["figures"] == 2 and ipc["reuses"] == f"faster-{wl}"
+        assert {r["row"] for r in ipc["rows"]} == SYSTEMS and set(ipc["choices"]) <= set(ipc["swept"])
+        thr = {r["row"]: r["simulation"] for r in findings[f"faster-{wl}"]["rows"]}
+        assert {r["row"]: r["simulation"] for r in ipc["rows"]} == thr
     conc = findings["faster-conclusion"]
     assert conc["reuses"] == "faster-Linpack, faster-SPECjbb2005" and conc["figures"] == 0
     for r in conc["rows"]:
@@ -148,7 +152,7 @@ def test_restatements_are_counted_once(findings):
         assert (r["low"], r["high"]) == next((x["low"], x["high"]) for x in findings[f"faster-{wl}"]["rows"] if x["row"] == sy)
     assert (conc["verdict"] == "within") == all(r["verdict"] == "within" for r in conc["rows"])
     pump = findings["stream-chip-pump"]
-    assert pump["reuses"] == "stream-gain" and pump["figures"] == 0 and pump["verdict"] == "not reproduced"
+    assert pump["reuses"] == "stream-gain" and pump["figures"] == 0 and pump["verdict"] in ("within", "direction", "contradicted")
 
 
 def test_stream_is_judged_per_system_and_swept(findings):
@@ -158,7 +162,9 @@ def test_stream_is_judged_per_system_and_swept(findings):
     assert {r["row"] for r in f["rows"]} == SYSTEMS and f["figures"] == 2
     assert set(S.STREAM_CHOICES) <= set(f["swept"])
     for fid in ("stream-other-systems", "stream-chip-pump"):
-        assert findings[fid]["verdict"] == "not reproduced" and findings[fid]["reuses"] == "stream-gain" and findings[fid]["figures"] == 0
+        # the model ran: its figure is judged (a projection or a restatement, so no figure counted)
+        assert findings[fid]["verdict"] in ("within", "direction", "contradicted") and findings[fid]["reuses"] == "stream-gain"
+        assert findings[fid]["figures"] == 0 and set(S.STREAM_CHOICES) <= set(findings[fid]["swept"])
 
 
 def test_every_within_is_swept_over_its_choices(findings):

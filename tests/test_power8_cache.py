@@ -120,9 +120,9 @@ def test_cache_counters_are_judged_row_by_row_and_cover_12_figures(findings):
     assert "cache" not in findings  # no longer a not-reproduced note standing for all twelve
     assert sum(findings[i]["figures"] for i in CACHE) == 12
     ideal = findings["cache-refs-memset-ideal"]
-    # the counted window's user loads (66, the code around the memset) under '< 120', each page kind its own row;
-    # twice the compiled code's loads leaves the band: not robust
-    assert ideal["verdict"] == "within" and ideal["figures"] == 3 and {r["row"] for r in ideal["rows"]} == {"normal", "hugepage", "THP"}
+    # the counted window's user loads (66, the code around the memset) are a count read from the compiled code, the same for
+    # every page kind and environment: arithmetic, not a simulation that agreed with the document
+    assert ideal["verdict"] == "arithmetic" and ideal["figures"] == 3 and "not what the page size does" in ideal["why"]
     # the same code for every page kind cannot put THP below 100 and the others above 120
     pressure = findings["cache-refs-memset-pressure"]
     assert pressure["verdict"] == "contradicted" and pressure["figures"] == 3 and "0.55x the bound" in pressure["simulation"]

@@ -170,3 +170,15 @@ def test_the_notebook_table_shows_short_notes_and_the_report_the_whole():
     short, full = F.table(), F.table(full=True)
     assert "band" not in short.columns and short.loc[0, "note"].startswith("timing model")
     assert full.loc[0, "band"] and full.loc[0, "note"].startswith("band: each system's figure")
+
+
+def test_a_verdict_below_within_that_a_sweep_turns_says_so():
+    """A direction or contradicted finding that lands in its band at another value of a modelling
+    choice says its verdict rests on the value chosen (the sweep does not leave it looking settled)."""
+    F = Findings("x", "doc")
+    F.measured("e", "share left", "s", 1.6, 22.1, rel=0.5, unit="%", choices=("mc",))
+    f = F.robust("e", "mc", 480, {240: 58.7, 480: 22.1, 960: 1.1})
+    assert f.verdict == "contradicted"
+    assert "in its band at 960 (so this verdict, not within, rests on the value chosen)" in f.robustness[0]
+    g = F.robust("e", "other", 2, {1: 30.0, 2: 22.1, 4: 20.0})
+    assert "rests on the value chosen" not in g.robustness[-1] and "in its band at none" in g.robustness[-1]

@@ -680,7 +680,8 @@ def walks_why(t, curve, document, base, pool_pages="4K") -> str:
         return f"{v:g}"
 
     text = (
-        f"the message's counter is {PAGE_WALK_EVENT}: one walk per TLB miss, a faulting access's walk among them. "
+        "the message says only 'processor performance counters'; the model assumes (from the Xeon it ran on, an inference from its thanks "
+        f"to Intel's staff) that the counter is {PAGE_WALK_EVENT}: one walk per TLB miss, a faulting access's walk among them. "
         f"The TLB misses do not depend on who owns the tables (every context switch empties the TLBs, no PCID): ITLB "
         f"{a['ITLB walks']} -> {b['ITLB walks']}, DTLB {a['DTLB walks']} -> {b['DTLB walks']} walks. What sharing saves is minor "
         "faults: a page one process has mapped is in every process's shared leaf table, and each fault adds a walk (its "
