@@ -197,10 +197,23 @@ class Findings:
         self.host = bool(host)
         self.items: list[Finding] = []
 
-    def _add(self, f: Finding, *, reuses: str | tuple = "", host: bool | None = None, model: bool = False, figures: int | None = None) -> Finding:
+    def _add(
+        self, f: Finding, *, reuses: str | tuple = "", counted_in: str = "", host: bool | None = None, model: bool = False, figures: int | None = None
+    ) -> Finding:
+        """Record ``f``. ``reuses``: the findings whose simulated figure it restates; ``counted_in``: the
+        finding where the same document figure is judged (its rows one by one): either way it is not
+        counted again in the headline."""
         check_choice("verdict", f.verdict, VERDICTS)
         if any(x.id == f.id for x in self.items):
             raise ValueError(f"{self.notebook}: finding id {f.id!r} is recorded twice")
+        if reuses and counted_in:
+            raise ValueError(f"{f.id}: give reuses= (a simulated figure restated) or counted_in= (a document figure judged elsewhere), not both")
+        if counted_in:
+            if not isinstance(counted_in, str) or not counted_in:
+                raise ValueError(f"{f.id}: counted_in={counted_in!r} must name the finding where this document figure is judged")
+            f.reuses = counted_in
+            note = f"the document's figure is judged in {counted_in}: not counted again"
+            f.why = note if not f.why else f"{note}; {f.why}"
         if reuses:
             ids = [reuses] if isinstance(reuses, str) else list(reuses) if isinstance(reuses, (list, tuple)) else [None]
             for r in ids:

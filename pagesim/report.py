@@ -98,7 +98,7 @@ def headline(records: list[dict], complete: bool = True) -> str:
     model = [f for r in records for f in r.get("findings", []) if f.get("model") and not is_host(r, f)]
     if reused:
         which = "; ".join(f"{f['id']} -> {f['reuses']}" for _, f in reused)
-        text += f" Not counted again: {len(reused)} restate another finding's simulated figure ({which})."
+        text += f" Not counted again: {len(reused)} restate another finding's simulated figure, or a document figure another finding judges ({which})."
     if model:
         text += f" Apart: {len(model)} predictions of the model that no document figure stands beside ({', '.join(f['id'] for f in model)})."
     if host:

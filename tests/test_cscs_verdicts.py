@@ -84,6 +84,7 @@ def test_a_sign_set_by_unstated_choices_is_not_reproduced(findings):
     md = findings["md"]
     assert md["sensitivity"].startswith("working set (MiB)") and S.WALK_MLP in md["sensitivity"]
     assert md["figures"] == 0  # table 4's rows are scaling-namd's figures
+    assert md["reuses"] == "scaling-namd" and "judged in scaling-namd: not counted again" in md["why"]  # nor counted as a finding
     assert "plane size" in findings["solver"]["sensitivity"] or "plane sizes" in findings["solver"]["sensitivity"]
 
 
@@ -151,15 +152,22 @@ def test_a_sign_the_assumed_size_sets_is_not_reproduced_and_one_it_never_gives_i
 
     docs = S._docs()
     pchan, namd = list(docs["PCHAN"].processors), list(docs["NAMD"].processors)
+    falling = [40.0 - 3 * i for i in range(len(pchan))]
     scaling = {
-        "PCHAN": {sc: _scaling_table(pchan, [5.0 if sc < 0.5 else -10.0] * len(pchan)) for sc in S.SCALES},
+        "PCHAN": {sc: _scaling_table(pchan, falling if sc < 0.5 else [-10.0] * len(pchan)) for sc in S.SCALES},
         "NAMD": {sc: _scaling_table(namd, [6.0] + [-20.0] * (len(namd) - 1)) for sc in S.SCALES},
     }
     F = Findings("02_opteron_cscs.ipynb", "001")
     S.record_scaling(F, scaling)
     p, n = F.get("scaling-pchan"), F.get("scaling-namd")
-    assert p.verdict == "not reproduced" and p.figures == len(pchan) and "x0.125: a gain at 9 of 9 counts" in p.why
+    assert p.verdict == "not reproduced" and p.figures == len(pchan) and "x0.125: a gain at 9 of 9 counts, falling" in p.why
     assert n.verdict == "contradicted" and n.figures == len(namd) and "at no assumed bytes per atom" in n.why
+    # a gain at every count that rises where the table's falls is not the document's finding at any size: contradicted
+    rising = [5.0 + 20 * i for i in range(len(pchan))]
+    scaling["PCHAN"] = {sc: _scaling_table(pchan, rising if sc < 0.5 else [-10.0] * len(pchan)) for sc in S.SCALES}
+    G = Findings("02_opteron_cscs.ipynb", "001")
+    S.record_scaling(G, scaling)
+    assert G.get("scaling-pchan").verdict == "contradicted" and "x0.125: a gain at 9 of 9 counts, rising" in G.get("scaling-pchan").why
     assert "bytes per atom" in n.swept  # every assumed size run is shown with the verdict
 
 

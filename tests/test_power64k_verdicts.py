@@ -160,6 +160,7 @@ def test_stream_is_judged_per_system_and_swept(findings):
     the Conclusions' 57% and 'about 6%' restate it and count no figure."""
     f = findings["stream-gain"]
     assert {r["row"] for r in f["rows"]} == SYSTEMS and f["figures"] == 2
+    assert "The JS22's figure rests on that assumed channel: at " in f["why"]  # the unsourced memory configuration named
     assert set(S.STREAM_CHOICES) <= set(f["swept"])
     for fid in ("stream-other-systems", "stream-chip-pump"):
         # the model ran: its figure is judged (a projection or a restatement, so no figure counted)

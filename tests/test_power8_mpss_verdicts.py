@@ -142,6 +142,8 @@ def test_03_trapstat_tsb_range_comes_from_the_sweep(run):
     assert f["trapstat-after"]["verdict"] != "contradicted"  # a residual share, not a change: no "under a tenth" rule
     for fid in ("frag-fallback", "frag-relocation", "frag-movable", "frag-cage"):
         assert f[fid]["sensitivity"].startswith("held ")
+        # the allocator's rules are written from the document's section: shown, not evidence for it
+        assert f[fid]["verdict"] == "arithmetic" and "could not have come out otherwise" in f[fid]["why"]
 
 
 @pytest.mark.parametrize("stem", ["06_your_program", "07_your_machine"])

@@ -533,6 +533,12 @@ def record_designs(F, dz):
     )
 
 
+#: the four fragmentation findings show the allocator's rules, written from this section of the document, on one scenario
+FRAG_WHY = (
+    "the allocator's rules (fall back when no 4M block is free; locked pages never move; relocation moves the others; the cage keeps "
+    "locked pages together), written from this section of the document, shown on one scenario: they could not have come out "
+    "otherwise, so this illustrates the document's account and is not evidence for it"
+)
 FRAG_CASES = (
     ("frag-fallback", "locked pages scattered", 0),
     ("frag-relocation", "locked pages scattered, relocation on", 0),
@@ -568,41 +574,41 @@ def plot_fragmentation(fr, fs):
 def record_fragmentation(F, fr, fs):
     """Section 4: fragmentation and the kernel cage, and the shares of memory held where each finding holds."""
     f = fr.set_index("memory")
-    F.check(
+    F.arithmetic(
         "frag-fallback",
         "locked small pages: the 4M request falls back to 8K, the program still runs",
         "Things to watch out for",
         "backed by smaller page sizes",
         f"{f.loc['locked pages scattered', 'fell back to 8K']} of 32 fell back",
         f.loc["locked pages scattered", "4M pages granted"] == 0,
-        kind="direction",
+        why=FRAG_WHY,
     )
-    F.check(
+    F.arithmetic(
         "frag-relocation",
         "relocation cannot move locked pages",
         "Things to watch out for",
         "works for all but locked pages",
         f"{f.loc['locked pages scattered, relocation on', '4M pages granted']} granted",
         f.loc["locked pages scattered, relocation on", "4M pages granted"] == 0,
-        kind="direction",
+        why=FRAG_WHY,
     )
-    F.check(
+    F.arithmetic(
         "frag-movable",
         "relocation assembles large pages from movable ones",
         "Things to watch out for",
         "will attempt to relocate pages",
         f"{f.loc['movable pages scattered, relocation on', '4M pages granted']} granted",
         f.loc["movable pages scattered, relocation on", "4M pages granted"] == 32,
-        kind="direction",
+        why=FRAG_WHY,
     )
-    F.check(
+    F.arithmetic(
         "frag-cage",
         "the kernel cage keeps large pages available",
         "Things to watch out for",
         "vastly improve this situation",
         f"{f.loc['kernel cage (locked pages caged)', '4M pages granted']} granted",
         f.loc["kernel cage (locked pages caged)", "4M pages granted"] == 32,
-        kind="direction",
+        why=FRAG_WHY,
     )
     for fid, memory, want in FRAG_CASES:
         F.holds_for(fid, fragmentation_holds(fs, memory, want) + "; section 4 holds 0.3")

@@ -910,6 +910,18 @@ def stream_sweep_table(sweeps: dict):
     return pd.DataFrame({(c, x): g for c, runs in sweeps.items() for x, g in runs.items()}).T.rename_axis(["choice", "value"])
 
 
+def capped(ssweeps: dict) -> str:
+    """What the JS22's STREAM figure rests on: its value at each assumed chip bandwidth swept."""
+    runs = next((r for c, r in ssweeps.items() if STREAM_CHOICES[c] == "chip_gbs"), None)
+    if not runs:
+        return ""
+    return (
+        ". The JS22's figure rests on that assumed channel: at "
+        + ", ".join(f"{v:.1f} GB/s {g['JS22']:.1f}%" for v, g in sorted(runs.items()))
+        + " (the chip's memory configuration is not sourced)"
+    )
+
+
 def record_stream(F, pf, sysgain, ssweeps: dict, doc, facts):
     """Section 4: 16 times fewer prefetch restarts (``pf``: :func:`prefetch_table`) and STREAM's gain
     on both systems (``sysgain``: :func:`stream_systems`), swept over the prefetch model's parameters
@@ -953,7 +965,7 @@ def record_stream(F, pf, sysgain, ssweeps: dict, doc, facts):
         "prefetch at every page boundary; SMT off on the Power 575 (3 streams per core), on for the JS22 (6); two cores per "
         "chip; the Power 575's chip pump mode gives each chip its own DIMMs (no shared cap), the JS22's chip shares "
         f"{cap:.1f} GB/s (2 DIMMs of 533 MT/s, one 8-byte channel each, assumed), which its cores' streams exceed with either "
-        f"page size, so 64 KB pages change nothing there: " + versus(sg, sd) + fit,
+        f"page size, so 64 KB pages change nothing there: " + versus(sg, sd) + fit + capped(ssweeps),
     )
     for c, runs in ssweeps.items():
         base = STREAM_CHIPS["JS22"]["chip_gbs"] if STREAM_CHOICES[c] == "chip_gbs" else PREFETCH[STREAM_CHOICES[c]]
