@@ -472,6 +472,16 @@ class Findings:
                 + "; outside at "
                 + "; ".join(f"{_fmt(v)} ({show(runs[v])})" for v in failed)
             )
+        if f.rows and f.verdict != "within":
+            # a row outside its band at the chosen value that enters it at another: that row's verdict rests on the choice
+            turned = []
+            for r in f.rows:
+                if not r["low"] <= float(r["simulation"]) <= r["high"]:
+                    at = [v for v in sorted(runs) if r["low"] <= float(runs[v][r["row"]]) <= r["high"]]
+                    if at:
+                        turned.append(f"{r['row']} in its band at {', '.join(_fmt(v) for v in at)}")
+            if turned:
+                text += f"; {'; '.join(turned)} (so that row's verdict rests on the value chosen)"
         if why:
             text += f" [{why}]"
         f.robustness = (f.robustness or []) + [text]

@@ -93,6 +93,7 @@ def test_random_access_band_is_bounded_and_latencies_are_swept(findings):
     assumed cache and memory latencies are swept with the other choices."""
     ra = findings["hpcc-Single node Random Access"]
     assert tuple(ra["limits"]) == (-80.0, -40.0)
+    assert "The verdict rests on that reading of the bound: read as a point figure +-50% (-60..-20%)" in ra["why"]
     for choice in (S.WALK_MLP, S.CACHE_LAT, S.MEMORY_LAT):
         assert choice in ra["swept"], choice
     assert S.CACHE_LAT in findings["hpcc-fft"]["swept"]

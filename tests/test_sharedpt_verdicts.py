@@ -155,6 +155,7 @@ def test_each_measured_figure_of_the_message_is_covered_once(findings):
     assert per["freed-20"] == per["lines"] == per["faults"] == 0
     # shared tables mean fewer distinct page-table lines by the model's set-up: not a check that could fail
     assert findings["lines"]["verdict"] == "arithmetic"
+    assert "the sign is the model's set-up, and only the size is evidence" in findings["throughput-9"]["why"]
     assert all(per[k] == 1 for k in ("pt-small-private", "pt-small-shared", "pt-huge-private", "pt-huge-shared", "io", "throughput-27", "vs-hugepages"))
     assert per["walks"] == per["walks-huge"] == 2
 

@@ -182,3 +182,14 @@ def test_a_verdict_below_within_that_a_sweep_turns_says_so():
     assert "in its band at 960 (so this verdict, not within, rests on the value chosen)" in f.robustness[0]
     g = F.robust("e", "other", 2, {1: 30.0, 2: 22.1, 4: 20.0})
     assert "rests on the value chosen" not in g.robustness[-1] and "in its band at none" in g.robustness[-1]
+
+
+def test_a_row_that_a_sweep_puts_in_its_band_says_so():
+    """One system's row enters its band at another value of a choice while the other row stays out:
+    the finding stays below within, and the note names the row whose verdict rests on the choice."""
+    F = Findings("x", "doc")
+    F.measured("e", "share left", "s", {"JS22": 3.9, "Power 575": 1.6}, {"JS22": 1.4, "Power 575": 22.1}, rel=0.5, unit="%", choices=("mc",))
+    f = F.robust("e", "mc", 480, {240: {"JS22": 2.0, "Power 575": 58.7}, 480: {"JS22": 1.4, "Power 575": 22.1}, 960: {"JS22": 0.6, "Power 575": 1.1}})
+    assert f.verdict != "within" and "in its band at none" in f.robustness[0]
+    assert "Power 575 in its band at 960" in f.robustness[0] and "JS22 in its band at 240" in f.robustness[0]
+    assert "so that row's verdict rests on the value chosen" in f.robustness[0]
