@@ -635,6 +635,13 @@ class FFT(Workload):
             yield (bases[0] + 16 * (a + h * (idx % 2))).astype(np.int64).view(np.uint64)
 
 
+def _check_grid(w) -> None:
+    """A stencil's radius (1..8) and its nx, ny, nz (from one point and its neighbours on each side to 65,536)."""
+    object.__setattr__(w, "radius", _count("radius", w.radius, 1, 8))
+    for d in ("nx", "ny", "nz"):
+        object.__setattr__(w, d, _count(d, getattr(w, d), 2 * w.radius + 1, 1 << 16))
+
+
 @dataclass(frozen=True)
 class Stencil(Workload):
     """A finite-difference sweep over ``arrays`` fields of nx x ny x nz doubles (x fastest), stored
@@ -652,9 +659,7 @@ class Stencil(Workload):
     accesses: int = 0
 
     def __post_init__(self):
-        object.__setattr__(self, "radius", _count("radius", self.radius, 1, 8))
-        for d in ("nx", "ny", "nz"):
-            object.__setattr__(self, d, _count(d, getattr(self, d), 2 * self.radius + 1, 1 << 16))
+        _check_grid(self)
         object.__setattr__(self, "arrays", _count("arrays", self.arrays, 1, 64))
         object.__setattr__(self, "accesses", _count("accesses", self.accesses, 0))
 
@@ -904,9 +909,7 @@ class StencilRK(Workload):
     accesses: int = 0
 
     def __post_init__(self):
-        object.__setattr__(self, "radius", _count("radius", self.radius, 1, 8))
-        for d in ("nx", "ny", "nz"):
-            object.__setattr__(self, d, _count(d, getattr(self, d), 2 * self.radius + 1, 1 << 16))
+        _check_grid(self)
         object.__setattr__(self, "fields", _count("fields", self.fields, 1, 32))
         object.__setattr__(self, "accesses", _count("accesses", self.accesses, 0))
 

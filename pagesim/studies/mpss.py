@@ -539,11 +539,27 @@ FRAG_WHY = (
     "locked pages together), written from this section of the document, shown on one scenario: they could not have come out "
     "otherwise, so this illustrates the document's account and is not evidence for it"
 )
+GRANTED = ("4M pages granted", "granted")
+#: (id, finding, the document's words, memory state, 4M pages the rule grants, the column shown and its words)
 FRAG_CASES = (
-    ("frag-fallback", "locked pages scattered", 0),
-    ("frag-relocation", "locked pages scattered, relocation on", 0),
-    ("frag-movable", "movable pages scattered, relocation on", 32),
-    ("frag-cage", "kernel cage (locked pages caged)", 32),
+    (
+        "frag-fallback",
+        "locked small pages: the 4M request falls back to 8K, the program still runs",
+        "backed by smaller page sizes",
+        "locked pages scattered",
+        0,
+        ("fell back to 8K", "of 32 fell back"),
+    ),
+    ("frag-relocation", "relocation cannot move locked pages", "works for all but locked pages", "locked pages scattered, relocation on", 0, GRANTED),
+    (
+        "frag-movable",
+        "relocation assembles large pages from movable ones",
+        "will attempt to relocate pages",
+        "movable pages scattered, relocation on",
+        32,
+        GRANTED,
+    ),
+    ("frag-cage", "the kernel cage keeps large pages available", "vastly improve this situation", "kernel cage (locked pages caged)", 32, GRANTED),
 )
 
 
@@ -574,43 +590,8 @@ def plot_fragmentation(fr, fs):
 def record_fragmentation(F, fr, fs):
     """Section 4: fragmentation and the kernel cage, and the shares of memory held where each finding holds."""
     f = fr.set_index("memory")
-    F.arithmetic(
-        "frag-fallback",
-        "locked small pages: the 4M request falls back to 8K, the program still runs",
-        "Things to watch out for",
-        "backed by smaller page sizes",
-        f"{f.loc['locked pages scattered', 'fell back to 8K']} of 32 fell back",
-        f.loc["locked pages scattered", "4M pages granted"] == 0,
-        why=FRAG_WHY,
-    )
-    F.arithmetic(
-        "frag-relocation",
-        "relocation cannot move locked pages",
-        "Things to watch out for",
-        "works for all but locked pages",
-        f"{f.loc['locked pages scattered, relocation on', '4M pages granted']} granted",
-        f.loc["locked pages scattered, relocation on", "4M pages granted"] == 0,
-        why=FRAG_WHY,
-    )
-    F.arithmetic(
-        "frag-movable",
-        "relocation assembles large pages from movable ones",
-        "Things to watch out for",
-        "will attempt to relocate pages",
-        f"{f.loc['movable pages scattered, relocation on', '4M pages granted']} granted",
-        f.loc["movable pages scattered, relocation on", "4M pages granted"] == 32,
-        why=FRAG_WHY,
-    )
-    F.arithmetic(
-        "frag-cage",
-        "the kernel cage keeps large pages available",
-        "Things to watch out for",
-        "vastly improve this situation",
-        f"{f.loc['kernel cage (locked pages caged)', '4M pages granted']} granted",
-        f.loc["kernel cage (locked pages caged)", "4M pages granted"] == 32,
-        why=FRAG_WHY,
-    )
-    for fid, memory, want in FRAG_CASES:
+    for fid, finding, words, memory, want, (column, said) in FRAG_CASES:
+        F.arithmetic(fid, finding, "Things to watch out for", words, f"{f.loc[memory, column]} {said}", f.loc[memory, GRANTED[0]] == want, why=FRAG_WHY)
         F.holds_for(fid, fragmentation_holds(fs, memory, want) + "; section 4 holds 0.3")
 
 

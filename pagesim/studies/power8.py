@@ -845,15 +845,6 @@ def _band_ratio(value: float, band, rel: str) -> str:
     return f"{value / bound:.2f}x the bound of {rel}"
 
 
-LOADS_CHOICE = "user loads of the compiled code (x the counts at -O0)"
-
-
-def _sweep_loads(F, fid: str, pattern: str) -> None:
-    """Sweep the compiled code's loads (:func:`window_loads`'s ``scale``) x0.5..x2 for finding ``fid``: the
-    same count for every page kind."""
-    F.robust(fid, LOADS_CHOICE, 1.0, {v: {k: window_loads(pattern, v) for k in KIND_ORDER} for v in (0.5, 1.0, 2.0)})
-
-
 def record_cache(F, cc, mx, doc, cc_dcbz=None) -> None:
     """Section 5: cache references and misses (:func:`cache_counts`: the user loads of each counter's
     window) against the document's bounds and orders; ``cc_dcbz``: the same with the kernel's dcbz
