@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import __version__
+from ._kernels import policies, rules
 from ._kernels import translate as K
+from ._kernels.sets import HASH_FACTOR
 from .costs import cost_inputs, cost_variables
 from .layout import Layout
 from .machines import Machine
@@ -28,11 +30,10 @@ KINDS = ("data", "instr")
 
 
 def replacement_mode(policy: str, ways: int) -> int:
-    if policy == "random":
-        return K.RANDOM_FILL
-    if ways <= 16:
-        return K.ORDER_LRU if policy == "lru" else K.ORDER_FIFO
-    return K.LIST_LRU if policy == "lru" else K.LIST_FIFO
+    """The kernels' mode of a set of ``ways`` under ``policy``: its scanned mode, or above 16 ways
+    its ring-kept one if it has one (``pagesim._kernels.policies``)."""
+    p = policies.BY_NAME[policy]
+    return p.WIDE if p.WIDE is not None and ways > 16 else p.MODE
 
 
 LIST_MODES = (K.LIST_LRU, K.LIST_FIFO, K.DIRECT_LRU, K.DIRECT_FIFO)  # sets kept as rings of ways
@@ -113,7 +114,7 @@ def direct_modes(mp, layout: Layout):
     return new_mode, idx_off, size, mp.slb if mp.slb >= 0 and new_mode[mp.slb] == K.STAMP_LRU else -1
 
 
-WALK = {"radix": K.RADIX, "hashed": K.HASHED, "tsb": K.TSB, "vhpt": K.VHPT}
+WALK = rules.WALKERS
 
 
 class MachineParts:
@@ -158,7 +159,7 @@ class MachineParts:
             for z, p in enumerate(sizes):
                 tag_shift[i, z] = log2(s.entry_size(p))
         if m.slb is not None:
-            tag_shift[len(tlbs), :] = K.SEGMENT_SHIFT
+            tag_shift[len(tlbs), :] = rules.SEGMENT_SHIFT
         for j, p in enumerate(pwcs):
             tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
         chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
@@ -243,7 +244,7 @@ class MachineParts:
         for s in np.flatnonzero(listed):
             links[2 * base[s] : 2 * (base[s] + sets[s] * pways[s])] = initial_links(int(sets[s]), int(ways[s]), int(pways[s]))
             set_hash[obase[s] : obase[s] + sets[s]] = hsize
-            hsize += 2 * K.HASH_FACTOR * int(sets[s] * ways[s])
+            hsize += 2 * HASH_FACTOR * int(sets[s] * ways[s])
         return base, obase, order, links, set_hash, max(1, at), hsize
 
     def _own(self, s: int) -> tuple[int, int, int]:

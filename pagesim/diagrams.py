@@ -38,6 +38,8 @@ import numpy as np
 from . import _engine as E
 from ._check import check_int, check_seed
 from ._kernels import translate as K
+from ._kernels.rules import hpt_group, segment_shift, vsid_of
+from ._kernels.walks import PRIMARY, SECONDARY
 from .explain import RADIX_NAMES, translate
 from .layout import Layout
 from .machines import machine as get_machine
@@ -179,7 +181,7 @@ class _Stepper:
         reg = next(r for r in self.layout.regions if r.start <= address < r.end)
         rb = sum(r.pages for r in self.layout.regions[: self.layout.regions.index(reg)])
         gid = rb + ((address - reg.start) >> log2(reg.page_size))
-        return {K.PRIMARY: "primary", K.SECONDARY: "secondary"}.get(int(self.st.page_hpt[gid]), "none")
+        return {PRIMARY: "primary", SECONDARY: "secondary"}.get(int(self.st.page_hpt[gid]), "none")
 
 
 # ---------------------------------------------------------------------------------------- a walk
@@ -205,7 +207,7 @@ def _fields(m, a: int, p: int) -> list[dict]:
             shift = w.base_shift + sum(w.level_bits[lvl + 1 :])
             add(f"{names[lvl]} index", shift + w.level_bits[lvl] - 1, shift)
     elif w.kind == "hashed":
-        seg_shift = K.SEGMENT_SHIFT if s < K.SEGMENT_SHIFT else 40
+        seg_shift = segment_shift.py_func(s)
         add("ESID (segment)", va - 1, seg_shift)
         add("page in segment", seg_shift - 1, s)
     elif w.kind == "tsb":
@@ -267,9 +269,8 @@ def walk_steps(machine, address, page=None, previous=(), seed: int = 0) -> dict:
         if walked and r["refs"] != leaf + 1 - best:
             raise RuntimeError(f"internal error: the walk read {r['refs']} entries, the diagram {leaf + 1 - best}")
     elif w.kind == "hashed":
-        seg_shift = K.SEGMENT_SHIFT if s < K.SEGMENT_SHIFT else 40
-        vsid = ((a >> seg_shift) * K.VSID_MULT) & 0xFFFFFFFFF
-        h = (vsid ^ ((a & ((1 << seg_shift) - 1)) >> s)) & (w.hpt_ptegs - 1)
+        vsid = vsid_of.py_func(a, s)
+        h = hpt_group.py_func(a, s, w.hpt_ptegs - 1)
         h2 = (~h) & (w.hpt_ptegs - 1)
         now = st.hpt_group(a)
         nw = "not read: TLB hit"

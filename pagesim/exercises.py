@@ -443,16 +443,14 @@ def q04_random(rng):
 
 
 def q04_pteg(rng):
-    from ._kernels.translate import SEGMENT_SHIFT, VSID_MULT
+    from ._kernels.rules import SEGMENT_SHIFT, VSID_MULT, hpt_group
     from .machines import machine
 
     m = machine("power8")
     n = m.walker.hpt_ptegs
     page = int(_pick(rng, (4096, 65536)))
     a = int(rng.integers(1 << 28, 1 << 40)) & ~0x7
-    vsid = ((a >> SEGMENT_SHIFT) * VSID_MULT) & 0xFFFFFFFFF
-    pidx = (a & ((1 << SEGMENT_SHIFT) - 1)) >> log2(page)
-    h = (vsid ^ pidx) & (n - 1)
+    h = hpt_group.py_func(a, log2(page), n - 1)
     text = (
         f"POWER8's hashed page table has {n} groups (PTEGs) of 8 entries. For the address {a:#x} with "
         f"{format_size(page)} pages: ESID = address >> {SEGMENT_SHIFT}; pagesim's VSID = (ESID x {VSID_MULT:#x}) "

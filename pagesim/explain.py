@@ -19,7 +19,7 @@ import html
 import pandas as pd
 
 from ._check import check_choice
-from ._kernels.translate import SEGMENT_SHIFT, VSID_MULT
+from ._kernels.rules import SEGMENT_SHIFT, hpt_group, segment_shift, vsid_of
 from .machines import machine as get_machine
 from .units import format_size, log2, parse_size
 
@@ -96,10 +96,9 @@ def translate(machine, address, page_size=None, side: str = "data") -> Translati
                 }
             )
     elif w.kind == "hashed":
-        seg_shift = SEGMENT_SHIFT if s < SEGMENT_SHIFT else 40
-        vsid = ((a >> seg_shift) * VSID_MULT) & 0xFFFFFFFFF
-        pidx = (a & ((1 << seg_shift) - 1)) >> s
-        h = (vsid ^ pidx) & (w.hpt_ptegs - 1)
+        seg_shift = segment_shift.py_func(s)
+        vsid = vsid_of.py_func(a, s)
+        h = hpt_group.py_func(a, s, w.hpt_ptegs - 1)
         rows += [
             {
                 "step": "segment",

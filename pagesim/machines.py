@@ -22,6 +22,7 @@ import importlib.resources
 from dataclasses import dataclass, field
 
 from ._check import check_choice, check_int
+from ._kernels import policies
 from ._kernels.translate import MAX_CHAIN  # the kernel's limit, defined once there
 from .units import format_size, is_power_of_two, log2, parse_page_size
 
@@ -31,7 +32,17 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 SIDES = ("data", "instr", "unified")
-REPLACEMENTS = ("lru", "fifo", "random")
+
+
+def _check_replacement(n: str, replacement, ways: int) -> None:
+    """A replacement policy pagesim has, for a set of ``ways`` it allows."""
+    check_choice(f"{n} replacement", replacement, REPLACEMENTS)
+    why = policies.BY_NAME[replacement].allows(ways)
+    if why:
+        raise ValueError(f"{n}: replacement={replacement!r} with ways={ways}: {why}")
+
+
+REPLACEMENTS = policies.NAMES  # one module each in pagesim/_kernels/policies
 WALKERS = ("radix", "hashed", "tsb", "vhpt")
 MAX_ENTRIES = 1 << 20  # a structure of more than a million entries is not a TLB
 MAX_WAYS = 1024  # a lookup compares every way; the widest preset structure has 256 (POWER8's secondary D-ERAT)
@@ -88,7 +99,7 @@ class Structure:
         object.__setattr__(self, "sizes", _sizes(f"{n} sizes", self.sizes))
         if not self.sizes:
             raise ValueError(f"{n} sizes is empty: a structure must hold at least one page size")
-        check_choice(f"{n} replacement", self.replacement, REPLACEMENTS)
+        _check_replacement(n, self.replacement, self.ways)
         object.__setattr__(self, "latency", check_int(f"{n} latency", self.latency, 0, 100_000, " cycles"))
         if self.max_entry is not None:
             object.__setattr__(self, "max_entry", parse_page_size(self.max_entry, f"{n} max_entry"))
@@ -135,7 +146,7 @@ class PageWalkCache:
         object.__setattr__(self, "ways", check_int(f"{n} ways", self.ways, 1, MAX_WAYS, " (wider structures are searched way by way, too slowly to simulate)"))
         if self.entries % self.ways:
             raise ValueError(f"{n}: entries={self.entries} is not divisible by ways={self.ways}")
-        check_choice(f"{n} replacement", self.replacement, REPLACEMENTS)
+        _check_replacement(n, self.replacement, self.ways)
         object.__setattr__(self, "assumed", tuple(self.assumed))
 
 

@@ -37,6 +37,7 @@ from . import _engine as E
 from ._check import check_choice, check_int
 from ._kernels import dcache as D
 from ._kernels import translate as K
+from ._kernels.sets import HASH_FACTOR
 from .layout import Layout, Region
 from .machines import CONTEXT_SWITCH
 from .machines import machine as get_machine
@@ -110,7 +111,7 @@ def _flush_structures(cfg, st, cnt, which):
         st.tags[a:b] = -1
         if int(cfg.st_mode[s]) in E.LIST_MODES:  # its hash table empty, its recency rings 0, 1, 2, ...
             h = int(cfg.set_hash[cfg.st_obase[s]])
-            st.htab[h : h + 2 * K.HASH_FACTOR * int(cfg.st_sets[s] * cfg.st_ways[s])] = -1
+            st.htab[h : h + 2 * HASH_FACTOR * int(cfg.st_sets[s] * cfg.st_ways[s])] = -1
             st.links[2 * a : 2 * b] = E.initial_links(int(cfg.st_sets[s]), int(cfg.st_ways[s]), int(cfg.st_pways[s]))
         o = int(cfg.st_obase[s])
         st.order[o : o + int(cfg.st_sets[s])] = np.uint64(E.initial_order(int(cfg.st_ways[s]), int(cfg.st_mode[s])))

@@ -373,7 +373,8 @@ def _point(kw: dict, names: list):
     Module-level (and importable) so that a Dask worker can run it. xarray, which simulate()
     imports when it builds its result, is imported first: a worker's other threads may be building
     kernels, and an import taking place beside that (numpy.ma parses signatures as it loads) is
-    what can make two threads convert syntax trees at once (see pagesim._kernels.inline.parse)."""
+    what can make two threads convert syntax trees at once (numba's compiler parses each kernel's
+    source, and CPython 3.11 cannot convert two syntax trees at once in one process)."""
     import xarray  # noqa: F401
 
     from .simulate import simulate

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-SEGMENT_SHIFT = 28
-VSID_MULT = 0x5DEECE66D
+# the model's constants are shared with the kernels; the logic below is this oracle's own
+from pagesim._kernels.rules import LARGE_SEGMENT_SHIFT, SEGMENT_SHIFT, VSID_MASK, VSID_MULT
 
 
 class XorShift:
@@ -101,8 +101,8 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=N
 
     def hpt_insert(page, a, p):
         shift = _log2(p)
-        seg_shift = SEGMENT_SHIFT if shift < SEGMENT_SHIFT else 40
-        vsid = ((a >> seg_shift) * VSID_MULT) & 0xFFFFFFFFF
+        seg_shift = SEGMENT_SHIFT if shift < SEGMENT_SHIFT else LARGE_SEGMENT_SHIFT
+        vsid = ((a >> seg_shift) * VSID_MULT) & VSID_MASK
         pidx = (a & ((1 << seg_shift) - 1)) >> shift
         mask = w.hpt_ptegs - 1
         h = (vsid ^ pidx) & mask

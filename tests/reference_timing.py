@@ -8,7 +8,7 @@ If this and the kernel disagree, this file is the specification.
 
 from __future__ import annotations
 
-from reference import SEGMENT_SHIFT, VSID_MULT, reference_simulate
+from reference import LARGE_SEGMENT_SHIFT, SEGMENT_SHIFT, VSID_MULT, reference_simulate
 
 PT_SPACE = 1 << 62
 FRAME_MULT = 0x5851F42D4C957F2D
@@ -57,7 +57,7 @@ def pt_lines(machine, a: int, z: int, refs: int, line: int) -> list[int]:
             out.append(PT_SPACE + (lvl << 55) + (byte >> shift))
     elif w.kind == "hashed":
         ps = _log2(p)
-        seg_shift = SEGMENT_SHIFT if ps < SEGMENT_SHIFT else 40
+        seg_shift = SEGMENT_SHIFT if ps < SEGMENT_SHIFT else LARGE_SEGMENT_SHIFT
         vsid = ((a >> seg_shift) * VSID_MULT) % (1 << 36)
         pidx = (a % (1 << seg_shift)) >> ps
         mask = w.hpt_ptegs - 1

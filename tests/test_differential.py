@@ -10,12 +10,18 @@ from reference import reference_simulate
 import pagesim
 from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
 from pagesim import _engine as E
+from pagesim._kernels import policies
 from pagesim._kernels import translate as K
 
 KIB = 1024
 
 
 WIDE_WAYS = [17, 20, 33, 64, 72, 128]  # more than 16 ways: a direct index or a hash table, and recency rings
+
+
+def policies_for(ways: int) -> list[str]:
+    """Every replacement policy pagesim has that allows sets of ``ways``."""
+    return [name for name, p in policies.BY_NAME.items() if p.allows(ways) is None]
 
 
 @st.composite
@@ -33,8 +39,9 @@ def machines(draw, cross=None, wide=False):
         npwc = draw(st.integers(0, len(bits) - 1))
         skips = draw(st.permutations(list(range(1, len(bits)))))[:npwc]
         pwc = tuple(
-            PageWalkCache(f"pwc{s}", s, *draw(st.sampled_from([(1, 1), (2, 2), (4, 2), (4, 1)])), replacement=draw(st.sampled_from(["lru", "fifo", "random"])))
+            PageWalkCache(f"pwc{s}", s, entries, ways, replacement=draw(st.sampled_from(policies_for(ways))))
             for s in skips
+            for entries, ways in [draw(st.sampled_from([(1, 1), (2, 2), (4, 2), (4, 1)]))]
         )
         walker = Walker("radix", level_bits=bits, base_shift=base, pwc=pwc)
     else:
@@ -73,7 +80,7 @@ def machines(draw, cross=None, wide=False):
                         entries=sets * ways,
                         ways=ways,
                         sizes=tuple(g),
-                        replacement=draw(st.sampled_from(["lru", "fifo", "random"])),
+                        replacement=draw(st.sampled_from(policies_for(ways))),
                         max_entry=max_entry,
                     )
                 )

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import pagesim
 from pagesim import Layout, Region
 from pagesim import _engine as E
+from pagesim._kernels import specialize as S
 from pagesim.simulate import place, resolve_programmable
 from pagesim.units import format_size
 
@@ -36,9 +37,12 @@ def plain_parts(m, layout, cfg, cnt, st, structs, pwcs):
     sizes = list(m.page_sizes)
     nt = len(structs)
     touched, by_size, untouched, mapped = [], [0] * len(sizes), [0] * len(sizes), [0] * len(sizes)
+    # a kernel without fault-around marks a touched page only by its bit in st.mapped
+    states = st.page_state if cfg.any_fa[0] else [(int(st.mapped[g >> 6]) >> (g & 63)) & 1 for g in range(st.page_state.shape[0])]
+    states = np.asarray(states)
     off = 0
     for r in layout.regions:
-        part = st.page_state[off : off + r.pages]
+        part = states[off : off + r.pages]
         touched.append(int((part == 1).sum()))
         by_size[sizes.index(r.page_size)] += touched[-1]
         untouched[sizes.index(r.page_size)] += int((part == 2).sum())
@@ -73,7 +77,7 @@ def run_raw(m, layout, addrs, kinds=None, seed=0):
     """The kernel run as simulate() runs it, returning its raw inputs and counters."""
     m, _ = resolve_programmable(m, layout)
     cfg, st, cnt, structs, pwcs = E.kernel_inputs(m, layout, seed)
-    E.run_chunks([(addrs, kinds)], E.K.run_chunk, cfg, st, cnt, layout)
+    E.run_chunks([(addrs, kinds)], S.generic(cfg), cfg, st, cnt, layout)
     return m, cfg, st, cnt, structs, pwcs
 
 

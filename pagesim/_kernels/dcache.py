@@ -6,6 +6,7 @@ stamps; empty ways fill first, lowest first. tests/test_processes.py checks it a
 list-based model."""
 
 from ._jit import jit
+from .rules import stamp_victim
 
 
 @jit
@@ -21,13 +22,10 @@ def cache_lines_by_class(lines, is_data, sets, ways, base, tags, stamps, clock, 
             b = base[c] + (line % sets[c]) * ways[c]
             clock[0] += 1
             found = -1
-            victim = b
             for w in range(b, b + ways[c]):
                 if tags[w] == line:
                     found = w
                     break
-                if stamps[w] < stamps[victim]:
-                    victim = w
             if found >= 0:
                 stamps[found] = clock[0]
                 if data:
@@ -39,5 +37,6 @@ def cache_lines_by_class(lines, is_data, sets, ways, base, tags, stamps, clock, 
                 dmisses[c] += 1
             else:
                 misses[c] += 1
+            victim = stamp_victim(stamps, b, ways[c])
             tags[victim] = line
             stamps[victim] = clock[0]

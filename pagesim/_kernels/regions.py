@@ -1,9 +1,9 @@
-"""The region lookup the OS-stage kernels share (the translation kernel keeps its own copy inline:
-its source is also the template of the specialised kernels)."""
+"""The region lookup the OS-stage kernels share, and the distinct blocks of an address array."""
 
 import numpy as np
 
 from ._jit import jit
+from .rules import region_of
 
 
 @jit
@@ -12,14 +12,7 @@ def find_region(a, reg_start, reg_end, last):
     sorted starts), or -1 when no region holds it."""
     if reg_start[last] <= a and a < reg_end[last]:
         return last
-    lo = 0
-    hi = reg_start.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if reg_start[mid] <= a:
-            lo = mid
-        else:
-            hi = mid - 1
+    lo = region_of(a, reg_start)
     if reg_start[lo] <= a and a < reg_end[lo]:
         return lo
     return -1

@@ -44,12 +44,8 @@ import numba
 import numpy as np
 
 from ._jit import jit
+from .rules import HASHED, RADIX, TSB, find_tag, hpt_group, lru_touch, order_victim, region_of, stamp_victim
 
-RADIX, HASHED, TSB, VHPT = 0, 1, 2, 3  # as translate.py
-NIBBLE_ONES = np.uint64(0x1111111111111111)
-NIBBLE_HIGHS = np.uint64(0x8888888888888888)
-SEGMENT_SHIFT = 28
-VSID_MULT = 0x5DEECE66D
 PT_SPACE = 1 << 62  # page-table lines: bit 62 set; data lines are addresses >> 4 or more, below 2**59
 KIND_SHIFT = 59  # what the page-table line is: 0 radix, 1 HPT, 2 TSB, 3 software walk, 4 VHPT
 SUB_SHIFT = 55  # radix level, or page-size index / software-walk table
@@ -126,7 +122,6 @@ def _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, general
     exclusive = cfg.exclusive[0] != 0
     tags, stamps, order, clock, memo = st.tags, st.stamps, st.order, st.clock, st.memo
     nlev = sets.shape[0]
-    nreg = reg_start.shape[0]
     all_data = kinds.shape[0] == 0
     n = addrs.shape[0]
 
@@ -140,39 +135,22 @@ def _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, general
                 s = line % sets[c]
             pw = pways[c]
             b = cbase[c] + s * pw
-            hw = -1
-            for gi in range(pw >> 2):  # padded ways hold -1 and never match
-                g = b + 4 * gi
-                if (tags[g] == line) | (tags[g + 1] == line) | (tags[g + 2] == line) | (tags[g + 3] == line):
-                    for w in range(g, g + 4):
-                        if tags[w] == line:
-                            hw = w - b
-                    break
+            hw = find_tag(tags, b, pw, line)  # padded ways hold -1 and never match
             wy = ways[c]
             if not general or wy <= 16:  # recency order packed in one word, most recent in the low nibble
                 osl = obase[c] + s
-                o = order[osl]
                 if hw >= 0:
-                    x = o ^ (np.uint64(hw) * NIBBLE_ONES)
-                    t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
-                    below = (t & (~t + np.uint64(1))) >> np.uint64(3)
-                    order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
+                    order[osl] = lru_touch(order[osl], hw)
                     return c
-                victim = (o >> np.uint64(4 * (wy - 1))) & np.uint64(15)
-                if wy < 16:
-                    order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * wy)) - np.uint64(1))
-                else:
-                    order[osl] = (o << np.uint64(4)) | victim
+                victim, o = order_victim(order[osl], wy)
+                order[osl] = o
                 tags[b + np.int64(victim)] = line
             else:  # stamps: the way with the smallest stamp (empty ways have 0, lowest first)
                 clock[0] += 1
                 if hw >= 0:
                     stamps[b + hw] = clock[0]
                     return c
-                victim = b
-                for w in range(b, b + wy):
-                    if stamps[w] < stamps[victim]:
-                        victim = w
+                victim = stamp_victim(stamps, b, wy)
                 tags[victim] = line
                 stamps[victim] = clock[0]
         return nlev
@@ -182,15 +160,7 @@ def _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, general
         s = line & mask[c]
         pw = pways[c]
         b = cbase[c] + s * pw
-        hw = -1
-        for gi in range(pw >> 2):
-            g = b + 4 * gi
-            if (tags[g] == line) | (tags[g + 1] == line) | (tags[g + 2] == line) | (tags[g + 3] == line):
-                for w in range(g, g + 4):
-                    if tags[w] == line:
-                        hw = w - b
-                break
-        return b, obase[c] + s, hw
+        return b, obase[c] + s, find_tag(tags, b, pw, line)
 
     def insert(c, line):
         """Put ``line`` in level c as most recent, in place of the least recent way; the line it
@@ -198,13 +168,8 @@ def _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, general
         s = line & mask[c]
         b = cbase[c] + s * pways[c]
         osl = obase[c] + s
-        o = order[osl]
-        wy = ways[c]
-        victim = (o >> np.uint64(4 * (wy - 1))) & np.uint64(15)
-        if wy < 16:
-            order[osl] = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * wy)) - np.uint64(1))
-        else:
-            order[osl] = (o << np.uint64(4)) | victim
+        victim, o = order_victim(order[osl], ways[c])
+        order[osl] = o
         old = tags[b + np.int64(victim)]
         tags[b + np.int64(victim)] = line
         return old
@@ -213,12 +178,8 @@ def _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, general
         """Exclusive levels: a line lives in one level. An L1 miss served by level c moves the line
         from c to L1; L1's victim goes to L2, L2's to L3 and so on; the last level's is dropped."""
         b, osl, hw = find(0, line)
-        o = order[osl]
         if hw >= 0:
-            x = o ^ (np.uint64(hw) * NIBBLE_ONES)
-            t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
-            below = (t & (~t + np.uint64(1))) >> np.uint64(3)
-            order[osl] = (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
+            order[osl] = lru_touch(order[osl], hw)
             return 0
         served = nlev
         for c in range(1, nlev):
@@ -252,11 +213,7 @@ def _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, general
             byte = (((t * FRAME_MULT) & frame_mask[lvl]) << (bits + 3)) + (e << 3)
             return PT_SPACE | (np.int64(lvl) << SUB_SHIFT) | (byte >> line_shift)
         if walk_kind == HASHED:
-            shift = page_shift[z]
-            seg_shift = SEGMENT_SHIFT if shift < SEGMENT_SHIFT else 40
-            vsid = ((a >> seg_shift) * VSID_MULT) & 0xFFFFFFFFF
-            pidx = (a & ((np.int64(1) << seg_shift) - 1)) >> shift
-            h = (vsid ^ pidx) & hpt_mask
+            h = hpt_group(a, page_shift[z], hpt_mask)
             if r == 1:
                 h = (~h) & hpt_mask
             return PT_SPACE | (np.int64(1) << KIND_SHIFT) | ((h * 128) >> line_shift)
@@ -295,14 +252,7 @@ def _time_chunk(addrs, kinds, wlog, nlog, cfg, st, data_hits, walk_hits, general
             data_hits[0, last_z] += 1
             continue
         if not (reg_start[lo] <= a and a < reg_end[lo]):
-            lo = 0
-            hi = nreg - 1
-            while lo < hi:
-                mid = (lo + hi + 1) >> 1
-                if reg_start[mid] <= a:
-                    lo = mid
-                else:
-                    hi = mid - 1
+            lo = region_of(a, reg_start)
         z = reg_size[lo]
         data_hits[access_exclusive(line) if exclusive else access(line), z] += 1
         last = line

@@ -1,0 +1,125 @@
+"""The model's shared rules, each written once: every kernel, view and exercise that applies one
+imports it from here.
+
+- walker kinds (``RADIX`` ... ``VHPT``, and :data:`WALKERS` by name);
+- the hashed page table's group of a page (:func:`hpt_group`, :func:`vsid_of`), with the segment constants;
+- a set's tag search in groups of four padded ways (:func:`find_tag`);
+- packed LRU order, up to 16 ways in one 64-bit word (:func:`lru_touch`, :func:`order_victim`);
+- stamp LRU for wider sets (:func:`stamp_victim`);
+- the region holding an address (:func:`region_of`).
+
+Each function is a numba function inlined where a kernel calls it (``inline="always"``: the same
+machine code as the rule written in place). A view in plain Python calls the same rule through its
+``py_func`` (for example ``hpt_group.py_func(a, 16, 2047)``), so an explanation cannot disagree with
+the kernel. The reference models in ``tests/`` share the constants, not the logic: they are the
+oracle the kernels are checked against.
+"""
+
+import numba
+import numpy as np
+
+inline = numba.njit(inline="always", nogil=True)
+
+# walker kinds, as the kernels number them
+RADIX, HASHED, TSB, VHPT = 0, 1, 2, 3
+WALKERS = {"radix": RADIX, "hashed": HASHED, "tsb": TSB, "vhpt": VHPT}
+
+# The hashed page table's hash (POWER): a page's effective segment (ESID) is its address >> 28
+# (256 MiB segments), or >> 40 (1 TiB segments) for pages of 256 MiB or more; its VSID is the ESID
+# scrambled by a multiply (VSID_MULT, a modelling assumption standing in for the OS's VSID
+# allocator), 36 bits; the primary group is (VSID XOR page index in the segment) mod the groups,
+# the secondary group its complement.
+SEGMENT_SHIFT = 28
+LARGE_SEGMENT_SHIFT = 40
+VSID_MULT = 0x5DEECE66D
+VSID_MASK = 0xFFFFFFFFF
+
+# packed LRU order: 16 nibbles, way numbers, most recent in the low nibble
+NIBBLE_ONES = np.uint64(0x1111111111111111)
+NIBBLE_HIGHS = np.uint64(0x8888888888888888)
+
+
+@inline
+def segment_shift(page_shift):
+    """The segment size (log2) a page of 2**page_shift bytes lives in: 256 MiB, or 1 TiB for pages
+    of 256 MiB or more."""
+    return SEGMENT_SHIFT if page_shift < SEGMENT_SHIFT else LARGE_SEGMENT_SHIFT
+
+
+@inline
+def vsid_of(a, page_shift):
+    """The VSID of the segment holding address ``a`` (pages of 2**page_shift bytes)."""
+    return ((a >> segment_shift(page_shift)) * VSID_MULT) & VSID_MASK
+
+
+@inline
+def hpt_group(a, page_shift, mask):
+    """The primary page-table entry group of address ``a`` on pages of 2**page_shift bytes, in a
+    table of ``mask + 1`` groups (a power of two); the secondary group is ``~group & mask``."""
+    seg = segment_shift(page_shift)
+    pidx = (a & ((1 << seg) - 1)) >> page_shift
+    return (vsid_of(a, page_shift) ^ pidx) & mask
+
+
+@inline
+def find_tag(tags, base, pw, tag):
+    """The way of ``tag`` in the set whose ``pw`` ways (a multiple of 4, padding holds -1) start at
+    ``base``, or -1: four ways compared at a time, branch-free within a group."""
+    hw = -1
+    for gi in range(pw >> 2):
+        g = base + 4 * gi
+        if (tags[np.uint64(g)] == tag) | (tags[np.uint64(g + 1)] == tag) | (tags[np.uint64(g + 2)] == tag) | (tags[np.uint64(g + 3)] == tag):
+            for w in range(g, g + 4):
+                if tags[np.uint64(w)] == tag:
+                    hw = w - base
+                    break
+            break
+    return hw
+
+
+@inline
+def lru_touch(o, hw):
+    """Packed order ``o`` with way ``hw`` made most recent: its rank found by a SWAR zero-nibble
+    search, the nibbles below it shifted up by one, ``hw`` put in the low nibble. O(1)."""
+    x = o ^ (np.uint64(hw) * NIBBLE_ONES)
+    t = (x - NIBBLE_ONES) & ~x & NIBBLE_HIGHS
+    below = (t & (~t + np.uint64(1))) >> np.uint64(3)
+    return (o & ~((below << np.uint64(4)) - np.uint64(1))) | ((o & (below - np.uint64(1))) << np.uint64(4)) | np.uint64(hw)
+
+
+@inline
+def order_victim(o, ways):
+    """A miss in a set of ``ways`` (at most 16) kept as packed order ``o``: (the least recent way, in
+    the top nibble; the order with it made most recent)."""
+    victim = (o >> np.uint64(4 * (ways - 1))) & np.uint64(15)
+    if ways < 16:
+        o2 = ((o << np.uint64(4)) | victim) & ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+    else:
+        o2 = (o << np.uint64(4)) | victim
+    return np.int64(victim), o2
+
+
+@inline
+def stamp_victim(stamps, base, ways):
+    """The slot of the way with the smallest stamp among ``stamps[base : base + ways]``, the lowest
+    on a tie (empty ways hold the smallest stamps, so they fill first, lowest first)."""
+    victim = base
+    for w in range(base + 1, base + ways):
+        if stamps[w] < stamps[victim]:
+            victim = w
+    return victim
+
+
+@inline
+def region_of(a, reg_start):
+    """The index of the last region starting at or before ``a`` (binary search over the sorted
+    starts; 0 when ``a`` lies before every region). The caller checks that it holds ``a``."""
+    lo = 0
+    hi = reg_start.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if reg_start[mid] <= a:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
