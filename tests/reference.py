@@ -28,14 +28,36 @@ class XorShift:
 
 class RefCache:
     """One set-associative structure. LRU sets are lists ordered most-recent first; FIFO sets are
-    lists ordered oldest first; random sets are fixed arrays of ways (None = empty)."""
+    lists ordered oldest first; random and tree pseudo-LRU sets are fixed arrays of ways (None =
+    empty), a pseudo-LRU set with its tree as a list of bits (node n, 1 the root, children 2n and
+    2n + 1; 1: the victim is on the right)."""
 
     def __init__(self, sets: int, ways: int, policy: str, rng: XorShift):
         self.nsets, self.ways, self.policy, self.rng = sets, ways, policy, rng
-        if policy == "random":
+        if policy in ("random", "plru"):
             self.sets = [[None] * ways for _ in range(sets)]
+            self.tree = [[0] * ways for _ in range(sets)]
         else:
             self.sets = [[] for _ in range(sets)]
+
+    def _plru_use(self, bits: list, way: int) -> None:
+        """Every node on ``way``'s path points away from it."""
+        node, lo, span = 1, 0, self.ways
+        while span > 1:
+            span //= 2
+            right = way >= lo + span
+            bits[node] = 0 if right else 1
+            node = 2 * node + right
+            lo += span if right else 0
+
+    def _plru_victim(self, bits: list) -> int:
+        node, lo, span = 1, 0, self.ways
+        while span > 1:
+            span //= 2
+            right = bits[node]
+            node = 2 * node + right
+            lo += span if right else 0
+        return lo
 
     def access(self, key: int, tag) -> bool:
         s = self.sets[key % self.nsets]
@@ -54,6 +76,15 @@ class RefCache:
             if len(s) == self.ways:
                 s.pop(0)
             s.append(tag)
+            return False
+        if self.policy == "plru":
+            bits = self.tree[key % self.nsets]
+            if tag in s:
+                self._plru_use(bits, s.index(tag))
+                return True
+            way = s.index(None) if None in s else self._plru_victim(bits)
+            s[way] = tag
+            self._plru_use(bits, way)
             return False
         if tag in s:
             return True

@@ -16,9 +16,9 @@ Its plain-Python twin is a branch of ``tests/reference.py``'s ``RefCache``. Addi
 module here, its name in :data:`REGISTRY`, and that twin.
 """
 
-from . import fifo, lru, random
+from . import fifo, lru, plru, random
 
-REGISTRY = (lru, fifo, random)
+REGISTRY = (lru, fifo, random, plru)
 BY_NAME = {p.NAME: p for p in REGISTRY}
 BY_MODE = {p.MODE: p for p in REGISTRY}
 NAMES = tuple(BY_NAME)
