@@ -16,8 +16,9 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test,bench,dask,exercises]"
 	@touch $(STAMP)
 
-## Compile the kernels into the cache once (pagesim warm): the generic kernel of each walker and the
-## specialised copies of the presets' 20 chain shapes; later runs load them.
+## Compile the kernels into the cache once (pagesim warm): the generic kernel of each walker, the
+## specialised copy of every chain shape of the presets, and the kernels the notebooks list in
+## pagesim/data/kernels.json; later runs load them.
 WARM := $(VENV)/.warm
 $(WARM): $(STAMP) $(wildcard pagesim/_kernels/*.py)
 	$(VENV)/bin/pagesim warm

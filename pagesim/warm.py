@@ -11,8 +11,9 @@ Stages, each a tiny run through the code path that compiles its kernels:
     reuse distances, the pointer chase;
   - the timing model's kernels (``simulate_timed`` with each cache hierarchy);
   - with ``specialised``: every preset at each of its page sizes with ``specialize='auto'``, which
-    compiles the specialised copy of each preset's chain shape (18 shapes for the 56 pairs, 3-6 s
-    of CPU each), the kernel ``'auto'`` runs for presets at any length; then the other
+    compiles the specialised copy of each preset's chain shape (``preset_shapes()`` in
+    ``pagesim._kernels.specialize``; 3-6 s of CPU each), the kernel ``'auto'`` runs for presets at
+    any length; then the other
     translation kernels the notebooks load (their documents' own machines, the walk log of the
     data-cache model: ``pagesim/data/kernels.json``, which ``pagesim warm --record`` rewrites by
     running every notebook). Without them a first ``make run`` after ``pagesim warm`` compiled

@@ -155,19 +155,12 @@ KERNEL_WORK = {
         "are left out: the work is re-run x0.5..x2)",
     ),
 }
-#: independent data misses in flight (the timing model's mlp). The K8 is out of order (A.3) and holds
-#: up to 32 requests that missed L1 (A.15: "a 32-entry queue for L2 cache or system memory load and
-#: store accesses"); how many overlap in these kernels is not stated, so it is FITTED, once, on one
-#: named finding: HPC Challenge STREAM's 1-2% (table 2), the kernel whose result it sets most directly
-#: (:func:`fit_mlp`). Every other kernel is held out; the notebook records STREAM as calibrated.
-KERNEL_OF = {
-    "strided solver (64 planes)": "solver",
-    "molecular dynamics (32 MiB)": "MD",
-    "STREAM": "STREAM",
-    "DGEMM": "DGEMM",
-    "single-node RandomAccess (1 GiB)": "RandomAccess",
-    "single-node FFT (256 MiB)": "FFT",
-}
+# independent data misses in flight (the timing model's mlp). The K8 is out of order (A.3) and holds
+# up to 32 requests that missed L1 (A.15: "a 32-entry queue for L2 cache or system memory load and
+# store accesses"); how many overlap in these kernels is not stated, so it is FITTED, once, on one
+# named finding: HPC Challenge STREAM's 1-2% (table 2), the kernel whose result it sets most directly
+# (:func:`fit_mlp`). Every other kernel is held out; the notebook records STREAM as calibrated.
+
 #: the single-node FFT's vector: HPC Challenge's single FFT (FFT/tstfft.c, TestFFT1) takes the largest power of
 #: two n with 2 vectors of n complex doubles (in and out) in HPLMaxProcMem, the memory of HPL's largest matrix
 #: per process (src/hpcc.c, HPCC_Init: N**2 x 8 / processes): each vector is 1/4 to 1/2 of HPL's matrix. The
@@ -196,7 +189,8 @@ KERNEL_WORK["FFT"] = (_fft_work(), KERNEL_WORK["FFT"][1])
 
 
 def solver_accesses(quick: bool = False) -> int:
-    """Accesses of one run of the strided solver, wherever notebook 02 runs it."""
+    """Accesses of one run of the strided solver, wherever notebook 02 runs it (DGEMM's and RandomAccess's
+    runs in ``KERNELS`` are sized from it)."""
     return 200_000 if quick else 1_000_000
 
 
@@ -209,19 +203,29 @@ def solver_case(planes: int = 64, plane: int | None = None, quick: bool = False)
     return "planes", dict(planes=int(planes), plane=plane, accesses=solver_accesses(quick)), KERNEL_WORK["solver"][0]
 
 
+#: the kernels whose figures the findings compare, by their labels in KERNELS
+MD, RA, FFT = "molecular dynamics (32 MiB)", "single-node RandomAccess (1 GiB)", "single-node FFT (256 MiB)"
+#: the kernels of section 2 (:func:`kernels`), one row each, by label: the row of ``KERNEL_WORK`` that
+#: sets its work per access, and its run, (workload name, parameters), in quick or full mode.
+#: :func:`kernel_cases`, :func:`timed_pairs` and :func:`size_runs` all read this one table. MD keeps its
+#: 32 MiB in quick mode: at 24 MiB its sign changes (the working set against the 2 MB pages' 16 MB reach,
+#: section 4). DGEMM and RandomAccess run x3 and x1/2 the solver's accesses.
+KERNELS = {
+    "strided solver (64 planes)": ("solver", lambda quick: solver_case(64, PLANE, quick)[:2]),
+    MD: ("MD", lambda quick: ("md", dict(atoms=(32 << 20) // 256, atom_bytes=256))),
+    "STREAM": ("STREAM", lambda quick: ("stream", dict(n=300_000 if quick else 1_000_000))),
+    "DGEMM": ("DGEMM", lambda quick: ("blocked_matrix", dict(n=1024, block=64, max_accesses=solver_accesses(quick) * 3))),
+    RA: ("RandomAccess", lambda quick: ("random", dict(working_set="1G", accesses=solver_accesses(quick) // 2))),
+    # FFTE's six steps (workloads.FFTE) on 2**24 points: a share of its blocks, every phase in proportion
+    FFT: ("FFT", lambda quick: ("ffte", dict(size=FFT_SIZE, blocks=FFT_BLOCKS[1] if quick else FFT_BLOCKS[0]))),
+}
+#: each kernel's row of ``KERNEL_WORK``, by label (read from ``KERNELS``)
+KERNEL_OF = {label: work for label, (work, _) in KERNELS.items()}
+
+
 def kernel_cases(quick: bool = False) -> dict:
-    """The kernels of :func:`kernels`, by label: (workload, parameters). MD keeps its 32 MiB in quick
-    mode: at 24 MiB its sign changes (the working set against the 2 MB pages' 16 MB reach, section 4)."""
-    n = 200_000 if quick else 1_000_000
-    return {
-        "strided solver (64 planes)": solver_case(64, PLANE, quick)[:2],
-        "molecular dynamics (32 MiB)": ("md", dict(atoms=(32 << 20) // 256, atom_bytes=256)),
-        "STREAM": ("stream", dict(n=300_000 if quick else 1_000_000)),
-        "DGEMM": ("blocked_matrix", dict(n=1024, block=64, max_accesses=n * 3)),
-        "single-node RandomAccess (1 GiB)": ("random", dict(working_set="1G", accesses=n // 2)),
-        # FFTE's six steps (workloads.FFTE) on 2**24 points: a share of its blocks, every phase in proportion
-        "single-node FFT (256 MiB)": ("ffte", dict(size=FFT_SIZE, blocks=FFT_BLOCKS[1] if quick else FFT_BLOCKS[0])),
-    }
+    """The kernels of :func:`kernels`, by label: (workload, parameters), from ``KERNELS``."""
+    return {label: case(quick) for label, (_, case) in KERNELS.items()}
 
 
 _RUNS: dict = {}  # timed runs by everything they depend on (_run_key), the last _RUNS_MAX
@@ -447,9 +451,9 @@ def locality_map(mlp: float, quick: bool = False, seed: int = 0, workers: int | 
 #: the kernels whose figure notebook 02 compares, the size each rests on (a MODELLING ASSUMPTION), as
 #: (choice, parameter of kernel_cases, its value from a size in the unit shown, the unit, the chosen size)
 SIZES = {
-    "molecular dynamics (32 MiB)": ("working set", "atoms", lambda mib: int(mib * 2**20) // 256, "MiB", 32),
-    "single-node RandomAccess (1 GiB)": ("table size", "working_set", lambda gib: int(gib * 2**30), "GiB", 1),
-    "single-node FFT (256 MiB)": ("vector size", "size", lambda mib: int(mib * 2**20), "MiB", FFT_SIZE >> 20),
+    MD: ("working set", "atoms", lambda mib: int(mib * 2**20) // 256, "MiB", 32),
+    RA: ("table size", "working_set", lambda gib: int(gib * 2**30), "GiB", 1),
+    FFT: ("vector size", "size", lambda mib: int(mib * 2**20), "MiB", FFT_SIZE >> 20),
 }
 
 
@@ -583,8 +587,6 @@ def scaling_table(runs: dict, mlp: float):
 # ------------------------------------------------------------ notebook 02: its findings, section by section
 # Each function records one section's findings in the notebook's Findings (``F``) and prints what the
 # section's check cell printed; the figures and notes are the notebook's own.
-#: the kernels whose figures the findings compare, by their labels in kernel_cases
-MD, RA, FFT = "molecular dynamics (32 MiB)", "single-node RandomAccess (1 GiB)", "single-node FFT (256 MiB)"
 TABLE_OF = {"PCHAN": "table 3", "NAMD": "table 4"}
 SCALES = (0.125, 0.5, 1, 2, 8)  # x the assumed size of each strong-scaling code: x0.5..x2, and far enough out to see what sets the sign
 
