@@ -39,11 +39,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cold", action="store_true", help="an empty kernel cache for every run")
     ap.add_argument("--cache", default=None, help="where the trees' kernel caches go (default: a temporary directory)")
-    ap.add_argument("script", nargs=argparse.REMAINDER, help="-- SCRIPT [ARGS]: a file in each tree's benchmarks/, or an absolute path")
-    a = ap.parse_args()
-    script = [x for x in a.script if x != "--"]
-    if not script:
-        ap.error("give the benchmark after --")
+    argv = sys.argv[1:]
+    if "--" not in argv or argv.index("--") == len(argv) - 1:
+        ap.error("give the benchmark after --: SCRIPT [ARGS], a file in each tree's benchmarks/ or an absolute path")
+    cut = argv.index("--")
+    a, script = ap.parse_args(argv[:cut]), argv[cut + 1 :]
     trees = []
     for t in a.trees:
         label, _, path = t.partition("=")

@@ -100,14 +100,23 @@ def _find(s: Site) -> str:
 
 
 def _each_policy(s: Site, part: str) -> list[str]:
-    """A policy's ``touch`` or ``fill`` lines for a mode read at run time: each policy's under its
-    test (one with no lines for this part is left out; the last fill's test is an else)."""
-    branches = [(p.MODE, getattr(p, part)(s)) for p in policies.REGISTRY]
-    branches = [(m, lines) for m, lines in branches if lines]
+    """The policies' ``touch`` or ``fill`` lines for a mode read at run time, each under its test
+    (policies writing the same lines share one; none for a part with no lines; the last fill's test
+    is an else)."""
+    branches: list[tuple[list, list[str]]] = []
+    for p in policies.REGISTRY:
+        lines = getattr(p, part)(s)
+        same = next((b for b in branches if b[1] == lines), None)
+        if same is not None:
+            same[0].append(p)
+        elif lines:
+            branches.append(([p], lines))
     out: list[str] = []
-    for i, (m, lines) in enumerate(branches):
-        test = "else:" if part == "fill" and i == len(branches) - 1 else f"{'if' if i == 0 else 'elif'} {s.mode} == {m}:"
-        out += [test, *_indent(lines, 4)]
+    for i, (ps, lines) in enumerate(branches):
+        names = ", ".join(p.NAME for p in ps)
+        test = " or ".join(f"{s.mode} == {p.MODE}" for p in ps)
+        head = f"else:  # {names}" if part == "fill" and i == len(branches) - 1 else f"{'if' if i == 0 else 'elif'} {test}:  # {names}"
+        out += [head, *_indent(lines, 4)]
     return out
 
 
