@@ -15,63 +15,77 @@ adds no negative-index wraparound to each array access.
 
 import numpy as np
 
-from .rules import inline
+from .rules import Rule, inline
 
 HASH_MULT = 0x9E3779B97F4A7C15  # Fibonacci hashing of tags into a structure's hash table
 HASH_FACTOR = 8  # a hash table has 8 (tag, way) pairs per entry: at most 1/8 full
 
 
-@inline
-def ring_touch(links, lb, head, w):
-    """An LRU hit on way ``w`` of a ring-kept set (its links from ``lb``, its least recent way
-    ``head``): ``w`` becomes the most recent, just behind the head. Returns the head."""
-    if w == head:  # the least recent becomes the most recent: the head moves on
-        return np.int64(links[np.uint64(lb + 2 * w + 1)])
-    t = links[np.uint64(lb + 2 * head)]  # the most recent way
-    if w != t:
-        p = links[np.uint64(lb + 2 * w)]
-        n = links[np.uint64(lb + 2 * w + 1)]
-        links[np.uint64(lb + 2 * p + 1)] = n
-        links[np.uint64(lb + 2 * n)] = p
-        links[np.uint64(lb + 2 * t + 1)] = w
-        links[np.uint64(lb + 2 * w)] = t
-        links[np.uint64(lb + 2 * w + 1)] = head
-        links[np.uint64(lb + 2 * head)] = w
-    return head
+RING_TOUCH = Rule(
+    "ring_touch",
+    ("links", "lb", "head", "w"),
+    ("out",),
+    """
+    h{_} = {head}
+    w{_} = {w}
+    if w{_} == h{_}:  # the least recent becomes the most recent: the head moves on
+        {out} = np.int64({links}[np.uint64({lb} + 2 * w{_} + 1)])
+    else:
+        t{_} = {links}[np.uint64({lb} + 2 * h{_})]  # the most recent way
+        if w{_} != t{_}:
+            p{_} = {links}[np.uint64({lb} + 2 * w{_})]
+            n{_} = {links}[np.uint64({lb} + 2 * w{_} + 1)]
+            {links}[np.uint64({lb} + 2 * p{_} + 1)] = n{_}
+            {links}[np.uint64({lb} + 2 * n{_})] = p{_}
+            {links}[np.uint64({lb} + 2 * t{_} + 1)] = w{_}
+            {links}[np.uint64({lb} + 2 * w{_})] = t{_}
+            {links}[np.uint64({lb} + 2 * w{_} + 1)] = h{_}
+            {links}[np.uint64({lb} + 2 * h{_})] = w{_}
+        {out} = h{_}
+    """,
+)
+ring_touch = RING_TOUCH.function  # an LRU hit on way ``w`` of a ring-kept set (links from ``lb``, least
+# recent way ``head``): ``w`` becomes the most recent, just behind the head; returns the head
 
+RING_NEXT = Rule("ring_next", ("links", "base", "head"), ("out",), "{out} = np.int64({links}[np.uint64(2 * ({base} + {head}) + 1)])")
+ring_next = RING_NEXT.function  # a miss in a ring-kept set whose slots start at ``base``: the victim is
+# ``head``, and this is the new head (the next way round the ring)
 
-@inline
-def ring_next(links, base, head):
-    """A miss in a ring-kept set whose slots start at ``base``: the victim is ``head``, and this is
-    the new head (the next way round the ring)."""
-    return np.int64(links[np.uint64(2 * (base + head) + 1)])
+DIRECT_FILL = Rule(
+    "direct_fill",
+    ("tags", "pos", "base", "victim", "idx"),
+    (),
+    """
+    old{_} = {tags}[np.uint64({base} + {victim})]
+    if old{_} >= 0:
+        {pos}[np.uint64(old{_})] = -1
+    {tags}[np.uint64({base} + {victim})] = {idx}
+    {pos}[np.uint64({idx})] = {victim}
+    """,
+)
+direct_fill = DIRECT_FILL.function  # a directly indexed set's miss: way ``victim`` gives up its granule's
+# slot in ``pos`` and takes granule ``idx`` (such sets hold granule numbers as tags)
 
-
-@inline
-def direct_fill(tags, pos, base, victim, idx):
-    """A directly indexed set's miss: way ``victim`` of the set at ``base`` gives up its granule's
-    slot in ``pos`` and takes granule ``idx`` (such sets hold granule numbers as tags)."""
-    old = tags[np.uint64(base + victim)]
-    if old >= 0:
-        pos[np.uint64(old)] = -1
-    tags[np.uint64(base + victim)] = idx
-    pos[np.uint64(idx)] = victim
-
-
-@inline
-def random_way(order, osl, rng, ways):
-    """The way a random-replacement miss fills: the next empty way (the set's fill count is
-    ``order[osl]``), else ``xorshift64() % ways`` (one generator, ``rng[0]``, for every structure)."""
-    filled = np.int64(order[np.uint64(osl)])
-    if filled < ways:
-        order[np.uint64(osl)] = np.uint64(filled + 1)
-        return filled
-    x = rng[0]
-    x ^= x << np.uint64(13)
-    x ^= x >> np.uint64(7)
-    x ^= x << np.uint64(17)
-    rng[0] = x
-    return np.int64(x % np.uint64(ways))
+RANDOM_WAY = Rule(
+    "random_way",
+    ("order", "osl", "rng", "ways"),
+    ("out",),
+    """
+    f{_} = np.int64({order}[np.uint64({osl})])
+    if f{_} < {ways}:
+        {order}[np.uint64({osl})] = np.uint64(f{_} + 1)
+        {out} = f{_}
+    else:
+        x{_} = {rng}[0]
+        x{_} ^= x{_} << np.uint64(13)
+        x{_} ^= x{_} >> np.uint64(7)
+        x{_} ^= x{_} << np.uint64(17)
+        {rng}[0] = x{_}
+        {out} = np.int64(x{_} % np.uint64({ways}))
+    """,
+)
+random_way = RANDOM_WAY.function  # the way a random-replacement miss fills: the next empty way (the fill
+# count is ``order[osl]``), else ``xorshift64() % ways`` (one generator, ``rng[0]``, for every structure)
 
 
 @inline

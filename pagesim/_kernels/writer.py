@@ -41,7 +41,7 @@ from pathlib import Path
 
 from . import policies, rules
 from . import translate as K
-from .sets import HASH_FACTOR
+from .sets import DIRECT_FILL, HASH_FACTOR, RING_NEXT, RING_TOUCH
 from .simd import MAX_MIN_LANES
 
 MASK63 = 0x7FFFFFFFFFFFFFFF  # a set mask ANDed with it is known non-negative: LLVM drops the modulo branch
@@ -54,10 +54,10 @@ IMPORTS = [
     "import numpy as np",
     "from pagesim._kernels._jit import jit",
     "from pagesim._kernels.rules import SEGMENT_SHIFT, find_tag, hpt_group, region_of, stamp_victim",
-    "from pagesim._kernels.sets import direct_fill, hash_lookup, random_way, ring_next, ring_touch",
+    "from pagesim._kernels.sets import hash_lookup",
     "from pagesim._kernels.simd import find_way, min_way",
     "from pagesim._kernels.walks import NOT_IN_HPT, hpt_insert",
-    *sorted({p.IMPORTS for p in policies.REGISTRY}),
+    *sorted({p.IMPORTS for p in policies.REGISTRY} - {""}),
     f"ORDER_LRU, ORDER_FIFO, LIST_LRU, LIST_FIFO, RANDOM_FILL, DIRECT_LRU, DIRECT_FIFO, STAMP_LRU = {K.ORDER_LRU}, {K.ORDER_FIFO}, {K.LIST_LRU}, {K.LIST_FIFO}, {K.RANDOM_FILL}, {K.DIRECT_LRU}, {K.DIRECT_FIFO}, {K.STAMP_LRU}",
 ]
 
@@ -68,7 +68,7 @@ class Site:
     read at run time (generic): ``p`` padded ways, ``w`` ways, ``mode``, ``setx`` the set index,
     ``sets``, ``b`` and ``o`` where its tags and recency words start. Then the expressions of the
     tag and granule number it looks up, and ``head``: the local holding the ring's head of a
-    structure that is one ring-kept set, or None."""
+    structure that is one ring-kept set, or None; ``sfx`` keeps this site's temporaries apart."""
 
     p: int | str
     w: int | str
@@ -80,6 +80,7 @@ class Site:
     tag: str = "tag"
     idx: str = "idx"
     head: str | None = None
+    sfx: str = "0"  # ends the names of the temporaries written here
 
 
 def _place(s: Site) -> list[str]:
@@ -134,10 +135,10 @@ def _ring(s: Site, lru: bool | str) -> tuple[list[str], list[str]]:
     way is the victim, the head moves on), the head in a local or in the set's order word."""
     head = s.head or "np.int64(order[np.uint64(osl)])"
     store = [f"{s.head} = nh"] if s.head else ["order[np.uint64(osl)] = np.uint64(nh)"]
-    touch = [f"nh = ring_touch(links, 2 * base, {head}, hw)", *store]
+    touch = [*RING_TOUCH.lines(s.sfx, links="links", lb="2 * base", head=head, w="hw", out="nh"), *store]
     if lru is not True:
         touch = [f"if {lru}:", *_indent(touch, 4)] if lru else []
-    return touch, [f"victim = {head}", "nh = ring_next(links, base, victim)", *store]
+    return touch, [f"victim = {head}", *RING_NEXT.lines(s.sfx, links="links", base="base", head="victim", out="nh"), *store]
 
 
 def lookup_direct(s: Site) -> list[str]:
@@ -145,7 +146,8 @@ def lookup_direct(s: Site) -> list[str]:
     kept as a ring: a lookup is one load, a miss two stores."""
     lru = s.mode == K.DIRECT_LRU if isinstance(s.mode, int) else f"{s.mode} == DIRECT_LRU"
     touch, miss = _ring(s, lru)
-    return [f"hw = np.int64(pos[np.uint64({s.idx})])", *_place(s), "hit = hw >= 0", *_if_hit(touch, [*miss, f"direct_fill(tags, pos, base, victim, {s.idx})"])]
+    fill = DIRECT_FILL.lines(s.sfx, tags="tags", pos="pos", base="base", victim="victim", idx=s.idx)
+    return [f"hw = np.int64(pos[np.uint64({s.idx})])", *_place(s), "hit = hw >= 0", *_if_hit(touch, [*miss, *fill])]
 
 
 def lookup_list(s: Site) -> list[str]:
@@ -167,7 +169,12 @@ def lookup_stamp(s: Site) -> list[str]:
         "sb = 2 * base",
         "hit = hw >= 0",
         *_if_hit(
-            ["links[np.uint64(sb + hw)] = clk"], [f"victim = {oldest}", f"direct_fill(tags, pos, base, victim, {s.idx})", "links[np.uint64(sb + victim)] = clk"]
+            ["links[np.uint64(sb + hw)] = clk"],
+            [
+                f"victim = {oldest}",
+                *DIRECT_FILL.lines(s.sfx, tags="tags", pos="pos", base="base", victim="victim", idx=s.idx),
+                "links[np.uint64(sb + victim)] = clk",
+            ],
         ),
     ]
 
@@ -267,6 +274,7 @@ def walk_radix(ctx) -> list[str]:
             "st_obase[s]",
             tag="key * 16",
             idx="0",
+            sfx="q",
         )
         return [
             "refs = radix_refs[z]",
@@ -287,7 +295,7 @@ def walk_radix(ctx) -> list[str]:
         ]
     out = ["refs = q_refs", "best = 0"]
     for q, (p, w, d, pow2, sets, _b, _o, _skip, _shift) in enumerate(shape[3]):
-        site = Site(p, w, d, _setx(pow2, sets == 1, f"q{q}_m", f"q{q}_n"), sets, f"q{q}_b", f"q{q}_o", tag="key * 16", idx="0")
+        site = Site(p, w, d, _setx(pow2, sets == 1, f"q{q}_m", f"q{q}_n"), sets, f"q{q}_b", f"q{q}_o", tag="key * 16", idx="0", sfx=f"q{q}")
         out += [
             f"if q{q}_skip < refs:",
             f"    key = a >> q{q}_h",
@@ -458,14 +466,14 @@ def _specialised_chain(ctx) -> list[str]:
     out: list[str] = [f"j = {nc}"]
     depth = 0
     for j, (p, w, d, pow2, b, o, one) in enumerate(chain):
-        site = Site(p, w, d, _setx(pow2, bool(one), f"m{j}", f"n{j}"), f"n{j}", b, o, head=f"hd{j}" if one else None)
+        site = Site(p, w, d, _setx(pow2, bool(one), f"m{j}", f"n{j}"), f"n{j}", b, o, head=f"hd{j}" if one else None, sfx=str(j))
         block = [f"key = a >> h{j}", "tag = key * 16 + z", f"idx = key + e{j}", *lookup(site), "if hit:", f"    j = {j}", f"    c_res{j} += 1"]
         more = j + 1 < nc or (j == 0 and slb is not None)
         out += _indent(block + (["else:"] if more else []), depth)
         depth += 4
         if j == 0 and slb is not None:
             sp, sw, sd, spow2, ssets, _sb, _so = slb
-            ssite = Site(sp, sw, sd, _setx(spow2, ssets == 1, "slb_m", "slb_n", "skey"), ssets, "slb_b", "slb_o", tag="skey * 16", idx="skey + es")
+            ssite = Site(sp, sw, sd, _setx(spow2, ssets == 1, "slb_m", "slb_n", "skey"), ssets, "slb_b", "slb_o", tag="skey * 16", idx="skey + es", sfx="s")
             out += _indent(["skey = a >> SEGMENT_SHIFT", *lookup(ssite), "if hit:", "    c_slbh += 1", "else:", "    c_slbm += 1"], depth)
     return out
 
@@ -574,13 +582,15 @@ def _generic_chain(ctx) -> list[str]:
     out: list[str] = ["j = nc", "if nc > 0:"]
     depth = 4
     for j in range(ctx.depth):
-        site = Site(f"p{j}", f"w{j}", f"d{j}", _setx(None, False, f"m{j}", f"n{j}"), f"n{j}", f"b{j}", f"o{j}")
+        site = Site(f"p{j}", f"w{j}", f"d{j}", _setx(None, False, f"m{j}", f"n{j}"), f"n{j}", f"b{j}", f"o{j}", sfx=str(j))
         block = [f"key = a >> h{j}", "tag = key * 16 + z", f"idx = key + e{j}", *lookup(site), "if hit:", f"    j = {j}"]
         more = j + 1 < ctx.depth or (j == 0 and ctx.slb)
         out += _indent(block + (["else:"] if more else []), depth)
         depth += 4
         if j == 0 and ctx.slb:
-            ssite = Site("slb_p", "slb_w", "slb_d", _setx(None, False, "slb_m", "slb_n", "skey"), "slb_n", "slb_b", "slb_o", tag="skey * 16", idx="skey + es")
+            ssite = Site(
+                "slb_p", "slb_w", "slb_d", _setx(None, False, "slb_m", "slb_n", "skey"), "slb_n", "slb_b", "slb_o", tag="skey * 16", idx="skey + es", sfx="s"
+            )
             out += _indent(
                 [
                     "if slb_struct >= 0:",

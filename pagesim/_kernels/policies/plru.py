@@ -10,56 +10,67 @@ a 1 meaning "the victim is on the right", and the fill count from bit 32. The wr
 (``writer.POLICIES["plru"]``); ``tests/reference.py`` keeps its twin as a list of bits.
 """
 
-import numpy as np
-
-from ..rules import inline
+from ..rules import Rule
 
 MAX_WAYS = 32  # the tree's 31 bits below the fill count
 
 
-@inline
-def plru_touch(o, w, ways):
-    """Order word ``o`` with way ``w`` made the most recently used: each node on its path points
-    away from it."""
-    n = 1
-    half = ways >> 1
-    while half > 0:
-        bit = np.uint64(1) << np.uint64(n - 1)
-        if w >= half:  # w on the right: the victim is to the left
-            o &= ~bit
-            n = 2 * n + 1
-            w -= half
+PLRU_TOUCH = Rule(
+    "plru_touch",
+    ("o", "w", "ways"),
+    ("out",),
+    """
+    o{_} = {o}
+    w{_} = {w}
+    n{_} = 1
+    half{_} = {ways} >> 1
+    while half{_} > 0:
+        bit{_} = np.uint64(1) << np.uint64(n{_} - 1)
+        if w{_} >= half{_}:  # the way on the right: the victim is to the left
+            o{_} &= ~bit{_}
+            n{_} = 2 * n{_} + 1
+            w{_} -= half{_}
         else:
-            o |= bit
-            n = 2 * n
-        half >>= 1
-    return o
+            o{_} |= bit{_}
+            n{_} = 2 * n{_}
+        half{_} >>= 1
+    {out} = o{_}
+    """,
+)
+plru_touch = PLRU_TOUCH.function  # order word ``o`` with way ``w`` made the most recently used: each
+# node on its path points away from it
 
-
-@inline
-def plru_victim(o, ways):
-    """A miss: (the way the tag goes to, the order word). The lowest empty way while the set is not
-    full (its fill count goes up), else the way the bits lead to from the root."""
-    filled = np.int64(o >> np.uint64(32))
-    if filled < ways:
-        return filled, o + (np.uint64(1) << np.uint64(32))
-    n = 1
-    w = 0
-    half = ways >> 1
-    while half > 0:
-        if (o >> np.uint64(n - 1)) & np.uint64(1):
-            w += half
-            n = 2 * n + 1
-        else:
-            n = 2 * n
-        half >>= 1
-    return np.int64(w), o
-
+PLRU_VICTIM = Rule(
+    "plru_victim",
+    ("o", "ways"),
+    ("victim", "out"),
+    """
+    o{_} = {o}
+    f{_} = np.int64(o{_} >> np.uint64(32))
+    if f{_} < {ways}:  # the lowest empty way; the fill count goes up
+        {victim} = f{_}
+        {out} = o{_} + (np.uint64(1) << np.uint64(32))
+    else:  # the way the bits lead to from the root
+        n{_} = 1
+        v{_} = 0
+        half{_} = {ways} >> 1
+        while half{_} > 0:
+            if (o{_} >> np.uint64(n{_} - 1)) & np.uint64(1):
+                v{_} += half{_}
+                n{_} = 2 * n{_} + 1
+            else:
+                n{_} = 2 * n{_}
+            half{_} >>= 1
+        {victim} = np.int64(v{_})
+        {out} = o{_}
+    """,
+)
+plru_victim = PLRU_VICTIM.function  # a miss: (the way the tag goes to, the order word)
 
 NAME = "plru"
 MODE = 8
 WIDE = None
-IMPORTS = "from pagesim._kernels.policies.plru import plru_touch, plru_victim"
+IMPORTS = ""
 
 
 def allows(ways: int) -> str | None:
@@ -69,12 +80,12 @@ def allows(ways: int) -> str | None:
 
 
 def touch(s) -> list[str]:
-    return [f"order[np.uint64(osl)] = plru_touch(order[np.uint64(osl)], hw, {s.w})"]
+    return PLRU_TOUCH.lines(s.sfx, o="order[np.uint64(osl)]", w="hw", ways=str(s.w), out="order[np.uint64(osl)]")
 
 
 def fill(s) -> list[str]:
     return [
-        f"victim, ow = plru_victim(order[np.uint64(osl)], {s.w})",
-        f"order[np.uint64(osl)] = plru_touch(ow, victim, {s.w})",
+        *PLRU_VICTIM.lines(s.sfx, o="order[np.uint64(osl)]", ways=str(s.w), victim="victim", out="ow"),
+        *PLRU_TOUCH.lines(s.sfx, o="ow", w="victim", ways=str(s.w), out="order[np.uint64(osl)]"),
         f"tags[np.uint64(base + victim)] = {s.tag}",
     ]

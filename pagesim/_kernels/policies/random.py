@@ -1,12 +1,13 @@
 """Random: a hit changes nothing; a miss fills the next empty way, else way ``xorshift64() % ways``
 (one generator for every structure, seeded by the run). Sets of any width are scanned."""
 
+from ..sets import RANDOM_WAY
 from ..translate import RANDOM_FILL
 
 NAME = "random"
 MODE = RANDOM_FILL
 WIDE = None
-IMPORTS = "from pagesim._kernels.sets import random_way"
+IMPORTS = ""
 
 
 def allows(ways: int) -> str | None:
@@ -18,4 +19,4 @@ def touch(s) -> list[str]:
 
 
 def fill(s) -> list[str]:
-    return [f"tags[np.uint64(base + random_way(order, osl, rng, {s.w}))] = {s.tag}"]
+    return [*RANDOM_WAY.lines(s.sfx, order="order", osl="osl", rng="rng", ways=str(s.w), out="victim"), f"tags[np.uint64(base + victim)] = {s.tag}"]
