@@ -394,7 +394,7 @@ SPECIALIZE_MIN_ACCESSES = 100_000
 
 def choose_kernel(specialize, cfg, w):
     """The ``run_chunk`` for this run, chosen from the call's inputs alone (never from what the
-    process ran before). Every kernel is generated from ``translate.py`` with only the paths the
+    process ran before). Every kernel is written by ``_kernels/writer.py`` with only the paths the
     run can take (its walker, fault-around or not, the walk log or not):
 
     - the specialised copy (the chain's shape compiled in: ways, replacement, power-of-two sets)

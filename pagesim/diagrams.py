@@ -276,7 +276,7 @@ def walk_steps(machine, address, page=None, previous=(), seed: int = 0) -> dict:
         nw = "not read: TLB hit"
         slb = next((x["result"] for x in r["lookups"] if m.slb is not None and x["structure"] == m.slb.name), None)
         how = {"hit": "the SLB's entry for the ESID", "miss": "SLB miss: reloaded by software"}.get(slb, nw)
-        steps.append({"name": "VSID", "entry": vsid, "detail": f"VSID {vsid:#x}", "state": "read" if walked else "not needed", "how": how, "field": 0})
+        steps.append({"name": "VSID", "entry": vsid, "detail": f"{vsid:#x}", "state": "read" if walked else "not needed", "how": how, "field": 0})
         if not walked:
             prim = sec = ("not needed", nw)
         elif r["fault"] or r["refill"]:

@@ -120,7 +120,7 @@ OPTIONS = dict(cache=CACHE_DIR is not None, nogil=True, error_model="numpy")
 
 
 # Every step that builds a kernel runs under one lock, numba's own compiler lock: rendering a
-# generated kernel's source (specialize.py parses and rewrites syntax trees), writing and importing
+# kernel's source (writer.py), writing and importing
 # its file, decorating it (numba's global cache setting is swapped meanwhile), and numba compiling
 # or loading any kernel, which holds this lock itself. CPython 3.11's conversion between syntax trees
 # and Python objects keeps one recursion counter for the whole interpreter, so two threads doing it

@@ -14,13 +14,14 @@ Model (the plain-Python twin in tests/reference.py must agree on every counter):
   primary group, 2 in the secondary group, 2 when the entry is not in the table (then inserted);
   tsb = 1 TSB probe, plus ``sw_walk_refs`` on a TSB miss; vhpt = 1.
 - Fast path: an access in the same entry granule as the previous access of its kind is an L1 hit
-  that changes no state (LRU: the entry is already most recent; FIFO and random: hits change
-  nothing), so it only counts. When a structure first in one kind's chains appears anywhere in the
+  that changes no state (LRU: the entry is already most recent; tree pseudo-LRU: its path already
+  points away from it; FIFO and random: hits change nothing), so it only counts. When a structure first in one kind's chains appears anywhere in the
   other kind's chains (unified first in both, or a unified L2 that is first for instructions), any
   slow access ends the other kind's fast path.
 
-Replacement is one of the policies in ``policies/`` (exact LRU, FIFO, random, ...); empty ways
-fill first, lowest-numbered first. Sets of
+Replacement is one of the policies in ``policies/`` (exact LRU, FIFO, random, tree pseudo-LRU),
+each with its own mode number (the modes below, and plru's 8); empty ways fill first,
+lowest-numbered first. Sets of
 up to 16 ways keep their recency order packed in one 64-bit word (4 bits a way, most recent in the
 low nibble): a miss takes the victim from the top nibble and rotates, a hit finds the way's rank
 with a SWAR zero-nibble search and moves it to the front, both O(1). Wider structures (fully
