@@ -1,4 +1,4 @@
-"""One benchmark script run under two source trees of pagesim, alternately, in the same session.
+"""One benchmark script run under two source trees of pagesim, alternately, in one run.
 
 A change to the engine is judged against the code before it on the same machine at the same time
 (the machine this project runs on is shared: figures from two sessions are not comparable). Each

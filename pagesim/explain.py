@@ -109,7 +109,12 @@ def translate(machine, address, page_size=None, side: str = "data") -> Translati
             {"step": "segment", "what": "VSID (modelling assumption: a multiplicative scramble of the ESID)", "value": f"{vsid:#x}"},
             {"step": "hash", "what": f"page index in the segment, XOR VSID, mod {w.hpt_ptegs} groups", "value": f"primary PTEG {h}"},
             {"step": "hash", "what": "secondary group: the complement of the hash", "value": f"secondary PTEG {(~h) & (w.hpt_ptegs - 1)}"},
-            {"step": "walk", "what": "references: 1 if the entry is in the primary group (8 entries, one cache line), 2 in the secondary", "value": "1 or 2"},
+            {
+                "step": "walk",
+                "what": "references: 1 if the entry is in the primary group (8 entries, one cache line), 2 in the secondary,"
+                " 2 if it is not in the table (then inserted)",
+                "value": "1 or 2",
+            },
         ]
     elif w.kind == "tsb":
         rows += [

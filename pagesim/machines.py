@@ -159,7 +159,8 @@ class Walker:
       lowest ``j`` level widths, and its walk takes (levels - j) references, fewer when a
       page-walk cache (``pwc``) hits.
     - ``hashed``: POWER hashed page table of ``hpt_ptegs`` groups of 8 entries; 1 reference when
-      the entry sits in its primary group, 2 in its secondary group.
+      the entry sits in its primary group, 2 in its secondary group, 2 when it is not in the table
+      (first touch, or evicted: then inserted, ``walks.hpt_insert``).
     - ``tsb``: SPARC software refill: trap, probe a direct-mapped TSB of ``tsb_entries`` per page
       size (1 reference), on a TSB miss walk the tables in software (``sw_walk_refs`` more).
     - ``vhpt``: Itanium short-format VHPT: 1 reference.

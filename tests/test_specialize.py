@@ -346,3 +346,22 @@ def test_kernels_built_by_many_threads_on_an_empty_cache(tmp_path, monkeypatch):
     assert len(rendered) == len(jobs), f"{len(rendered)} renders for {len(jobs)} kernels"
     for i, job in enumerate(jobs):
         assert len({id(got[i + r * len(jobs)]) for r in range(4)}) == 1, f"{job}: threads got different kernels"
+
+
+def example_kernel() -> str:
+    """The kernel skylake runs on 4 KiB pages, as docs/kernel-skylake-4k.py shows it."""
+    from pagesim import _engine as E
+    from pagesim._kernels import specialize as S
+    from pagesim._kernels import writer
+
+    cfg = E.kernel_inputs(pagesim.machine("skylake"), Layout.single(1 << 30, 4096, start=1 << 40), 0)[0]
+    return writer.specialised(S.chain_shape(cfg, 0))
+
+
+def test_the_documented_example_kernel_is_the_one_written():
+    """docs/kernel-skylake-4k.py is what the writer writes for skylake's 4 KiB chain (rewrite it with
+    python -c "import sys; sys.path.insert(0, 'tests'); import test_specialize as t; open('docs/kernel-skylake-4k.py', 'w').write(t.example_kernel())")."""
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "kernel-skylake-4k.py"
+    assert doc.read_text(encoding="utf-8") == example_kernel(), "docs/kernel-skylake-4k.py is stale: rewrite it (see this test's docstring)"
