@@ -40,8 +40,8 @@ import bench_pycachesim as B  # noqa: E402 - the same machine and traces
 
 import pagesim  # noqa: E402
 from pagesim import Layout, Region  # noqa: E402
-from pagesim import _engine as E  # noqa: E402
-from pagesim.workloads import Addresses  # noqa: E402
+from pagesim.engine import stages as E  # noqa: E402
+from pagesim.sources.workloads import Addresses  # noqa: E402
 
 VERDICT_MIN = 10**6  # shorter traces time the calls around the kernels more than the kernels
 

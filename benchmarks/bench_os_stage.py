@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from reference_os import reference_rebuild_free_lists  # noqa: E402
 
-from pagesim import memory as M  # noqa: E402
-from pagesim import processes as P  # noqa: E402
+from pagesim.engine import processes as P  # noqa: E402
 from pagesim.studies import mpss, sharedpt  # noqa: E402
+from pagesim.system import memory as M  # noqa: E402
 
 
 def _old_table_ids(o, lvl, t):

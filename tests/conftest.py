@@ -56,7 +56,7 @@ def pytest_runtest_teardown(item):
 def quick_findings(tmp_path_factory):
     """The findings of a notebook run in quick mode, by id: ``quick_findings("05_shared_page_tables")``.
     Each notebook runs once per test session, whichever test files ask for it."""
-    from pagesim.notebooks import execute, notebooks_dir
+    from pagesim.validation.notebooks import execute, notebooks_dir
 
     out, done = tmp_path_factory.mktemp("quick_findings"), {}
 

@@ -158,7 +158,7 @@ def main(argv: list[str]) -> int:
     for e in es:
         if e.function:
             print(f"  {e.source}:{e.line} in {e.function}(): {e.target}" + (f" ({e.name})" if e.name else ""))
-    print("\ncycles:", cycles({m: {t.rstrip('*') for t in d} for m, d in deps.items()}))
+    print("\ncycles:", cycles({m: {t.rstrip("*") for t in d} for m, d in deps.items()}))
     print("private names used across modules:")
     for mod, line, name in private_uses(root):
         print(f"  {mod}:{line} {name}")

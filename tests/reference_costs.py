@@ -1,5 +1,5 @@
-"""The cost model written the plain way, on xarray DataArrays (the formulas of pagesim/costs.py's
-docstring, one xarray operation each). pagesim.costs computes the same in numpy on raw counters;
+"""The cost model written the plain way, on xarray DataArrays (the formulas of pagesim/model/costs.py's
+docstring, one xarray operation each). pagesim.model.costs computes the same in numpy on raw counters;
 tests/test_costs.py requires identical Datasets."""
 
 import xarray as xr

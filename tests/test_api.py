@@ -9,6 +9,7 @@ import xarray as xr
 
 import pagesim
 from pagesim import Layout, Region
+from pagesim.engine.simulate import place
 
 
 def test_same_seed_identical_dataset_any_chunking():
@@ -49,7 +50,7 @@ def test_attrs_record_inputs():
 def test_workloads_stay_in_their_arrays(name, kw, n):
     w = pagesim.workload(name, **kw)
     assert w.n_accesses == n
-    lay = pagesim.simulate.__module__ and __import__("pagesim.simulate", fromlist=["place"]).place(w, 4096)
+    lay = place(w, 4096)
     got = 0
     for a, _ in w.chunks([r.start for r in lay.regions], chunk=1000, seed=1):
         inside = np.zeros(a.shape, bool)
@@ -143,7 +144,7 @@ def test_sweep_machines_with_different_page_sizes(order):
         got = ds["walks"].sel(machine=name).sel(page_size=single["page_size"].values)
         assert got.fillna(0).astype(int).values.tolist() == single["walks"].values.tolist()
     labels = dict(zip(ds["page_size"].values.tolist(), ds["page"].values.tolist()))
-    assert all(labels[p] == pagesim.units.format_size(p) for p in labels)
+    assert all(labels[p] == pagesim.core.units.format_size(p) for p in labels)
 
 
 def test_sweep_axes_that_once_failed():

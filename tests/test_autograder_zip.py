@@ -25,7 +25,7 @@ import pytest
 pytest.importorskip("otter", reason="otter-grader is not installed (pip install -e '.[exercises]')")
 yaml = pytest.importorskip("yaml")
 
-from pagesim import grading  # noqa: E402
+from pagesim.teaching import grading  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 NAME = "05_shared_page_tables"  # no simulation: no kernel to compile in the fresh venv

@@ -49,7 +49,7 @@ def test_covering_addresses_no_copy_and_same_layout():
     lay = Layout.covering_addresses(a, 4096)
     blocks = unique_blocks(a, 21).tolist()
     assert lay == Layout.from_blocks(blocks, 2 << 20, 4096)
-    w = pagesim.workloads.Addresses(addresses=a)
+    w = pagesim.sources.workloads.Addresses(addresses=a)
     assert np.shares_memory(w.addresses, a)  # int64 input is viewed, not copied
     ds = pagesim.simulate("skylake", addresses=a[:5000])
     assert int(ds["accesses"].sum()) == 5000

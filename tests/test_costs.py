@@ -1,4 +1,4 @@
-"""The cost model in numpy (pagesim.costs) against the plain xarray formulation
+"""The cost model in numpy (pagesim.model.costs) against the plain xarray formulation
 (tests/reference_costs.py): identical Datasets on every preset, with a RAM limit, with compaction,
 and for simulate_processes."""
 
@@ -8,10 +8,10 @@ import xarray as xr
 from reference_costs import reference_add_costs
 
 import pagesim
-from pagesim.machines import machines
-from pagesim.memory import PhysicalMemory
-from pagesim.pressure import Ram
-from pagesim.processes import simulate_processes
+from pagesim.engine.processes import simulate_processes
+from pagesim.model.machines import machines
+from pagesim.system.memory import PhysicalMemory
+from pagesim.system.pressure import Ram
 
 COST_VARS = ["cycles", "total_cycles", "translation_share", "fault_share", "swap_share"]
 
@@ -25,7 +25,7 @@ def recomputed(ds, ram=None):
         import json
 
         from pagesim import Layout
-        from pagesim.simulate import resolve_programmable
+        from pagesim.engine.simulate import resolve_programmable
 
         m, _ = resolve_programmable(m, Layout.from_records(json.loads(ds.attrs["layout"])))
     return reference_add_costs(bare, m, ds.attrs["work_cycles_per_access"], ram)
@@ -63,16 +63,16 @@ def test_costs_ram_and_compaction():
 
 @pytest.mark.parametrize("name", ["skylake", "power6"])
 def test_costs_processes(name):
-    caches = () if pagesim.machine(name).walker.kind != "radix" else pagesim.processes.DEFAULT_CACHES
+    caches = () if pagesim.machine(name).walker.kind != "radix" else pagesim.engine.processes.DEFAULT_CACHES
     ds = simulate_processes(name, "random", processes=3, quantum=2000, working_set="16M", accesses=6000, caches=caches)
     same(ds, recomputed(ds))
 
 
 @pytest.mark.parametrize("name", ["skylake", "power6", "ultrasparc-iii"])
 def test_direct_dataset_same_as_constructor(name):
-    """pagesim._engine.build_dataset builds the Dataset without xarray's merge: same result as the
+    """pagesim.engine.stages.build_dataset builds the Dataset without xarray's merge: same result as the
     public constructor, dtypes, index coordinates and attrs included."""
-    from pagesim._engine import build_dataset
+    from pagesim.engine.stages import build_dataset
 
     ds = pagesim.simulate(name, "random", working_set="8M", accesses=3000)
     dv = {k: (v.dims, v.values, dict(v.attrs)) for k, v in ds.data_vars.items()}

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from pagesim import teach
-from pagesim.machines import machine
-from pagesim.units import parse_size
+from pagesim.core.units import parse_size
+from pagesim.model.machines import machine
+from pagesim.teaching import teach
 
 L2 = dict(machine="opteron-k8", page="4K", structure="L2 DTLB 4K")
 
@@ -98,7 +98,7 @@ def test_the_notebook_uses_the_timing_model_only():
     """No figure of notebook 02 comes from the plain cost model (no data caches)."""
     import nbformat
 
-    from pagesim.notebooks import notebooks_dir
+    from pagesim.validation.notebooks import notebooks_dir
 
     nb = nbformat.read(notebooks_dir() / "02_opteron_cscs.ipynb", as_version=4)
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")

@@ -4,8 +4,8 @@ and 3): the shape of the access streams they generate, nothing about the documen
 import numpy as np
 import pytest
 
+from pagesim.sources.workloads import FFT, FFTE, StencilRK, workload
 from pagesim.studies import cscs as S
-from pagesim.workloads import FFT, FFTE, StencilRK, workload
 
 
 def _addresses(w, bases, chunk=1 << 20):

@@ -5,8 +5,8 @@ and the workloads these rest on (workloads.FFT and Stencil)."""
 import numpy as np
 import pytest
 
+from pagesim.sources.workloads import FFT, Stencil, workload
 from pagesim.studies import cscs as S
-from pagesim.workloads import FFT, Stencil, workload
 
 # ------------------------------------------------------------------------------------ workloads
 
@@ -149,7 +149,7 @@ def test_a_sign_the_assumed_size_sets_is_not_reproduced_and_one_it_never_gives_i
     small pages a gain at every count and another does not, the model's sign is the assumption's: not
     reproduced, each size's gains in the note. Where no size from x1/8 to x8 gives a gain at every count,
     the statement is contradicted whatever the size."""
-    from pagesim.findings import Findings
+    from pagesim.studies.findings import Findings
 
     docs = S._docs()
     pchan, namd = list(docs["PCHAN"].processors), list(docs["NAMD"].processors)

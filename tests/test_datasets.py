@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import pagesim.datasets as D
+import pagesim.sources.datasets as D
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 EXPECTED = {

@@ -1,5 +1,5 @@
-"""pagesim.diagrams: the page-walk diagram and the step-by-step TLB view agree with the simulator
-(its counters for the same accesses), with pagesim.explain's fields, and with an LRU worked by hand;
+"""pagesim.teaching.diagrams: the page-walk diagram and the step-by-step TLB view agree with the simulator
+(its counters for the same accesses), with pagesim.teaching.explain's fields, and with an LRU worked by hand;
 bad input names the parameter."""
 
 import re
@@ -12,9 +12,9 @@ from hypothesis import strategies as hs
 
 matplotlib.use("Agg")
 
-from pagesim import diagrams as D  # noqa: E402
 from pagesim import machine, machines, simulate  # noqa: E402
-from pagesim.explain import translate  # noqa: E402
+from pagesim.teaching import diagrams as D  # noqa: E402
+from pagesim.teaching.explain import translate  # noqa: E402
 
 BASE = 0x0A12_0000_0000  # below 2**44: every preset's address space
 
@@ -46,7 +46,7 @@ def counters_of_last(m, addresses, page):
 
 # ------------------------------------------------------------------------------------------ the walk
 def _explained(m, a, p):
-    """From pagesim.explain's table: each radix level's (hi, lo, index), the PTEGs, the TSB slot."""
+    """From pagesim.teaching.explain's table: each radix level's (hi, lo, index), the PTEGs, the TSB slot."""
     t = translate(m, a, p)
     levels = []
     for _, r in t[t["step"].str.startswith("walk level")].iterrows():
@@ -60,7 +60,7 @@ def _explained(m, a, p):
 @pytest.mark.parametrize("name", machines())
 def test_walk_fields_and_entries_agree_with_explain(name):
     """Every preset at every page size: the diagram's bit fields and table entries are those of
-    pagesim.explain.translate (the translation explorer's table), and the fields tile the address."""
+    pagesim.teaching.explain.translate (the translation explorer's table), and the fields tile the address."""
     m = machine(name)
     rng = np.random.default_rng(7)
     for p in m.page_sizes:
@@ -332,7 +332,7 @@ GLOSSARY_TERMS = (
 def _glossary():
     import nbformat
 
-    from pagesim.notebooks import notebooks_dir
+    from pagesim.validation.notebooks import notebooks_dir
 
     nb = nbformat.read(notebooks_dir() / "glossary.ipynb", as_version=4)
     # code: only the parameters cell and the cell that describes one machine
@@ -389,7 +389,7 @@ def test_the_glossary_runs_and_describes_the_machine_it_is_given(tmp_path):
     """Its parameters cell takes a preset, and its last cell prints that machine's structures."""
     import papermill as pm
 
-    from pagesim.notebooks import notebooks_dir
+    from pagesim.validation.notebooks import notebooks_dir
 
     out = pm.execute_notebook(
         str(notebooks_dir() / "glossary.ipynb"), str(tmp_path / "out.ipynb"), parameters={"quick": True, "machine_name": "power8"}, progress_bar=False

@@ -9,8 +9,8 @@ from reference import reference_simulate
 
 import pagesim
 from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
-from pagesim import _engine as E
 from pagesim._kernels import translate as K
+from pagesim.engine import stages as E
 
 KIB = 1024
 
@@ -255,7 +255,7 @@ def test_presets_match_reference(m, layout, addrs, kinds):
     ds = pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=layout, seed=3)
     got, touched = dataset_counters(ds)
     m_eff, _ = pagesim.simulate.__wrapped__ if hasattr(pagesim.simulate, "__wrapped__") else (None, None)
-    from pagesim.simulate import resolve_programmable
+    from pagesim.engine.simulate import resolve_programmable
 
     m_eff, _ = resolve_programmable(m, layout)
     want, ref_touched = reference_simulate(m_eff, layout, [int(a) for a in addrs], list(kinds), 3)

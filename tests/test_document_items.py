@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-import pagesim.datasets as D
-from pagesim.report import baseline_path
+import pagesim.sources.datasets as D
+from pagesim.validation.report import baseline_path
 
 BASELINE = json.loads(baseline_path().read_text(encoding="utf-8"))
 NAMES = D.list()
@@ -27,7 +27,7 @@ def _ids(cell) -> list[str]:
 
 
 def test_every_document_names_its_notebook():
-    nbs = {p.stem for p in __import__("pagesim.notebooks", fromlist=["list_notebooks"]).list_notebooks()}
+    nbs = {p.stem for p in __import__("pagesim.validation.notebooks", fromlist=["list_notebooks"]).list_notebooks()}
     for key, doc in D.catalog()["documents"].items():
         assert doc.get("notebook") in nbs, f"documents.{key}: notebook = {doc.get('notebook')!r} is not a notebook"
 

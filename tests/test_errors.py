@@ -7,8 +7,8 @@ import pytest
 
 import pagesim
 from pagesim import Layout, Machine, Region, Structure, Walker
-from pagesim.processes import simulate_processes
-from pagesim.units import parse_size
+from pagesim.core.units import parse_size
+from pagesim.engine.processes import simulate_processes
 
 
 def S(**kw):
@@ -315,7 +315,7 @@ def _pm():
     ],
 )
 def test_shared_validation_helpers_name_parameter_value_and_allowed(call, exc, words):
-    """The checks once written out by hand at each site now go through pagesim._check; each message
+    """The checks once written out by hand at each site now go through pagesim.core.check; each message
     still names the parameter, the value and what is allowed."""
     with pytest.raises(exc, match=re.escape(words)):
         call()
@@ -414,7 +414,7 @@ def test_one_pass_beyond_the_accesses_limit_is_refused_and_ignored_accesses_said
     is limited to 2**40 (it ran for hours); touch with pattern='memset' ignored accesses= silently."""
     import warnings
 
-    from pagesim.workloads import workload
+    from pagesim.sources.workloads import workload
 
     for name, kw in (("sequential", {"working_set": "64T"}), ("touch", {"size": "64T"})):
         with warnings.catch_warnings():
@@ -430,14 +430,14 @@ def test_one_pass_beyond_the_accesses_limit_is_refused_and_ignored_accesses_said
 
 
 def test_a_warning_points_at_the_callers_line():
-    """A workload's warning raised inside simulate() pointed at pagesim/simulate.py: it names the
+    """A workload's warning raised inside simulate() pointed at pagesim/engine/simulate.py: it names the
     line that called pagesim, whichever entry point."""
     import warnings
 
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         pagesim.simulate("skylake", "sequential", working_set="1M", accesses=10)
-        pagesim.workloads.workload("sequential", working_set="1M", accesses=10)
+        pagesim.sources.workloads.workload("sequential", working_set="1M", accesses=10)
     assert [w.filename for w in got] == [__file__, __file__], [(w.filename, w.lineno) for w in got]
 
 

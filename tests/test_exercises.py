@@ -2,8 +2,8 @@
 
 The assignments are built once per session (otter assign, into a temporary folder, never beside
 this tests/ folder: otter-grader issue 931) and graded in-process with otter's own test files
-(``pagesim.grading.grade_in_process``); one test runs the instructor's command on a sample (each
-submission in a process of its own, ``pagesim.grading.grade_isolated``), and
+(``pagesim.teaching.grading.grade_in_process``); one test runs the instructor's command on a sample (each
+submission in a process of its own, ``pagesim.teaching.grading.grade_isolated``), and
 tests/test_grading_hostile.py grades hostile submissions that way.
 """
 
@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("otter", reason="otter-grader is not installed (pip install -e '.[exercises]')")
 
-from pagesim import exercises, grading  # noqa: E402
+from pagesim.teaching import exercises, grading  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 MASTERS = REPO / "exercises" / "masters"
@@ -234,8 +234,8 @@ def test_correct_rejects_non_answers():
 
 
 def test_00_answers_agree_with_translate():
-    """Q1's indices are the ones pagesim.explain.translate prints (the check a student runs)."""
-    from pagesim.explain import translate
+    """Q1's indices are the ones pagesim.teaching.explain.translate prints (the check a student runs)."""
+    from pagesim.teaching.explain import translate
 
     for sid in range(12):
         sheet = exercises.Sheet("00", sid)
@@ -252,11 +252,11 @@ def _translate_value(t, step, what_start=""):
 
 
 def test_hand_answers_agree_with_pagesim():
-    """The by-hand answers (closed forms in pagesim.exercises) equal what pagesim itself computes:
+    """The by-hand answers (closed forms in pagesim.teaching.exercises) equal what pagesim itself computes:
     faults by simulation, slots and groups by translate, leaf tables by page_table_bytes."""
     import pagesim
-    from pagesim.explain import translate
-    from pagesim.pagetables import Mapping, page_table_bytes
+    from pagesim.system.pagetables import Mapping, page_table_bytes
+    from pagesim.teaching.explain import translate
 
     for sid in range(3):
         a01 = exercises.Sheet("01", sid)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pagesim
-from pagesim.workloads import ELEMENT
+from pagesim.sources.workloads import ELEMENT
 
 BASES = [1 << 30, 3 << 30, 5 << 30]
 

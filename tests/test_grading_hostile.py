@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("otter", reason="otter-grader is not installed (pip install -e '.[exercises]')")
 
-from pagesim import grading  # noqa: E402
+from pagesim.teaching import grading  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 NAME = "05_shared_page_tables"
@@ -274,7 +274,7 @@ def test_timeout_option_and_missing_build_are_one_line_errors(tmp_path, capsys):
 def test_the_csv_names_the_id_that_was_graded(batch):
     """The questions graded are those of STUDENT_ID as the notebook left it: the row names that id
     and its seed, and says that the notebook's STUDENT_ID cell reads another."""
-    from pagesim.exercises import seed_of
+    from pagesim.teaching.exercises import seed_of
 
     row = batch["rows"]["swap"]
     assert row["student"] == "friend@example.edu" and row["seed"] == str(seed_of("friend@example.edu")), row

@@ -3,7 +3,7 @@ for regions that are whole 2 MiB pages and regions that are not (a base-page tai
 
 import pytest
 
-from pagesim.host import compare_faults, why_not
+from pagesim.host.linux import compare_faults, why_not
 
 # (size, offset past a 2 MiB boundary, sequential faults with 4K pages, with THP)
 CASES = [
@@ -62,7 +62,7 @@ def test_cli_host_takes_sizes_that_are_not_whole_huge_pages(capsys):
 
 def test_multi_size_thp_stops_a_partial_comparison(tmp_path, monkeypatch):
     # a kernel that may back the tail with 64K folios: pagesim's count would not be the kernel's
-    import pagesim.host as H
+    import pagesim.host.linux as H
 
     (tmp_path / "enabled").write_text("always [madvise] never\n")
     for d, mode in (("hugepages-64kB", "always inherit madvise [never]"), ("hugepages-2048kB", "always [inherit] madvise never")):
@@ -82,7 +82,7 @@ def test_multi_size_thp_stops_a_partial_comparison(tmp_path, monkeypatch):
 
 def test_cli_host_checks_every_size_before_it_runs_any(capsys, monkeypatch):
     """`--size 3M --size 1K` ran every 3M comparison, then failed on 1K: every value is checked first."""
-    import pagesim.host as H
+    import pagesim.host.linux as H
     from pagesim.cli import main
 
     monkeypatch.setattr(H, "compare_faults", lambda *a, **k: pytest.fail("a comparison ran before every size was checked"))

@@ -13,9 +13,9 @@ import nbformat
 import pytest
 
 import pagesim
-from pagesim import teach
-from pagesim.explain import translate
 from pagesim.studies import basics as B
+from pagesim.teaching import teach
+from pagesim.teaching.explain import translate
 
 NB = Path(__file__).resolve().parents[1] / "notebooks" / "00_basics.ipynb"
 ADDRESS = 0x7F12_3456_789A

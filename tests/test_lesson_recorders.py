@@ -3,9 +3,9 @@ one line per section): what each records, on small inputs built by hand."""
 
 import pandas as pd
 
-import pagesim.datasets as D
-from pagesim.findings import Findings
+import pagesim.sources.datasets as D
 from pagesim.studies import mpss, yourmachine, yourprogram
+from pagesim.studies.findings import Findings
 
 
 def test_mpss_time_base_band_is_the_findings_band():

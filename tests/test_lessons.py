@@ -8,7 +8,7 @@ import re
 import nbformat
 import pytest
 
-from pagesim.notebooks import list_notebooks, notebooks_dir
+from pagesim.validation.notebooks import list_notebooks, notebooks_dir
 
 NOTEBOOKS = list_notebooks()
 GLOSSARY = notebooks_dir() / "glossary.ipynb"

@@ -11,8 +11,8 @@ from reference_os import reference_backing
 
 import pagesim
 from pagesim import Layout, OutOfMemory, PhysicalMemory, Region
-from pagesim.memory import FREE, MOVABLE
-from pagesim.paging import resolve
+from pagesim.system.memory import FREE, MOVABLE
+from pagesim.system.paging import resolve
 
 
 def brute_force_block_free(state, order):

@@ -5,9 +5,9 @@ import nbformat
 import papermill as pm
 import pytest
 
-from pagesim.findings import VERDICTS, regressions
-from pagesim.notebooks import REQUIRED_PARAMETERS, execute, list_notebooks, notebooks_dir, report
-from pagesim.report import load_baseline
+from pagesim.studies.findings import VERDICTS, regressions
+from pagesim.validation.notebooks import REQUIRED_PARAMETERS, execute, list_notebooks, notebooks_dir, report
+from pagesim.validation.report import load_baseline
 
 NOTEBOOKS = list_notebooks()
 
@@ -65,8 +65,8 @@ def test_notebooks_folder_found():
 
 
 def test_verdicts_and_regressions():
-    from pagesim.findings import FindingFailed, Findings, classify
-    from pagesim.report import headline
+    from pagesim.studies.findings import FindingFailed, Findings, classify
+    from pagesim.validation.report import headline
 
     assert classify(15, 14, 10, 20) == ("within", 14 / 15)
     assert classify(15, 90, 10, 20) == ("direction", 6.0)
@@ -102,7 +102,7 @@ def test_kernel_messages_are_awaited_in_slices():
     import asyncio
     from queue import Empty
 
-    from pagesim.notebooks import sliced_get_msg
+    from pagesim.validation.notebooks import sliced_get_msg
 
     now = [0.0]
     asked = []

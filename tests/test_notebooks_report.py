@@ -14,14 +14,14 @@ import os
 import nbformat
 import pytest
 
-import pagesim.notebooks as N
+import pagesim.validation.notebooks as N
 
 NBS = N.list_notebooks()
 
 
 def _record(path, started="2030-01-01T00:00:00+00:00", code=None):
     """A stand-in run that finds what the committed quick-mode baseline says (so it is no regression)."""
-    from pagesim.report import load_baseline
+    from pagesim.validation.report import load_baseline
 
     base = load_baseline(quick=True).get(path.stem, {})
     findings = [{"id": i, "finding": i, "source": "", "document": "", "simulation": "", "verdict": v} for i, v in base.items()]
@@ -230,7 +230,7 @@ def test_ctrl_c_is_one_line(tmp_path):
     mark = tmp_path / "started"
     _tiny(tmp_path / "nbs", cells=(f"open({str(mark)!r}, 'w').close()\nimport time\ntime.sleep(120)",))
     code = (
-        "import sys; from pathlib import Path; import pagesim.notebooks as N; from pagesim.cli import main; "
+        "import sys; from pathlib import Path; import pagesim.validation.notebooks as N; from pagesim.cli import main; "
         f"N.notebooks_dir = lambda: Path({str(tmp_path / 'nbs')!r}); sys.exit(main(['notebooks', '--out', {str(tmp_path / 'out')!r}]))"
     )
     p = subprocess.Popen(
@@ -249,7 +249,7 @@ def test_ctrl_c_is_one_line(tmp_path):
 def test_saved_progress_bars_show_their_final_state(tmp_path):
     """A progress bar in an executed notebook reads 100% 18/18 once done (was: the widget's text
     when first shown, 0/18)."""
-    src = _tiny(tmp_path / "src", cells=("from pagesim._progress import steps\nfor i in steps(range(18), 'work'):\n    pass",))
+    src = _tiny(tmp_path / "src", cells=("from pagesim.core.progress import steps\nfor i in steps(range(18), 'work'):\n    pass",))
     rec = N.execute(src, tmp_path / "out", quick=True)
     assert rec["status"] == "ok", rec.get("error")
     nb = nbformat.read(tmp_path / "out" / "00_tiny.ipynb", as_version=4)
@@ -283,7 +283,7 @@ def test_a_cell_that_never_finishes_is_retried_once_then_named(tmp_path, monkeyp
 def test_save_baseline_still_names_regressions(tmp_path, monkeypatch, capsys):
     """--save-baseline stores the run's verdicts, but a verdict worse than the baseline the run
     started from is still printed as a REGRESSION (was: compared with the baseline just saved)."""
-    import pagesim.report as R
+    import pagesim.validation.report as R
 
     base = tmp_path / "verdicts.json"
     base.write_text(json.dumps({"quick": {NBS[0].stem: {"x": "exact"}}}))
@@ -419,7 +419,7 @@ def test_a_signal_stops_the_run_with_its_clean_up(tmp_path, sig):
     cell = ignore + f"open({str(mark)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)"
     _tiny(tmp_path / "nbs", cells=(cell,))
     code = (
-        "import sys; from pathlib import Path; import pagesim.notebooks as N; from pagesim.cli import main; "
+        "import sys; from pathlib import Path; import pagesim.validation.notebooks as N; from pagesim.cli import main; "
         "from jupyter_client.manager import KernelManager; KernelManager.shutdown_wait_time.default_value = 3600.0; "
         f"N.notebooks_dir = lambda: Path({str(tmp_path / 'nbs')!r}); sys.exit(main(['notebooks', '--out', {str(tmp_path / 'out')!r}]))"
     )
@@ -504,7 +504,7 @@ def test_the_baseline_keeps_a_robust_within(tmp_path, monkeypatch, capsys):
     """A within that survived its sweeps is stored as 'within (robust)', so the next identical run
     shows no change, and a run where it is only 'within' is a regression (was: stored as 'within',
     so every run listed the robust finding as changed and a loss of robustness went unseen)."""
-    import pagesim.report as R
+    import pagesim.validation.report as R
 
     base = tmp_path / "verdicts.json"
     base.write_text(json.dumps({"quick": {}}))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pagesim.pagecache import file_sizes, internal_fragmentation
+from pagesim.system.pagecache import file_sizes, internal_fragmentation
 
 
 def test_document_figures():

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pagesim.pagetables import TWICHELL_8GB, Mapping, database_mappings, page_table_bytes, process_tables, shared_page_table_table
+from pagesim.system.pagetables import TWICHELL_8GB, Mapping, database_mappings, page_table_bytes, process_tables, shared_page_table_table
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -69,11 +69,11 @@ def test_errors():
 @pytest.mark.parametrize(
     "args, kwargs, exc, match",
     [
-        ((1, "x"), {}, TypeError, r"mappings must be a list or tuple of pagesim.pagetables.Mapping, got str 'x'"),
+        ((1, "x"), {}, TypeError, r"mappings must be a list or tuple of pagesim.system.pagetables.Mapping, got str 'x'"),
         ((1, Mapping("a", MiB)), {}, TypeError, r"mappings must be a list or tuple .*got Mapping"),
         ((1, None), {}, TypeError, r"mappings must be .*got NoneType None"),
         ((1, []), {}, ValueError, r"mappings=\[\] is empty"),
-        ((1, [Mapping("a", MiB), ("b", MiB)]), {}, TypeError, r"mappings\[1\] must be a pagesim.pagetables.Mapping, got tuple \('b', 1048576\)"),
+        ((1, [Mapping("a", MiB), ("b", MiB)]), {}, TypeError, r"mappings\[1\] must be a pagesim.system.pagetables.Mapping, got tuple \('b', 1048576\)"),
         ((1, [Mapping("a", MiB)]), {"level_bits": 9}, TypeError, r"level_bits must be a list or tuple of ints.*got int 9"),
         ((1, [Mapping("a", MiB)]), {"level_bits": ()}, ValueError, r"level_bits=\(\) has 0 levels: allowed 1..8"),
         ((1, [Mapping("a", MiB)]), {"level_bits": (9, 0, 9)}, ValueError, r"level_bits\[1\]=0 is out of range: allowed 1..24"),

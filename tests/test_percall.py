@@ -1,5 +1,5 @@
-"""The lean per-call path (pagesim._engine: machine parts computed once per Machine, pandas
-indexes reused, page counts without temporaries; pagesim.layout: trace layouts without checking
+"""The lean per-call path (pagesim.engine.stages: machine parts computed once per Machine, pandas
+indexes reused, page counts without temporaries; pagesim.model.layout: trace layouts without checking
 every block region again) gives what the plain way gives: the Dataset variables derived from the
 raw counters against a plain-Python formulation on the same counters, trace layouts against
 Regions checked one by one, and calls that share cached parts stay independent."""
@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 import pagesim
 from pagesim import Layout, Region
-from pagesim import _engine as E
-from pagesim.simulate import place, resolve_programmable
-from pagesim.units import format_size
+from pagesim.core.units import format_size
+from pagesim.engine import stages as E
+from pagesim.engine.simulate import place, resolve_programmable
 
 
 def plain_parts(m, layout, cfg, cnt, st, structs, pwcs):
@@ -80,7 +80,7 @@ def run_raw(m, layout, addrs, kinds=None, seed=0):
 def thp_layout(m):
     """A THP region the OS splits (base-page head and tail around huge pages, all named 'heap')
     beside a fault-around region: repeated names and prefaulted pages."""
-    from pagesim.paging import granted
+    from pagesim.system.paging import granted
 
     huge = [p for p in m.page_sizes if p > m.base_page][0]
     b = m.base_page
@@ -99,7 +99,7 @@ def test_parts_match_plain_formulation(name):
     layouts = [Layout.covering_addresses(rng.integers(0, 1 << 30, 2000).astype(np.uint64), m.base_page)]
     if any(p > m.base_page for p in m.page_sizes) and m.walker.kind == "radix":
         layouts.append(thp_layout(m))
-    layouts.append(place(pagesim.workloads.workload("stream", n=20000), m.page_sizes[-1]))
+    layouts.append(place(pagesim.sources.workloads.workload("stream", n=20000), m.page_sizes[-1]))
     for lay in layouts:
         addrs = np.concatenate([r.start + rng.integers(0, r.length, 800) for r in lay.regions]).astype(np.uint64)
         kinds = rng.integers(0, 2, addrs.shape[0]).astype(np.uint8)
@@ -160,7 +160,7 @@ def test_calls_sharing_cached_parts_stay_independent():
 @given(st.lists(st.integers(0, (1 << 40) - 1), min_size=1, max_size=200), st.sampled_from(["4K", "64K", "2M"]), st.sampled_from(["2M", "16M"]))
 def test_covering_addresses_same_as_regions_checked_one_by_one(addrs, page, granule):
     lay = Layout.covering_addresses(np.array(addrs, dtype=np.uint64), page, granule=granule)
-    g = max(pagesim.units.parse_page_size(granule), pagesim.units.parse_page_size(page))
+    g = max(pagesim.core.units.parse_page_size(granule), pagesim.core.units.parse_page_size(page))
     blocks = sorted({a // g for a in addrs})
     runs = []
     for b in blocks:
@@ -222,7 +222,7 @@ def test_layout_json_same_as_json_dumps(specs):
 
 
 def _step_by_step(ds, steps, attrs_update):
-    """What pagesim._engine.rebuilt stands for, done the plain xarray way."""
+    """What pagesim.engine.stages.rebuilt stands for, done the plain xarray way."""
     ds = ds.copy()
     for step in steps:
         if step[0] == "drop":
@@ -271,7 +271,7 @@ def test_rebuilt_same_as_step_by_step(name):
 def test_simulate_timed_same_as_repricing_step_by_step(name, kw):
     """simulate_timed prices in one build; timed_cycles, with the same figures, re-prices the xarray
     way: the same Dataset."""
-    from pagesim.timing import simulate_timed, timed_cycles
+    from pagesim.engine.timing import simulate_timed, timed_cycles
 
     ds = simulate_timed(name, "random", working_set="64M", accesses=3000, **kw)
     again = timed_cycles(ds)
@@ -287,8 +287,8 @@ def test_simulate_timed_walk_log_sized_by_the_run(tmp_path, instructions, chunk)
     """simulate_timed's walk log holds min(chunk_size, accesses) walks: a trace file (its access
     count read from the file, instruction lines dropped or kept) gives what the same accesses in
     memory give, one chunk or many."""
-    from pagesim.timing import simulate_timed
-    from pagesim.traces import read_trace
+    from pagesim.engine.timing import simulate_timed
+    from pagesim.sources.traces import read_trace
 
     rng = np.random.default_rng(4)
     addrs = (0x7F0000000000 + rng.integers(0, 256 << 20, 3000)).tolist()

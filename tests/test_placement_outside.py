@@ -11,8 +11,8 @@ from reference import reference_simulate
 
 import pagesim
 from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
-from pagesim import _engine as E
 from pagesim._kernels import specialize as S
+from pagesim.engine import stages as E
 
 K4, K64, M2, G1 = 4096, 65536, 2 << 20, 1 << 30
 

@@ -9,11 +9,11 @@ import nbformat
 import pandas as pd
 import pytest
 
-import pagesim.datasets as D
-from pagesim.findings import Findings
-from pagesim.notebooks import notebooks_dir
-from pagesim.pagecache import file_sizes, internal_fragmentation
+import pagesim.sources.datasets as D
 from pagesim.studies import power64k as S
+from pagesim.studies.findings import Findings
+from pagesim.system.pagecache import file_sizes, internal_fragmentation
+from pagesim.validation.notebooks import notebooks_dir
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -5,9 +5,9 @@ with a chip's shared memory, and the run-length sweep. Nothing here asserts a fi
 import numpy as np
 import pytest
 
-import pagesim.datasets as D
+import pagesim.sources.datasets as D
+from pagesim.sources.workloads import HPLUpdate, workload
 from pagesim.studies import power64k as S
-from pagesim.workloads import HPLUpdate, workload
 
 BASES = [0, 1 << 30, 2 << 30]  # A, Lpack, Upack
 

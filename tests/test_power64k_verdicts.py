@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-import pagesim.datasets as D
+import pagesim.sources.datasets as D
+from pagesim.engine.timing import _get_hierarchy
 from pagesim.studies import power64k as S
-from pagesim.timing import _get_hierarchy
 
 SYSTEMS = {"JS22", "Power 575"}
 

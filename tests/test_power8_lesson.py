@@ -8,9 +8,9 @@ import re
 import nbformat
 import pytest
 
-from pagesim import teach
-from pagesim.notebooks import notebooks_dir
 from pagesim.studies import power8 as S
+from pagesim.teaching import teach
+from pagesim.validation.notebooks import notebooks_dir
 
 NB = notebooks_dir() / "04_power8_mmap.ipynb"
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from pagesim.notebooks import notebooks_dir
 from pagesim.studies import mpss as M
 from pagesim.studies import power8 as S
+from pagesim.validation.notebooks import notebooks_dir
 
 
 @pytest.fixture(scope="module")

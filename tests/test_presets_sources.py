@@ -13,8 +13,8 @@ import pytest
 
 import pagesim
 from pagesim import Layout
-from pagesim.explain import translate
-from pagesim.layout import DEFAULT_BASE
+from pagesim.model.layout import DEFAULT_BASE
+from pagesim.teaching.explain import translate
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB, MIB = 1 << 30, 1 << 20
@@ -144,7 +144,7 @@ def test_opteron_k8_has_no_page_walk_cache_from_a_later_family():
 
 def test_mpss_after_table_misses_fall_where_the_document_and_model_say():
     # 002_7166aff63bc805c7.txt, trapstat -T after ppgsz -o heap=4M: 221 user dTLB misses on 8k, 0 on 4m
-    from pagesim import datasets as D
+    from pagesim.sources import datasets as D
     from pagesim.studies import mpss as S
 
     doc = D.load("mpss_trapstat")

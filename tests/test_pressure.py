@@ -8,7 +8,7 @@ from reference_pressure import reference_pressure
 
 import pagesim
 from pagesim import Layout, Ram, Region
-from pagesim.pressure import run
+from pagesim.system.pressure import run
 
 K = 1024
 

@@ -1,13 +1,13 @@
-"""The latency probe (pagesim.probe): the kernel on hand-made cycles, knee finding on made-up curves,
+"""The latency probe (pagesim.host.probe): the kernel on hand-made cycles, knee finding on made-up curves,
 and a small real run checked for its shape and direction, never for absolute times."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from pagesim import probe as P
 from pagesim._kernels.chase import chase
-from pagesim.host import why_not
+from pagesim.host import probe as P
+from pagesim.host.linux import why_not
 
 
 def test_chase_kernel_follows_the_cycle():

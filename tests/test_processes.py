@@ -11,8 +11,8 @@ from test_differential import cases
 
 import pagesim
 from pagesim import Layout, Region
-from pagesim.processes import DataCache, simulate_processes
-from pagesim.simulate import resolve_programmable
+from pagesim.engine.processes import DataCache, simulate_processes
+from pagesim.engine.simulate import resolve_programmable
 
 
 def interleave(traces, quantum, stride, flushed_names):
@@ -199,7 +199,7 @@ def test_bad_process_input():
 def test_table_ids_number_rows_as_np_unique_over_rows(rows, wide):
     """_walk_lines numbers page-table pages as np.unique(rows, axis=0) did (the row sort it replaced),
     on the packed-key path and, with table numbers too wide to pack, on the lexsort path."""
-    from pagesim.processes import _table_ids
+    from pagesim.engine.processes import _table_ids
 
     a = np.array(rows, dtype=np.int64)
     a[:, 2] <<= wide

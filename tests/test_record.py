@@ -1,4 +1,4 @@
-"""Recording a real program's trace with valgrind lackey (pagesim.record, `pagesim trace record`)."""
+"""Recording a real program's trace with valgrind lackey (pagesim.sources.record, `pagesim trace record`)."""
 
 import gzip
 import os
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from pagesim import record as R
-from pagesim.traces import read_trace
+from pagesim.sources import record as R
+from pagesim.sources.traces import read_trace
 
 needs_valgrind = pytest.mark.skipif(R.why_not() is not None, reason=str(R.why_not()))
 
@@ -310,7 +310,7 @@ def test_a_program_killed_by_a_signal_is_said_so():
     """valgrind's status -11 was printed as "exited with status -11": the signal is named."""
     import dataclasses
 
-    from pagesim.record import Recording
+    from pagesim.sources.record import Recording
 
     kw = dict(path="t.txt", command=("x",), accesses=5, instr=1, loads=2, stores=1, modifies=1, data_only=False, truncated=False, seconds=0.1, bytes=9)
     r = Recording(exit_status=-11, **kw)

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from pagesim.findings import Findings, note_text
 from pagesim.studies import cscs, mpss, power64k
 from pagesim.studies import sensitivity as V
+from pagesim.studies.findings import Findings, note_text
 
 # --------------------------------------------------------------------------- the range finder
 
@@ -90,7 +90,7 @@ def test_holds_for_attaches_the_range_to_a_recorded_finding():
 
 
 def test_report_shows_the_sensitivity():
-    from pagesim.report import render
+    from pagesim.validation.report import render
 
     rec = {
         "notebook": "99_x.ipynb",
@@ -119,7 +119,7 @@ def test_sweep_plot_draws_band_mark_and_ranges():
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from pagesim import plotting
+    from pagesim.teaching import plotting
 
     df = pd.DataFrame({"x": [1, 2, 3, 4], "y": [10, 20, 30, 40], "holds": [False, True, True, False]})
     ax = plotting.sweep(
@@ -170,7 +170,7 @@ def test_small_pages_win_exactly_when_the_planes_fit_the_l2_tlb_sets():
 
 
 def test_recosting_equals_a_new_simulation():
-    from pagesim.simulate import simulate
+    from pagesim.engine.simulate import simulate
 
     kw = dict(atoms=4096, atom_bytes=256)
     r = cscs.small_page_change("opteron-k8", "md", work_cycles=cscs.MD_WORK, **kw)
@@ -201,7 +201,7 @@ def test_md_gain_falls_with_work_and_the_range_is_where_it_is_in_band():
 
 
 def test_text_finding_holds_up_to_the_4m_itlb_reach():
-    from pagesim.machines import machine
+    from pagesim.model.machines import machine
 
     m = machine("ultrasparc-iii-cu")
     reach_mib = sum(s.entries for s in m.chain("instr", 4 << 20)) * 4

@@ -13,10 +13,10 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-import pagesim.datasets as D  # noqa: E402
-from pagesim.findings import Findings  # noqa: E402
-from pagesim.notebooks import notebooks_dir  # noqa: E402
+import pagesim.sources.datasets as D  # noqa: E402
 from pagesim.studies import sharedpt as S  # noqa: E402
+from pagesim.studies.findings import Findings  # noqa: E402
+from pagesim.validation.notebooks import notebooks_dir  # noqa: E402
 
 NOTEBOOK = notebooks_dir() / "05_shared_page_tables.ipynb"
 SMALL = {"processes": 3, "quantum": 500, "pool": 64 << 20, "accesses": 4000}

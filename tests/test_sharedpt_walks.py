@@ -6,7 +6,7 @@ the processes ran before it (``warmup``), checked by hand and against the simula
 import numpy as np
 import pytest
 
-from pagesim.processes import simulate_processes
+from pagesim.engine.processes import simulate_processes
 from pagesim.studies import sharedpt as S
 
 # --------------------------------------------------------------------------- faults by hand

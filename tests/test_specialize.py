@@ -76,9 +76,9 @@ def test_auto_choice_does_not_depend_on_what_ran_before():
     other kernels were loaded: a preset's chain shape gets its specialised copy at any length; any
     other shape the generic kernel below SPECIALIZE_MIN_ACCESSES and the specialised copy from
     there; instruction accesses and specialize=False the generic kernel."""
-    from pagesim import _engine as E
     from pagesim._kernels import specialize as S
-    from pagesim.workloads import Addresses
+    from pagesim.engine import stages as E
+    from pagesim.sources.workloads import Addresses
 
     a = (np.arange(2000, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
     layout = Layout.covering_addresses(a, 4096)
@@ -134,8 +134,8 @@ def test_machines_differing_in_entries_share_one_specialised_copy():
     """A specialised copy is compiled for a chain's shape (ways, replacement, power-of-two sets,
     slot starts), not its set counts: a machine with another page size or other entries in the
     chain's last structure reuses it, with its own counts."""
-    from pagesim import _engine as E
     from pagesim._kernels import specialize as S
+    from pagesim.engine import stages as E
 
     def mach(l1, l2):
         return Machine(
@@ -165,8 +165,8 @@ def test_page_sizes_differing_in_sets_share_one_specialised_copy():
     starts (MachineParts.placed): an L1 of 4K pages and a smaller L1 of 2M pages in front of one
     shared L2 give one shape, and each page size keeps its own counts. Skylake's and Zen 4's 4K
     and 2M chains share so."""
-    from pagesim import _engine as E
     from pagesim._kernels import specialize as S
+    from pagesim.engine import stages as E
 
     m = Machine(
         name="split-l1",
@@ -243,7 +243,7 @@ def test_specialised_presets_match_reference(name):
     SLB (power6) and wide fully associative TLBs (itanium2) with their geometry compiled in; power8
     and zen4 keep their fully associative TLBs' ring heads in locals across chunks of 777 (without
     run_chunk storing the returned heads, both fail)."""
-    from pagesim.simulate import resolve_programmable
+    from pagesim.engine.simulate import resolve_programmable
 
     m = pagesim.machine(name)
     p = m.base_page

@@ -44,7 +44,7 @@ def test_threads_identical_with_page_size_axis_policy_and_ram():
 def test_workers_none_is_one_per_core():
     import os
 
-    from pagesim.sweep import _check_workers
+    from pagesim.engine.sweep import _check_workers
 
     assert _check_workers(None) == len(os.sched_getaffinity(0)) >= 1
 
@@ -119,9 +119,9 @@ def test_every_kernel_releases_the_gil():
     from numba.core.registry import CPUDispatcher
 
     import pagesim._kernels as kernels
-    from pagesim._engine import kernel_inputs as _build
     from pagesim._kernels import specialize as S
-    from pagesim.layout import Layout
+    from pagesim.engine.stages import kernel_inputs as _build
+    from pagesim.model.layout import Layout
 
     found = []
     for m in pkgutil.iter_modules(kernels.__path__):
@@ -172,7 +172,7 @@ def test_grouped_concat_is_one_flat_concat(axes):
     (values, dtypes, attributes, variable order) as one xr.concat over every run."""
     import itertools
 
-    from pagesim.sweep import _concat, _point
+    from pagesim.engine.sweep import _concat, _point
 
     fixed = dict(machine="skylake", workload="random", working_set="40M", accesses=2000)
     fixed = {k: v for k, v in fixed.items() if k not in axes and not ("workload" in axes and k in ("working_set", "accesses"))}
@@ -224,7 +224,7 @@ def test_concat_in_numpy_is_xarrays(axes, fixed):
     concat gives (_concat_xarray), down to dtypes, attribute and variable order."""
     import itertools
 
-    from pagesim.sweep import _aux_coords, _concat, _concat_arrays, _concat_xarray, _point
+    from pagesim.engine.sweep import _aux_coords, _concat, _concat_arrays, _concat_xarray, _point
 
     names = list(axes)
     parts = [_point({**FIXED, **fixed, **dict(zip(names, combo))}, names) for combo in itertools.product(*axes.values())]
@@ -240,7 +240,7 @@ def test_concat_in_numpy_promotes_as_xarray_does():
     """A string coordinate the runs disagree on becomes an object variable with NaN where a run lacks
     the label; an int variable one run lacks becomes float; one that is float in one run and int
     in another is float: the dtypes and values xarray's concat gives."""
-    from pagesim.sweep import _aux_coords, _concat_arrays, _concat_xarray, _point
+    from pagesim.engine.sweep import _aux_coords, _concat_arrays, _concat_xarray, _point
 
     parts = [
         _point({"machine": m, "workload": "random", "working_set": "4M", "accesses": 500, "seed": s}, ["machine", "seed"])
@@ -261,7 +261,7 @@ def test_concat_in_numpy_promotes_as_xarray_does():
 def test_concat_in_numpy_leaves_what_it_does_not_model_to_xarray():
     """Runs with a coordinate simulate() never makes (here a scalar one): _concat_arrays declines,
     _concat gives xarray's Dataset."""
-    from pagesim.sweep import _aux_coords, _concat, _concat_arrays, _concat_xarray, _point
+    from pagesim.engine.sweep import _aux_coords, _concat, _concat_arrays, _concat_xarray, _point
 
     parts = [_point({"machine": m, "workload": "random", "working_set": "4M", "accesses": 500}, ["machine"]) for m in ("skylake", "power6")]
     parts = [p.assign_coords(extra=7) for p in parts]
@@ -311,7 +311,7 @@ def test_study_timed_pairs_reuse_only_runs_with_the_same_chain(monkeypatch):
     """timed_pairs makes a run again only when its inputs differ: the counterfactual's 4K runs (its
     new TLB holds 2 MB pages only) come from the Opteron's, priced identically to running them; its
     2M runs, whose chain differs, are made; a machine with another 4K chain makes both."""
-    from pagesim import timing
+    from pagesim.engine import timing
     from pagesim.studies import cscs
 
     cases = {"STREAM": ("stream", dict(n=20_000)), "single-node RandomAccess (1 GiB)": ("random", dict(working_set="1G", accesses=30_000))}

@@ -1,4 +1,4 @@
-"""The teaching helpers (pagesim.teach), the study parameters the notebooks' "Try this" lines use, the
+"""The teaching helpers (pagesim.teaching.teach), the study parameters the notebooks' "Try this" lines use, the
 plot labels, and what every notebook must offer a student: a first cell saying what it does, how long
 it runs and to use Run All; prediction cells; validation cells without stray outputs."""
 
@@ -12,8 +12,8 @@ import nbformat
 import pytest
 
 import pagesim
-from pagesim import teach
 from pagesim.studies import basics as B
+from pagesim.teaching import teach
 
 NB = Path(__file__).resolve().parents[1] / "notebooks"
 
@@ -187,7 +187,7 @@ def test_heatmap_labels_are_true_values_under_clipped_colours():
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from pagesim import plotting
+    from pagesim.teaching import plotting
 
     pivot = pd.DataFrame({"64": [749.8, -20.0]}, index=pd.Index([4, 8], name="planes in use"))
     pivot.columns.name = "plane KiB"
@@ -205,7 +205,7 @@ def test_bar_axis_labels_are_readable():
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from pagesim import plotting
+    from pagesim.teaching import plotting
 
     df = pd.DataFrame({"kernel": ["a", "b"], "small_page_change_pct": [10.0, -5.0]})
     ax = plotting.bars(df, x="small_page_change_pct", y="kernel", ylabel="")
@@ -268,8 +268,8 @@ def test_numpy_numbers_and_64_bit_machines():
     bare float() error, and a 64-bit machine was said to have a '64-bit space' an address was beyond."""
     import numpy as np
 
-    from pagesim import teach
-    from pagesim.explain import translate
+    from pagesim.teaching import teach
+    from pagesim.teaching.explain import translate
 
     assert teach.check_answer("reach", np.int64(6291456), machine="skylake", page="4K").right is True
     with pytest.raises(ValueError, match="guess='16x' is not a number"):
@@ -291,7 +291,7 @@ def test_start_here_setup_check_runs(tmp_path):
 
 def test_tlb_return_question_is_computed():
     """The return-to-the-first-page question: its answer and its worked text come from the
-    simulator's own run (pagesim.diagrams), so 4 pages in a 4-way set hit on return and 5 miss."""
+    simulator's own run (pagesim.teaching.diagrams), so 4 pages in a 4-way set hit on return and 5 miss."""
     args = dict(machine="skylake", page="4K", stride="64K", structure="L1 DTLB 4K")
     q = teach.QUESTIONS["tlb-return"]
     assert q.answer(count=5, **args) == 6 and "evicted at step 5" in q.how(count=5, **args)

@@ -20,7 +20,7 @@ from reference_os import reference_backing, reference_faults
 
 import pagesim
 from pagesim import Layout, PhysicalMemory, Region
-from pagesim.paging import default_huge_page, resolve
+from pagesim.system.paging import default_huge_page, resolve
 
 K, M = 1 << 10, 1 << 20
 BASE = 1 << 40  # 1 GiB-aligned
@@ -45,7 +45,7 @@ def test_memset_of_a_thp_region_faults_as_linux(size, faults):
     ],
 )
 def test_unaligned_start(offset, length, faults):
-    lay = Layout((Region(BASE + pagesim.units.parse_size(offset), length, "2M", "[ anon ]", policy="thp"),))
+    lay = Layout((Region(BASE + pagesim.core.units.parse_size(offset), length, "2M", "[ anon ]", policy="thp"),))
     r = lay.regions[0]
     addrs = np.arange(r.start, r.end, 4096, dtype=np.uint64)
     for mem in (None, PhysicalMemory("1G")):
@@ -177,7 +177,7 @@ def test_os_stage_matches_reference(case):
 
 
 def test_processes_back_the_tail_with_base_pages():
-    from pagesim.processes import simulate_processes
+    from pagesim.engine.processes import simulate_processes
 
     lay = Layout((Region(BASE, "3M", "2M", "buffer", policy="thp"),))
     ds = simulate_processes("zen4", "touch", size="3M", pattern="memset", processes=2, quantum=100, layout=lay)
@@ -185,7 +185,7 @@ def test_processes_back_the_tail_with_base_pages():
 
 
 def test_sizes_may_be_sums():
-    from pagesim.units import parse_size
+    from pagesim.core.units import parse_size
 
     assert parse_size("2M+4K") == 2 * M + 4 * K and parse_size("1 GiB + 2 MiB") == (1 << 30) + 2 * M
     for bad in ("+4K", "2M+", "2M++4K"):

@@ -1,4 +1,4 @@
-"""The timing model (pagesim.timing): the cache-replay kernel against its plain-Python reference
+"""The timing model (pagesim.engine.timing): the cache-replay kernel against its plain-Python reference
 model, hand-checked cases, the cost arithmetic and the errors."""
 
 import numpy as np
@@ -11,8 +11,8 @@ from test_differential import cases
 
 import pagesim
 from pagesim import Layout, Machine, Region, Structure, Walker
-from pagesim.simulate import resolve_programmable
-from pagesim.timing import CacheLevel, Hierarchy, hierarchies, hierarchy, simulate_timed, timed_cycles
+from pagesim.engine.simulate import resolve_programmable
+from pagesim.engine.timing import CacheLevel, Hierarchy, hierarchies, hierarchy, simulate_timed, timed_cycles
 
 KIB = 1024
 
@@ -175,7 +175,7 @@ def test_cycles_are_the_counters_priced():
     ds_w = timed_cycles(ds, walk_mlp=2.0)
     assert np.allclose(ds_w["cycles"].sel(component="walk").values, ds["cycles"].sel(component="walk").values / 2)
     # cycles_by_component: the same numbers without a Dataset, for every re-pricing argument
-    from pagesim.timing import cycles_by_component
+    from pagesim.engine.timing import cycles_by_component
 
     for kw in ({}, {"mlp": 4.0}, {"walk_mlp": 2.0}, {"work_cycles": 7.5}, {"latencies": [1, 20, 300]}):
         want = timed_cycles(ds, **kw)["cycles"]
@@ -270,7 +270,7 @@ def test_pt_lines_of_a_radix_walk_are_top_first():
 def test_general_kernel_equals_the_power_of_two_kernel(monkeypatch):
     # every preset hierarchy runs the kernel compiled without the modulo and stamp paths; the
     # general kernel must count the same on such a hierarchy
-    from pagesim import timing as TM
+    from pagesim.engine import timing as TM
 
     kw = dict(working_set="64M", accesses=30_000, seed=2)
     fast = simulate_timed("power6", "random", **kw)
@@ -285,7 +285,7 @@ def test_errors_name_what_the_user_gave():
     """A machine without caches was reported as a bad hierarchy= the user
     never passed; duplicate level names, a level called 'memory' and any clock_ghz were accepted;
     latencies= as a dict gave a bare float() error."""
-    from pagesim.timing import CacheLevel, Hierarchy, simulate_timed, timed_cycles
+    from pagesim.engine.timing import CacheLevel, Hierarchy, simulate_timed, timed_cycles
 
     with pytest.raises(ValueError, match="machine 'skylake' has no data-cache hierarchy preset"):
         simulate_timed("skylake", "random", working_set="1M", accesses=100)

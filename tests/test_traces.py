@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pagesim
-import pagesim.traces as T
-from pagesim.traces import TraceFormatError, detect_format, read_trace
+import pagesim.sources.traces as T
+from pagesim.sources.traces import TraceFormatError, detect_format, read_trace
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "traces" / "ls-lackey.txt.gz"
 
@@ -387,21 +387,21 @@ def test_a_footprint_of_too_many_pages_is_refused_before_any_region_is_made(tmp_
     def no_regions(*args, **kwargs):
         raise AssertionError("regions were made before the footprint was checked")
 
-    monkeypatch.setattr(pagesim.layout.Layout, "_from_runs", no_regions)
-    monkeypatch.setattr(pagesim.layout.Layout, "__init__", no_regions)
-    monkeypatch.setattr(pagesim.layout, "MAX_PAGES", 512 * blocks - 1)
+    monkeypatch.setattr(pagesim.model.layout.Layout, "_from_runs", no_regions)
+    monkeypatch.setattr(pagesim.model.layout.Layout, "__init__", no_regions)
+    monkeypatch.setattr(pagesim.model.layout, "MAX_PAGES", 512 * blocks - 1)
     msg = rf"sparse.hex': its footprint is {blocks:,} distinct 2M blocks \(600 MiB\), {512 * blocks:,} pages of 4K; "
     msg += rf"pagesim simulates at most {512 * blocks - 1:,} pages"
     with pytest.raises(ValueError, match=msg):
         pagesim.simulate("skylake", tr, page_size="4K")
-    monkeypatch.setattr(pagesim.layout, "MAX_REGIONS", blocks - 10)
+    monkeypatch.setattr(pagesim.model.layout, "MAX_REGIONS", blocks - 10)
     msg = rf"footprint is {blocks:,} distinct 2M blocks .* in {blocks:,} places apart from one another: .* at most {blocks - 10:,} regions"
     with pytest.raises(ValueError, match=msg):
         pagesim.simulate("skylake", tr, page_size="2M")
     # the same limits, checked as early, for addresses given as an array
     with pytest.raises(ValueError, match=rf"^addresses: its footprint is {blocks:,} distinct 2M blocks .* at most {blocks - 10:,} regions"):
         pagesim.simulate("skylake", addresses=addrs, page_size="2M")
-    monkeypatch.setattr(pagesim.layout, "MAX_REGIONS", 1 << 18)
+    monkeypatch.setattr(pagesim.model.layout, "MAX_REGIONS", 1 << 18)
     with pytest.raises(ValueError, match=rf"^addresses: its footprint is {blocks:,} distinct 2M blocks \(600 MiB\), {512 * blocks:,} pages of 4K"):
         pagesim.simulate("skylake", addresses=addrs, page_size="4K")
 
@@ -415,14 +415,14 @@ def test_a_trace_layout_is_the_blocks_it_touches(tmp_path):
     p.write_text("".join(f"{a:x}\n" for a in rng.permutation(addrs).tolist()))
     tr = read_trace(p)
     for page in ("4K", "2M", "1G"):
-        g = max(2 << 20, pagesim.units.parse_page_size(page))
+        g = max(2 << 20, pagesim.core.units.parse_page_size(page))
         covered = sorted({int(b) * (2 << 20) // g for b in blocks})
         runs, start = [], covered[0]
         for x, y in zip(covered, covered[1:] + [None]):
             if y != x + 1:
                 runs.append((start, x + 1))
                 start = y
-        want = [(s * g, (e - s) * g, pagesim.units.parse_page_size(page), f"[ trace ] {i}") for i, (s, e) in enumerate(runs)]
+        want = [(s * g, (e - s) * g, pagesim.core.units.parse_page_size(page), f"[ trace ] {i}") for i, (s, e) in enumerate(runs)]
         got = [(r.start, r.length, r.page_size, r.name) for r in tr.covering_layout(page).regions]
         assert got == want, page
 

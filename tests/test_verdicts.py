@@ -3,8 +3,8 @@ once, robustness to modelling choices, failures as contradicted, checks on this 
 
 import pytest
 
-from pagesim.findings import FindingFailed, Findings
-from pagesim.report import figures, headline, render
+from pagesim.studies.findings import FindingFailed, Findings
+from pagesim.validation.report import figures, headline, render
 
 
 def _rec(F, notebook="01_x.ipynb"):
@@ -117,7 +117,7 @@ def test_figures_per_document():
 
 
 def test_a_zero_change_against_a_drop_shows_no_negative_zero():
-    from pagesim.findings import ratio_text
+    from pagesim.studies.findings import ratio_text
 
     F = Findings("x", "doc")
     f = F.measured("walks", "walks fall", "s", {"ITLB": -27, "DTLB": -26}, {"ITLB": 0.0, "DTLB": 0.0}, rel=0.5, unit="%")
@@ -160,7 +160,7 @@ def test_a_figure_ten_times_off_is_not_agreement():
 def test_the_notebook_table_shows_short_notes_and_the_report_the_whole():
     """F.table() cuts each note to its first clause that is not the band's description (the report
     keeps the whole note); F.table(full=True) has the band and the whole note."""
-    from pagesim.findings import short_note
+    from pagesim.studies.findings import short_note
 
     note = "band: each system's figure +-50% (a stated default); timing model, nothing fitted to it. Swept: x"
     assert short_note(note) == "timing model, nothing fitted to it (more in the report)"

@@ -1,6 +1,6 @@
 """pagesim warm says what each stage compiles, and about how long, before it runs it."""
 
-from pagesim import warm as W
+from pagesim.engine import warm as W
 
 
 def test_each_stage_is_announced_before_it_runs(tmp_path, monkeypatch):

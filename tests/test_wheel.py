@@ -42,7 +42,7 @@ def wheel_python(tmp_path_factory):
 def test_wheel_holds_every_package(wheel_python):
     py, site = wheel_python
     out = subprocess.run(
-        [str(py), "-c", "import pagesim, pagesim.studies.power64k, pagesim.datasets as D; print(pagesim.__file__); print(len(D.load('cscs_pchan')))"],
+        [str(py), "-c", "import pagesim, pagesim.studies.power64k, pagesim.sources.datasets as D; print(pagesim.__file__); print(len(D.load('cscs_pchan')))"],
         capture_output=True,
         text=True,
         cwd=str(ROOT / "notebooks"),
@@ -56,7 +56,7 @@ def test_wheel_holds_every_package(wheel_python):
 def test_wheel_runs_a_notebook(wheel_python, tmp_path):
     py, site = wheel_python
     code = (
-        "import json, sys; from pathlib import Path; import pagesim.notebooks as N; "
+        "import json, sys; from pathlib import Path; import pagesim.validation.notebooks as N; "
         f"r = N.execute(Path({str(ROOT / 'notebooks' / '00_basics.ipynb')!r}), Path({str(tmp_path)!r}), quick=True); "
         "print(json.dumps({'status': r['status'], 'error': r.get('error', ''), 'n': len(r.get('findings', []))}))"
     )

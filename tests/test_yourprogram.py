@@ -171,7 +171,7 @@ def test_reason_names_a_page_ruled_out_for_memory():
 def test_exact_checks_say_they_check_the_tool_not_a_measurement(gups):
     """Notebook 06's exact findings compare pagesim with itself or with the file: each says so in its
     note, so a reader does not take them for a measurement that agreed."""
-    from pagesim.findings import Findings
+    from pagesim.studies.findings import Findings
 
     F = Findings("06_your_program.ipynb", "a trace", host=True)
     Y.record_count(F, gups, None)

@@ -207,10 +207,10 @@ def preset_shapes() -> set:
     uses them at any run length."""
     global _preset_shapes
     if _preset_shapes is None:
-        from .. import _engine as E
-        from ..layout import Layout
-        from ..machines import machine, machines
-        from ..simulate import resolve_programmable
+        from ..engine import stages as E
+        from ..engine.simulate import resolve_programmable
+        from ..model.layout import Layout
+        from ..model.machines import machine, machines
 
         shapes = set()
         for name in machines():

@@ -4,10 +4,10 @@ findings each section records."""
 
 from __future__ import annotations
 
-from .._progress import steps
-from ..machines import machine as get_machine
-from ..simulate import simulate
-from ..units import format_size, parse_size
+from ..core.progress import steps
+from ..core.units import format_size, parse_size
+from ..engine.simulate import simulate
+from ..model.machines import machine as get_machine
 
 SIZES = {"quick": ["1M", "4M", "16M", "64M"], "full": ["512K", "1M", "2M", "4M", "8M", "16M", "32M", "64M", "256M"]}
 ACCESSES = {"quick": 50_000, "full": 200_000}

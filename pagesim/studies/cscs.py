@@ -4,7 +4,7 @@ win or lose, a map over working set and locality, strong scaling, and more 2 MB 
 The comparison is the paper's: % change with small pages = 100 (T_large - T_small) / T_small, with T
 the modelled steady-state cycles (work, data stalls and translation; first-touch faults are left
 out, as a long run amortises them). Every figure of notebook 02 comes from one model: the timing
-model (:func:`timed_runs`, ``pagesim.timing``) with the work per access of ``KERNEL_WORK`` and one
+model (:func:`timed_runs`, ``pagesim.engine.timing``) with the work per access of ``KERNEL_WORK`` and one
 mlp fitted on HPC Challenge STREAM (:func:`fit_mlp`). The solver's set-up (:func:`solver_case`) is
 the same run in the kernels' bar chart, the plane-size sweep and the map, so they show one number
 for it. :func:`small_page_change` (the plain cost model, no data caches) remains for the tests and
@@ -17,9 +17,9 @@ import threading
 
 import numpy as np
 
-from .._progress import steps
-from ..machines import machine
-from ..simulate import simulate
+from ..core.progress import steps
+from ..engine.simulate import simulate
+from ..model.machines import machine
 
 STEADY = ["work", "tlb_hit_latency", "walk", "slb_miss"]
 MD_WORK = 10.0  # cycles of arithmetic per neighbour access (modelling assumption)
@@ -82,7 +82,7 @@ def strong_scaling(
 
     import pandas as pd
 
-    from ..sweep import _check_workers
+    from ..engine.sweep import _check_workers
 
     n = _check_workers(workers)
     points = []
@@ -187,7 +187,7 @@ def ffte_work(w) -> float:
 
 
 def _fft_work() -> float:
-    from ..workloads import FFTE
+    from ..sources.workloads import FFTE
 
     return round(ffte_work(FFTE(size=FFT_SIZE, blocks=FFT_BLOCKS[0])), 3)
 
@@ -264,8 +264,8 @@ def timed_runs(cases: dict, seed: int = 0, m="opteron-k8", workers: int | None =
     import json
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..sweep import _check_workers
-    from ..timing import simulate_timed
+    from ..engine.sweep import _check_workers
+    from ..engine.timing import simulate_timed
 
     n = _check_workers(workers)
     m = machine(m)
@@ -322,7 +322,7 @@ def price(pair: dict, mlp: float, work: float | None = None, walk_mlp: float = 1
     the runs' own, ``walk_mlp`` walks that overlap instead of 1, serialised, and the cache and memory
     latencies scaled by ``caches`` and ``memory``): steady cycles (first-touch faults left out), the
     paper's % change with small pages, and cycles per access by component."""
-    from ..timing import cycles_by_component
+    from ..engine.timing import cycles_by_component
 
     t, comp = {}, {}
     for p, ds in pair.items():
@@ -370,7 +370,7 @@ def timed_kernels(pairs: dict, mlp: float):
 def stream_target() -> float:
     """HPC Challenge STREAM's % change with small pages (table 2: 1-2% worse), the middle of its range:
     the figure :func:`fit_mlp` fits the mlp on."""
-    from .. import datasets as D
+    from ..sources import datasets as D
 
     h = D.load("cscs_hpcc").set_index("benchmark").loc["Stream"]
     return -(h["percent_low"] + h["percent_high"]) / 2
@@ -480,7 +480,7 @@ def choice_names(label: str) -> tuple[str, ...]:
 
 
 def span_of(choice: str) -> dict:
-    """The ``span=``/``why=`` :meth:`pagesim.findings.Findings.robust` needs for ``choice`` when it cannot
+    """The ``span=``/``why=`` :meth:`pagesim.studies.findings.Findings.robust` needs for ``choice`` when it cannot
     be re-run from x0.5 to x2 (empty for the others)."""
     return dict(zip(("span", "why"), SPANS[choice])) if choice in SPANS else {}
 
@@ -570,7 +570,7 @@ def scaling_table(runs: dict, mlp: float):
 
     import pandas as pd
 
-    from ..workloads import workload
+    from ..sources.workloads import workload
 
     rows = []
     for p, pair in runs.items():
@@ -590,7 +590,7 @@ SCALES = (0.125, 0.5, 1, 2, 8)  # x the assumed size of each strong-scaling code
 
 
 def _docs() -> dict:
-    from .. import datasets as D
+    from ..sources import datasets as D
 
     return {"PCHAN": D.load("cscs_pchan"), "NAMD": D.load("cscs_namd")}
 
@@ -599,7 +599,7 @@ def plot_reach(r: dict, ax=None):
     """Section 1 as bars: the memory each page size's TLB entries reach (:func:`reach`), in MiB."""
     import pandas as pd
 
-    from .. import plotting
+    from ..teaching import plotting
 
     d = pd.DataFrame(
         [
@@ -615,7 +615,7 @@ def plot_reach(r: dict, ax=None):
 
 def plot_plane_sizes(ps, ax=None):
     """The plane-size sweep (:func:`plane_sizes`): % change with small pages, section 2's plane marked."""
-    from .. import plotting
+    from ..teaching import plotting
 
     return plotting.sweep(
         ps.table,
@@ -665,7 +665,7 @@ def record_reach(F, entries, r: dict) -> None:
 
 def plot_kernels(k, ax=None):
     """Section 2's bar chart: each kernel's % change with small pages."""
-    from .. import plotting
+    from ..teaching import plotting
 
     return plotting.bars(
         k, x="small_page_change_pct", y="kernel", title="Opteron: % change with small pages (positive: 4 KB better; timing model)", ylabel="", ax=ax
@@ -675,7 +675,7 @@ def plot_kernels(k, ax=None):
 def record_kernels(F, k, mlp: float) -> None:
     """Section 2: the kernels (``timed_kernels`` priced with the fitted ``mlp``) against table 2 and
     sections 5 and 8 of the document."""
-    from .. import datasets as D
+    from ..sources import datasets as D
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     c = k.set_index("kernel")["small_page_change_pct"]
@@ -798,7 +798,7 @@ def mlp_table(pairs: dict, mlp: float):
 def md_work_sweeps(k) -> dict:
     """The MD kernel's row of ``k`` re-costed over work cycles per access: where the gain lies in the
     band of finding 'md' (the document's range +-50%) and in the document's own range."""
-    from .. import datasets as D
+    from ..sources import datasets as D
     from .sensitivity import md_work
 
     namd_doc = D.load("cscs_namd")["improvement_percent"]
@@ -810,7 +810,7 @@ def md_work_sweeps(k) -> dict:
 
 def plot_md_work(sw: dict, ax=None):
     """The MD gain against work per access (:func:`md_work_sweeps`), both bands shaded."""
-    from .. import plotting
+    from ..teaching import plotting
 
     return plotting.sweep(
         sw["mw"].table,
@@ -857,8 +857,8 @@ def choice_runs(pairs: dict, mlp: float, quick: bool = False, seed: int = 0, wor
 def choice_limits() -> dict:
     """The band of each finding of ``CHOICE_KERNELS`` as :func:`record_kernels` states it (None: md
     compares only the sign), so the choices' figure can shade it before the findings are recorded."""
-    from .. import datasets as D
-    from ..findings import Findings
+    from ..sources import datasets as D
+    from .findings import Findings
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     fft = Findings._row("", -hpcc.loc["Single node FFT", "percent_low"], 0.0, None, 0.5, None, "%")
@@ -877,7 +877,7 @@ def plot_choices(sweeps: dict):
     (:func:`choice_limits`; md, a sign only: the line at 0)."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     limits = choice_limits()
     fig, axes = plt.subplots(1, len(sweeps), figsize=(14, 3.8))
@@ -930,7 +930,7 @@ def record_choices(F, sweeps: dict) -> None:
 
 def plot_map(mp, ax=None):
     """The map of section 3: % change with small pages over planes in use and plane size."""
-    from .. import plotting
+    from ..teaching import plotting
 
     pivot = mp.pivot(index="planes in use", columns="plane KiB", values="small_page_change_pct")
     return plotting.heatmap(
@@ -990,7 +990,7 @@ def plot_scaling(scaling: dict, ax=None):
     """The model's gain at the assumed size against tables 3 and 4, by processor count."""
     import pandas as pd
 
-    from .. import plotting
+    from ..teaching import plotting
 
     cols = ["processors", "small_page_change_pct", "source"]
     docs = _docs()
@@ -1108,7 +1108,7 @@ def counterfactual(k, k2):
 
 def plot_counterfactual(cmp, ax=None):
     """Section 5 as bars: each kernel on the Opteron and with 512 L2 entries for 2 MB pages."""
-    from .. import plotting
+    from ..teaching import plotting
 
     long = cmp.melt(id_vars="kernel", var_name="machine", value_name="small_page_change_pct")
     long["machine"] = long["machine"].str.extract(r"\((.*)\)", expand=False)
@@ -1145,7 +1145,7 @@ def plot_other_items(k, ax=None):
     kernel of section 2 that stands in for it (a dot; none for LM, which has no model)."""
     import matplotlib.pyplot as plt
 
-    from .. import datasets as D
+    from ..sources import datasets as D
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     cf = D.load("cscs_findings").set_index("quantity")
@@ -1183,7 +1183,7 @@ def record_other_items(F, k, sweeps: dict) -> None:
 
 
 def _record_codes(F, k, sweeps: dict) -> None:
-    from .. import datasets as D
+    from ..sources import datasets as D
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     c = k.set_index("kernel")["small_page_change_pct"]
@@ -1256,7 +1256,7 @@ def _record_codes(F, k, sweeps: dict) -> None:
 
 
 def _record_usage(F) -> None:
-    from .. import datasets as D
+    from ..sources import datasets as D
 
     cf = D.load("cscs_findings").set_index("quantity")
     avg = cf.loc["average improvement with small pages (as assumed in the conclusions)"]

@@ -16,10 +16,10 @@ import json
 
 import numpy as np
 
-from ..layout import Layout, Region
-from ..memory import PhysicalMemory
-from ..simulate import simulate
-from ..trapstat import trapstat
+from ..engine.simulate import simulate
+from ..model.layout import Layout, Region
+from ..system.memory import PhysicalMemory
+from ..system.trapstat import trapstat
 
 HEAP = 128 << 20
 HEAP_START = 0x400000  # as in the document's pmap -sx listing
@@ -54,7 +54,7 @@ def total_pct(t) -> float:
 
 def user_dtlb_misses(t) -> dict:
     """User-mode dTLB misses by page size ('8k', '64k', '512k', '4m') of one trapstat -T table: the
-    simulation's (:func:`pagesim.trapstat.trapstat`) or one run of the document's (``mpss_trapstat``
+    simulation's (:func:`pagesim.system.trapstat.trapstat`) or one run of the document's (``mpss_trapstat``
     rows of one ``output`` and ``run``)."""
     rows = t[(t["mode"] == "u") & (t["event"] == "dtlb-miss")]
     if rows["page_size"].duplicated().any():
@@ -86,7 +86,7 @@ def tsb_sweep(entries=(512, 2048, 8192, 16384, 32768), accesses=100_000, seed=0,
 
     import pandas as pd
 
-    from ..machines import machine
+    from ..model.machines import machine
 
     base = machine(m)
     rows = []
@@ -126,7 +126,7 @@ def heap_sweep(sizes=(4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30), accesses
     heaps of several sizes, with 8K and with 4M pages."""
     import pandas as pd
 
-    from ..trapstat import trapstat as _trapstat
+    from ..system.trapstat import trapstat as _trapstat
 
     rows = []
     for size in sizes:
@@ -150,7 +150,7 @@ def three_sizes(accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
     The second 512-entry dTLB is programmed to the large size with the most pages."""
     import pandas as pd
 
-    from ..trapstat import trapstat as _trapstat
+    from ..system.trapstat import trapstat as _trapstat
 
     rows = []
     for label, third in (("8K + 4M", "4M"), ("8K + 64K + 4M", "64K")):
@@ -221,7 +221,7 @@ def text_pages(m="ultrasparc-iii-cu", text="64M", accesses=200_000, seed=0):
     instructions in sequence; iTLB misses with 8K and 4M text pages."""
     import pandas as pd
 
-    from ..units import parse_size
+    from ..core.units import parse_size
 
     size = parse_size(text)
     rng = np.random.default_rng(seed)
@@ -282,7 +282,7 @@ def doc_user_dtlb(doc):
 
 def after_band(doc) -> tuple[float, float]:
     """The band of ``trapstat-after``, computed by the rule :meth:`Findings.measured` applies to it."""
-    from ..findings import Findings
+    from .findings import Findings
 
     r = Findings._row("", doc_pct(doc, "after"), 0.0, None, AFTER_REL, None, "%", False)
     return (r["low"], r["high"])
@@ -303,7 +303,7 @@ def plot_time_base(tb: dict, doc):
     """Both shares against ``WORK``, with the 8K band and trapstat-after's band."""
     import pandas as pd
 
-    from .. import plotting
+    from ..teaching import plotting
 
     dbefore, band = doc_pct(doc, "before"), after_band(doc)
     cols = ["S.WORK", "%tim before", "%tim after"]
@@ -330,7 +330,7 @@ def plot_trapstat(ba, doc):
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from .. import plotting
+    from ..teaching import plotting
 
     _, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
     pct = pd.DataFrame(
@@ -425,7 +425,7 @@ def record_trapstat(F, ba, doc, tb):
 
 def heap_kbytes(ds) -> dict:
     """KB of the simulated process's heap mapped with each page size (``8K``, ``4M``)."""
-    from ..units import format_size
+    from ..core.units import format_size
 
     out = {}
     for r in json.loads(ds.attrs["layout"]):
@@ -439,7 +439,7 @@ def plot_pmap(pm, ds):
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from .. import plotting
+    from ..teaching import plotting
 
     heap = pm[pm.mapped_file == "[ heap ]"]
     rows = [{"page size": str(r.pgsz), "source": "document", "KB": int(r.kbytes)} for r in heap.itertuples()]
@@ -478,7 +478,7 @@ def plot_designs(dz):
     """%tim in TLB handling with an 8K and a 4M heap on each UltraSPARC model."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     t = dz.melt(id_vars="machine", value_vars=["%tim 8K heap", "%tim 4M heap"], var_name="heap", value_name="%tim")
     t["heap"] = t["heap"].str.replace("%tim ", "")
@@ -568,7 +568,7 @@ def plot_fragmentation(fr, fs):
     memory held). Right: the 4M pages granted against the share of memory held."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     _, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2))
     t = fr.melt(id_vars="memory", value_vars=["4M pages granted", "fell back to 8K"], var_name="request", value_name="pages")
@@ -599,7 +599,7 @@ def plot_text(tx, ts):
     """Left: iTLB misses of the 64 MiB text with 8K and 4M pages. Right: the misses against the text size."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     _, (a, b) = plt.subplots(1, 2, figsize=(12, 3.8), gridspec_kw={"width_ratios": [1, 2.2]})
     plotting.bars(tx, x="text pages", y="iTLB misses", log=True, annotate=True, ax=a, title="64 MiB text", ylabel="iTLB misses (log scale)")
@@ -692,8 +692,8 @@ def plot_heaps(hs):
     """%tim in TLB handling against the heap size, 8K and 4M heap, with the 8K reach of the III Cu."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
-    from ..machines import machine
+    from ..model.machines import machine
+    from ..teaching import plotting
 
     ax = plotting.sweep(
         hs,
@@ -751,7 +751,7 @@ def plot_three(three):
     """dTLB misses with two page sizes (8K + 4M) and with three (8K + 64K + 4M) in one process."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     t = three.assign(**{"page sizes": three["page sizes"] + " (T512_1: " + three["T512_1 programmed for"] + ")"})
     ax = plotting.bars(
@@ -799,7 +799,7 @@ def record_three(F, three):
 def record_left_out(F, doc, pm):
     """Section 9: what the document shows that the model leaves out (kernel-mode and iTLB rows of
     trapstat, the default page sizes, the kernel heap, the program's other mappings)."""
-    from .. import datasets as D
+    from ..sources import datasets as D
 
     kern = doc[(doc["mode"] == "k") & (doc.event == "dtlb-miss")]
     kern = kern[kern["count"] > 0]

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..machines import machine
-from ..machines import machine as get_machine
-from ..simulate import place, simulate
-from ..units import parse_size
-from ..workloads import workload
+from ..core.units import parse_size
+from ..engine.simulate import place, simulate
+from ..model.machines import machine
+from ..model.machines import machine as get_machine
+from ..sources.workloads import workload
 
 # Workloads on the POWER6 data-ERAT model. Sizes are ours (the document's runs use 22 GB and
 # 2.9 GB of STREAM arrays and N = 59,000..105,400 for HPL); quick mode shrinks them.
@@ -464,11 +464,11 @@ def _with_ptegs(m, ptegs: int):
 
 def timed_datasets(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "SPECjbb2005"), machine="power6", params=None, ptegs: float = 1.0) -> dict:
     """Each benchmark on each system with 4 KiB and 64 KiB pages under the timing model
-    (``pagesim.timing``): walks and data accesses through that system's caches, work per access from
+    (``pagesim.engine.timing``): walks and data accesses through that system's caches, work per access from
     :func:`work_cycles`, the hashed page table sized by :func:`system_ptegs` x ``ptegs``, Linpack as
     the system's own HPL run (:func:`hpl_params`). ``params``: {benchmark: {workload keyword: value}};
     ``machine``: the POWER6 preset or a derived Machine. Returns {(benchmark, system, page): Dataset}."""
-    from ..timing import simulate_timed
+    from ..engine.timing import simulate_timed
 
     out = {}
     for label in benchmarks:
@@ -491,11 +491,11 @@ COMPONENTS = ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss")
 def timed_frame(datasets: dict, work: float = 1.0, memory: float = 1.0, caches: float = 1.0):
     """The runs of :func:`timed_datasets` as a table, priced with ``work`` x the derived work cycles
     per access, ``memory`` x the hierarchy's memory latency and ``caches`` x its cache latencies (no
-    counter changes with a price: ``pagesim.timing.cycles_by_component`` re-prices without simulating).
+    counter changes with a price: ``pagesim.engine.timing.cycles_by_component`` re-prices without simulating).
     Cycles are steady state: first-touch faults left out, as in erat_runs."""
     import pandas as pd
 
-    from ..timing import cycles_by_component
+    from ..engine.timing import cycles_by_component
 
     rows = []
     for (label, system, page), ds in datasets.items():
@@ -675,7 +675,7 @@ def doc_improvements(doc):
 
 
 def _shown(F, since: int, *ids):
-    from ..teach import verdicts
+    from ..teaching.teach import verdicts
 
     return verdicts(F, *ids) if ids else verdicts(F, since=since)
 
@@ -992,7 +992,7 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
     """Section 6: the IPC rows of the Linpack and SPECjbb2005 tables and the Conclusions, from the
     timed runs of section 2b (``tsum``, ``sweeps``) and the STREAM model of section 4 (``sysgain``,
     ``ssweeps``); the small files of the Conclusions from the page-cache arithmetic of section 5."""
-    from ..pagecache import file_sizes, internal_fragmentation
+    from ..system.pagecache import file_sizes, internal_fragmentation
 
     n = len(F.items)
     docimp = doc_improvements(doc)
@@ -1105,7 +1105,7 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
 
 
 def _fig(ncols: int = 1, width: float = 7.5, height: float = 3.6):
-    from .. import plotting
+    from ..teaching import plotting
 
     plotting._setup()
     import matplotlib.pyplot as plt
@@ -1298,7 +1298,7 @@ def unused_by_file_size(sizes=("1K", "2K", "3K", "4K", "6K", "8K", "16K", "32K",
     64 KiB pages (``pagecache.internal_fragmentation``)."""
     import pandas as pd
 
-    from ..pagecache import file_sizes, internal_fragmentation
+    from ..system.pagecache import file_sizes, internal_fragmentation
 
     rows = []
     for s in sizes:
@@ -1342,7 +1342,7 @@ def plot_hot_fraction(hf, doc, quick: bool = False):
     """Section 2: the SPECjbb-like reduction against the hot fraction (``hf``:
     ``sensitivity.jbb_hot_fraction``), with the document's two figures, their +-5 point band, this
     notebook's hot fraction and the range where erat-jbb holds."""
-    from .. import plotting
+    from ..teaching import plotting
 
     jdoc = doc_reductions(doc).loc["SPECjbb2005"]
     ax = plotting.sweep(

@@ -10,7 +10,7 @@ directly for MADV_HUGEPAGE regions). Random touch: 4096 random 8-byte writes, en
 256 64K pages (as the document's equal counts imply).
 
 Kernel work is counted two ways: the cost model's cycles (:func:`kernel_work`, every cost an
-assumption of :class:`pagesim.machines.Costs`), and kernel instructions (:func:`kernel_instructions`):
+assumption of :class:`pagesim.model.machines.Costs`), and kernel instructions (:func:`kernel_instructions`):
 zeroing counted from Linux's ppc64 clear_page, THP's compaction from its page copy, and the rest of
 a fault an assumption (``FAULT_PATH``). The sweeps (:func:`thp_pressure_sweep`,
 :func:`tlb_capacity_sweep`) give the range of the assumptions over which the exact counts hold.
@@ -28,9 +28,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..layout import Layout, Region
-from ..memory import OutOfMemory, PhysicalMemory
-from ..simulate import simulate
+from ..engine.simulate import simulate
+from ..model.layout import Layout, Region
+from ..system.memory import OutOfMemory, PhysicalMemory
 
 SIZE = 16 << 20
 START = 1 << 32
@@ -199,7 +199,7 @@ def tlb_capacity_sweep(entries=(32, 64, 128, 192, 256, 512), seed: int = 0):
     are both cut to ``entries``; memset and random touch, on free memory."""
     import pandas as pd
 
-    from ..machines import machine
+    from ..model.machines import machine
 
     base = machine("power8")
     mem = memories()["ideal"]
@@ -245,10 +245,10 @@ FAULT_PATH = 2000
 def kernel_work(seed: int = 0):
     """The cost model's fault component split into per-fault work and zeroing (modelled cycles:
     ``fault_cycles`` per fault and ``zero_cycles_per_kib`` per KiB, both assumptions of
-    :class:`pagesim.machines.Costs`), and their total."""
+    :class:`pagesim.model.machines.Costs`), and their total."""
     import pandas as pd
 
-    from ..machines import machine
+    from ..model.machines import machine
 
     c = machine("power8").costs
     rows = []
@@ -271,7 +271,7 @@ def kernel_instructions(mx, fault_path: float = FAULT_PATH, clear_call: float = 
     compaction's scanning and remapping, are not counted (the copy is a lower bound of its cost)."""
     import pandas as pd
 
-    from ..units import parse_size
+    from ..core.units import parse_size
 
     sub = 64 << 10
     per_sub = sub // LINE * CLEAR_PER_LINE + clear_call
@@ -578,7 +578,7 @@ def cache_counts(mx, seed: int = 0, cache: L1D = L1D(), dcbz_allocates: bool = F
     not sourced here; chosen: it does not)."""
     import pandas as pd
 
-    from ..units import parse_size
+    from ..core.units import parse_size
 
     rows, memo = [], {}
     for _, r in mx.iterrows():
@@ -974,7 +974,7 @@ def record_host(F, host_size, seed: int = 0) -> list:
     """Section 6: the same experiment on the Linux kernel running the notebook (checks of pagesim on this
     machine, counted apart): real minor faults against simulated ones, 4 KiB pages and THP, sequential and
     random touch. Prints each comparison, or why it cannot run; returns the comparisons."""
-    from ..host import compare_faults, thp_mode, why_not
+    from ..host.linux import compare_faults, thp_mode, why_not
 
     print("transparent huge pages:", thp_mode() or "not available")
     rows = []
@@ -1008,7 +1008,7 @@ def record_other(F, doc, mx, ki) -> None:
     """Section 7: the document's other counter figures: user instructions (memset counted from glibc's
     code, :func:`memset_instructions`; the random touch's not counted) and the kernel work of hugetlb
     pages against THP in each environment."""
-    from ..workloads import workload
+    from ..sources.workloads import workload
 
     ui = doc[(doc.counter == "instructions") & (doc.space == "user")].set_index(["access", "page_kind"])
     r = ui.loc[("continuous", "normal")]
@@ -1097,7 +1097,7 @@ def _pressure_not_reproduced(F):
 def _plt():
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     plotting._setup()
     return plt
@@ -1234,7 +1234,7 @@ def cache_table(cc):
 def plot_cache_refs(cc):
     """Section 5: the memset's cache references under each of :data:`READINGS` (:func:`cache_counts`,
     the L1 replay), beside the document's bound on free memory."""
-    from .. import plotting
+    from ..teaching import plotting
 
     long = cc[cc.access == "memset"].melt(
         id_vars=["environment", "page kind"], value_vars=[f"{r}: references" for r in READINGS], var_name="reading", value_name="references"

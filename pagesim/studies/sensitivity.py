@@ -5,7 +5,7 @@ the solver's plane size, MD's work per access, the program text's size, the cali
 the database size behind 05's disk-I/O figure) is shown with a sweep of that parameter, the
 document's figure marked, and the range of the parameter over which the finding holds. The range
 is computed from the sweep (:func:`holding_range`) and attached to the finding with
-:meth:`pagesim.findings.Findings.holds_for`; the report shows it as "Holds for ...".
+:meth:`pagesim.studies.findings.Findings.holds_for`; the report shows it as "Holds for ...".
 
 Two kinds of sweep:
 
@@ -13,7 +13,7 @@ Two kinds of sweep:
   size); edges of a holding range are refined by bisection between swept values;
 * re-costing: work cycles per access change no counter of a simulation (no TLB or walk count
   depends on them), only its modelled cycles, which are linear in them: T(w) = T(w0) + (w - w0) N
-  for N accesses (``pagesim.costs``). A work sweep re-costs one simulation instead of repeating
+  for N accesses (``pagesim.model.costs``). A work sweep re-costs one simulation instead of repeating
   it; ``tests/test_sensitivity.py`` checks the re-costed cycles against a new simulation.
 """
 
@@ -25,10 +25,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..machines import machine as get_machine
-from ..simulate import place, simulate
-from ..units import parse_size
-from ..workloads import workload
+from ..core.units import parse_size
+from ..engine.simulate import place, simulate
+from ..model.machines import machine as get_machine
+from ..sources.workloads import workload
 
 # ------------------------------------------------------------------------------ the range finder
 

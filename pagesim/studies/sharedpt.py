@@ -7,8 +7,8 @@ import functools
 
 import numpy as np
 
-from ..pagetables import TWICHELL_8GB, shared_page_table_table
-from ..processes import DataCache, simulate_processes
+from ..engine.processes import DataCache, simulate_processes
+from ..system.pagetables import TWICHELL_8GB, shared_page_table_table
 
 GIB = 1 << 30
 # The machine of the message is not named: "a 4-way x86-64 configuration with 8 GB of memory", whose
@@ -27,7 +27,7 @@ def xeon_caches():
     """The data caches of the Intel Xeon 7000 that the timing model's 'xeon-7000' hierarchy describes
     (pagesim/data/caches.toml, with its sources: 16 KiB 8-way L1D, 2 MiB 8-way L2, 64-byte lines), the
     family the message's machine most likely belongs to. The TLBs stay the opteron-k8 stand-in's."""
-    from ..timing import hierarchy
+    from ..engine.timing import hierarchy
 
     return tuple(DataCache(c.name, c.size, c.ways, c.line) for c in hierarchy("xeon-7000").levels)
 
@@ -136,7 +136,7 @@ def xeon_paxville():
     cache (none is documented for NetBurst; one would be emptied by the same CR3 load, so it could
     not carry entries from one process to the next); one hardware thread per core (Hyper-Threading
     left out); the cost-model figures are unused here (section 3 prices walks through the caches)."""
-    from ..machines import Machine, Structure, Walker
+    from ..model.machines import Machine, Structure, Walker
 
     src = f"CPUID leaf 2 of {PAXVILLE_CPUID}; descriptor meanings: {DESCRIPTORS}"
     return Machine(
@@ -222,8 +222,8 @@ POOL_START = 1 << 30
 
 def database_layout(pool=DATABASE["pool"], text=DATABASE["text"], pool_pages="4K"):
     """One database process's mappings: its hot text (4 KiB pages) and the buffer pool (``pool_pages``)."""
-    from ..layout import Layout, Region
-    from ..units import parse_page_size, parse_size
+    from ..core.units import parse_page_size, parse_size
+    from ..model.layout import Layout, Region
 
     pool, text = parse_size(pool, "pool"), parse_size(text, "text")
     p = parse_page_size(pool_pages, "pool_pages")
@@ -253,7 +253,7 @@ SIM_KEYS = ("processes", "quantum", "pool", "text", "fetch_share", "accesses")
 
 @functools.lru_cache(maxsize=256)
 def _database_run(processes, quantum, pool, text, fetch_share, accesses, pool_pages, seed, shared):
-    from ..processes import simulate_processes
+    from ..engine.processes import simulate_processes
 
     caches = xeon_caches()
     layout = database_layout(pool, text, pool_pages)
@@ -312,7 +312,7 @@ def database_run(pool_pages="4K", seed=0, **params):
     bad = sorted(set(p) - set(DATABASE))
     if bad:
         raise TypeError(f"unknown database parameter(s) {bad}: the parameters are {sorted(DATABASE)}")
-    from ..units import parse_size
+    from ..core.units import parse_size
 
     p["pool"], p["text"] = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
     if not p["warmup"] >= 0:
@@ -346,7 +346,7 @@ def database_run(pool_pages="4K", seed=0, **params):
 #: walks a fault adds to the TLB misses' walks: the retried access's walk
 RETRY_WALKS = 1
 #: cycles the kernel spends in one minor fault: pagesim's default cost-model figure
-#: (``pagesim.machines.Costs.fault_cycles``, a modelling assumption; used here only to show how much
+#: (``pagesim.model.machines.Costs.fault_cycles``, a modelling assumption; used here only to show how much
 #: of the time the faults of a window would take)
 FAULT_CYCLES = 2000
 
@@ -390,7 +390,7 @@ def warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages="4K", se
     them), drawn uniformly from their own generator (``default_rng((seed, i, 1))``; the same draws
     for either pool page size). Returns two lists of page-number arrays (text pages, pool pages of
     size ``pool_pages``)."""
-    from ..units import parse_page_size
+    from ..core.units import parse_page_size
 
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     if warmup and not fetch_share < 1:
@@ -407,7 +407,7 @@ def warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages="4K", se
 
 @functools.lru_cache(maxsize=64)
 def _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed):
-    from ..units import parse_page_size
+    from ..core.units import parse_page_size
 
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     t, q = warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages, seed)
@@ -418,7 +418,7 @@ def _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed):
 def _window_faults(processes, pool, text, fetch_share, accesses, pool_pages, seed, warmup):
     """((ITLB faults, DTLB faults) with private tables, (the same) with shared tables) in the
     window that :func:`database_streams` gives, after :func:`warmup_pages`."""
-    from ..units import parse_page_size
+    from ..core.units import parse_page_size
 
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     addrs, kinds = database_streams(processes, accesses, pool, text, fetch_share, seed)
@@ -433,7 +433,7 @@ def window_faults(pool_pages="4K", seed=0, **params) -> dict:
     """The minor faults of the database model's measured window (``DATABASE`` with ``params``):
     {'private' | 'shared': {'ITLB': text faults, 'DTLB': pool faults}}."""
     p = {**DATABASE, **params}
-    from ..units import parse_size
+    from ..core.units import parse_size
 
     pool, text = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
     a, b = _window_faults(p["processes"], pool, text, p["fetch_share"], p["accesses"], str(pool_pages), int(seed), float(p["warmup"]))
@@ -454,14 +454,14 @@ TLB_ENTRIES = 64
 def fault_events(addrs, kinds, quantum, pool_pages="4K", before=None, shared=False):
     """The minor faults of a window in the order the core runs it: ``addrs`` and ``kinds`` one array
     per process (:func:`database_streams`), run round robin ``quantum`` accesses at a time as
-    :func:`pagesim.processes.simulate_processes` runs them; ``before`` (optional) the pages each
+    :func:`pagesim.engine.processes.simulate_processes` runs them; ``before`` (optional) the pages each
     process touched before the window, as (text page masks, pool page masks) (processes x pages,
     :func:`_warm_masks`). Private tables: a process faults at its first touch of each page it did
     not touch before. Shared tables: a page faults at its first touch by any process, unless some
     process touched it before. Returns (order, side, page, proc, fault): the accesses in run order
     (indices into the concatenated streams), their side (1 fetch, 0 read), page number, process,
     and whether each faults."""
-    from ..units import parse_page_size
+    from ..core.units import parse_page_size
 
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     q = int(quantum)
@@ -562,7 +562,7 @@ def modelled_cycles(row, work_cycles, mlp=1.0, latencies=None):
 
 def xeon_latencies() -> tuple[float, float, float]:
     """Load-to-use cycles of the 'xeon-7000' hierarchy: L1D, L2, memory."""
-    from ..timing import hierarchy
+    from ..engine.timing import hierarchy
 
     return tuple(float(x) for x in hierarchy("xeon-7000").latencies)
 
@@ -812,7 +812,7 @@ def sweep_table(swept):
 
 # --------------------------------------------------------------------------------------------------
 # The findings of notebook 05, section by section, and the figures it draws. Each ``record_*``
-# records the findings of one section of the notebook in ``F`` (a ``pagesim.findings.Findings``)
+# records the findings of one section of the notebook in ``F`` (a ``pagesim.studies.findings.Findings``)
 # and returns the verdicts it recorded. ``doc`` is the dataset ``shared_pt_figures``: the figures of
 # 004_b9bff536459e6bfe.txt (the message body).
 
@@ -934,8 +934,8 @@ def io_answer(database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None) -> flo
 
 def predict_io(guess, database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None):
     """Section 2's prediction: the uniform model's disk-I/O reduction (%) for a database of
-    ``database_gib`` GiB, revealed like ``pagesim.teach.check_answer``."""
-    from ..teach import Reveal
+    ``database_gib`` GiB, revealed like ``pagesim.teaching.teach.check_answer``."""
+    from ..teaching.teach import Reveal
 
     freed = freed_bytes() if freed is None else freed
     d = float(database_gib)
@@ -950,8 +950,8 @@ def predict_io(guess, database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None
 
 def predict_walks(guess, t):
     """Section 3's prediction: the change (%) of the DTLB walks (one per TLB miss) from private to shared
-    tables in one :func:`database_run` (``t``), revealed like ``pagesim.teach.check_answer``."""
-    from ..teach import Reveal
+    tables in one :func:`database_run` (``t``), revealed like ``pagesim.teaching.teach.check_answer``."""
+    from ..teaching.teach import Reveal
 
     w = t.set_index("page tables")
     a, b = int(w.loc["private", "DTLB walks"]), int(w.loc["shared", "DTLB walks"])
@@ -1224,7 +1224,7 @@ DATABASE_MODEL = "database model on the Xeon 7000, simulated"
 def plot_io(sizes, doc):
     """Section 2: the uniform buffer-pool model's disk-I/O reduction against the database size, with the
     message's figure and the sizes that give it (``sizes`` from :func:`io_sizes`)."""
-    from .. import plotting
+    from ..teaching import plotting
 
     io_doc = document_figures(doc)["small", "disk I/Os per transaction reduction"]
     ax = plotting.sweep(
@@ -1247,7 +1247,7 @@ def plot_sharing(t, doc, pages="small"):
     message's figures."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     plotting._setup()
     w = t.set_index("page tables")
@@ -1284,7 +1284,7 @@ def plot_sharing(t, doc, pages="small"):
 def plot_warmup(curve, doc, pages, warmup):
     """Sections 3b and 5: the walks a counter counts (shared against private tables) over the warm-up
     before the measured window (``curve`` from :func:`warmup_curve`), with the message's figures +-50%."""
-    from .. import plotting
+    from ..teaching import plotting
 
     document = walk_document(doc, pages)
     page = "small pages" if pages == "small" else "buffer pool in 2 MiB pages"
@@ -1309,7 +1309,7 @@ def plot_other(other):
     with its span, an upper bound hatched)."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     plotting._setup()
     fig, ax = plt.subplots(figsize=(8, 0.5 + 0.55 * len(other)))
@@ -1334,7 +1334,7 @@ def plot_throughput(eff, eff2, doc):
     priced) beside the message's figures and their +-50% bands."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     plotting._setup()
     d8 = document_figures(doc)
@@ -1372,7 +1372,7 @@ def plot_robust(F, swept, base):
     are in the findings' notes, not drawn on the logarithmic axis."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     plotting._setup()
     fig, axes = plt.subplots(2, 3, figsize=(13, 6.4), sharex=True)

@@ -1,4 +1,4 @@
-"""Your machine's TLB (notebook 07): the latency probe's curves and knees (pagesim.probe) beside the
+"""Your machine's TLB (notebook 07): the latency probe's curves and knees (pagesim.host.probe) beside the
 closest presets' reach and beside pagesim's simulation of the same pointer chase, and the real
 page faults of the probe's mappings beside the simulated ones."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..probe import HUGE, PAGE, ProbeResult, l2_reach_4k, preset_reach, thp_direction
-from ..units import format_size
+from ..core.units import format_size
+from ..host.probe import HUGE, PAGE, ProbeResult, l2_reach_4k, preset_reach, thp_direction
 
 
 def hardware_counters() -> str:
@@ -77,7 +77,7 @@ def located(res: ProbeResult):
     beside what the closest presets (TLB) or Linux (caches) say: one row per structure."""
     import pandas as pd
 
-    from ..probe import cache_sizes
+    from ..host.probe import cache_sizes
 
     pr = preset_reach(res.presets)
     line_page = "THP" if res.thp is None else "4K"
@@ -138,8 +138,8 @@ def simulated_chase(res: ProbeResult, preset: str | None = None, seed: int = 0):
     first, cold traversal is included in the count."""
     import pandas as pd
 
-    from ..layout import Layout
-    from ..simulate import simulate
+    from ..engine.simulate import simulate
+    from ..model.layout import Layout
 
     name = preset or res.presets[0]
     rng = np.random.default_rng(seed)
@@ -182,8 +182,8 @@ def reach_marks(presets):
 
 def host_summary(cpu: str) -> str:
     """This machine in four lines: the processor, THP mode, the caches Linux reports, hardware counters."""
-    from ..host import thp_mode
-    from ..probe import cache_sizes
+    from ..host.linux import thp_mode
+    from ..host.probe import cache_sizes
 
     return "\n".join(
         [
@@ -204,8 +204,8 @@ def plot_knees(res: ProbeResult, presets):
     """The page-stride and line-stride curves with each knee's transition shaded on its curve's colour."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
-    from ..probe import cache_sizes
+    from ..host.probe import cache_sizes
+    from ..teaching import plotting
 
     cv = curves(res)
     _, ax = plt.subplots(figsize=(9, 4.5))
@@ -283,7 +283,7 @@ def plot_chase(sim, preset: str):
     """pagesim's walks per load of the page-stride chase on ``preset``, with the preset's reach marked."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     ax = plotting.lines(
         sim, x="working set MiB", y="walks per load", hue="page", logx=True, title=f"simulated: walks per load of the page-stride chase on {preset}"

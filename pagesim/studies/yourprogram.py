@@ -26,12 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .._check import check_int
 from .._kernels.reuse import stack_distances
-from ..machines import Structure, machine, machines
-from ..traces import accesses as trace_accesses
-from ..traces import detect_format, read_trace
-from ..units import format_size, parse_page_size
+from ..core.check import check_int
+from ..core.units import format_size, parse_page_size
+from ..model.machines import Structure, machine, machines
+from ..sources.traces import accesses as trace_accesses
+from ..sources.traces import detect_format, read_trace
 
 SHIPPED = {
     "ls": "ls-lackey.txt.gz",
@@ -60,7 +60,7 @@ WALK_TOLERANCE_PER_1000 = 0.1  # absolute, walks per 1,000 accesses
 
 
 def _traces_dir():
-    from ..datasets import _root
+    from ..sources.datasets import _root
 
     return _root().joinpath("traces")
 
@@ -122,7 +122,7 @@ class Sample:
 
 
 def load(trace, max_accesses: int = 2_000_000, start: int = 0) -> Sample:
-    """Read the trace once, checking every line as :func:`pagesim.traces.read_trace` does (a
+    """Read the trace once, checking every line as :func:`pagesim.sources.traces.read_trace` does (a
     malformed line is named with its number), and keep ``max_accesses`` accesses from ``start`` in
     memory (about 9 bytes each)."""
     max_accesses = check_int("max_accesses", max_accesses, 1)
@@ -239,14 +239,14 @@ def sweep_presets(s: Sample, names=None, progress: bool = False):
     sizes, on the sample's addresses. A tidy DataFrame, one row per (machine, page size)."""
     import pandas as pd
 
-    from ..sweep import sweep
+    from ..engine.sweep import sweep
 
     fp = footprint(s, all_page_sizes(names)).set_index("page_size")
     rows = []
     names = list(names or machines())
     bar = None
     if progress:
-        from .._progress import bar as progress_bar
+        from ..core.progress import bar as progress_bar
 
         bar = progress_bar(total=len(names), desc="presets", unit="preset")
     for n in names:
@@ -461,7 +461,7 @@ def prefix_curve(s: Sample, name: str = "skylake", fractions=(0.125, 0.25, 0.5, 
 def direct_points(path, table, points) -> list[dict]:
     """For each (machine, page) in ``points``: the sweep's walks beside a direct
     ``simulate(machine, read_trace(path), page_size=page)``, which reads the file again."""
-    from ..simulate import simulate
+    from ..engine.simulate import simulate
 
     tr = read_trace(path)
     out = []
@@ -496,7 +496,7 @@ def load_or_record(trace, command: str = "", record_to="../build/traces", data_o
     import shlex
     import subprocess
 
-    from ..record import record, why_not
+    from ..sources.record import record, why_not
 
     recorded = None
     if command:
@@ -520,7 +520,7 @@ def load_or_record(trace, command: str = "", record_to="../build/traces", data_o
 
 def record_count(F, s: Sample, recorded) -> None:
     """Section 1: the accesses read equal the file's lackey access lines (and the recorder's count)."""
-    from ..record import count_lines
+    from ..sources.record import count_lines
 
     if s.format == "lackey":
         lines = count_lines(s.path)
@@ -548,7 +548,7 @@ def plot_footprint(s: Sample, fp):
     """The memory the pages touched would map, by page size."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     ax = plotting.bars(
         fp.assign(**{"mapped MiB": fp["mapped"] / 2**20}),
@@ -568,7 +568,7 @@ REUSE_MARKS = ("opteron-k8", "skylake", "zen4", "power5+")
 
 def plot_reuse(s: Sample, rc):
     """The working-set curve of :func:`reuse_curve` (reach on the x axis), the presets' 4 KiB reach marked."""
-    from .. import plotting
+    from ..teaching import plotting
 
     rc = rc.assign(**{"reach MiB": rc["reach"] / 2**20})
     ax = plotting.lines(
@@ -596,7 +596,7 @@ def reuse_needs(s: Sample, rc) -> str:
 
 def record_reuse(F, s: Sample) -> None:
     """Section 3: a 64-entry fully associative LRU TLB walks as often as the reuse distances say."""
-    from ..simulate import simulate
+    from ..engine.simulate import simulate
 
     lru = lru_machine(64, "4K")
     ds = simulate(lru, addresses=s.data, page_size="4K", specialize=False)
@@ -616,7 +616,7 @@ def plot_reach_footprint(s: Sample, table):
     """Walks per 1,000 accesses against reach / data footprint, every preset and page size."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     pts = table.assign(**{"reach / data footprint": table["reach"].clip(lower=1) / table["data footprint"]})
     ax = plotting.points(
@@ -682,7 +682,7 @@ def plot_recommendation(s: Sample, rec):
     """Walks per 1,000 accesses of each preset with its base page and with the recommended page."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ..teaching import plotting
 
     pm = rec.per_machine
     t = pm.melt(id_vars="machine", value_vars=["walks per 1000 (base)", "walks per 1000 (recommended)"], var_name="page", value_name="walks per 1000")
@@ -712,7 +712,7 @@ def record_recommendation(F, s: Sample, rec) -> None:
 
 def plot_prefix(s: Sample, pc, name: str = "skylake"):
     """Walks per 1,000 accesses on growing prefixes of the sample (:func:`prefix_curve`)."""
-    from .. import plotting
+    from ..teaching import plotting
 
     return plotting.lines(
         pc,
