@@ -42,7 +42,7 @@ from pagesim.model.layout import Layout
 from pagesim.sources.workloads import UniformRandom, Workload
 from pagesim.system import paging
 
-S = sys.modules["pagesim.simulate"]  # the module (pagesim.simulate is also the function)
+S = sys.modules["pagesim.engine.simulate"]  # the module (pagesim.simulate is the function)
 K = E.K
 BAR_MS = 2.0
 PRESETS = ("skylake", "opteron-k8", "power6", "ultrasparc-iii")

@@ -93,13 +93,13 @@ def test_statements_and_raw_extracts_are_in_the_documents():
                 for piece in str(st).split(" ... "):
                     assert " ".join(piece.split()) in flat, (name, piece)
         for f in meta.get("files", []):
-            for line in (D._root() / f).read_text(encoding="utf-8").splitlines():
+            for line in (D.data_root() / f).read_text(encoding="utf-8").splitlines():
                 assert line in text, (name, line)
     assert cat["documents"]["cscs"]["date"] == "June 5, 2006"
 
 
 def test_readme_is_generated_from_the_catalog():
-    text = (Path(D.__file__).resolve().parents[1] / "datasets" / "README.md").read_text(encoding="utf-8")
+    text = (Path(D.__file__).resolve().parents[2] / "datasets" / "README.md").read_text(encoding="utf-8")
     assert text.startswith(D.readme())
 
 

@@ -336,7 +336,8 @@ def test_no_assert_as_validation_in_library_code():
 def test_limits_defined_once():
     import importlib
 
-    layout, machines, paging, translate = (importlib.import_module(f"pagesim.{m}") for m in ("layout", "machines", "paging", "_kernels.translate"))
+    names = ("model.layout", "model.machines", "system.paging", "_kernels.translate")
+    layout, machines, paging, translate = (importlib.import_module(f"pagesim.{m}") for m in names)
     assert machines.MAX_CHAIN is translate.MAX_CHAIN
     assert paging.POLICIES is layout.POLICIES
 

@@ -477,7 +477,7 @@ def test_ctrl_c_while_the_command_starts_is_one_line(tmp_path, how):
 
     import tomllib
 
-    root = Path(N.__file__).resolve().parents[1]
+    root = Path(N.__file__).resolve().parents[2]
     (tmp_path / "sitecustomize.py").write_text(
         "import sys\n"
         "class CtrlC:\n"

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pagesim.studies import cscs, mpss, power64k
+from pagesim.studies import cscs, mpss, power64k, sharedpt
 from pagesim.studies import sensitivity as V
 from pagesim.studies.findings import Findings, note_text
 
@@ -137,7 +137,7 @@ def test_sweep_plot_draws_band_mark_and_ranges():
 def test_jbb_point_is_the_study_run_at_its_own_hot_fraction():
     runs = power64k.erat_runs(quick=True).set_index(["workload", "page"])
     hf = power64k.WORKLOADS["SPECjbb2005"]["quick"]["hot_fraction"]
-    p = V.jbb_point(hf, quick=True)
+    p = power64k.jbb_point(hf, quick=True)
     assert p["D-ERAT misses 4K"] == runs.loc[("SPECjbb2005", "4K"), "derat_misses"]
     assert p["D-ERAT misses 64K"] == runs.loc[("SPECjbb2005", "64K"), "derat_misses"]
 
@@ -146,7 +146,7 @@ def test_jbb_reduction_grows_with_the_hot_fraction_and_the_range_holds_the_defau
     # physics: the 4 MiB live set fits the data ERAT with 64 KB pages, not with 4 KB; the cold
     # references miss with both. More references into the live set: a larger reduction.
     doc = (34.7, 36.3)
-    h = V.jbb_hot_fraction((doc[0] - 5, doc[1] + 5), quick=True, values=[0.2, 0.35, 0.5, 0.65, 0.8])
+    h = power64k.jbb_hot_fraction((doc[0] - 5, doc[1] + 5), quick=True, values=[0.2, 0.35, 0.5, 0.65, 0.8])
     red = h.table["reduction %"].tolist()
     assert all(b > a for a, b in zip(red, red[1:]))
     [(lo, hi)] = h.intervals
@@ -159,13 +159,13 @@ def test_jbb_reduction_grows_with_the_hot_fraction_and_the_range_holds_the_defau
 
 
 def test_small_pages_win_exactly_when_the_planes_fit_the_l2_tlb_sets():
-    h = V.solver_plane_sizes(quick=True, sizes=[k << 10 for k in (960, 992, 1024, 1040, 1056, 1088)])
+    h = cscs.solver_plane_sizes(quick=True, sizes=[k << 10 for k in (960, 992, 1024, 1040, 1056, 1088)])
     t = h.table.set_index("plane KiB")
     assert t.loc[1040, "holds"] and not t.loc[1024, "holds"]  # the notebook's plane, and 1 MiB
     fits = t["most planes in one set"] <= t["L2 TLB ways"]
     assert (t["holds"] == fits).all()
     assert (t.loc[fits, "walks 4K"] < t.loc[~fits, "walks 4K"].min()).all()
-    text = V.solver_text(h)
+    text = cscs.solver_text(h)
     assert text.startswith("plane sizes that are not multiples of 64 KiB: 3 of the 6 swept (sizes from 960 to 1088 KiB)")
 
 
@@ -205,7 +205,7 @@ def test_text_finding_holds_up_to_the_4m_itlb_reach():
 
     m = machine("ultrasparc-iii-cu")
     reach_mib = sum(s.entries for s in m.chain("instr", 4 << 20)) * 4
-    h = V.text_sizes(quick=True, values=[8, 32, 64, 128, 256])
+    h = mpss.text_sizes(quick=True, values=[8, 32, 64, 128, 256])
     t = h.table.set_index("text")
     m4 = t["iTLB misses 4M"].tolist()
     assert all(b >= a for a, b in zip(m4, m4[1:]))  # a larger text needs more 4M pages than the iTLB holds
@@ -216,7 +216,7 @@ def test_text_finding_holds_up_to_the_4m_itlb_reach():
 
 def test_trapstat_work_recosting_equals_a_new_simulation(monkeypatch):
     ba = mpss.trapstat_before_after(accesses=20_000)
-    h = V.trapstat_work(ba, (41.2, 51.2), values=[20, 100, 400])
+    h = mpss.trapstat_work(ba, (41.2, 51.2), values=[20, 100, 400])
     pct = h.table.set_index("S.WORK")
     monkeypatch.setattr(mpss, "WORK", 400.0)
     redo = mpss.trapstat_before_after(accesses=20_000)
@@ -232,7 +232,7 @@ def test_trapstat_work_recosting_equals_a_new_simulation(monkeypatch):
 def test_database_size_for_a_figure_matches_the_closed_form():
     # the uniform model: reduction = freed / (D - pool) once D > pool + freed
     pool, freed, gib = 5.0 * 2**30, 1.6 * 2**30, 2**30
-    h = V.database_sizes(pool, freed, (22.95, 23.05))
+    h = sharedpt.database_sizes(pool, freed, (22.95, 23.05))
     [(lo, hi)] = h.intervals
     exact = (pool + freed / 0.23) / gib
     assert lo - 0.01 <= exact <= hi + 0.01

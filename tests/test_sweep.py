@@ -44,9 +44,9 @@ def test_threads_identical_with_page_size_axis_policy_and_ram():
 def test_workers_none_is_one_per_core():
     import os
 
-    from pagesim.engine.sweep import _check_workers
+    from pagesim.engine.sweep import check_workers
 
-    assert _check_workers(None) == len(os.sched_getaffinity(0)) >= 1
+    assert check_workers(None) == len(os.sched_getaffinity(0)) >= 1
 
 
 def test_threads_progress_bar_counts_every_point(capsys):
@@ -311,20 +311,19 @@ def test_study_timed_pairs_reuse_only_runs_with_the_same_chain(monkeypatch):
     """timed_pairs makes a run again only when its inputs differ: the counterfactual's 4K runs (its
     new TLB holds 2 MB pages only) come from the Opteron's, priced identically to running them; its
     2M runs, whose chain differs, are made; a machine with another 4K chain makes both."""
-    from pagesim.engine import timing
     from pagesim.studies import cscs
 
     cases = {"STREAM": ("stream", dict(n=20_000)), "single-node RandomAccess (1 GiB)": ("random", dict(working_set="1G", accesses=30_000))}
     monkeypatch.setattr(cscs, "kernel_cases", lambda quick=False: cases)
     monkeypatch.setattr(cscs, "_RUNS", {})
     made = []
-    real = timing.simulate_timed
+    real = cscs.simulate_timed
 
     def counting(m, wl, **kw):
         made.append((m.name, kw["page_size"]))
         return real(m, wl, **kw)
 
-    monkeypatch.setattr(timing, "simulate_timed", counting)
+    monkeypatch.setattr(cscs, "simulate_timed", counting)
     more = cscs.more_2m_entries(512)
     base = cscs.timed_pairs(seed=4)
     assert len(made) == 4

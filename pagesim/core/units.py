@@ -63,3 +63,33 @@ def format_size(v: int) -> str:
 
 def log2(v: int) -> int:
     return int(v).bit_length() - 1
+
+
+HEX_DIGITS = re.compile(r"^[0-9a-f]+$")  # the digits of a hexadecimal address, lower case
+
+
+def parse_address(text) -> int:
+    """An address from an int or from text: hexadecimal with ``0x`` ("0x7f00", "0x7f12_3456"), or decimal
+    ("32512"). Text that would be read differently by different people ("0700", "7f00") is refused."""
+    if isinstance(text, bool):
+        raise TypeError(f"address={text!r}: give an integer or text such as '0x7f00'")
+    if isinstance(text, int):
+        if text < 0:
+            raise ValueError(f"address={text}: an address is not negative")
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"address={text!r} ({type(text).__name__}): give an integer or text such as '0x7f00'")
+    s = text.strip().replace("_", "").lower()
+    if s.startswith("0x"):
+        if not HEX_DIGITS.match(s[2:] or "-"):
+            raise ValueError(f"address={text!r}: after 0x only hexadecimal digits 0-9 and a-f are allowed")
+        return int(s[2:], 16)
+    if s.isdigit():
+        if len(s) > 1 and s[0] == "0":
+            raise ValueError(
+                f"address={text!r}: a leading 0 is ambiguous; write hexadecimal with 0x (0x{s.lstrip('0') or '0'}) or decimal without the 0 ({int(s)})"
+            )
+        return int(s)
+    if HEX_DIGITS.match(s):
+        raise ValueError(f"address={text!r} looks hexadecimal: write it with 0x (0x{s})")
+    raise ValueError(f"address={text!r} is not an address: write hexadecimal with 0x (0x7f00) or decimal (32512)")

@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._kernels import dcache as D
+from .._kernels import specialize as S
 from .._kernels import translate as K
-from ..core.check import check_choice, check_int
+from ..core.check import check_choice, check_int, check_seed
 from ..core.units import format_size, parse_size
 from ..model.layout import Layout, Region
 from ..model.machines import CONTEXT_SWITCH
@@ -44,6 +45,7 @@ from ..sources.workloads import Addresses
 from ..sources.workloads import workload as make_workload
 from ..system.paging import granted
 from . import stages as E
+from .simulate import place, resolve_programmable
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -155,8 +157,6 @@ def simulate_processes(
     ``walk_cache_misses`` by cache level, ``pt_lines`` and ``pt_tables`` (distinct page-table cache
     lines and table pages the walks touched).
     """
-    from ..core.check import check_seed
-    from .simulate import place, resolve_programmable
 
     for name in ("specialize", "progress", "chunk_size"):  # simulate()'s own options, not a workload's
         if name in workload_params:
@@ -229,7 +229,6 @@ def simulate_processes(
         tuple(Region(r.start + i * stride, r.length, r.page_size, f"p{i}:{r.name}", r.mode, r.fault_around, r.policy) for i in range(n) for r in layout.regions)
     )
     cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, combined, seed, log_walks=int(quantum) if caches else 0, direct=False)
-    from .._kernels import specialize as S
 
     run_chunk = S.generic(cfg, bool(caches))  # processes share structures, and some run instructions: geometry read at run time
     nt = len(m_eff.structures)

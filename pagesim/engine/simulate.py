@@ -18,6 +18,9 @@ from ..model.machines import Machine
 from ..model.machines import machine as get_machine
 from ..sources.workloads import Addresses, Workload
 from ..sources.workloads import workload as make_workload
+from ..system.memory import PhysicalMemory
+from ..system.paging import granted, huge_page_for, resolve
+from ..system.pressure import run as run_pressure
 from . import stages as E
 
 MAX_CHUNK = 1 << 24
@@ -59,7 +62,7 @@ def resolve_programmable(m: Machine, layout: Layout) -> tuple[Machine, dict]:
     return m, programmed
 
 
-def _check_covered(w: Addresses, m, layout: Layout, page_size: int):
+def check_covered(w: Addresses, m, layout: Layout, page_size: int):
     """Name the first address the layout made for ``w`` cannot hold on machine ``m``: one beyond its
     virtual address space, or one in the last block below 2**63 (covering blocks are at least
     2 MiB, and regions end below 2**63). Only on that error does it pass over the addresses."""
@@ -159,13 +162,11 @@ def simulate(
         w = make_workload(workload, **workload_params)
     if layout is None:
         if policy != "base":  # page_size is the huge page the policy asks for
-            from ..system.paging import huge_page_for
-
             page_size = huge_page_for(m, policy, page_size)
         p = m.check_page_size(page_size if page_size is not None else m.base_page)
         if isinstance(w, Addresses):
             layout = Layout.covering_addresses(w.addresses, p, range_error=w.range_error)
-            _check_covered(w, m, layout, p)
+            check_covered(w, m, layout, p)
         elif hasattr(w, "covering_layout"):  # a trace file (pagesim.sources.traces)
             layout = w.covering_layout(p)
             w.check_covered(m, layout)
@@ -196,21 +197,14 @@ def simulate(
     if memory is not None:
         import copy
 
-        from ..system.memory import PhysicalMemory
-        from ..system.paging import resolve
-
         if not isinstance(memory, PhysicalMemory):
             raise TypeError(f"memory must be a pagesim PhysicalMemory, got {type(memory).__name__}")
         layout, backing, _ = resolve(layout, w.chunks(bases, int(chunk_size), seed), copy.deepcopy(memory), m.base_page, compaction)
         layout.check_machine(m)
     else:
-        from ..system.paging import granted
-
         layout = granted(layout, m.base_page)  # partial huge pages of THP/MPSS regions are base pages
     pressure = None
     if ram is not None:
-        from ..system.pressure import run as run_pressure
-
         pressure = run_pressure(layout, w.chunks(bases, int(chunk_size), seed), ram)
     m_eff, programmed = resolve_programmable(m, layout)
     # _chunk_hook (pagesim.engine.timing): called after each chunk with (addresses, kinds, cfg, st); the

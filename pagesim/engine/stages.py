@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._kernels import specialize as S
 from .._kernels import translate as K
+from ..core.progress import bar as progress_bar
 from ..core.units import format_size, is_power_of_two, log2
 from ..core.version import __version__
 from ..model.costs import cost_inputs, cost_variables
@@ -407,7 +409,6 @@ def choose_kernel(specialize, cfg, w):
       specialised copy takes 3-6 s of CPU to compile, while the generic kernel runs 100,000
       accesses in a few milliseconds.
     """
-    from .._kernels import specialize as S
 
     log = bool(cfg.log_walks[0])
     zs = set(cfg.reg_size.tolist())
@@ -460,8 +461,6 @@ def run_chunks(
     ``range_error(index)`` when that address is 2**63 or above). Returns the number of accesses run."""
     bar = None
     if progress:
-        from ..core.progress import bar as progress_bar
-
         bar = progress_bar(total=total, desc=desc, unit="acc", unit_scale=True, leave=False)
     done = 0
     for addrs, kk in chunks:

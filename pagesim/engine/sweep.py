@@ -13,9 +13,11 @@ import os
 import numpy as np
 
 from ..core.check import check_bool, check_int
+from ..core.progress import bar as progress_bar
 from ..core.units import parse_size
 from ..model.machines import Machine
 from ..sources.workloads import Workload
+from .simulate import simulate
 
 
 def _label(axis: str, v):
@@ -376,8 +378,6 @@ def _point(kw: dict, names: list):
     what can make two threads convert syntax trees at once (see pagesim._kernels.inline.parse)."""
     import xarray  # noqa: F401
 
-    from .simulate import simulate
-
     kw = dict(kw)
     machine = kw.pop("machine")
     ds = simulate(machine, **kw)
@@ -390,7 +390,9 @@ def _point(kw: dict, names: list):
     return ds
 
 
-def _check_workers(workers) -> int:
+def check_workers(workers) -> int:
+    """The number of threads a sweep runs points in: ``workers`` checked (1..1024), or with None one
+    per core this process may use."""
     if workers is None:
         try:
             return max(1, len(os.sched_getaffinity(0)))
@@ -484,7 +486,7 @@ def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=
     if "machine" not in axes and "machine" not in fixed:
         raise ValueError("sweep needs machine=, either fixed (machine='skylake') or as an axis")
     check_bool("progress", progress)
-    nworkers = _check_workers(workers)
+    nworkers = check_workers(workers)
     if client is not None and workers not in (1, None):
         raise ValueError(f"give workers={workers!r} or client=, not both: with a client the cluster's workers run the points")
     names = list(axes)
@@ -501,8 +503,6 @@ def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=
         kws.append(kw)
     bar = None
     if progress:
-        from ..core.progress import bar as progress_bar
-
         bar = progress_bar(total=len(combos), desc="sweep", unit="run")
     try:
         if client is not None:

@@ -37,7 +37,10 @@ import numpy as np
 from .._kernels import timing as T
 from ..core.check import check_number
 from ..core.units import is_power_of_two, log2, parse_size
+from ..model.machines import Machine
 from ..model.machines import machine as get_machine
+from .simulate import simulate
+from .stages import rebuilt
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -180,7 +183,6 @@ def hierarchy(name) -> Hierarchy:
     :class:`Hierarchy` itself. A derived machine ('opteron-k8*') uses its preset's caches."""
     if isinstance(name, Hierarchy):
         return name
-    from ..model.machines import Machine
 
     if isinstance(name, Machine):
         key = (name.derived_from or name.name).strip().lower()
@@ -310,7 +312,6 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
     columns), ``total_cycles`` and the shares recomputed. :func:`timed_cycles` re-prices a result
     for other ``mlp``/``walk_mlp``/``work_cycles``/latencies without simulating again.
     """
-    from .simulate import simulate
 
     m = get_machine(machine)
     h = _get_hierarchy(m if hierarchy is None else hierarchy)
@@ -360,7 +361,6 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
         return new[k] if k in new else ds[k].values
 
     price, upd = _pricing(get, lambda c: cycles[comp_names.index(c)], attrs, len(h.names), lambda: list(h.names), mlp, walk_mlp, None, None)
-    from .stages import rebuilt
 
     added = {k: attrs[k] for k in ("walk_base_cycles", "hierarchy")}
     return rebuilt(ds, steps + [("drop", "cycles"), ("drop", "component")] + price, {**added, **upd})

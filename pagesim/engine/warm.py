@@ -28,6 +28,18 @@ from __future__ import annotations
 import time
 import warnings
 
+from .._kernels import _jit
+from .._kernels import specialize as S
+from .._kernels.chase import chase
+from .._kernels.reuse import stack_distances
+from ..model.machines import machine, machines
+from ..sources.workloads import WORKLOADS
+from ..system.memory import PhysicalMemory
+from ..system.pressure import Ram
+from .processes import simulate_processes
+from .simulate import simulate
+from .timing import hierarchies, simulate_timed
+
 # What each stage compiles, and about how long it takes in an empty cache: seconds of wall time
 # measured with `pagesim warm` on this project's 2-core machine with other jobs running (a warm cache
 # loads each stage in seconds): 97, 61, 110 and 219 s, 8 minutes in all, with other jobs keeping both
@@ -50,7 +62,6 @@ def stages(specialised: bool = True):
 
 
 def _jit_dir():
-    from .._kernels import _jit
 
     return _jit
 
@@ -109,9 +120,6 @@ def warm(specialised: bool = True, out=print) -> dict[str, float]:
 def _generic():
     import numpy as np
 
-    from ..sources.workloads import WORKLOADS
-    from .simulate import simulate
-
     with warnings.catch_warnings():  # whole-pass workloads run one pass, more than 2000: only compiling matters here
         warnings.simplefilter("ignore", UserWarning)
         for name in WORKLOADS:
@@ -128,23 +136,15 @@ def _generic():
 def _os_and_extras():
     import numpy as np
 
-    from ..system.memory import PhysicalMemory
-    from ..system.pressure import Ram
-    from .processes import simulate_processes
-    from .simulate import simulate
-
     a = (np.random.default_rng(0).integers(0, 1 << 30, 70_000, dtype=np.uint64)) + np.uint64(1 << 40)
     simulate("skylake", addresses=a)  # laying out: both the bitmap and the hash-set path
     simulate("skylake", "random", working_set="64M", accesses=2000, policy="thp", memory=PhysicalMemory("1G"), compaction=True)
     simulate("skylake", "random", working_set="64M", accesses=2000, ram=Ram(limit="80M"))
     simulate("skylake", "random", working_set="64M", accesses=2000, ram=Ram(limit="80M", reclaim="lru"))
     simulate_processes("skylake", "random", processes=2, quantum=500, working_set="8M", accesses=1000)
-    from .timing import hierarchies, simulate_timed
 
     for name in hierarchies():  # the general and the power-of-two timing kernels
         simulate_timed("skylake", "random", working_set="16M", accesses=1000, hierarchy=name)
-    from .._kernels.chase import chase
-    from .._kernels.reuse import stack_distances
 
     stack_distances(np.arange(10, dtype=np.int64) % 3, 3)
     words = np.zeros(8, dtype=np.int64)
@@ -155,9 +155,6 @@ def _os_and_extras():
 def _presets():
     """Every preset at each of its page sizes: compiles (once, cached) the specialised copy of each
     chain shape, which ``specialize='auto'`` uses for presets at any run length."""
-    from .._kernels import specialize as S
-    from ..model.machines import machine, machines
-    from .simulate import simulate
 
     before = len(S._loaded)
     n = 0
@@ -177,9 +174,6 @@ def _recorded():
     cache if it is there."""
     import json
     from importlib.resources import files
-
-    from .._kernels import specialize as S
-    from .simulate import simulate
 
     simulate("skylake", "random", working_set="16M", accesses=1000)  # one kernel called: its signature
     sigs = {sig for fn in list(S._loaded.values()) for sig in fn.__globals__["translate_chunk"].signatures}
@@ -201,8 +195,6 @@ def record(out=print) -> int:
     import sys
     import tempfile
     from pathlib import Path
-
-    from .._kernels import specialize as S
 
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "kernels.jsonl"

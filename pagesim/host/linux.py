@@ -24,6 +24,8 @@ import numpy as np
 
 from ..core.check import check_choice
 from ..core.units import format_size, parse_size
+from ..engine.simulate import simulate
+from ..model.layout import Layout, Region
 
 THP_PATH = "/sys/kernel/mm/transparent_hugepage/enabled"
 BASE_PAGE = 4096
@@ -125,7 +127,7 @@ def why_not(thp: bool, partial: bool = False) -> str | None:
     return None
 
 
-def _anon_huge_kib(start: int, end: int) -> int | None:
+def anon_huge_kib(start: int, end: int) -> int | None:
     """AnonHugePages of the mapping holding [start, end), from /proc/self/smaps, read only as far as
     that mapping (the kernel writes smaps as it is read: all of it, 700-800 mappings in a notebook's
     kernel, took 9 ms; a new mapping is usually among the first)."""
@@ -170,8 +172,6 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
     reason = why_not(thp, partial=bool(n % HUGE or off_in))
     if reason:
         raise RuntimeError(reason)
-    from ..engine.simulate import simulate
-    from ..model.layout import Layout, Region
 
     total = n + off_in + HUGE
     mm = mmap.mmap(-1, total, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
@@ -196,7 +196,7 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
         else:
             target[idx] = 1
         r1 = resource.getrusage(who).ru_minflt
-        huge_kib = _anon_huge_kib(base + off, base + off + n) if thp else 0
+        huge_kib = anon_huge_kib(base + off, base + off + n) if thp else 0
         del arr, target
     finally:
         try:

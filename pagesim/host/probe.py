@@ -54,9 +54,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._kernels.chase import chase
 from ..core.check import check_int, check_seed
+from ..core.progress import bar as progress_bar
 from ..core.units import format_size, parse_size
-from .linux import HUGE, _anon_huge_kib, thp_mode, why_not
+from ..engine.simulate import simulate
+from ..model.layout import Layout
+from ..model.machines import machine
+from .linux import HUGE, anon_huge_kib, thp_mode, why_not
 
 PAGE = 4096
 LINE = 64
@@ -182,8 +187,6 @@ def preset_reach(names) -> object:
     """Data-side reach of each TLB level of ``names`` for their 4K and 2M pages (a DataFrame)."""
     import pandas as pd
 
-    from ..model.machines import machine
-
     rows = []
     for n in names:
         m = machine(n)
@@ -276,8 +279,6 @@ def _cycle(size: int, stride: str, rng) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _simulated_faults(offsets_bytes: np.ndarray, span: int, page: int) -> int:
-    from ..engine.simulate import simulate
-    from ..model.layout import Layout
 
     start = 1 << 40
     lay = Layout.single(span, page, start=start, name="[ probe ]")
@@ -292,7 +293,6 @@ def _loads(n_elements: int, quick: bool) -> int:
 def _ns_per_load(words, start: int, loads: int) -> tuple[float, int]:
     """CPU time of this thread per load (time the scheduler gave another process is not counted),
     and the index where the chase stopped."""
-    from .._kernels.chase import chase
 
     t0 = time.thread_time_ns()
     end = chase(words, start, loads)
@@ -326,7 +326,7 @@ def measure_size(
                     own.append(reg)
                 real = reg.write(order, succ, size)
                 # huge pages granted (of the whole mapping: only its first ``span`` bytes are touched); page stride only, where they are reported
-                huge = _anon_huge_kib(reg.base + reg.off, reg.base + reg.off + span) if page == "THP" and stride == "page" else 0
+                huge = anon_huge_kib(reg.base + reg.off, reg.base + reg.off + span) if page == "THP" and stride == "page" else 0
                 recs[page] = {
                     "size": size,
                     "page": page,
@@ -515,8 +515,6 @@ def measure(
     rng = np.random.default_rng(seed)
     bar = None
     if progress:
-        from ..core.progress import bar as progress_bar
-
         bar = progress_bar(total=len(jobs), desc="probe", unit="size")
     t0 = time.perf_counter()
     done = {}  # (size, stride, page) -> record

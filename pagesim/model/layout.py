@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._kernels.regions import distinct_blocks
 from ..core.check import check_choice, check_int
 from ..core.units import format_size, parse_page_size, parse_size
 
@@ -131,7 +132,6 @@ class Layout:
             a = a.reshape(-1).view(np.uint64)  # no copy (negative int64 wrap, as a conversion would)
         else:
             a = a.reshape(-1).astype(np.uint64)
-        from .._kernels.regions import distinct_blocks
 
         shift = g.bit_length() - 1
         b = distinct_blocks(a, shift)  # sorted, distinct

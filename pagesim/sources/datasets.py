@@ -26,7 +26,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-def _root():
+def data_root():
     """The datasets folder: the installed ``pagesim._datasets``, else the checkout's ``datasets/``."""
     try:
         root = importlib.resources.files("pagesim._datasets")
@@ -42,7 +42,7 @@ def _root():
 
 @functools.lru_cache(maxsize=1)
 def catalog() -> dict:
-    return tomllib.loads(_root().joinpath("catalog.toml").read_text(encoding="utf-8"))
+    return tomllib.loads(data_root().joinpath("catalog.toml").read_text(encoding="utf-8"))
 
 
 def list() -> builtins.list[str]:  # noqa: A001 - the issue asks for datasets.list()
@@ -67,7 +67,7 @@ def load(name: str):
     import pandas as pd
 
     meta = info(name)
-    root = _root()
+    root = data_root()
     if "parser" in meta:
         parse = {"trapstat": parse_trapstat, "pmap": parse_pmap}[meta["parser"]]
         frames = [parse(root.joinpath(f).read_text(encoding="utf-8"), label=f) for f in meta["files"]]

@@ -35,7 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .._kernels.regions import distinct_blocks
 from ..core.check import check_bool, check_choice
+from ..core.progress import bar
 from ..core.units import parse_page_size
 from ..model.layout import Layout
 from .workloads import Workload
@@ -264,7 +266,6 @@ def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
 def _bar(progress: bool, total: int, desc: str, unit: str):
     if not progress:
         return None
-    from ..core.progress import bar
 
     return bar(total=total, desc=desc, unit=unit, unit_scale=True, unit_divisor=1024 if unit == "B" else 1000, leave=False)
 
@@ -384,8 +385,6 @@ class _Blocks:
 
     def add(self, addresses: np.ndarray) -> None:
         if addresses.size:
-            from .._kernels.regions import distinct_blocks
-
             b = distinct_blocks(addresses, GRANULE_SHIFT)
             self.pending.append(b)
             self.waiting += b.size

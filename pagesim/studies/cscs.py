@@ -13,13 +13,21 @@ for it. :func:`small_page_change` (the plain cost model, no data caches) remains
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
 
 from ..core.progress import steps
 from ..engine.simulate import simulate
+from ..engine.sweep import check_workers
+from ..engine.timing import cycles_by_component, simulate_timed
 from ..model.machines import machine
+from ..sources import datasets as D
+from ..sources.workloads import FFTE, workload
+from ..teaching import plotting
+from .findings import Findings
+from .sensitivity import Holds, alignment_rule, holding_range, l2_sets_of_planes, md_work
 
 STEADY = ["work", "tlb_hit_latency", "walk", "slb_miss"]
 MD_WORK = 10.0  # cycles of arithmetic per neighbour access (modelling assumption)
@@ -82,9 +90,7 @@ def strong_scaling(
 
     import pandas as pd
 
-    from ..engine.sweep import _check_workers
-
-    n = _check_workers(workers)
+    n = check_workers(workers)
     points = []
     for p in processors:
         atoms = max(64, int(total_mib / p * 2**20) // 256)
@@ -187,7 +193,6 @@ def ffte_work(w) -> float:
 
 
 def _fft_work() -> float:
-    from ..sources.workloads import FFTE
 
     return round(ffte_work(FFTE(size=FFT_SIZE, blocks=FFT_BLOCKS[0])), 3)
 
@@ -264,10 +269,7 @@ def timed_runs(cases: dict, seed: int = 0, m="opteron-k8", workers: int | None =
     import json
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..engine.sweep import _check_workers
-    from ..engine.timing import simulate_timed
-
-    n = _check_workers(workers)
+    n = check_workers(workers)
     m = machine(m)
     runs = [(key, p, wl, kw, work) for key, (wl, kw, work) in cases.items() for p in ("4K", "2M")]
     keys = [_run_key(m, p, wl, kw, seed, work) for _, p, wl, kw, work in runs]
@@ -322,7 +324,6 @@ def price(pair: dict, mlp: float, work: float | None = None, walk_mlp: float = 1
     the runs' own, ``walk_mlp`` walks that overlap instead of 1, serialised, and the cache and memory
     latencies scaled by ``caches`` and ``memory``): steady cycles (first-touch faults left out), the
     paper's % change with small pages, and cycles per access by component."""
-    from ..engine.timing import cycles_by_component
 
     t, comp = {}, {}
     for p, ds in pair.items():
@@ -370,7 +371,6 @@ def timed_kernels(pairs: dict, mlp: float):
 def stream_target() -> float:
     """HPC Challenge STREAM's % change with small pages (table 2: 1-2% worse), the middle of its range:
     the figure :func:`fit_mlp` fits the mlp on."""
-    from ..sources import datasets as D
 
     h = D.load("cscs_hpcc").set_index("benchmark").loc["Stream"]
     return -(h["percent_low"] + h["percent_high"]) / 2
@@ -403,8 +403,6 @@ def plane_sizes(mlp: float, quick: bool = False, seed: int = 0, workers: int | N
     import math
 
     import numpy as np
-
-    from .sensitivity import holding_range, l2_sets_of_planes
 
     sizes = plane_size_values(quick) if sizes is None else [int(x) for x in sizes]
     show = not quick if progress is None else progress
@@ -570,8 +568,6 @@ def scaling_table(runs: dict, mlp: float):
 
     import pandas as pd
 
-    from ..sources.workloads import workload
-
     rows = []
     for p, pair in runs.items():
         a = pair["4K"].attrs
@@ -590,7 +586,6 @@ SCALES = (0.125, 0.5, 1, 2, 8)  # x the assumed size of each strong-scaling code
 
 
 def _docs() -> dict:
-    from ..sources import datasets as D
 
     return {"PCHAN": D.load("cscs_pchan"), "NAMD": D.load("cscs_namd")}
 
@@ -598,8 +593,6 @@ def _docs() -> dict:
 def plot_reach(r: dict, ax=None):
     """Section 1 as bars: the memory each page size's TLB entries reach (:func:`reach`), in MiB."""
     import pandas as pd
-
-    from ..teaching import plotting
 
     d = pd.DataFrame(
         [
@@ -615,7 +608,6 @@ def plot_reach(r: dict, ax=None):
 
 def plot_plane_sizes(ps, ax=None):
     """The plane-size sweep (:func:`plane_sizes`): % change with small pages, section 2's plane marked."""
-    from ..teaching import plotting
 
     return plotting.sweep(
         ps.table,
@@ -665,7 +657,6 @@ def record_reach(F, entries, r: dict) -> None:
 
 def plot_kernels(k, ax=None):
     """Section 2's bar chart: each kernel's % change with small pages."""
-    from ..teaching import plotting
 
     return plotting.bars(
         k, x="small_page_change_pct", y="kernel", title="Opteron: % change with small pages (positive: 4 KB better; timing model)", ylabel="", ax=ax
@@ -675,7 +666,6 @@ def plot_kernels(k, ax=None):
 def record_kernels(F, k, mlp: float) -> None:
     """Section 2: the kernels (``timed_kernels`` priced with the fitted ``mlp``) against table 2 and
     sections 5 and 8 of the document."""
-    from ..sources import datasets as D
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     c = k.set_index("kernel")["small_page_change_pct"]
@@ -782,7 +772,6 @@ def record_kernels(F, k, mlp: float) -> None:
 
 def record_plane_sizes(F, ps) -> None:
     """The plane-size sweep (:func:`plane_sizes`): where the solver's finding holds."""
-    from .sensitivity import solver_text
 
     F.holds_for("solver", solver_text(ps))
     print("solver holds for", F.get("solver").sensitivity)
@@ -798,8 +787,6 @@ def mlp_table(pairs: dict, mlp: float):
 def md_work_sweeps(k) -> dict:
     """The MD kernel's row of ``k`` re-costed over work cycles per access: where the gain lies in the
     band of finding 'md' (the document's range +-50%) and in the document's own range."""
-    from ..sources import datasets as D
-    from .sensitivity import md_work
 
     namd_doc = D.load("cscs_namd")["improvement_percent"]
     md_row = k[k.kernel.str.startswith("molecular dynamics")].iloc[0]
@@ -810,7 +797,6 @@ def md_work_sweeps(k) -> dict:
 
 def plot_md_work(sw: dict, ax=None):
     """The MD gain against work per access (:func:`md_work_sweeps`), both bands shaded."""
-    from ..teaching import plotting
 
     return plotting.sweep(
         sw["mw"].table,
@@ -857,8 +843,6 @@ def choice_runs(pairs: dict, mlp: float, quick: bool = False, seed: int = 0, wor
 def choice_limits() -> dict:
     """The band of each finding of ``CHOICE_KERNELS`` as :func:`record_kernels` states it (None: md
     compares only the sign), so the choices' figure can shade it before the findings are recorded."""
-    from ..sources import datasets as D
-    from .findings import Findings
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     fft = Findings._row("", -hpcc.loc["Single node FFT", "percent_low"], 0.0, None, 0.5, None, "%")
@@ -876,8 +860,6 @@ def plot_choices(sweeps: dict):
     """One panel per finding: its figure against each choice's value / chosen value, its band shaded
     (:func:`choice_limits`; md, a sign only: the line at 0)."""
     import matplotlib.pyplot as plt
-
-    from ..teaching import plotting
 
     limits = choice_limits()
     fig, axes = plt.subplots(1, len(sweeps), figsize=(14, 3.8))
@@ -930,7 +912,6 @@ def record_choices(F, sweeps: dict) -> None:
 
 def plot_map(mp, ax=None):
     """The map of section 3: % change with small pages over planes in use and plane size."""
-    from ..teaching import plotting
 
     pivot = mp.pivot(index="planes in use", columns="plane KiB", values="small_page_change_pct")
     return plotting.heatmap(
@@ -989,8 +970,6 @@ def scaling_choices(code: str, runs: dict, mlp: float, factors=(0.5, 1, 2)) -> d
 def plot_scaling(scaling: dict, ax=None):
     """The model's gain at the assumed size against tables 3 and 4, by processor count."""
     import pandas as pd
-
-    from ..teaching import plotting
 
     cols = ["processors", "small_page_change_pct", "source"]
     docs = _docs()
@@ -1108,7 +1087,6 @@ def counterfactual(k, k2):
 
 def plot_counterfactual(cmp, ax=None):
     """Section 5 as bars: each kernel on the Opteron and with 512 L2 entries for 2 MB pages."""
-    from ..teaching import plotting
 
     long = cmp.melt(id_vars="kernel", var_name="machine", value_name="small_page_change_pct")
     long["machine"] = long["machine"].str.extract(r"\((.*)\)", expand=False)
@@ -1144,8 +1122,6 @@ def plot_other_items(k, ax=None):
     """Section 6 as a chart: each code's figure in the document (a bar over its range) beside the
     kernel of section 2 that stands in for it (a dot; none for LM, which has no model)."""
     import matplotlib.pyplot as plt
-
-    from ..sources import datasets as D
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     cf = D.load("cscs_findings").set_index("quantity")
@@ -1183,7 +1159,6 @@ def record_other_items(F, k, sweeps: dict) -> None:
 
 
 def _record_codes(F, k, sweeps: dict) -> None:
-    from ..sources import datasets as D
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     c = k.set_index("kernel")["small_page_change_pct"]
@@ -1256,7 +1231,6 @@ def _record_codes(F, k, sweeps: dict) -> None:
 
 
 def _record_usage(F) -> None:
-    from ..sources import datasets as D
 
     cf = D.load("cscs_findings").set_index("quantity")
     avg = cf.loc["average improvement with small pages (as assumed in the conclusions)"]
@@ -1298,3 +1272,46 @@ def _record_usage(F) -> None:
         why="the paper's own figures multiplied out: not a simulation",
     )
     print(f"{extra[0]:.2f}..{extra[1]:.2f} cabinets")
+
+
+def solver_plane_sizes(quick: bool = False, seed: int = 0, sizes=None, m="opteron-k8"):
+    """The strided solver of ``cscs.kernels`` (64 planes) over plane sizes: % change with small
+    pages (positive: 4 KB better), walks, and where the planes fall in the L2 TLB."""
+    if sizes is None:
+        sizes = [k << 10 for k in (range(896, 1153, 32) if quick else range(512, 2049, 32))]
+    accesses = 50_000  # the sign needs the steady state only: 64 planes revisit their pages every 64 accesses
+
+    def one(size):
+        r = small_page_change(m, "planes", seed=seed, planes=64, plane=int(size), accesses=accesses)
+        return {
+            "plane KiB": int(size) >> 10,
+            "walks 4K": r["walks_small"],
+            "walks 2M": r["walks_large"],
+            "small_page_change_pct": r["small_page_change_pct"],
+            **l2_sets_of_planes(int(size), 64, m),
+        }
+
+    # the finding: small pages better, i.e. a change above 0 (closed band from the smallest positive number)
+    return holding_range(one, sizes, (np.nextafter(0.0, 1.0), math.inf), key="small_page_change_pct", parameter="plane", unit=" B")
+
+
+def solver_text(h: Holds) -> str:
+    """The sensitivity text of the plane-size sweep, from the sweep: where small pages win, and the
+    power-of-two alignment that decides it when one does."""
+    t = h.table
+    kib = (t["plane"] // 1024).astype(int)
+    n_ok, n = int(t["holds"].sum()), len(t)
+    steps = set(np.diff(kib).tolist())
+    if n == 1:
+        swept = f"{kib.min()} KiB"
+    elif len(steps) == 1:
+        swept = f"{kib.min()}..{kib.max()} KiB in {steps.pop()} KiB steps"
+    else:
+        swept = f"sizes from {kib.min()} to {kib.max()} KiB"
+    a = alignment_rule(t["plane"], t["holds"])
+    if n_ok == 0:
+        return f"no plane size of the {swept} swept"
+    if a is not None and n_ok < n:
+        return f"plane sizes that are not multiples of {a >> 10} KiB: {n_ok} of the {n} swept ({swept}); at every multiple of {a >> 10} KiB small pages lose"
+    sizes = ", ".join(str(k) for k in kib[t["holds"]])
+    return f"plane sizes {sizes} KiB: {n_ok} of the {n} swept ({swept})"

@@ -58,6 +58,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core.check import check_choice
+from ..core.files import write_atomic
 
 VERDICTS = ("exact", "within", "direction", "contradicted", "not reproduced", "arithmetic", "calibrated")
 #: the verdicts as the report shows them: a within that survived its sweeps is "within (robust)"
@@ -535,8 +536,6 @@ class Findings:
         c = self.counts()
         print(", ".join(f"{n} {v}" for v, n in c.items() if n) + f" ({len(self.items)} findings)")
         if result_path:
-            from ..core.files import write_atomic
-
             p = Path(result_path)
             p.parent.mkdir(parents=True, exist_ok=True)
             data = {"notebook": self.notebook, "document": self.document, "peak_rss_mib": peak, "findings": [asdict(f) for f in self.items]}

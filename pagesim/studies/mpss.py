@@ -13,13 +13,23 @@ ratio, and every comparison between machines and memory states.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
+import pagesim
+
+from ..core.units import format_size, parse_size
 from ..engine.simulate import simulate
 from ..model.layout import Layout, Region
+from ..model.machines import machine
+from ..sources import datasets as D
 from ..system.memory import PhysicalMemory
 from ..system.trapstat import trapstat
+from ..system.trapstat import trapstat as _trapstat
+from ..teaching import plotting
+from .findings import Findings
+from .sensitivity import Holds, holding_range, recost
 
 HEAP = 128 << 20
 HEAP_START = 0x400000  # as in the document's pmap -sx listing
@@ -86,8 +96,6 @@ def tsb_sweep(entries=(512, 2048, 8192, 16384, 32768), accesses=100_000, seed=0,
 
     import pandas as pd
 
-    from ..model.machines import machine
-
     base = machine(m)
     rows = []
     for n in entries:
@@ -126,8 +134,6 @@ def heap_sweep(sizes=(4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30), accesses
     heaps of several sizes, with 8K and with 4M pages."""
     import pandas as pd
 
-    from ..system.trapstat import trapstat as _trapstat
-
     rows = []
     for size in sizes:
         r = {"heap MiB": size >> 20}
@@ -149,8 +155,6 @@ def three_sizes(accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
     in 4M pages (two sizes in the process: 8K and 4M) or in 64K pages (three sizes: 8K, 64K, 4M).
     The second 512-entry dTLB is programmed to the large size with the most pages."""
     import pandas as pd
-
-    from ..system.trapstat import trapstat as _trapstat
 
     rows = []
     for label, third in (("8K + 4M", "4M"), ("8K + 64K + 4M", "64K")):
@@ -221,8 +225,6 @@ def text_pages(m="ultrasparc-iii-cu", text="64M", accesses=200_000, seed=0):
     instructions in sequence; iTLB misses with 8K and 4M text pages."""
     import pandas as pd
 
-    from ..core.units import parse_size
-
     size = parse_size(text)
     rng = np.random.default_rng(seed)
     calls = accesses // 16
@@ -282,7 +284,6 @@ def doc_user_dtlb(doc):
 
 def after_band(doc) -> tuple[float, float]:
     """The band of ``trapstat-after``, computed by the rule :meth:`Findings.measured` applies to it."""
-    from .findings import Findings
 
     r = Findings._row("", doc_pct(doc, "after"), 0.0, None, AFTER_REL, None, "%", False)
     return (r["low"], r["high"])
@@ -291,19 +292,15 @@ def after_band(doc) -> tuple[float, float]:
 def time_base(ba, doc) -> dict:
     """The 8K and 4M runs of :func:`trapstat_before_after` re-costed over ``WORK``: where the 8K share
     lies within 5 points of the document's, and where the 4M share lies in trapstat-after's band."""
-    from . import sensitivity as V
-
     dbefore = doc_pct(doc, "before")
-    wk = V.trapstat_work(ba, (dbefore - 5, dbefore + 5))
-    wk_after = V.trapstat_work(ba, after_band(doc), which="after")
+    wk = trapstat_work(ba, (dbefore - 5, dbefore + 5))
+    wk_after = trapstat_work(ba, after_band(doc), which="after")
     return {"before": wk, "after": wk_after}
 
 
 def plot_time_base(tb: dict, doc):
     """Both shares against ``WORK``, with the 8K band and trapstat-after's band."""
     import pandas as pd
-
-    from ..teaching import plotting
 
     dbefore, band = doc_pct(doc, "before"), after_band(doc)
     cols = ["S.WORK", "%tim before", "%tim after"]
@@ -329,8 +326,6 @@ def plot_trapstat(ba, doc):
     of a running program, the simulation's over the whole run)."""
     import matplotlib.pyplot as plt
     import pandas as pd
-
-    from ..teaching import plotting
 
     _, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
     pct = pd.DataFrame(
@@ -425,7 +420,6 @@ def record_trapstat(F, ba, doc, tb):
 
 def heap_kbytes(ds) -> dict:
     """KB of the simulated process's heap mapped with each page size (``8K``, ``4M``)."""
-    from ..core.units import format_size
 
     out = {}
     for r in json.loads(ds.attrs["layout"]):
@@ -438,8 +432,6 @@ def plot_pmap(pm, ds):
     """The heap's KB by page size: the document's pmap -sx listing beside the simulated process."""
     import matplotlib.pyplot as plt
     import pandas as pd
-
-    from ..teaching import plotting
 
     heap = pm[pm.mapped_file == "[ heap ]"]
     rows = [{"page size": str(r.pgsz), "source": "document", "KB": int(r.kbytes)} for r in heap.itertuples()]
@@ -477,8 +469,6 @@ def record_pmap(F, pm, ba):
 def plot_designs(dz):
     """%tim in TLB handling with an 8K and a 4M heap on each UltraSPARC model."""
     import matplotlib.pyplot as plt
-
-    from ..teaching import plotting
 
     t = dz.melt(id_vars="machine", value_vars=["%tim 8K heap", "%tim 4M heap"], var_name="heap", value_name="%tim")
     t["heap"] = t["heap"].str.replace("%tim ", "")
@@ -568,8 +558,6 @@ def plot_fragmentation(fr, fs):
     memory held). Right: the 4M pages granted against the share of memory held."""
     import matplotlib.pyplot as plt
 
-    from ..teaching import plotting
-
     _, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2))
     t = fr.melt(id_vars="memory", value_vars=["4M pages granted", "fell back to 8K"], var_name="request", value_name="pages")
     plotting.bars(t, x="pages", y="memory", hue="request", ax=a, title="the 128 MiB heap's 32 requests for 4M pages", xlabel="4M pages (of 32)", ylabel="")
@@ -598,8 +586,6 @@ def record_fragmentation(F, fr, fs):
 def plot_text(tx, ts):
     """Left: iTLB misses of the 64 MiB text with 8K and 4M pages. Right: the misses against the text size."""
     import matplotlib.pyplot as plt
-
-    from ..teaching import plotting
 
     _, (a, b) = plt.subplots(1, 2, figsize=(12, 3.8), gridspec_kw={"width_ratios": [1, 2.2]})
     plotting.bars(tx, x="text pages", y="iTLB misses", log=True, annotate=True, ax=a, title="64 MiB text", ylabel="iTLB misses (log scale)")
@@ -692,9 +678,6 @@ def plot_heaps(hs):
     """%tim in TLB handling against the heap size, 8K and 4M heap, with the 8K reach of the III Cu."""
     import matplotlib.pyplot as plt
 
-    from ..model.machines import machine
-    from ..teaching import plotting
-
     ax = plotting.sweep(
         hs,
         "heap MiB",
@@ -714,7 +697,6 @@ def plot_heaps(hs):
 
 def record_heaps(F, hs):
     """Section 7: which working sets benefit, and the TLB's 'few hundred translations'."""
-    import pagesim
 
     large = hs[hs["heap MiB"] >= 256]
     starts = hs[hs["%tim 8K heap"] > 10]["heap MiB"].min()
@@ -751,8 +733,6 @@ def plot_three(three):
     """dTLB misses with two page sizes (8K + 4M) and with three (8K + 64K + 4M) in one process."""
     import matplotlib.pyplot as plt
 
-    from ..teaching import plotting
-
     t = three.assign(**{"page sizes": three["page sizes"] + " (T512_1: " + three["T512_1 programmed for"] + ")"})
     ax = plotting.bars(
         t,
@@ -770,7 +750,6 @@ def plot_three(three):
 
 def record_three(F, three):
     """Section 8: only two page sizes at once on the UltraSPARC III Cu, and the page sizes of the presets."""
-    import pagesim
 
     t2, t3 = three.set_index("page sizes").loc["8K + 4M"], three.set_index("page sizes").loc["8K + 64K + 4M"]
     F.direction(
@@ -799,7 +778,6 @@ def record_three(F, three):
 def record_left_out(F, doc, pm):
     """Section 9: what the document shows that the model leaves out (kernel-mode and iTLB rows of
     trapstat, the default page sizes, the kernel heap, the program's other mappings)."""
-    from ..sources import datasets as D
 
     kern = doc[(doc["mode"] == "k") & (doc.event == "dtlb-miss")]
     kern = kern[kern["count"] > 0]
@@ -854,3 +832,51 @@ def record_left_out(F, doc, pm):
         "the simulated process maps its heap only",
         why="the document does not say what ./testprog does with its text, libraries and stack; the simulated program reads its heap only",
     )
+
+
+def text_point(text_mib: int, quick: bool = False, seed: int = 0) -> dict:
+    n = (60_000 if quick else 300_000) // 2  # the notebook's accesses for section 5
+    t = text_pages(text=f"{int(text_mib)}M", accesses=n, seed=seed).set_index("text pages")
+    m8, m4 = int(t.loc["8K", "iTLB misses"]), int(t.loc["4M", "iTLB misses"])
+    return {
+        "iTLB misses 8K": m8,
+        "iTLB misses 4M": m4,
+        # the finding: 4M misses < 8K misses / 10, i.e. this ratio above 10
+        "8K / 4M misses": m8 / m4 if m4 else math.inf,
+    }
+
+
+def text_sizes(quick: bool = False, seed: int = 0, values=None) -> Holds:
+    """iTLB misses with 8K and 4M text pages over the text size (MiB, whole 4 MiB pages), and the
+    sizes at which 4M pages still cut them more than tenfold."""
+    if values is None:
+        values = [8, 16, 32, 64, 128, 256] if quick else [8, 16, 32, 48, 64, 80, 96, 128, 192, 256]
+    return holding_range(
+        lambda s: text_point(int(s), quick, seed),
+        values,
+        (np.nextafter(10.0, math.inf), math.inf),
+        key="8K / 4M misses",
+        parameter="text",
+        unit=" MiB",
+        quantum=4,
+    )
+
+
+def trapstat_work(runs: dict, band, values=None, which: str = "before") -> Holds:
+    """%tim in TLB handling (trapstat's total) of the before and after runs of
+    ``mpss.trapstat_before_after``, re-costed over work cycles per access (``S.WORK``); where the
+    ``which`` run's share lies in ``band``."""
+    base = {}
+    for run, (ds, t) in runs.items():
+        steady = float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum())
+        base[run] = (total_pct(t) / 100 * steady, steady, int(ds["accesses"].sum()), float(ds.attrs["work_cycles_per_access"]))
+    if values is None:
+        values = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000]
+
+    def one(w):
+        out = {}
+        for run, (trap, steady, n, w0) in base.items():
+            out[f"%tim {run}"] = 100 * trap / recost(steady, w0, n, w)
+        return out
+
+    return holding_range(one, values, band, key=f"%tim {which}", parameter="S.WORK", resolution=0.5, fmt="{:.4g}", max_evals=200)

@@ -9,9 +9,14 @@ import numpy as np
 
 from ..core.units import parse_size
 from ..engine.simulate import place, simulate
+from ..engine.timing import cycles_by_component, simulate_timed
 from ..model.machines import machine
 from ..model.machines import machine as get_machine
 from ..sources.workloads import workload
+from ..system.pagecache import file_sizes, internal_fragmentation
+from ..teaching import plotting
+from ..teaching.teach import verdicts
+from .sensitivity import Holds, holding_range
 
 # Workloads on the POWER6 data-ERAT model. Sizes are ours (the document's runs use 22 GB and
 # 2.9 GB of STREAM arrays and N = 59,000..105,400 for HPL); quick mode shrinks them.
@@ -468,7 +473,6 @@ def timed_datasets(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "S
     :func:`work_cycles`, the hashed page table sized by :func:`system_ptegs` x ``ptegs``, Linpack as
     the system's own HPL run (:func:`hpl_params`). ``params``: {benchmark: {workload keyword: value}};
     ``machine``: the POWER6 preset or a derived Machine. Returns {(benchmark, system, page): Dataset}."""
-    from ..engine.timing import simulate_timed
 
     out = {}
     for label in benchmarks:
@@ -494,8 +498,6 @@ def timed_frame(datasets: dict, work: float = 1.0, memory: float = 1.0, caches: 
     counter changes with a price: ``pagesim.engine.timing.cycles_by_component`` re-prices without simulating).
     Cycles are steady state: first-touch faults left out, as in erat_runs."""
     import pandas as pd
-
-    from ..engine.timing import cycles_by_component
 
     rows = []
     for (label, system, page), ds in datasets.items():
@@ -675,7 +677,6 @@ def doc_improvements(doc):
 
 
 def _shown(F, since: int, *ids):
-    from ..teaching.teach import verdicts
 
     return verdicts(F, *ids) if ids else verdicts(F, since=since)
 
@@ -740,7 +741,7 @@ def record_coverage(F, c: dict, facts):
 
 def record_erat(F, summary, doc, hf):
     """Section 2: the SPECjbb2005 data-ERAT miss reduction of :func:`erat_summary` against its table,
-    and where it holds, from the hot-fraction sweep ``hf`` (``sensitivity.jbb_hot_fraction``). The
+    and where it holds, from the hot-fraction sweep ``hf`` (:func:`jbb_hot_fraction`). The
     Linpack reduction is recorded in section 2b, from each system's own HPL run."""
     n = len(F.items)
     docred = doc_reductions(doc)
@@ -992,7 +993,6 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
     """Section 6: the IPC rows of the Linpack and SPECjbb2005 tables and the Conclusions, from the
     timed runs of section 2b (``tsum``, ``sweeps``) and the STREAM model of section 4 (``sysgain``,
     ``ssweeps``); the small files of the Conclusions from the page-cache arithmetic of section 5."""
-    from ..system.pagecache import file_sizes, internal_fragmentation
 
     n = len(F.items)
     docimp = doc_improvements(doc)
@@ -1105,9 +1105,8 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
 
 
 def _fig(ncols: int = 1, width: float = 7.5, height: float = 3.6):
-    from ..teaching import plotting
 
-    plotting._setup()
+    plotting.theme()
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False)
@@ -1298,8 +1297,6 @@ def unused_by_file_size(sizes=("1K", "2K", "3K", "4K", "6K", "8K", "16K", "32K",
     64 KiB pages (``pagecache.internal_fragmentation``)."""
     import pandas as pd
 
-    from ..system.pagecache import file_sizes, internal_fragmentation
-
     rows = []
     for s in sizes:
         t = internal_fragmentation(file_sizes(s, 1), ["4K", "64K"])
@@ -1340,9 +1337,8 @@ def plot_fragmentation(mix):
 
 def plot_hot_fraction(hf, doc, quick: bool = False):
     """Section 2: the SPECjbb-like reduction against the hot fraction (``hf``:
-    ``sensitivity.jbb_hot_fraction``), with the document's two figures, their +-5 point band, this
+    :func:`jbb_hot_fraction`), with the document's two figures, their +-5 point band, this
     notebook's hot fraction and the range where erat-jbb holds."""
-    from ..teaching import plotting
 
     jdoc = doc_reductions(doc).loc["SPECjbb2005"]
     ax = plotting.sweep(
@@ -1370,3 +1366,39 @@ def conclusion_span(facts) -> tuple[float, float]:
     """The Conclusions' range of the Linpack and SPECjbb2005 gains (%)."""
     conc = facts.loc["Linpack and SPECjbb2005 gain of 64KB over 4KB pages"]
     return (float(conc["value_low"]), float(conc["value_high"]))
+
+
+def jbb_point(hot_fraction: float, quick: bool = False, seed: int = 0, accesses: int | None = None) -> dict:
+    """The SPECjbb-like run of ``power64k.erat_runs`` at another hot fraction (and, given, another
+    number of references): data-ERAT misses and steady cycles with 4 KiB and 64 KiB pages, the
+    reduction and the throughput improvement."""
+    spec = WORKLOADS["SPECjbb2005"]
+    params = {**spec["quick" if quick else "full"], "hot_fraction": float(hot_fraction)}
+    if accesses is not None:
+        params["accesses"] = int(accesses)
+    w = workload(spec["name"], **params)
+    miss, cyc = {}, {}
+    for page in ("4K", "64K"):
+        p = parse_size(page)
+        ds = simulate("power6", w, layout=place(w, p, gap=p), seed=seed)
+        miss[page] = int(ds["misses"].sel(structure="D-ERAT").sum())
+        cyc[page] = float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum())
+    return {
+        "D-ERAT misses 4K": miss["4K"],
+        "D-ERAT misses 64K": miss["64K"],
+        "reduction %": 100 * (miss["4K"] - miss["64K"]) / miss["4K"],
+        "throughput improvement %": 100 * (cyc["4K"] / cyc["64K"] - 1),
+    }
+
+
+JBB_SWEEP_ACCESSES = 300_000  # per point of the sweep in both modes (quick mode's size); 100,000 give the same reductions to about 0.1 point
+
+
+def jbb_hot_fraction(band, quick: bool = False, seed: int = 0, values=None, key: str = "reduction %", accesses: int = JBB_SWEEP_ACCESSES) -> Holds:
+    """SPECjbb's data-ERAT reduction (or another column of :func:`jbb_point`) against the hot
+    fraction, and the hot fractions at which it lies in ``band``."""
+    if values is None:
+        values = np.round(np.arange(0.2, 0.81, 0.1 if quick else 0.05), 3)
+    return holding_range(
+        lambda h: jbb_point(h, quick, seed, accesses), values, band, key=key, parameter="hot_fraction", resolution=0.02 if quick else 0.005, fmt="{:.3g}"
+    )

@@ -28,9 +28,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from .._kernels.dcache import cache_lines_by_class
+from ..core.units import parse_size
 from ..engine.simulate import simulate
+from ..host.linux import compare_faults, thp_mode, why_not
 from ..model.layout import Layout, Region
+from ..model.machines import machine
+from ..sources.workloads import workload
 from ..system.memory import OutOfMemory, PhysicalMemory
+from ..teaching import plotting
 
 SIZE = 16 << 20
 START = 1 << 32
@@ -199,8 +205,6 @@ def tlb_capacity_sweep(entries=(32, 64, 128, 192, 256, 512), seed: int = 0):
     are both cut to ``entries``; memset and random touch, on free memory."""
     import pandas as pd
 
-    from ..model.machines import machine
-
     base = machine("power8")
     mem = memories()["ideal"]
     rows = []
@@ -248,8 +252,6 @@ def kernel_work(seed: int = 0):
     :class:`pagesim.model.machines.Costs`), and their total."""
     import pandas as pd
 
-    from ..model.machines import machine
-
     c = machine("power8").costs
     rows = []
     for kind, (page, _) in KINDS.items():
@@ -270,8 +272,6 @@ def kernel_instructions(mx, fault_path: float = FAULT_PATH, clear_call: float = 
     never compacts; the other differences between the THP and hugetlb allocation paths, and
     compaction's scanning and remapping, are not counted (the copy is a lower bound of its cost)."""
     import pandas as pd
-
-    from ..core.units import parse_size
 
     sub = 64 << 10
     per_sub = sub // LINE * CLEAR_PER_LINE + clear_call
@@ -415,8 +415,6 @@ def replay_engine(trace, cache: L1D = L1D(), allocate=("load",)) -> dict:
     one level, LRU): runs of allocating entries go through the kernel; an entry that does not allocate looks
     its set up (a hit makes the line the most recent, as in the kernel). The same counters as :func:`replay`."""
     import numpy as np
-
-    from .._kernels.dcache import cache_lines_by_class
 
     nsets, ways = cache.sets, cache.ways
     sets, wys, base = (np.array([v], dtype=np.int64) for v in (nsets, ways, 0))
@@ -577,8 +575,6 @@ def cache_counts(mx, seed: int = 0, cache: L1D = L1D(), dcbz_allocates: bool = F
     (a MODELLING ASSUMPTION either way: the L1 is store-through, and where dcbz establishes its line is
     not sourced here; chosen: it does not)."""
     import pandas as pd
-
-    from ..core.units import parse_size
 
     rows, memo = [], {}
     for _, r in mx.iterrows():
@@ -974,7 +970,6 @@ def record_host(F, host_size, seed: int = 0) -> list:
     """Section 6: the same experiment on the Linux kernel running the notebook (checks of pagesim on this
     machine, counted apart): real minor faults against simulated ones, 4 KiB pages and THP, sequential and
     random touch. Prints each comparison, or why it cannot run; returns the comparisons."""
-    from ..host.linux import compare_faults, thp_mode, why_not
 
     print("transparent huge pages:", thp_mode() or "not available")
     rows = []
@@ -1008,7 +1003,6 @@ def record_other(F, doc, mx, ki) -> None:
     """Section 7: the document's other counter figures: user instructions (memset counted from glibc's
     code, :func:`memset_instructions`; the random touch's not counted) and the kernel work of hugetlb
     pages against THP in each environment."""
-    from ..sources.workloads import workload
 
     ui = doc[(doc.counter == "instructions") & (doc.space == "user")].set_index(["access", "page_kind"])
     r = ui.loc[("continuous", "normal")]
@@ -1097,9 +1091,7 @@ def _pressure_not_reproduced(F):
 def _plt():
     import matplotlib.pyplot as plt
 
-    from ..teaching import plotting
-
-    plotting._setup()
+    plotting.theme()
     return plt
 
 
@@ -1234,7 +1226,6 @@ def cache_table(cc):
 def plot_cache_refs(cc):
     """Section 5: the memset's cache references under each of :data:`READINGS` (:func:`cache_counts`,
     the L1 replay), beside the document's bound on free memory."""
-    from ..teaching import plotting
 
     long = cc[cc.access == "memset"].melt(
         id_vars=["environment", "page kind"], value_vars=[f"{r}: references" for r in READINGS], var_name="reading", value_name="references"

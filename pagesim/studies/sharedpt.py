@@ -7,8 +7,15 @@ import functools
 
 import numpy as np
 
+from ..core.units import parse_page_size, parse_size
 from ..engine.processes import DataCache, simulate_processes
+from ..engine.timing import hierarchy
+from ..model.layout import Layout, Region
+from ..model.machines import Machine, Structure, Walker
 from ..system.pagetables import TWICHELL_8GB, shared_page_table_table
+from ..teaching import plotting
+from ..teaching.teach import Reveal
+from .sensitivity import Holds, holding_range
 
 GIB = 1 << 30
 # The machine of the message is not named: "a 4-way x86-64 configuration with 8 GB of memory", whose
@@ -27,7 +34,6 @@ def xeon_caches():
     """The data caches of the Intel Xeon 7000 that the timing model's 'xeon-7000' hierarchy describes
     (pagesim/data/caches.toml, with its sources: 16 KiB 8-way L1D, 2 MiB 8-way L2, 64-byte lines), the
     family the message's machine most likely belongs to. The TLBs stay the opteron-k8 stand-in's."""
-    from ..engine.timing import hierarchy
 
     return tuple(DataCache(c.name, c.size, c.ways, c.line) for c in hierarchy("xeon-7000").levels)
 
@@ -136,7 +142,6 @@ def xeon_paxville():
     cache (none is documented for NetBurst; one would be emptied by the same CR3 load, so it could
     not carry entries from one process to the next); one hardware thread per core (Hyper-Threading
     left out); the cost-model figures are unused here (section 3 prices walks through the caches)."""
-    from ..model.machines import Machine, Structure, Walker
 
     src = f"CPUID leaf 2 of {PAXVILLE_CPUID}; descriptor meanings: {DESCRIPTORS}"
     return Machine(
@@ -222,8 +227,6 @@ POOL_START = 1 << 30
 
 def database_layout(pool=DATABASE["pool"], text=DATABASE["text"], pool_pages="4K"):
     """One database process's mappings: its hot text (4 KiB pages) and the buffer pool (``pool_pages``)."""
-    from ..core.units import parse_page_size, parse_size
-    from ..model.layout import Layout, Region
 
     pool, text = parse_size(pool, "pool"), parse_size(text, "text")
     p = parse_page_size(pool_pages, "pool_pages")
@@ -253,7 +256,6 @@ SIM_KEYS = ("processes", "quantum", "pool", "text", "fetch_share", "accesses")
 
 @functools.lru_cache(maxsize=256)
 def _database_run(processes, quantum, pool, text, fetch_share, accesses, pool_pages, seed, shared):
-    from ..engine.processes import simulate_processes
 
     caches = xeon_caches()
     layout = database_layout(pool, text, pool_pages)
@@ -312,7 +314,6 @@ def database_run(pool_pages="4K", seed=0, **params):
     bad = sorted(set(p) - set(DATABASE))
     if bad:
         raise TypeError(f"unknown database parameter(s) {bad}: the parameters are {sorted(DATABASE)}")
-    from ..core.units import parse_size
 
     p["pool"], p["text"] = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
     if not p["warmup"] >= 0:
@@ -390,7 +391,6 @@ def warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages="4K", se
     them), drawn uniformly from their own generator (``default_rng((seed, i, 1))``; the same draws
     for either pool page size). Returns two lists of page-number arrays (text pages, pool pages of
     size ``pool_pages``)."""
-    from ..core.units import parse_page_size
 
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     if warmup and not fetch_share < 1:
@@ -407,7 +407,6 @@ def warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages="4K", se
 
 @functools.lru_cache(maxsize=64)
 def _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed):
-    from ..core.units import parse_page_size
 
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     t, q = warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages, seed)
@@ -418,7 +417,6 @@ def _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed):
 def _window_faults(processes, pool, text, fetch_share, accesses, pool_pages, seed, warmup):
     """((ITLB faults, DTLB faults) with private tables, (the same) with shared tables) in the
     window that :func:`database_streams` gives, after :func:`warmup_pages`."""
-    from ..core.units import parse_page_size
 
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     addrs, kinds = database_streams(processes, accesses, pool, text, fetch_share, seed)
@@ -433,7 +431,6 @@ def window_faults(pool_pages="4K", seed=0, **params) -> dict:
     """The minor faults of the database model's measured window (``DATABASE`` with ``params``):
     {'private' | 'shared': {'ITLB': text faults, 'DTLB': pool faults}}."""
     p = {**DATABASE, **params}
-    from ..core.units import parse_size
 
     pool, text = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
     a, b = _window_faults(p["processes"], pool, text, p["fetch_share"], p["accesses"], str(pool_pages), int(seed), float(p["warmup"]))
@@ -461,7 +458,6 @@ def fault_events(addrs, kinds, quantum, pool_pages="4K", before=None, shared=Fal
     process touched it before. Returns (order, side, page, proc, fault): the accesses in run order
     (indices into the concatenated streams), their side (1 fetch, 0 read), page number, process,
     and whether each faults."""
-    from ..core.units import parse_page_size
 
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     q = int(quantum)
@@ -562,7 +558,6 @@ def modelled_cycles(row, work_cycles, mlp=1.0, latencies=None):
 
 def xeon_latencies() -> tuple[float, float, float]:
     """Load-to-use cycles of the 'xeon-7000' hierarchy: L1D, L2, memory."""
-    from ..engine.timing import hierarchy
 
     return tuple(float(x) for x in hierarchy("xeon-7000").latencies)
 
@@ -918,8 +913,7 @@ IO_DATABASES_GIB = (8, 10, 12, 16, 24, 32, 64)
 
 def io_sizes(doc, pool=TWICHELL_8GB["buffer_pool"], freed=None):
     """The database sizes at which :func:`buffer_pool_io` lies within 5 points of the message's disk-I/O
-    figure, and within 0.05 points of it (``pagesim.studies.sensitivity.database_sizes``): (near, exact)."""
-    from .sensitivity import database_sizes
+    figure, and within 0.05 points of it (:func:`database_sizes`): (near, exact)."""
 
     freed = freed_bytes() if freed is None else freed
     io_doc = document_figures(doc)["small", "disk I/Os per transaction reduction"]
@@ -935,7 +929,6 @@ def io_answer(database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None) -> flo
 def predict_io(guess, database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None):
     """Section 2's prediction: the uniform model's disk-I/O reduction (%) for a database of
     ``database_gib`` GiB, revealed like ``pagesim.teaching.teach.check_answer``."""
-    from ..teaching.teach import Reveal
 
     freed = freed_bytes() if freed is None else freed
     d = float(database_gib)
@@ -951,7 +944,6 @@ def predict_io(guess, database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None
 def predict_walks(guess, t):
     """Section 3's prediction: the change (%) of the DTLB walks (one per TLB miss) from private to shared
     tables in one :func:`database_run` (``t``), revealed like ``pagesim.teaching.teach.check_answer``."""
-    from ..teaching.teach import Reveal
 
     w = t.set_index("page tables")
     a, b = int(w.loc["private", "DTLB walks"]), int(w.loc["shared", "DTLB walks"])
@@ -1224,7 +1216,6 @@ DATABASE_MODEL = "database model on the Xeon 7000, simulated"
 def plot_io(sizes, doc):
     """Section 2: the uniform buffer-pool model's disk-I/O reduction against the database size, with the
     message's figure and the sizes that give it (``sizes`` from :func:`io_sizes`)."""
-    from ..teaching import plotting
 
     io_doc = document_figures(doc)["small", "disk I/Os per transaction reduction"]
     ax = plotting.sweep(
@@ -1247,9 +1238,7 @@ def plot_sharing(t, doc, pages="small"):
     message's figures."""
     import matplotlib.pyplot as plt
 
-    from ..teaching import plotting
-
-    plotting._setup()
+    plotting.theme()
     w = t.set_index("page tables")
     fig, ax = plt.subplots(1, 3, figsize=(14, 4), gridspec_kw={"width_ratios": [1, 1, 1.1]}, layout="constrained")
     kinds, x = list(w.index), np.arange(len(w.index))
@@ -1284,7 +1273,6 @@ def plot_sharing(t, doc, pages="small"):
 def plot_warmup(curve, doc, pages, warmup):
     """Sections 3b and 5: the walks a counter counts (shared against private tables) over the warm-up
     before the measured window (``curve`` from :func:`warmup_curve`), with the message's figures +-50%."""
-    from ..teaching import plotting
 
     document = walk_document(doc, pages)
     page = "small pages" if pages == "small" else "buffer pool in 2 MiB pages"
@@ -1309,9 +1297,7 @@ def plot_other(other):
     with its span, an upper bound hatched)."""
     import matplotlib.pyplot as plt
 
-    from ..teaching import plotting
-
-    plotting._setup()
+    plotting.theme()
     fig, ax = plt.subplots(figsize=(8, 0.5 + 0.55 * len(other)))
     labels = []
     for k, (_, r) in enumerate(other.iterrows()):
@@ -1334,9 +1320,7 @@ def plot_throughput(eff, eff2, doc):
     priced) beside the message's figures and their +-50% bands."""
     import matplotlib.pyplot as plt
 
-    from ..teaching import plotting
-
-    plotting._setup()
+    plotting.theme()
     d8 = document_figures(doc)
     message = [d8["small", "transaction throughput increase (buffer pools not enlarged)"], d8["huge", "transaction throughput increase"]]
     model = [eff["throughput"], eff2["throughput"]]
@@ -1372,9 +1356,7 @@ def plot_robust(F, swept, base):
     are in the findings' notes, not drawn on the logarithmic axis."""
     import matplotlib.pyplot as plt
 
-    from ..teaching import plotting
-
-    plotting._setup()
+    plotting.theme()
     fig, axes = plt.subplots(2, 3, figsize=(13, 6.4), sharex=True)
     sweeps = {fid: (list(SIM_KEYS) + list(extra)) for fid, _, _, extra in ROBUST}
     handles = {}
@@ -1396,3 +1378,17 @@ def plot_robust(F, swept, base):
     fig.suptitle(f"Each modelling choice at x0.5 and x2 ({DATABASE_MODEL}; mlp: 1, 1.5, 2)", y=1.0)
     fig.tight_layout()
     return fig
+
+
+def database_sizes(pool: float, freed: float, band, values_gib=None) -> Holds:
+    """05's disk-I/O reduction (``sharedpt.buffer_pool_io``) over the database size in GiB, and the
+    sizes at which it lies in ``band``."""
+    if values_gib is None:
+        values_gib = [7, 8, 9, 10, 11, 12, 13, 14, 16, 20, 24, 32, 48, 64]
+
+    def one(d):
+        r = buffer_pool_io(pool, freed, [d * GIB]).iloc[0].to_dict()
+        del r["database GiB"]
+        return r
+
+    return holding_range(one, values_gib, band, key="disk I/O reduction %", parameter="database", unit=" GiB", resolution=0.01, fmt="{:.3g}")

@@ -7,7 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.units import format_size
-from ..host.probe import HUGE, PAGE, ProbeResult, l2_reach_4k, preset_reach, thp_direction
+from ..engine.simulate import simulate
+from ..host.linux import thp_mode
+from ..host.probe import HUGE, PAGE, ProbeResult, cache_sizes, l2_reach_4k, preset_reach, thp_direction
+from ..model.layout import Layout
+from ..teaching import plotting
 
 
 def hardware_counters() -> str:
@@ -77,8 +81,6 @@ def located(res: ProbeResult):
     beside what the closest presets (TLB) or Linux (caches) say: one row per structure."""
     import pandas as pd
 
-    from ..host.probe import cache_sizes
-
     pr = preset_reach(res.presets)
     line_page = "THP" if res.thp is None else "4K"
 
@@ -138,9 +140,6 @@ def simulated_chase(res: ProbeResult, preset: str | None = None, seed: int = 0):
     first, cold traversal is included in the count."""
     import pandas as pd
 
-    from ..engine.simulate import simulate
-    from ..model.layout import Layout
-
     name = preset or res.presets[0]
     rng = np.random.default_rng(seed)
     rows = []
@@ -182,8 +181,6 @@ def reach_marks(presets):
 
 def host_summary(cpu: str) -> str:
     """This machine in four lines: the processor, THP mode, the caches Linux reports, hardware counters."""
-    from ..host.linux import thp_mode
-    from ..host.probe import cache_sizes
 
     return "\n".join(
         [
@@ -203,9 +200,6 @@ def preset_table(presets):
 def plot_knees(res: ProbeResult, presets):
     """The page-stride and line-stride curves with each knee's transition shaded on its curve's colour."""
     import matplotlib.pyplot as plt
-
-    from ..host.probe import cache_sizes
-    from ..teaching import plotting
 
     cv = curves(res)
     _, ax = plt.subplots(figsize=(9, 4.5))
@@ -282,8 +276,6 @@ def record_thp(F, d: dict) -> None:
 def plot_chase(sim, preset: str):
     """pagesim's walks per load of the page-stride chase on ``preset``, with the preset's reach marked."""
     import matplotlib.pyplot as plt
-
-    from ..teaching import plotting
 
     ax = plotting.lines(
         sim, x="working set MiB", y="walks per load", hue="page", logx=True, title=f"simulated: walks per load of the page-stride chase on {preset}"

@@ -28,10 +28,16 @@ import numpy as np
 
 from .._kernels.reuse import stack_distances
 from ..core.check import check_int
+from ..core.progress import bar as progress_bar
 from ..core.units import format_size, parse_page_size
+from ..engine.simulate import simulate
+from ..engine.sweep import sweep
 from ..model.machines import Structure, machine, machines
+from ..sources.datasets import data_root
+from ..sources.record import count_lines, record, why_not
 from ..sources.traces import accesses as trace_accesses
 from ..sources.traces import detect_format, read_trace
+from ..teaching import plotting
 
 SHIPPED = {
     "ls": "ls-lackey.txt.gz",
@@ -60,9 +66,8 @@ WALK_TOLERANCE_PER_1000 = 0.1  # absolute, walks per 1,000 accesses
 
 
 def _traces_dir():
-    from ..sources.datasets import _root
 
-    return _root().joinpath("traces")
+    return data_root().joinpath("traces")
 
 
 def shipped_traces() -> dict[str, Path]:
@@ -239,15 +244,11 @@ def sweep_presets(s: Sample, names=None, progress: bool = False):
     sizes, on the sample's addresses. A tidy DataFrame, one row per (machine, page size)."""
     import pandas as pd
 
-    from ..engine.sweep import sweep
-
     fp = footprint(s, all_page_sizes(names)).set_index("page_size")
     rows = []
     names = list(names or machines())
     bar = None
     if progress:
-        from ..core.progress import bar as progress_bar
-
         bar = progress_bar(total=len(names), desc="presets", unit="preset")
     for n in names:
         m = machine(n)
@@ -461,7 +462,6 @@ def prefix_curve(s: Sample, name: str = "skylake", fractions=(0.125, 0.25, 0.5, 
 def direct_points(path, table, points) -> list[dict]:
     """For each (machine, page) in ``points``: the sweep's walks beside a direct
     ``simulate(machine, read_trace(path), page_size=page)``, which reads the file again."""
-    from ..engine.simulate import simulate
 
     tr = read_trace(path)
     out = []
@@ -496,8 +496,6 @@ def load_or_record(trace, command: str = "", record_to="../build/traces", data_o
     import shlex
     import subprocess
 
-    from ..sources.record import record, why_not
-
     recorded = None
     if command:
         reason = why_not()
@@ -520,7 +518,6 @@ def load_or_record(trace, command: str = "", record_to="../build/traces", data_o
 
 def record_count(F, s: Sample, recorded) -> None:
     """Section 1: the accesses read equal the file's lackey access lines (and the recorder's count)."""
-    from ..sources.record import count_lines
 
     if s.format == "lackey":
         lines = count_lines(s.path)
@@ -548,8 +545,6 @@ def plot_footprint(s: Sample, fp):
     """The memory the pages touched would map, by page size."""
     import matplotlib.pyplot as plt
 
-    from ..teaching import plotting
-
     ax = plotting.bars(
         fp.assign(**{"mapped MiB": fp["mapped"] / 2**20}),
         x="page",
@@ -568,7 +563,6 @@ REUSE_MARKS = ("opteron-k8", "skylake", "zen4", "power5+")
 
 def plot_reuse(s: Sample, rc):
     """The working-set curve of :func:`reuse_curve` (reach on the x axis), the presets' 4 KiB reach marked."""
-    from ..teaching import plotting
 
     rc = rc.assign(**{"reach MiB": rc["reach"] / 2**20})
     ax = plotting.lines(
@@ -596,7 +590,6 @@ def reuse_needs(s: Sample, rc) -> str:
 
 def record_reuse(F, s: Sample) -> None:
     """Section 3: a 64-entry fully associative LRU TLB walks as often as the reuse distances say."""
-    from ..engine.simulate import simulate
 
     lru = lru_machine(64, "4K")
     ds = simulate(lru, addresses=s.data, page_size="4K", specialize=False)
@@ -615,8 +608,6 @@ def record_reuse(F, s: Sample) -> None:
 def plot_reach_footprint(s: Sample, table):
     """Walks per 1,000 accesses against reach / data footprint, every preset and page size."""
     import matplotlib.pyplot as plt
-
-    from ..teaching import plotting
 
     pts = table.assign(**{"reach / data footprint": table["reach"].clip(lower=1) / table["data footprint"]})
     ax = plotting.points(
@@ -682,8 +673,6 @@ def plot_recommendation(s: Sample, rec):
     """Walks per 1,000 accesses of each preset with its base page and with the recommended page."""
     import matplotlib.pyplot as plt
 
-    from ..teaching import plotting
-
     pm = rec.per_machine
     t = pm.melt(id_vars="machine", value_vars=["walks per 1000 (base)", "walks per 1000 (recommended)"], var_name="page", value_name="walks per 1000")
     t["page"] = t["page"].str.extract(r"\((.*)\)")[0].map({"base": "base page", "recommended": "recommended page"})
@@ -712,7 +701,6 @@ def record_recommendation(F, s: Sample, rec) -> None:
 
 def plot_prefix(s: Sample, pc, name: str = "skylake"):
     """Walks per 1,000 accesses on growing prefixes of the sample (:func:`prefix_curve`)."""
-    from ..teaching import plotting
 
     return plotting.lines(
         pc,

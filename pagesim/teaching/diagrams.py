@@ -37,9 +37,9 @@ import numpy as np
 
 from .._kernels import translate as K
 from ..core.check import check_int, check_seed
-from ..core.units import format_size, log2
+from ..core.units import format_size, log2, parse_address
 from ..engine import stages as E
-from ..engine.simulate import PROGRAM_THRESHOLD, _check_covered, resolve_programmable
+from ..engine.simulate import PROGRAM_THRESHOLD, check_covered, resolve_programmable
 from ..model.layout import Layout
 from ..model.machines import machine as get_machine
 from ..sources.workloads import Addresses
@@ -57,8 +57,6 @@ WRAP_WAYS = 8  # a set of more ways takes several rows of this many
 
 # ---------------------------------------------------------------------------------------- inputs
 def _address(value, name: str, m) -> int:
-    from .teach import parse_address
-
     try:
         a = parse_address(value)
     except (TypeError, ValueError) as e:
@@ -92,7 +90,7 @@ class _Stepper:
     def __init__(self, m, addresses: list[int], p: int, seed: int = 0):
         w = Addresses(addresses=np.array(addresses, dtype=np.uint64))
         layout = Layout.covering_addresses(w.addresses, p, range_error=w.range_error)
-        _check_covered(w, m, layout, p)
+        check_covered(w, m, layout, p)
         layout.check_machine(m)
         self.m, self.programmed = resolve_programmable(m, layout)
         self.layout = layout

@@ -23,7 +23,12 @@ import math
 
 import numpy as np
 
+from .._kernels.translate import SEGMENT_SHIFT, VSID_MULT
 from ..core.units import format_size, log2, parse_size
+from ..engine.simulate import simulate
+from ..model.costs import miss_count
+from ..model.machines import machine
+from ..system.pagetables import shared_page_table_table
 
 PLACEHOLDER_ID = "change-me@example.edu"  # the student notebooks' STUDENT_ID until the student sets it
 RADIX_MACHINES = ("skylake", "zen4", "golden-cove", "neoverse-n1", "opteron-k8", "apple-m1")
@@ -78,7 +83,6 @@ def _radix_index(m, address: int, level: int) -> int:
 
 def q00_index(rng):
     name = _pick(rng, RADIX_MACHINES)
-    from ..model.machines import machine
 
     m = machine(name)
     top = m.va_bits - 1
@@ -98,7 +102,6 @@ def q00_index(rng):
 
 
 def _variant_l2(rng):
-    from ..model.machines import machine
 
     name = _pick(rng, sorted(SHARED_L2))
     m = machine(name)
@@ -125,7 +128,6 @@ def q00_reach(rng):
 
 
 def q00_walk(rng):
-    from ..model.machines import machine
 
     name = _pick(rng, RADIX_MACHINES)
     m = machine(name)
@@ -153,14 +155,12 @@ def q00_walk(rng):
 
 
 def _walks_per_access(m, working_set, accesses, page_size, seed) -> float:
-    from ..engine.simulate import simulate
 
     ds = simulate(m, "random", working_set=working_set, accesses=accesses, page_size=page_size, seed=seed)
     return float(ds["walks"].sum()) / accesses
 
 
 def q00_simulate(rng):
-    from ..model.machines import machine
 
     name = _pick(rng, ("skylake", "zen4", "neoverse-n1", "opteron-k8"))
     m = machine(name)
@@ -182,7 +182,6 @@ def q00_simulate(rng):
 
 
 def _sim(m, workload, page_size, seed, **kw):
-    from ..engine.simulate import simulate
 
     return simulate(m, workload, page_size=page_size, seed=seed, **kw)
 
@@ -207,7 +206,6 @@ def q01_faults(rng):
 
 
 def q01_reach(rng):
-    from ..model.machines import machine
 
     entries = 2 * int(rng.integers(16, 257))  # 2-way: 32 to 512 entries
     m = machine("power6").replace_structure("D-ERAT", entries=entries)
@@ -234,7 +232,6 @@ def q01_files(rng):
 
 
 def _erat_reduction(ws, acc, seed) -> float:
-    from ..model.costs import miss_count
 
     small = miss_count(_sim("power6", "random", "4K", seed, working_set=ws, accesses=acc), "D-ERAT")
     large = miss_count(_sim("power6", "random", "64K", seed, working_set=ws, accesses=acc), "D-ERAT")
@@ -263,7 +260,6 @@ def q01_erat(rng):
 
 
 def q02_reach(rng):
-    from ..model.machines import machine
 
     e1 = int(rng.integers(2, 49))  # fully associative
     e2 = 4 * int(rng.integers(32, 385))  # 4-way: 128 to 1536 entries
@@ -281,7 +277,6 @@ def q02_reach(rng):
 
 
 def q02_sets(rng):
-    from ..model.machines import machine
 
     st = machine("opteron-k8").structure("L2 DTLB 4K")
     planes = int(rng.integers(8, 49))
@@ -340,7 +335,6 @@ def q02_scaling(rng):
 
 
 def q03_tsb(rng):
-    from ..model.machines import machine
 
     m = machine("ultrasparc-iii")
     a = int(rng.integers(1 << 20, 1 << 43)) & ~0x7
@@ -359,7 +353,6 @@ def q03_tsb(rng):
 
 
 def q03_reach(rng):
-    from ..model.machines import machine
 
     big = int(_pick(rng, (65536, 524288, 4194304)))
     entries = 2 * int(rng.integers(64, 1025))  # 2-way: 128 to 2048 entries
@@ -443,8 +436,6 @@ def q04_random(rng):
 
 
 def q04_pteg(rng):
-    from .._kernels.translate import SEGMENT_SHIFT, VSID_MULT
-    from ..model.machines import machine
 
     m = machine("power8")
     n = m.walker.hpt_ptegs
@@ -491,7 +482,6 @@ def _db(rng):
 
 
 def q05_tables(rng):
-    from ..system.pagetables import shared_page_table_table
 
     db = _db(rng)
     t = shared_page_table_table(**db).set_index(["pool_pages", "page_tables"])["bytes"]
@@ -505,7 +495,6 @@ def q05_tables(rng):
 
 
 def q05_freed(rng):
-    from ..system.pagetables import shared_page_table_table
 
     db = _db(rng)
     ram = int(_pick(rng, (8, 16, 32, 64))) << 30

@@ -57,6 +57,8 @@ import unicodedata
 import warnings
 from pathlib import Path
 
+from .exercises import PLACEHOLDER_ID, WRONG, assignment_key, seed_of
+
 REPO = Path(__file__).resolve().parents[2]
 MASTERS = REPO / "exercises" / "masters"
 ASSIGNMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # an assignment's folder in the build, never a path
@@ -797,7 +799,6 @@ def grade(
     (:func:`grade_isolated`, at most ``timeout`` seconds), or in this one with ``in_process``
     (trusted notebooks only). The CSV is written after every row; its folder is checked first.
     Failures and flags are one line each on standard error, scores one line each on standard output."""
-    from .exercises import seed_of
 
     sub = Path(submissions)
     if not sub.is_dir():
@@ -920,7 +921,6 @@ def _manual_of_master(master: Path) -> dict[str, float]:
 def _check_ids(rows: list[dict]) -> None:
     """The ``id`` column: the placeholder id (the student never set STUDENT_ID), and an id that
     more than one submission of the same assignment holds (which one is the student's?)."""
-    from .exercises import PLACEHOLDER_ID
 
     by = {}
     for r in rows:
@@ -1007,8 +1007,6 @@ def samples(build_dir, out, student: str = SAMPLE_ID, only=None) -> dict[str, li
     (the solutions with each classic misconception of :data:`pagesim.teaching.exercises.WRONG` in place of
     the right answer: what a student holding it would submit). Outputs are cleared."""
     import nbformat
-
-    from .exercises import WRONG, assignment_key
 
     build_dir, out = Path(build_dir), Path(out)
     if not build_dir.is_dir():

@@ -25,7 +25,9 @@ def label(column) -> str:
     return LABELS.get(column, str(column))
 
 
-def _setup():
+def theme():
+    """Set the seaborn theme every figure of pagesim uses and return seaborn (imported here: it loads
+    matplotlib, which only drawing needs)."""
     import seaborn as sns
 
     sns.set_theme(style="whitegrid", context="notebook")
@@ -35,7 +37,7 @@ def _setup():
 def bars(df, x, y, hue=None, title="", ylabel=None, log=False, ax=None, annotate=False, xlabel=None):
     """A bar chart of ``y`` by ``x`` (and ``hue``); horizontal when ``x`` is the numeric column. Axis
     labels default to the readable form of the column names (``LABELS``)."""
-    sns = _setup()
+    sns = theme()
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -55,7 +57,7 @@ def bars(df, x, y, hue=None, title="", ylabel=None, log=False, ax=None, annotate
 def lines(df, x, y, hue=None, title="", ylabel=None, logx=False, logy=False, ax=None, marker="o", xlabel=None, hline=None):
     """A line chart of ``y`` against ``x`` (one line per ``hue``). ``hline``: ``(value, label)`` of a
     dashed horizontal reference line, named in the legend."""
-    sns = _setup()
+    sns = theme()
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -80,7 +82,7 @@ def heatmap(pivot, title="", fmt=".0f", center=0.0, cbar_label="", ax=None, clip
     """A heat map of a pivoted DataFrame (rows x columns), diverging around ``center``. ``clip=(lo, hi)``
     limits the colour scale only: every cell is labelled with its true value (a cell beyond the
     scale takes the colour of its end)."""
-    sns = _setup()
+    sns = theme()
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -95,7 +97,7 @@ def heatmap(pivot, title="", fmt=".0f", center=0.0, cbar_label="", ax=None, clip
 
 def reach(df, title="TLB reach of every preset (largest level, data side)", ax=None):
     """Reach per machine and page size, log scale, from :func:`pagesim.reach_table` rows."""
-    sns = _setup()
+    sns = theme()
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -135,7 +137,7 @@ def mark_sizes(ax, marks, unit: float = 2**20, color="0.4"):
 
 def points(df, x, y, hue=None, style=None, title="", xlabel=None, ylabel=None, logx=True, logy=True, ax=None, hue_order=None):
     """A scatter plot of ``y`` against ``x`` (log x; y on a scale linear below 0.01, so zeros show)."""
-    sns = _setup()
+    sns = theme()
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -157,7 +159,7 @@ def points(df, x, y, hue=None, style=None, title="", xlabel=None, ylabel=None, l
 def latency(df, x="working set MiB", y="median_ns", lo="q1_ns", hi="q3_ns", curve="curve", marks=(), title="", ax=None):
     """Latency curves on log-log axes, each with its quartile band in the same colour, and dashed
     lines at ``marks`` ((label, bytes) pairs; x in MiB)."""
-    sns = _setup()
+    sns = theme()
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -202,7 +204,7 @@ def sweep(
     filled, the others hollow. ``joined=False`` draws the swept values only (for a result that jumps
     between neighbouring values, where a line would suggest values in between). ``xlabel`` and
     ``ylabel`` should carry the units."""
-    _setup()
+    theme()
     import math
 
     import matplotlib.pyplot as plt

@@ -19,15 +19,16 @@ from __future__ import annotations
 import html
 import math
 import numbers
-import re
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from ..core.units import format_size, log2, parse_page_size, parse_size
+from ..core.units import format_size, log2, parse_address, parse_page_size, parse_size
 from ..model.machines import machine as get_machine
 from ..model.machines import machines
+from .diagrams import tlb_states, walk
+from .explain import translate
 
 
 # ---------------------------------------------------------------------------------------------- questions
@@ -142,7 +143,6 @@ def _unused(file, page):
 
 
 def _return_states(machine, page, stride, count, structure):
-    from .diagrams import tlb_states
 
     m = _m(machine)
     step = parse_size(stride, "stride")
@@ -498,36 +498,6 @@ def verdicts(findings, *ids, since: int | None = None):
 
 
 # ------------------------------------------------------------------------------------------ the explorer
-_HEX_DIGITS = re.compile(r"^[0-9a-f]+$")
-
-
-def parse_address(text) -> int:
-    """An address from an int or from text: hexadecimal with ``0x`` ("0x7f00", "0x7f12_3456"), or decimal
-    ("32512"). Text that would be read differently by different people ("0700", "7f00") is refused."""
-    if isinstance(text, bool):
-        raise TypeError(f"address={text!r}: give an integer or text such as '0x7f00'")
-    if isinstance(text, int):
-        if text < 0:
-            raise ValueError(f"address={text}: an address is not negative")
-        return text
-    if not isinstance(text, str):
-        raise TypeError(f"address={text!r} ({type(text).__name__}): give an integer or text such as '0x7f00'")
-    s = text.strip().replace("_", "").lower()
-    if s.startswith("0x"):
-        if not _HEX_DIGITS.match(s[2:] or "-"):
-            raise ValueError(f"address={text!r}: after 0x only hexadecimal digits 0-9 and a-f are allowed")
-        return int(s[2:], 16)
-    if s.isdigit():
-        if len(s) > 1 and s[0] == "0":
-            raise ValueError(
-                f"address={text!r}: a leading 0 is ambiguous; write hexadecimal with 0x (0x{s.lstrip('0') or '0'}) or decimal without the 0 ({int(s)})"
-            )
-        return int(s)
-    if _HEX_DIGITS.match(s):
-        raise ValueError(f"address={text!r} looks hexadecimal: write it with 0x (0x{s})")
-    raise ValueError(f"address={text!r} is not an address: write hexadecimal with 0x (0x7f00) or decimal (32512)")
-
-
 def fit_address(address: int, machine) -> tuple[int, str]:
     """``address`` if it fits the machine's virtual address space, else its low ``va_bits`` bits, with a
     sentence saying so ("" when unchanged)."""
@@ -599,7 +569,6 @@ class TranslationExplorer:
         """Translate the address shown; an address beyond the machine's space is cut to its low bits
         (the box and the note say so). Text that is not an address gets one line, and the last table
         stays, titled with what it translates."""
-        from .explain import translate
 
         # shown while it works: a machine's first walk compiles its walker's kernel (up to a minute on a small machine)
         self.note.value = "<span style='color:#555'>translating... (the first walk on a machine compiles its kernel: up to a minute)</span>"
@@ -619,8 +588,6 @@ class TranslationExplorer:
             self.result = result
             if self.diagram:
                 import matplotlib.pyplot as plt
-
-                from .diagrams import walk
 
                 self.figure = walk(self.machine.value, a, self.page.value)
                 plt.close(self.figure)  # shown once, in the widget's output below

@@ -20,6 +20,11 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.files import write_atomic
+from ..core.version import __version__
+from ..studies.findings import regressions
+from .report import coverage, headline, load_baseline, notebooks_dir, render, results, save_baseline
+
 KERNEL = "python3"  # the kernel papermill starts: ipykernel of the Python running this command
 REQUIRED_PARAMETERS = {"quick", "result_path"}
 CELL_TIMEOUT = 600  # seconds; the slowest cell (a cold compile on a loaded 2-core machine) takes about a minute
@@ -58,13 +63,6 @@ def _slice_kernel_polls() -> None:
 
     if not getattr(AsyncZMQSocketChannel.get_msg, "pagesim_sliced", False):
         AsyncZMQSocketChannel.get_msg = sliced_get_msg(AsyncZMQSocketChannel.get_msg)
-
-
-def notebooks_dir() -> Path:
-    d = Path(__file__).resolve().parents[2] / "notebooks"
-    if not d.is_dir():
-        raise FileNotFoundError(f"no notebooks folder at {d}: run from a checkout of the pagesim repository")
-    return d
 
 
 def list_notebooks(folder: Path | None = None) -> list[Path]:
@@ -168,8 +166,6 @@ def code_version(folder: Path | None = None) -> dict:
     one). Two runs are comparable when their digests are equal."""
     import hashlib
     import subprocess
-
-    from ..core.version import __version__
 
     pkg = Path(__file__).resolve().parents[1]
     if folder is None:
@@ -397,8 +393,6 @@ def _save(rec: dict, nb, out_dir: Path, stem: str, log_path: Path) -> None:
     :func:`execute` for which names)."""
     import nbformat
 
-    from ..core.files import write_atomic
-
     base = stem if rec["status"] == "ok" else f"{stem}.failed"
     files = {}
     if nb is not None:
@@ -484,8 +478,6 @@ def load_records(nb_out: Path, names: list[str]) -> list[dict]:
 def write_report(out: Path, names: list[str]) -> list[dict]:
     """Rebuild ``report.md`` and ``report.json`` in ``out`` from every record in ``out/notebooks``
     (both files or neither); returns the records."""
-    from ..core.files import write_atomic
-    from .report import render
 
     records = load_records(out / "notebooks", names)
     write_atomic({out / "report.md": render(records, names), out / "report.json": json.dumps(records, indent=1)}, "the report")
@@ -493,7 +485,6 @@ def write_report(out: Path, names: list[str]) -> list[dict]:
 
 
 def report(records: list[dict], names: list[str] | None = None) -> str:
-    from .report import render
 
     return render(records, names)
 
@@ -542,8 +533,6 @@ def _run(args, out: Path, nbs: list[Path], names: list[str]) -> int:
         bad = [x["id"] for x in r.get("findings", []) if x["verdict"] == "contradicted"]
         print(f"  {r['status']} in {r['seconds']} s" + (f": {r['error']}" if r.get("error") else "") + (f"; contradicted: {bad}" if bad else ""), flush=True)
         write_report(out, names)
-    from ..studies.findings import regressions
-    from .report import coverage, headline, load_baseline, results, save_baseline
 
     folder = load_records(out / "notebooks", names)
     complete, says = coverage(folder, names)

@@ -31,9 +31,15 @@ MEANING = {
 }
 
 
-def baseline_path() -> Path:
-    from .notebooks import notebooks_dir
+def notebooks_dir() -> Path:
+    """The checkout's notebooks folder (the lessons, and the baseline of their verdicts)."""
+    d = Path(__file__).resolve().parents[2] / "notebooks"
+    if not d.is_dir():
+        raise FileNotFoundError(f"no notebooks folder at {d}: run from a checkout of the pagesim repository")
+    return d
 
+
+def baseline_path() -> Path:
     return notebooks_dir() / "verdicts.json"
 
 
