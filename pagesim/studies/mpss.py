@@ -17,8 +17,6 @@ import math
 
 import numpy as np
 
-import pagesim
-
 from ..core.units import format_size, parse_size
 from ..engine.simulate import simulate
 from ..model.layout import Layout, Region
@@ -700,7 +698,7 @@ def record_heaps(F, hs):
 
     large = hs[hs["heap MiB"] >= 256]
     starts = hs[hs["%tim 8K heap"] > 10]["heap MiB"].min()
-    reach8 = pagesim.machine("ultrasparc-iii-cu").reach("8K") >> 20
+    reach8 = machine("ultrasparc-iii-cu").reach("8K") >> 20
     F.direction(
         "working-set",
         "applications with working sets above a few hundred MB benefit from MPSS",
@@ -715,9 +713,7 @@ def record_heaps(F, hs):
         "megabytes' read as 200-500 MB, more than the tenth at which a size counts as contradicted (the document's own example heap is "
         "128 MB); where it starts on a real machine depends on how the TSB and tables are cached, which pagesim does not time",
     )
-    data_entries = {
-        mm: sum(s.entries for s in pagesim.machine(mm).structures if s.serves("data")) for mm in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu")
-    }
+    data_entries = {mm: sum(s.entries for s in machine(mm).structures if s.serves("data")) for mm in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu")}
     F.not_reproduced(
         "tlb-few-hundred",
         "the TLB holds 'a few hundred translations at a time'",
@@ -763,7 +759,7 @@ def record_three(F, three):
         why="the second 512-entry TLB takes one large size per process, the one with the "
         "most pages (here 64K); the 4M heap is left to the 16-entry T16 and misses",
     )
-    sizes = {mm: "/".join(pagesim.format_size(p) for p in pagesim.machine(mm).page_sizes) for mm in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu")}
+    sizes = {mm: "/".join(format_size(p) for p in machine(mm).page_sizes) for mm in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu")}
     F.arithmetic(
         "us-page-sizes",
         "UltraSPARC supports four page sizes: 8K, 64K, 512K and 4M",
