@@ -200,7 +200,7 @@ def minimal_pwc(addrs, base, t1, t2, c4, c3, c2, mapped, out):
 
 def run_minimal_pwc(a, base=B.BASE, span=B.SPAN):
     """``a`` inside [base, base + span). The benchmark's 1 GiB holds one PML4 key and one PDPTE key
-    (those two caches hit on every walk but the first), so tests/test_floor.py also runs regions in
+    (those two caches hit on every walk but the first), so tests/kernels/test_floor.py also runs regions in
     six 512 GiB slots."""
     t1 = np.full((16, 6), -1, np.int64)
     t2 = np.full((128, 16), -1, np.int64)

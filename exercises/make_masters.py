@@ -2,7 +2,7 @@
 
 The masters are the source `otter assign` reads (``pagesim exercises build``); this script is how
 they are written, so edit a question here and rerun ``python exercises/make_masters.py``
-(tests/test_exercises.py checks the committed masters equal its output). Cell ids are derived from
+(tests/teaching/test_exercises.py checks the committed masters equal its output). Cell ids are derived from
 the assignment and position, so rerunning gives the same notebooks.
 
 Format (otter-grader 7): a raw ``# ASSIGNMENT CONFIG`` cell; each question between raw

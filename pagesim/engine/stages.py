@@ -672,7 +672,7 @@ def build_dataset(dv: dict, coords: dict, attrs: dict):
     """``xarray.Dataset(dv, coords=coords, attrs=attrs)`` for variables given as (dims, values[,
     attrs]) tuples, built without xarray's merge and alignment (which cost ~2 ms a call, more than
     a small simulation): every variable is made once, dimension coordinates get their index
-    directly. Same result as the constructor (tests/test_costs.py compares them); if this xarray
+    directly. Same result as the constructor (tests/model/test_costs.py compares them); if this xarray
     does not offer the direct path, the constructor is used."""
     import xarray as xr
 

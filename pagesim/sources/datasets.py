@@ -221,7 +221,7 @@ def readme() -> str:
         "",
         "Every row of a dataset of findings names, in its `finding` column, the id of the finding in the",
         "document's notebook that covers it (several ids are separated by ';'); the validation report",
-        "(`make run`) shows each with its verdict, and `tests/test_document_items.py` checks that every id",
+        "(`make run`) shows each with its verdict, and `tests/validation/test_document_items.py` checks that every id",
         "is a finding of that notebook. A dataset of parameters (the setup of the measurements, not a",
         "result) says so, with the reason, and has no `finding` column.",
     ]

@@ -18,7 +18,7 @@ Two kinds of sweep:
 * re-costing: work cycles per access change no counter of a simulation (no TLB or walk count
   depends on them), only its modelled cycles, which are linear in them: T(w) = T(w0) + (w - w0) N
   for N accesses (``pagesim.model.costs``). A work sweep re-costs one simulation instead of repeating
-  it; ``tests/test_sensitivity.py`` checks the re-costed cycles against a new simulation.
+  it; ``tests/studies/test_sensitivity.py`` checks the re-costed cycles against a new simulation.
 """
 
 from __future__ import annotations

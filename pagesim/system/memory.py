@@ -5,7 +5,7 @@ Allocation policy (modelling assumption, deterministic): an order-k request take
 lowest-addressed free block of the smallest order >= k and splits it, keeping the upper halves
 free; a freed block merges with its buddy while the buddy is free. With full merging, an order-k
 request succeeds exactly when some 2**k-frame aligned block is entirely free (the property
-tests/test_memory.py checks against a brute-force scan).
+tests/system/test_memory.py checks against a brute-force scan).
 
 Scenarios (``fragment``): a stated fraction of memory is held by pinned base pages, either
 'scattered' uniformly at random over memory (the POWER8 study's stressed environment: a

@@ -14,7 +14,7 @@
   buttons over one figure per step; ``.states``, ``.table()`` and ``.figure(step)`` outside one.
 
 Neither computes a translation of its own. Both run pagesim's translation kernel, the one
-``simulate`` runs on the same layout (``_engine.kernel_inputs``, the generic kernel), one access at
+``simulate`` runs on the same layout (``engine.stages.kernel_inputs``, the generic kernel), one access at
 a time, and read its counters (which structure resolved the access, the page-walk caches' hits, the
 walk's references, TSB and hashed-table outcomes, faults) and its TLB state after each access. The
 bit fields and table indices follow the formulas of ``pagesim.teaching.explain.translate``, the translation
