@@ -24,9 +24,11 @@ import decimal
 import json
 import re
 import signal
+import subprocess
 import sys
 import time
 import warnings
+from importlib.metadata import PackageNotFoundError, version
 
 from ._kernels import _jit
 from .core.units import format_size
@@ -164,7 +166,6 @@ def cmd_simulate(args) -> int:
 
 def cmd_demo(args) -> int:
     """A short demonstration: the documents' exact counts, reproduced."""
-
     failures = 0
 
     def check(what, got, want):
@@ -206,7 +207,6 @@ def cmd_demo(args) -> int:
 def _demo_os_side(check) -> None:
     """The OS side: huge pages on fragmented memory, fault-around waste, page-table memory,
     memory pressure, small files. Its checks go through ``check``, which counts failures."""
-
     print("\nThe OS side")
     thp = Layout((Region(1 << 32, 16 << 20, "16M", "[ anon ]", policy="thp"),))
     ideal = PhysicalMemory("4G", frame="64K")
@@ -245,7 +245,6 @@ def _demo_os_side(check) -> None:
 
 def cmd_host(args) -> int:
     """This machine's kernel against the simulation: minor faults of a real mmap."""
-
     sizes = args.size or ["64M"]
     checked = [check_region(size, args.offset) for size in sizes]  # every value before any run
     print(f"transparent huge pages: {thp_mode() or 'not available'}")
@@ -286,8 +285,6 @@ def _whole(option: str, value, lo: int, hi: int) -> int:
 
 def cmd_trace(args) -> int:
     """Record a program's memory trace with valgrind lackey (pagesim.sources.record)."""
-    import subprocess
-
     limit = None if args.limit is None else _whole("--limit", args.limit, 1, 1 << 40)
     quiet = subprocess.DEVNULL if args.quiet_program else None
     try:
@@ -301,7 +298,6 @@ def cmd_trace(args) -> int:
 
 def cmd_probe(args) -> int:
     """This machine's translation, measured: pointer-chase latency, 4K pages vs THP (pagesim.host.probe)."""
-
     res = measure(
         min_size=args.min_size,
         max_size=args.max_size,
@@ -332,7 +328,6 @@ def _cache_dir():
 
 def cmd_exercises(args) -> int:
     """Instructor's commands (exercises/README.md): build with otter assign, grade with otter's tests."""
-
     if args.ex_cmd == "build":
         grading.build(args.out, masters_dir=args.masters, only=args.only or None, check=not args.no_check)
     elif args.ex_cmd == "grade":
@@ -462,8 +457,6 @@ def _main(argv=None) -> int:
 
 def _version() -> str:
     """The installed package's version, or the source's own when it is not installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("pagesim")
     except PackageNotFoundError:

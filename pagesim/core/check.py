@@ -4,6 +4,9 @@ a numba kernel. Each error names the parameter, the value given and what is allo
 from __future__ import annotations
 
 import math
+import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -68,10 +71,6 @@ def check_seed(seed) -> int:
 def warn(message: str, category=UserWarning) -> None:
     """``warnings.warn`` pointing at the first caller outside pagesim (the user's line), however
     deep inside pagesim the warning is raised."""
-    import sys
-    import warnings
-    from pathlib import Path
-
     pkg = str(Path(__file__).resolve().parents[1])
     f, level = sys._getframe(1), 2
     while f is not None and f.f_code.co_filename.startswith(pkg):

@@ -9,13 +9,13 @@ never the widget's text at the moment it was first displayed (``6% 1/18`` of a f
 
 from __future__ import annotations
 
+import sys
+
 
 def bar(**kw):
     """A ``tqdm.auto`` bar made with ``kw`` (total, desc, unit, leave, ...); see the module's text for
     what it leaves in a notebook."""
-    import sys
-
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # deferred: only a progress bar needs tqdm
 
     notebook = sys.modules.get("tqdm.notebook")  # imported by tqdm.auto only in a Jupyter kernel with ipywidgets
     if notebook is not None and issubclass(tqdm, notebook.tqdm_notebook):
@@ -29,7 +29,7 @@ def _final_line(base):
             self._handle = None
             super().__init__(*a, display=False, **kw)
             if not self.disable:
-                from IPython.display import display
+                from IPython.display import display  # deferred: IPython, only in a notebook
 
                 self._handle = display(self.container, display_id=True)
                 self.displayed = True

@@ -27,6 +27,7 @@ With shared tables a page another process has already mapped does not fault agai
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from math import gcd
 from typing import TYPE_CHECKING
@@ -157,7 +158,6 @@ def simulate_processes(
     ``walk_cache_misses`` by cache level, ``pt_lines`` and ``pt_tables`` (distinct page-table cache
     lines and table pages the walks touched).
     """
-
     for name in ("specialize", "progress", "chunk_size"):  # simulate()'s own options, not a workload's
         if name in workload_params:
             raise TypeError(
@@ -335,7 +335,6 @@ def simulate_processes(
         dv["pt_lines"] = ((), int(np.unique(lines).size), {"units": "cache lines", "long_name": "distinct page-table cache lines walks touched"})
         dv["pt_tables"] = ((), tables, {"units": "table pages", "long_name": "distinct page-table pages walks touched"})
         attrs["caches"] = str([(c.name, c.size, c.ways, c.line) for c in caches])
-    import json
 
     attrs.update(
         E.provenance(

@@ -409,7 +409,6 @@ def choose_kernel(specialize, cfg, w):
       specialised copy takes 3-6 s of CPU to compile, while the generic kernel runs 100,000
       accesses in a few milliseconds.
     """
-
     log = bool(cfg.log_walks[0])
     zs = set(cfg.reg_size.tolist())
     data_only = not ((isinstance(w, Addresses) and w.kinds is not None and bool(np.any(w.kinds))) or getattr(w, "has_kinds", False))
@@ -674,7 +673,7 @@ def build_dataset(dv: dict, coords: dict, attrs: dict):
     a small simulation): every variable is made once, dimension coordinates get their index
     directly. Same result as the constructor (tests/model/test_costs.py compares them); if this xarray
     does not offer the direct path, the constructor is used."""
-    import xarray as xr
+    import xarray as xr  # deferred: xarray is slow to import; only Datasets need it
 
     try:
         return _direct(xr, dv, coords, attrs)
@@ -759,7 +758,7 @@ def rebuilt(ds, steps, attrs_update=None):
     attrs.update(attrs_update or {})
     coords = {k: t for k, t in items.items() if k in coord_names}
     dv = {k: t for k, t in items.items() if k not in coord_names}
-    import xarray as xr
+    import xarray as xr  # deferred: xarray is slow to import; only Datasets need it
 
     try:
         return _direct(xr, dv, coords, attrs, order=list(items))
@@ -837,8 +836,8 @@ def _dimension_index(name: str, vals: np.ndarray):
     key = (name, vals.dtype.str, vals.shape, vals.tobytes()) if vals.size <= 64 else None  # long ones (a trace's regions) are not kept
     hit = _INDEXES.get(key)
     if hit is None:
-        import pandas as pd
-        from xarray.core.indexes import PandasIndex
+        import pandas as pd  # deferred: pandas is slow to import; only tables need it
+        from xarray.core.indexes import PandasIndex  # deferred: xarray is slow to import; only Datasets need it
 
         idx = PandasIndex(pd.Index(vals), name, coord_dtype=vals.dtype)
         hit = (idx, idx.create_variables()[name])

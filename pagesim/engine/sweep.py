@@ -9,6 +9,7 @@ if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of p
 
 import itertools
 import os
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -174,13 +175,13 @@ def _concat_arrays(parts: list, aux: dict, xr):
     "run", a name that is an index in one run and a variable in another, or a variable with
     different dimensions in different runs."""
     try:
-        from xarray.core import dtypes as xdt
-        from xarray.core.indexes import PandasIndex, get_indexer_nd
+        from xarray.core import dtypes as xdt  # deferred: xarray is slow to import; only Datasets need it
+        from xarray.core.indexes import PandasIndex, get_indexer_nd  # deferred: xarray is slow to import; only Datasets need it
 
         try:
-            from xarray.structure.merge import merge_attrs
+            from xarray.structure.merge import merge_attrs  # deferred: xarray is slow to import; only Datasets need it
         except ImportError:  # xarray before 2025.x
-            from xarray.core.merge import merge_attrs
+            from xarray.core.merge import merge_attrs  # deferred: xarray is slow to import; only Datasets need it
     except ImportError:
         return None
     groups: dict = {}
@@ -346,9 +347,9 @@ def _concat_grouped(parts: list, aux: dict, xr):
     if not np.array_equal(order, np.arange(len(parts))):
         out = out.isel(run=np.argsort(order, kind="stable"))
     try:
-        from xarray.structure.merge import merge_attrs
+        from xarray.structure.merge import merge_attrs  # deferred: xarray is slow to import; only Datasets need it
     except ImportError:  # xarray before 2025.x
-        from xarray.core.merge import merge_attrs
+        from xarray.core.merge import merge_attrs  # deferred: xarray is slow to import; only Datasets need it
     out.attrs = merge_attrs([ds.attrs for ds in parts], "drop_conflicts") or {}
     for k, v in out.variables.items():
         v.attrs = merge_attrs([ds.variables[k].attrs for ds in parts if k in ds.variables], "drop_conflicts") or {}
@@ -406,8 +407,6 @@ def _run_threads(kws: list, names: list, workers: int, bar) -> list:
     GIL (nogil), so points overlap. If points fail, the error raised is that of the first failing
     point in sweep order, as a serial sweep would raise (points start in order, so every earlier
     point has started and is waited for)."""
-    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pagesim-sweep") as ex:
         futures = [ex.submit(_point, kw, names) for kw in kws]
         pending = set(futures)
@@ -430,7 +429,7 @@ def _run_dask(kws: list, names: list, client, bar) -> list:
     """Every point as one task on a Dask cluster (``client``: a distributed.Client or a scheduler
     address); results gathered in the order of ``kws``."""
     try:
-        from distributed import Client, as_completed
+        from distributed import Client, as_completed  # deferred: dask is optional (the dask extra)
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("sweep(client=...) needs dask.distributed: pip install 'pagesim[dask]'") from e
     own = None
@@ -476,7 +475,7 @@ def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=
     """
     if not isinstance(axes, dict) or not axes:
         raise ValueError("axes must be a non-empty dict such as {'page_size': ['4K', '2M']}")
-    import xarray as xr
+    import xarray as xr  # deferred: xarray is slow to import; only Datasets need it
 
     for k, vals in axes.items():
         if k in fixed:
@@ -518,7 +517,7 @@ def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=
     finally:
         if bar is not None:
             bar.close()
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     index = pd.MultiIndex.from_tuples([tuple(labels[k][i] for k, i in zip(names, c)) for c in combos], names=names)
     out = _concat(parts, xr)

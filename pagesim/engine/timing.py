@@ -312,7 +312,6 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
     columns), ``total_cycles`` and the shares recomputed. :func:`timed_cycles` re-prices a result
     for other ``mlp``/``walk_mlp``/``work_cycles``/latencies without simulating again.
     """
-
     m = get_machine(machine)
     h = _get_hierarchy(m if hierarchy is None else hierarchy)
     mlp, walk_mlp = _check_timing(m, h, mlp, walk_mlp)

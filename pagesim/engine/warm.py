@@ -25,8 +25,17 @@ binder/start do so).
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
+from importlib.resources import files
+from pathlib import Path
+
+import numpy as np
 
 from .._kernels import _jit
 from .._kernels import specialize as S
@@ -72,7 +81,6 @@ def _times_file():
 
 
 def _last_times() -> dict:
-    import json
 
     f = _times_file()
     try:
@@ -82,8 +90,6 @@ def _last_times() -> dict:
 
 
 def _keep_times(times: dict) -> None:
-    import json
-    import os
 
     f = _times_file()
     if f is None:
@@ -118,7 +124,6 @@ def warm(specialised: bool = True, out=print) -> dict[str, float]:
 
 
 def _generic():
-    import numpy as np
 
     with warnings.catch_warnings():  # whole-pass workloads run one pass, more than 2000: only compiling matters here
         warnings.simplefilter("ignore", UserWarning)
@@ -134,7 +139,6 @@ def _generic():
 
 
 def _os_and_extras():
-    import numpy as np
 
     a = (np.random.default_rng(0).integers(0, 1 << 30, 70_000, dtype=np.uint64)) + np.uint64(1 << 40)
     simulate("skylake", addresses=a)  # laying out: both the bitmap and the hash-set path
@@ -155,7 +159,6 @@ def _os_and_extras():
 def _presets():
     """Every preset at each of its page sizes: compiles (once, cached) the specialised copy of each
     chain shape, which ``specialize='auto'`` uses for presets at any run length."""
-
     before = len(S._loaded)
     n = 0
     for name in machines():
@@ -172,9 +175,6 @@ def _recorded():
     """The translation kernels listed in ``pagesim/data/kernels.json`` (what the notebooks load),
     each compiled for the one signature every translation kernel is called with, or loaded from the
     cache if it is there."""
-    import json
-    from importlib.resources import files
-
     simulate("skylake", "random", working_set="16M", accesses=1000)  # one kernel called: its signature
     sigs = {sig for fn in list(S._loaded.values()) for sig in fn.__globals__["translate_chunk"].signatures}
     keys = json.loads(files("pagesim").joinpath(KERNELS_FILE).read_text(encoding="utf-8"))
@@ -189,13 +189,6 @@ def record(out=print) -> int:
     """Run every notebook, full and quick, recording the translation kernels they load, and write
     the ones the stages before ``_recorded`` do not already compile to ``pagesim/data/kernels.json``
     (a maintainer's command: run it after a notebook or a study changes its machines)."""
-    import json
-    import os
-    import subprocess
-    import sys
-    import tempfile
-    from pathlib import Path
-
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "kernels.jsonl"
         env = dict(os.environ, PAGESIM_RECORD_KERNELS=str(log))

@@ -185,7 +185,7 @@ def closest_presets(cpu: str | None = None) -> list[str]:
 
 def preset_reach(names) -> object:
     """Data-side reach of each TLB level of ``names`` for their 4K and 2M pages (a DataFrame)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for n in names:
@@ -293,7 +293,6 @@ def _loads(n_elements: int, quick: bool) -> int:
 def _ns_per_load(words, start: int, loads: int) -> tuple[float, int]:
     """CPU time of this thread per load (time the scheduler gave another process is not counted),
     and the index where the chase stopped."""
-
     t0 = time.thread_time_ns()
     end = chase(words, start, loads)
     return (time.thread_time_ns() - t0) / loads, int(end)
@@ -484,7 +483,7 @@ def measure(
     ``pair_budget`` (512 MiB); larger sizes are measured one mapping after the other, so the peak
     memory is about the largest size. Sizes whose mapping would not fit in half the available
     memory are left out. Raises RuntimeError off Linux."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     reason = why_not(False)
     if reason:

@@ -9,6 +9,7 @@ pages with base pages.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -293,8 +294,6 @@ def _check_total(total: int) -> None:
 
 def pmap(ds, title: str | None = None) -> str:
     """The ``pmap -sx`` view of a simulate() result: the backing actually given, with RSS."""
-    import json
-
     lay = Layout.from_records(json.loads(ds.attrs["layout"]))
     rss = ds["region_pages_touched"].values
     return lay.pmap(rss_pages=rss, title=title or f"{ds.attrs['machine']}: {ds.attrs['workload_label']} (simulated)")

@@ -594,7 +594,7 @@ def reach_table(names=None):
     (UltraSPARC III Cu's T512_1) programmed to that page size; ``programmed`` names such a
     structure (empty when none applies), ``reach_unprogrammed_bytes`` is the reach with it left
     unprogrammed, and ``reach_label`` is ``reach`` marked "(T512_1 programmed)" where the two differ."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for n in names or machines():

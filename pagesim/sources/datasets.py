@@ -64,7 +64,7 @@ def info(name: str) -> dict:
 def load(name: str):
     """The dataset ``name`` as a pandas DataFrame, with ``attrs``: name, document (title, author,
     date, file), section, description, units and meaning of each column, formula (if any)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     meta = info(name)
     root = data_root()
@@ -120,7 +120,7 @@ _TRAP_EVENTS = ("itlb-miss", "itsb-miss", "dtlb-miss", "dtsb-miss")
 def parse_trapstat(text: str, label: str = "trapstat output"):
     """Parse ``trapstat -t`` or ``trapstat -T`` output into a long DataFrame: a row per CPU, mode,
     page size and event (and one 'all' row per line for the last %tim column)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     lines = text.splitlines()
     if not lines or not lines[0].startswith("sol9# trapstat"):
@@ -167,7 +167,7 @@ def parse_trapstat(text: str, label: str = "trapstat output"):
 
 def parse_pmap(text: str, label: str = "pmap output"):
     """Parse ``pmap -sx`` output into a DataFrame, a row per mapping; '-' becomes missing."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     lines = text.splitlines()

@@ -13,8 +13,10 @@ for it. :func:`small_page_change` (the plain cost model, no data caches) remains
 
 from __future__ import annotations
 
+import json
 import math
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -86,9 +88,7 @@ def strong_scaling(
     """MD with a fixed total problem: each process's working set is total / P. ``workers``: processor
     counts run at once, in threads (None: one per core), as in :func:`timed_pairs`; the table is
     the same for any number."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     n = check_workers(workers)
     points = []
@@ -266,9 +266,6 @@ def timed_runs(cases: dict, seed: int = 0, m="opteron-k8", workers: int | None =
     2M pages: {key: {"4K": Dataset, "2M": Dataset}}, as :func:`timed_pairs` makes them (the same
     reuse of runs already made, the same ``workers``). ``progress``: a progress bar over the runs
     not made before."""
-    import json
-    from concurrent.futures import ThreadPoolExecutor
-
     n = check_workers(workers)
     m = machine(m)
     runs = [(key, p, wl, kw, work) for key, (wl, kw, work) in cases.items() for p in ("4K", "2M")]
@@ -324,7 +321,6 @@ def price(pair: dict, mlp: float, work: float | None = None, walk_mlp: float = 1
     the runs' own, ``walk_mlp`` walks that overlap instead of 1, serialised, and the cache and memory
     latencies scaled by ``caches`` and ``memory``): steady cycles (first-touch faults left out), the
     paper's % change with small pages, and cycles per access by component."""
-
     t, comp = {}, {}
     for p, ds in pair.items():
         lat = scaled_latencies(ds, caches, memory)
@@ -363,7 +359,7 @@ def fit_mlp(pair: dict, target_pct: float, lo: float = 1.0, hi: float = 64.0) ->
 
 def timed_kernels(pairs: dict, mlp: float):
     """Every kernel of ``pairs`` (:func:`timed_pairs`) priced with ``mlp``: one row per kernel."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"kernel": label, **price(pair, mlp)} for label, pair in pairs.items()])
 
@@ -371,7 +367,6 @@ def timed_kernels(pairs: dict, mlp: float):
 def stream_target() -> float:
     """HPC Challenge STREAM's % change with small pages (table 2: 1-2% worse), the middle of its range:
     the figure :func:`fit_mlp` fits the mlp on."""
-
     h = D.load("cscs_hpcc").set_index("benchmark").loc["Stream"]
     return -(h["percent_low"] + h["percent_high"]) / 2
 
@@ -383,7 +378,7 @@ def fitted_mlp(quick: bool = False, seed: int = 0, workers: int | None = 1) -> f
 
 def work_table():
     """What sets each kernel's work per access: cycles and the arithmetic (``KERNEL_WORK``)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"kernel": k, "work cycles per access": w, "derivation": t} for k, (w, t) in KERNEL_WORK.items()])
 
@@ -400,10 +395,6 @@ def plane_sizes(mlp: float, quick: bool = False, seed: int = 0, workers: int | N
     """The strided solver of section 2 (64 planes, :func:`solver_case`) over plane sizes, under the
     timing model priced with ``mlp``: % change with small pages (positive: 4 KB better), walks, and
     where the planes fall in the L2 TLB; and where small pages win (a ``sensitivity.Holds``)."""
-    import math
-
-    import numpy as np
-
     sizes = plane_size_values(quick) if sizes is None else [int(x) for x in sizes]
     show = not quick if progress is None else progress
     runs = timed_runs({x: solver_case(64, x, quick) for x in sizes}, seed=seed, m=m, workers=workers, progress=show)
@@ -433,7 +424,7 @@ def map_cells(quick: bool = False) -> list[tuple[int, int]]:
 def locality_map(mlp: float, quick: bool = False, seed: int = 0, workers: int | None = 1, m="opteron-k8", progress: bool | None = None):
     """The solver (:func:`solver_case`) over (planes in use, plane size) under the timing model priced
     with ``mlp``: % change with small pages, one row per cell."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     show = not quick if progress is None else progress
     cells = map_cells(quick)
@@ -505,7 +496,7 @@ def choice_sweeps(label: str, pair: dict, mlp: float, size_pairs: dict, factors=
 
 def sweep_frame(sweeps: dict):
     """:func:`choice_sweeps` as a table: choice, factor of the chosen value, value, % change."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for choice, (chosen, runs) in sweeps.items():
@@ -564,9 +555,7 @@ def timed_scaling(code: str, processors, scale: float = 1.0, quick: bool = False
 def scaling_table(runs: dict, mlp: float):
     """:func:`timed_scaling`'s runs priced with ``mlp``: processors, the working set of one process,
     walks and the paper's % change with small pages."""
-    import json
-
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for p, pair in runs.items():
@@ -592,7 +581,7 @@ def _docs() -> dict:
 
 def plot_reach(r: dict, ax=None):
     """Section 1 as bars: the memory each page size's TLB entries reach (:func:`reach`), in MiB."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     d = pd.DataFrame(
         [
@@ -608,7 +597,6 @@ def plot_reach(r: dict, ax=None):
 
 def plot_plane_sizes(ps, ax=None):
     """The plane-size sweep (:func:`plane_sizes`): % change with small pages, section 2's plane marked."""
-
     return plotting.sweep(
         ps.table,
         "plane KiB",
@@ -657,7 +645,6 @@ def record_reach(F, entries, r: dict) -> None:
 
 def plot_kernels(k, ax=None):
     """Section 2's bar chart: each kernel's % change with small pages."""
-
     return plotting.bars(
         k, x="small_page_change_pct", y="kernel", title="Opteron: % change with small pages (positive: 4 KB better; timing model)", ylabel="", ax=ax
     )
@@ -666,7 +653,6 @@ def plot_kernels(k, ax=None):
 def record_kernels(F, k, mlp: float) -> None:
     """Section 2: the kernels (``timed_kernels`` priced with the fitted ``mlp``) against table 2 and
     sections 5 and 8 of the document."""
-
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     c = k.set_index("kernel")["small_page_change_pct"]
     kr = k.set_index("kernel")
@@ -772,14 +758,13 @@ def record_kernels(F, k, mlp: float) -> None:
 
 def record_plane_sizes(F, ps) -> None:
     """The plane-size sweep (:func:`plane_sizes`): where the solver's finding holds."""
-
     F.holds_for("solver", solver_text(ps))
     print("solver holds for", F.get("solver").sensitivity)
 
 
 def mlp_table(pairs: dict, mlp: float):
     """How much each kernel's figure moves with the fitted overlap (re-priced, not re-simulated)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame({f"mlp {x:g}": timed_kernels(pairs, x).set_index("kernel")["small_page_change_pct"] for x in (1, 2, round(mlp, 2), 8, 16)}).round(1)
 
@@ -787,7 +772,6 @@ def mlp_table(pairs: dict, mlp: float):
 def md_work_sweeps(k) -> dict:
     """The MD kernel's row of ``k`` re-costed over work cycles per access: where the gain lies in the
     band of finding 'md' (the document's range +-50%) and in the document's own range."""
-
     namd_doc = D.load("cscs_namd")["improvement_percent"]
     md_row = k[k.kernel.str.startswith("molecular dynamics")].iloc[0]
     band = (0.5 * namd_doc.min(), 1.5 * namd_doc.max())  # the band of finding 'md'
@@ -797,7 +781,6 @@ def md_work_sweeps(k) -> dict:
 
 def plot_md_work(sw: dict, ax=None):
     """The MD gain against work per access (:func:`md_work_sweeps`), both bands shaded."""
-
     return plotting.sweep(
         sw["mw"].table,
         "work_cycles",
@@ -843,7 +826,6 @@ def choice_runs(pairs: dict, mlp: float, quick: bool = False, seed: int = 0, wor
 def choice_limits() -> dict:
     """The band of each finding of ``CHOICE_KERNELS`` as :func:`record_kernels` states it (None: md
     compares only the sign), so the choices' figure can shade it before the findings are recorded."""
-
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     fft = Findings._row("", -hpcc.loc["Single node FFT", "percent_low"], 0.0, None, 0.5, None, "%")
     return {
@@ -859,7 +841,7 @@ def choice_limits() -> dict:
 def plot_choices(sweeps: dict):
     """One panel per finding: its figure against each choice's value / chosen value, its band shaded
     (:func:`choice_limits`; md, a sign only: the line at 0)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     limits = choice_limits()
     fig, axes = plt.subplots(1, len(sweeps), figsize=(14, 3.8))
@@ -884,7 +866,7 @@ def plot_choices(sweeps: dict):
 
 
 def choices_table(sweeps: dict):
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.concat({fid: sweep_frame(sw) for fid, sw in sweeps.items()}, names=["finding", None]).round(2)
 
@@ -912,7 +894,6 @@ def record_choices(F, sweeps: dict) -> None:
 
 def plot_map(mp, ax=None):
     """The map of section 3: % change with small pages over planes in use and plane size."""
-
     pivot = mp.pivot(index="planes in use", columns="plane KiB", values="small_page_change_pct")
     return plotting.heatmap(
         pivot,
@@ -969,7 +950,7 @@ def scaling_choices(code: str, runs: dict, mlp: float, factors=(0.5, 1, 2)) -> d
 
 def plot_scaling(scaling: dict, ax=None):
     """The model's gain at the assumed size against tables 3 and 4, by processor count."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     cols = ["processors", "small_page_change_pct", "source"]
     docs = _docs()
@@ -992,7 +973,7 @@ def plot_scaling(scaling: dict, ax=None):
 
 def scaling_tables(scaling: dict) -> dict:
     """Each code's table: MiB per process, the model at each assumed size, and the document."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     out = {}
     for code, doc in _docs().items():
@@ -1087,7 +1068,6 @@ def counterfactual(k, k2):
 
 def plot_counterfactual(cmp, ax=None):
     """Section 5 as bars: each kernel on the Opteron and with 512 L2 entries for 2 MB pages."""
-
     long = cmp.melt(id_vars="kernel", var_name="machine", value_name="small_page_change_pct")
     long["machine"] = long["machine"].str.extract(r"\((.*)\)", expand=False)
     return plotting.bars(
@@ -1121,7 +1101,7 @@ def record_counterfactual(F, k2) -> None:
 def plot_other_items(k, ax=None):
     """Section 6 as a chart: each code's figure in the document (a bar over its range) beside the
     kernel of section 2 that stands in for it (a dot; none for LM, which has no model)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     cf = D.load("cscs_findings").set_index("quantity")

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -141,8 +142,6 @@ def note_text(why: str, sensitivity: str = "", robustness=None) -> str:
 def short_note(note: str, limit: int = 120) -> str:
     """A note's first clause that is not the band's description (clauses end at ``;`` or a sentence
     end), at most ``limit`` characters; the validation report keeps the whole note."""
-    import re
-
     note = (note or "").strip()
     clauses = [c.strip(" .;") for c in re.split(r"; |\. (?=[A-Z(])", note) if c.strip(" .;")]
     if not clauses:
@@ -508,7 +507,7 @@ class Findings:
     def table(self, full: bool = False):
         """The "document vs simulation" table. By default each note is cut to its first clause (the
         validation report carries the whole note); ``full=True`` adds the band and the whole note."""
-        import pandas as pd
+        import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
         rows = []
         for f in self.items:

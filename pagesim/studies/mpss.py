@@ -12,6 +12,7 @@ ratio, and every comparison between machines and memory states.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -90,9 +91,7 @@ def tsb_sweep(entries=(512, 2048, 8192, 16384, 32768), accesses=100_000, seed=0,
     data TSB misses beyond first touch. A TSB sized to the process's pages is what Solaris 10's
     dynamic TSB provides; the smaller fixed sizes stand for a TSB that does not grow (the document
     gives no Solaris 9 size: an assumption)."""
-    import dataclasses
-
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     base = machine(m)
     rows = []
@@ -130,7 +129,7 @@ def tsb_holds(tsb, accesses: int) -> str:
 def heap_sweep(sizes=(4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30), accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
     """%tim in TLB handling of the test program (uniform random accesses, ``WORK`` cycles each) over
     heaps of several sizes, with 8K and with 4M pages."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for size in sizes:
@@ -152,7 +151,7 @@ def three_sizes(accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
     """The test program's 128 MiB 4M heap plus a 64 MiB anonymous mapping read as often, the mapping
     in 4M pages (two sizes in the process: 8K and 4M) or in 64K pages (three sizes: 8K, 64K, 4M).
     The second 512-entry dTLB is programmed to the large size with the most pages."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for label, third in (("8K + 4M", "4M"), ("8K + 64K + 4M", "64K")):
@@ -174,7 +173,7 @@ def three_sizes(accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
 
 def designs(accesses=200_000, seed=0):
     """%tim in TLB handling with an 8K and a 4M heap on UltraSPARC II, III (750 MHz) and III Cu."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for m in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu"):
@@ -192,7 +191,7 @@ def designs(accesses=200_000, seed=0):
 def fragmentation(held=0.3, accesses=100_000, seed=1, ram="2G"):
     """MPSS 4M heap requests on memory 30% held by locked (pinned) small pages, scattered or caged,
     with and without the kernel's page relocation."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     base = PhysicalMemory(ram, frame="8K", max_block="4M")
     cases = [
@@ -221,7 +220,7 @@ def fragmentation(held=0.3, accesses=100_000, seed=1, ram="2G"):
 def text_pages(m="ultrasparc-iii-cu", text="64M", accesses=200_000, seed=0):
     """Instruction fetches over a large program text: calls to random functions, each running 16
     instructions in sequence; iTLB misses with 8K and 4M text pages."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     size = parse_size(text)
     rng = np.random.default_rng(seed)
@@ -240,7 +239,7 @@ def text_pages(m="ultrasparc-iii-cu", text="64M", accesses=200_000, seed=0):
 def fragmentation_sweep(held=(0.005, 0.01, 0.02, 0.05, 0.1, 0.3, 0.6, 0.9), accesses=5_000, seed=1, ram="2G"):
     """:func:`fragmentation` over several shares of memory held: the 4M pages granted to the 128 MiB
     heap in each memory state (one row per share held and memory state)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.concat([fragmentation(held=h, accesses=accesses, seed=seed, ram=ram).assign(held=h) for h in held], ignore_index=True)
 
@@ -282,7 +281,6 @@ def doc_user_dtlb(doc):
 
 def after_band(doc) -> tuple[float, float]:
     """The band of ``trapstat-after``, computed by the rule :meth:`Findings.measured` applies to it."""
-
     r = Findings._row("", doc_pct(doc, "after"), 0.0, None, AFTER_REL, None, "%", False)
     return (r["low"], r["high"])
 
@@ -298,7 +296,7 @@ def time_base(ba, doc) -> dict:
 
 def plot_time_base(tb: dict, doc):
     """Both shares against ``WORK``, with the 8K band and trapstat-after's band."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     dbefore, band = doc_pct(doc, "before"), after_band(doc)
     cols = ["S.WORK", "%tim before", "%tim after"]
@@ -322,8 +320,8 @@ def plot_trapstat(ba, doc):
     """The document's trapstat -T beside the simulation's (UltraSPARC III Cu model): the share of time
     in TLB handling before and after, and the user dTLB misses by page size (the document's per second
     of a running program, the simulation's over the whole run)."""
-    import matplotlib.pyplot as plt
-    import pandas as pd
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     _, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
     pct = pd.DataFrame(
@@ -418,7 +416,6 @@ def record_trapstat(F, ba, doc, tb):
 
 def heap_kbytes(ds) -> dict:
     """KB of the simulated process's heap mapped with each page size (``8K``, ``4M``)."""
-
     out = {}
     for r in json.loads(ds.attrs["layout"]):
         key = format_size(r["page_size"])
@@ -428,8 +425,8 @@ def heap_kbytes(ds) -> dict:
 
 def plot_pmap(pm, ds):
     """The heap's KB by page size: the document's pmap -sx listing beside the simulated process."""
-    import matplotlib.pyplot as plt
-    import pandas as pd
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     heap = pm[pm.mapped_file == "[ heap ]"]
     rows = [{"page size": str(r.pgsz), "source": "document", "KB": int(r.kbytes)} for r in heap.itertuples()]
@@ -466,7 +463,7 @@ def record_pmap(F, pm, ba):
 
 def plot_designs(dz):
     """%tim in TLB handling with an 8K and a 4M heap on each UltraSPARC model."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     t = dz.melt(id_vars="machine", value_vars=["%tim 8K heap", "%tim 4M heap"], var_name="heap", value_name="%tim")
     t["heap"] = t["heap"].str.replace("%tim ", "")
@@ -554,7 +551,7 @@ FRAG_CASES = (
 def plot_fragmentation(fr, fs):
     """Left: the 4M pages granted and the requests that fell back to 8K in each memory state (30% of
     memory held). Right: the 4M pages granted against the share of memory held."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     _, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2))
     t = fr.melt(id_vars="memory", value_vars=["4M pages granted", "fell back to 8K"], var_name="request", value_name="pages")
@@ -583,7 +580,7 @@ def record_fragmentation(F, fr, fs):
 
 def plot_text(tx, ts):
     """Left: iTLB misses of the 64 MiB text with 8K and 4M pages. Right: the misses against the text size."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     _, (a, b) = plt.subplots(1, 2, figsize=(12, 3.8), gridspec_kw={"width_ratios": [1, 2.2]})
     plotting.bars(tx, x="text pages", y="iTLB misses", log=True, annotate=True, ax=a, title="64 MiB text", ylabel="iTLB misses (log scale)")
@@ -625,7 +622,7 @@ def record_text(F, tx, ts):
 
 def plot_tsb(tsb):
     """dTSB misses after first touch against the TSB's entries, with the 8K and the 4M heap."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     col, big = "dTSB misses after first touch", "dTSB misses after first touch, 4M heap"
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
@@ -674,7 +671,7 @@ def record_tsb(F, tsb, ba, doc, accesses: int):
 
 def plot_heaps(hs):
     """%tim in TLB handling against the heap size, 8K and 4M heap, with the 8K reach of the III Cu."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     ax = plotting.sweep(
         hs,
@@ -695,7 +692,6 @@ def plot_heaps(hs):
 
 def record_heaps(F, hs):
     """Section 7: which working sets benefit, and the TLB's 'few hundred translations'."""
-
     large = hs[hs["heap MiB"] >= 256]
     starts = hs[hs["%tim 8K heap"] > 10]["heap MiB"].min()
     reach8 = machine("ultrasparc-iii-cu").reach("8K") >> 20
@@ -727,7 +723,7 @@ def record_heaps(F, hs):
 
 def plot_three(three):
     """dTLB misses with two page sizes (8K + 4M) and with three (8K + 64K + 4M) in one process."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     t = three.assign(**{"page sizes": three["page sizes"] + " (T512_1: " + three["T512_1 programmed for"] + ")"})
     ax = plotting.bars(
@@ -746,7 +742,6 @@ def plot_three(three):
 
 def record_three(F, three):
     """Section 8: only two page sizes at once on the UltraSPARC III Cu, and the page sizes of the presets."""
-
     t2, t3 = three.set_index("page sizes").loc["8K + 4M"], three.set_index("page sizes").loc["8K + 64K + 4M"]
     F.direction(
         "us3cu-two-sizes",
@@ -774,7 +769,6 @@ def record_three(F, three):
 def record_left_out(F, doc, pm):
     """Section 9: what the document shows that the model leaves out (kernel-mode and iTLB rows of
     trapstat, the default page sizes, the kernel heap, the program's other mappings)."""
-
     kern = doc[(doc["mode"] == "k") & (doc.event == "dtlb-miss")]
     kern = kern[kern["count"] > 0]
     F.not_reproduced(

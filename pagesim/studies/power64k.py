@@ -5,6 +5,8 @@ re-run at half and twice its value."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..core.units import parse_size
@@ -86,7 +88,7 @@ def erat_runs(quick: bool = False, seed: int = 0, machine="power6", structure: s
     """Each workload with 4 KiB and 64 KiB pages on ``machine`` (POWER6 by default; a preset name or a
     derived Machine, e.g. ``pagesim.machine("power6").replace_structure("D-ERAT", entries=256)``):
     misses of ``structure``, faults, modelled cycles."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     m = get_machine(machine)
     m.structure(structure)  # a machine without it fails here, naming the structures it has
@@ -116,7 +118,7 @@ def erat_runs(quick: bool = False, seed: int = 0, machine="power6", structure: s
 
 def erat_summary(runs):
     """Per workload: the document's reduction and improvement formulas applied to the simulation."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     out = []
     for wl, g in runs.groupby("workload", sort=False):
@@ -139,7 +141,7 @@ def ipc_improvement(runs):
     IPC with 4 KiB) / IPC with 4 KiB, with IPC = accesses / modelled cycles. pagesim counts accesses,
     not instructions; with the same instructions per access in both runs (the same program), the
     modelled IPC changes exactly as modelled throughput does."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     out = []
     for wl, g in runs.groupby("workload", sort=False):
@@ -161,7 +163,7 @@ def faults_per_64k() -> dict:
 def prefault_waste(size="16M", touches=(16, 64, 256, 1024, 4096), seed: int = 1):
     """Random touches of a region in 64 KiB emulation mode: faults, pages prefaulted, prefaulted
     pages never touched, and the memory they hold."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for n in touches:
@@ -263,7 +265,7 @@ def stream_counts(quick: bool = False) -> dict:
 def prefetch_table(quick: bool = False, streams: int = 1, counts: dict | None = None, **params):
     """Restarts and modelled bandwidth with 4 KiB and 64 KiB pages, ``streams`` streams at once on
     the core (1: one stream alone, nothing hidden)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     c = stream_counts(quick) if counts is None else counts
     return pd.DataFrame(
@@ -280,7 +282,7 @@ def stream_gain(counts: dict, streams: int, **params) -> float:
 def stream_systems(counts: dict, **params):
     """Per system of the document's STREAM runs: threads per core (SMT), streams at once per core
     (the triad's arrays x threads) and the modelled gain of 64 KiB pages."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for system, smt in STREAM_SMT.items():
@@ -317,7 +319,7 @@ def stream_model(counts: dict, chip_gbs: float | None = None, **params):
     bandwidth with 4 KiB and 64 KiB pages (:func:`stream_bandwidth`), what the chip's cores ask for,
     the chip's memory cap (none in chip pump mode; ``chip_gbs`` overrides the JS22's) and what it
     delivers, min(asked, cap); ``gain %`` is the delivered bandwidth's gain with 64 KiB pages."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for system, smt in STREAM_SMT.items():
@@ -461,7 +463,6 @@ def _workload(label: str, quick: bool, params: dict | None = None, system: str |
 
 
 def _with_ptegs(m, ptegs: int):
-    import dataclasses
 
     m = get_machine(m)
     return dataclasses.replace(m, name=f"{m.name} ({ptegs} PTEGs)", walker=dataclasses.replace(m.walker, hpt_ptegs=int(ptegs)))
@@ -473,7 +474,6 @@ def timed_datasets(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "S
     :func:`work_cycles`, the hashed page table sized by :func:`system_ptegs` x ``ptegs``, Linpack as
     the system's own HPL run (:func:`hpl_params`). ``params``: {benchmark: {workload keyword: value}};
     ``machine``: the POWER6 preset or a derived Machine. Returns {(benchmark, system, page): Dataset}."""
-
     out = {}
     for label in benchmarks:
         p = dict((params or {}).get(label) or {})
@@ -497,7 +497,7 @@ def timed_frame(datasets: dict, work: float = 1.0, memory: float = 1.0, caches: 
     per access, ``memory`` x the hierarchy's memory latency and ``caches`` x its cache latencies (no
     counter changes with a price: ``pagesim.engine.timing.cycles_by_component`` re-prices without simulating).
     Cycles are steady state: first-touch faults left out, as in erat_runs."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for (label, system, page), ds in datasets.items():
@@ -528,7 +528,7 @@ def timed_runs(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "SPECj
 def timed_summary(runs):
     """Per benchmark and system: throughput improvement of 64 KiB pages, (rate64 - rate4) / rate4,
     the data-ERAT miss reduction, and the shares of the 4 KiB run's cycles spent walking and stalled."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     out = []
     for (wl, system), g in runs.groupby(["workload", "system"], sort=False):
@@ -642,7 +642,7 @@ def sweep_rows(sweep: dict, benchmark: str, column: str = "throughput_improvemen
 def sweep_table(sweeps: dict, column: str = "throughput_improvement_pct"):
     """Every timed sweep in one table: a row per (choice, value), a column per (benchmark, system)
     the choice moves."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for choice, sweep in sweeps.items():
@@ -906,7 +906,7 @@ def stream_sweeps(counts: dict) -> dict:
 
 def stream_sweep_table(sweeps: dict):
     """The prefetch model's sweeps as a table: a row per (choice, value), a column per system."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame({(c, x): g for c, runs in sweeps.items() for x, g in runs.items()}).T.rename_axis(["choice", "value"])
 
@@ -993,7 +993,6 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
     """Section 6: the IPC rows of the Linpack and SPECjbb2005 tables and the Conclusions, from the
     timed runs of section 2b (``tsum``, ``sweeps``) and the STREAM model of section 4 (``sysgain``,
     ``ssweeps``); the small files of the Conclusions from the page-cache arithmetic of section 5."""
-
     n = len(F.items)
     docimp = doc_improvements(doc)
     imp = tsum.set_index(["workload", "system"])["throughput_improvement_pct"]
@@ -1107,7 +1106,7 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
 def _fig(ncols: int = 1, width: float = 7.5, height: float = 3.6):
 
     plotting.theme()
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False)
     return fig, list(axes[0])
@@ -1116,7 +1115,7 @@ def _fig(ncols: int = 1, width: float = 7.5, height: float = 3.6):
 def coverage_shares(c: dict):
     """The share of a 1 GB and a 16 GB system's memory that the POWER5+ TLB maps with 4 KiB and
     64 KiB pages (from :func:`coverage`), in %."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for memory, share in (("1 GB", c["share_1g_pct"]), ("16 GB", c["share_16g_pct"])):
@@ -1128,7 +1127,7 @@ def coverage_shares(c: dict):
 def plot_coverage(c: dict):
     """Section 1: the share of memory the TLB maps, per system memory and page size (log scale,
     each bar labelled)."""
-    import seaborn as sns
+    import seaborn as sns  # deferred: seaborn (and matplotlib) are slow to import; only figures need them
 
     fig, (ax,) = _fig(width=7, height=3.4)
     d = coverage_shares(c)
@@ -1148,8 +1147,8 @@ def plot_coverage(c: dict):
 def plot_erat(runs, summary, doc):
     """Section 2 (POWER6 data-ERAT model): the misses of each workload per page size (log), and the
     reduction they give beside the document's two systems."""
-    import pandas as pd
-    import seaborn as sns
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
+    import seaborn as sns  # deferred: seaborn (and matplotlib) are slow to import; only figures need them
 
     fig, (a, b) = _fig(2, width=11, height=3.6)
     sns.barplot(data=runs, x="workload", y="derat_misses", hue="page", ax=a)
@@ -1240,7 +1239,7 @@ def plot_timed_sweeps(sweeps: dict, tsum, doc, rel: float = 0.5):
 def plot_faults(f: dict, waste):
     """Section 3: faults and prefaulted pages to touch 64 KiB per page mode, and what sparse random
     touches of a region leave of the prefaulted pages (log-log)."""
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FormatStrFormatter  # deferred: matplotlib is slow to import; only figures need it
 
     fig, (a, b) = _fig(2, width=11, height=3.6)
     labels = list(f)
@@ -1265,7 +1264,7 @@ def plot_faults(f: dict, waste):
 
 def stream_curve(counts: dict, streams=range(1, 9), **params):
     """The modelled gain of 64 KiB pages (%) against the streams one core runs at once."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"streams per core": k, "gain %": stream_gain(counts, k, **params)} for k in streams])
 
@@ -1295,7 +1294,7 @@ def plot_stream(pf, counts: dict, sysgain, doc):
 def unused_by_file_size(sizes=("1K", "2K", "3K", "4K", "6K", "8K", "16K", "32K", "48K", "64K", "96K", "128K")):
     """The unused share (%) of the pages holding one file, for files of ``sizes``, in 4 KiB and
     64 KiB pages (``pagecache.internal_fragmentation``)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for s in sizes:
@@ -1309,7 +1308,7 @@ def plot_fragmentation(mix):
     """Section 5: the unused share of the pages holding one file against its size, per page size
     (the 1 KB and 3 KB files of the document marked), and the memory the small-file mix ``mix``
     (``internal_fragmentation`` with ``memory``) needs and takes."""
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FormatStrFormatter  # deferred: matplotlib is slow to import; only figures need it
 
     fig, (a, b) = _fig(2, width=11, height=3.6)
     d = unused_by_file_size()
@@ -1339,7 +1338,6 @@ def plot_hot_fraction(hf, doc, quick: bool = False):
     """Section 2: the SPECjbb-like reduction against the hot fraction (``hf``:
     :func:`jbb_hot_fraction`), with the document's two figures, their +-5 point band, this
     notebook's hot fraction and the range where erat-jbb holds."""
-
     jdoc = doc_reductions(doc).loc["SPECjbb2005"]
     ax = plotting.sweep(
         hf.table,

@@ -115,7 +115,7 @@ def holding_range(
     over the band is bisected as well, so a narrow band between two swept values is found.
     Bisection assumes the result moves one way between the two values; the sweep itself assumes
     nothing. At most ``max_evals`` evaluations in all (an error beyond it)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     lo, hi = (float(band[0]), float(band[1]))
     if not lo <= hi:

@@ -34,7 +34,6 @@ def xeon_caches():
     """The data caches of the Intel Xeon 7000 that the timing model's 'xeon-7000' hierarchy describes
     (pagesim/data/caches.toml, with its sources: 16 KiB 8-way L1D, 2 MiB 8-way L2, 64-byte lines), the
     family the message's machine most likely belongs to. The TLBs stay the opteron-k8 stand-in's."""
-
     return tuple(DataCache(c.name, c.size, c.ways, c.line) for c in hierarchy("xeon-7000").levels)
 
 
@@ -52,7 +51,7 @@ def buffer_pool_io(pool: float, freed: float, database_sizes):
     """A stated model of what the freed memory buys: transactions read pages uniformly from a
     database of size D; a read misses the buffer pool with probability 1 - pool / D, and each miss is
     a disk I/O. Returns the I/O reduction when the pool grows by ``freed``, for each D."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for d in database_sizes:
@@ -75,7 +74,7 @@ def walks_and_misses(
     """N database processes time-sliced on one core, reading one shared buffer pool at random:
     private versus shared leaf page tables, on the stand-in machine and caches described above.
     ``page_size='2M'`` puts the pool in huge pages (the leaf tables shared are then the PMD pages)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for shared in (False, True):
@@ -142,7 +141,6 @@ def xeon_paxville():
     cache (none is documented for NetBurst; one would be emptied by the same CR3 load, so it could
     not carry entries from one process to the next); one hardware thread per core (Hyper-Threading
     left out); the cost-model figures are unused here (section 3 prices walks through the caches)."""
-
     src = f"CPUID leaf 2 of {PAXVILLE_CPUID}; descriptor meanings: {DESCRIPTORS}"
     return Machine(
         name="xeon-paxville",
@@ -227,7 +225,6 @@ POOL_START = 1 << 30
 
 def database_layout(pool=DATABASE["pool"], text=DATABASE["text"], pool_pages="4K"):
     """One database process's mappings: its hot text (4 KiB pages) and the buffer pool (``pool_pages``)."""
-
     pool, text = parse_size(pool, "pool"), parse_size(text, "text")
     p = parse_page_size(pool_pages, "pool_pages")
     if pool % p or text % 4096 or TEXT_START + text > POOL_START:
@@ -308,7 +305,7 @@ def database_run(pool_pages="4K", seed=0, **params):
     (``ITLB handler walks``, ``DTLB handler walks``: ``kernel_itlb`` and ``kernel_dtlb`` for each
     fault whose kernel TLB entries were evicted, :func:`handler_evictions`); ``fault cycles``
     prices the faults (:data:`FAULT_CYCLES`)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     p = {**DATABASE, **params}
     bad = sorted(set(p) - set(DATABASE))
@@ -391,7 +388,6 @@ def warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages="4K", se
     them), drawn uniformly from their own generator (``default_rng((seed, i, 1))``; the same draws
     for either pool page size). Returns two lists of page-number arrays (text pages, pool pages of
     size ``pool_pages``)."""
-
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     if warmup and not fetch_share < 1:
         raise ValueError("a warm-up in pool sweeps needs pool reads: fetch_share must be below 1")
@@ -417,7 +413,6 @@ def _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed):
 def _window_faults(processes, pool, text, fetch_share, accesses, pool_pages, seed, warmup):
     """((ITLB faults, DTLB faults) with private tables, (the same) with shared tables) in the
     window that :func:`database_streams` gives, after :func:`warmup_pages`."""
-
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     addrs, kinds = database_streams(processes, accesses, pool, text, fetch_share, seed)
     win_text = _masks([(a[k == 1] - TEXT_START) >> 12 for a, k in zip(addrs, kinds)], text >> 12)
@@ -458,7 +453,6 @@ def fault_events(addrs, kinds, quantum, pool_pages="4K", before=None, shared=Fal
     process touched it before. Returns (order, side, page, proc, fault): the accesses in run order
     (indices into the concatenated streams), their side (1 fetch, 0 read), page number, process,
     and whether each faults."""
-
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     q = int(quantum)
     proc = np.concatenate([np.full(len(a), i, dtype=np.int64) for i, a in enumerate(addrs)])
@@ -558,7 +552,6 @@ def modelled_cycles(row, work_cycles, mlp=1.0, latencies=None):
 
 def xeon_latencies() -> tuple[float, float, float]:
     """Load-to-use cycles of the 'xeon-7000' hierarchy: L1D, L2, memory."""
-
     return tuple(float(x) for x in hierarchy("xeon-7000").latencies)
 
 
@@ -610,7 +603,7 @@ def warmup_curve(base, pool_pages="4K", seed=0, warmups=WARMUPS):
     measured window grows (``base`` with ``warmup`` changed; the simulated window is the same
     run): one row per warm-up with the faults by side and table kind, the change of the counted
     walks by side, and what the faults would cost (:func:`sharing_effects`)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for w in warmups:
@@ -796,7 +789,7 @@ def robust_runs(swept, key, metric, digits=3):
 
 def sweep_table(swept):
     """A tidy DataFrame of :func:`sweep_effects`: one row per choice and value."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for key, runs in swept.items():
@@ -853,7 +846,7 @@ def other_configurations(doc):
 
 def _recorded(F, since):
     """The findings recorded in ``F`` after the first ``since``: id, what, document, simulation, verdict."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = [{"id": f.id, "finding": f.finding, "document": f.document, "simulation": f.simulation, "verdict": f.label} for f in F.items[since:]]
     return pd.DataFrame(rows).set_index("id")
@@ -914,7 +907,6 @@ IO_DATABASES_GIB = (8, 10, 12, 16, 24, 32, 64)
 def io_sizes(doc, pool=TWICHELL_8GB["buffer_pool"], freed=None):
     """The database sizes at which :func:`buffer_pool_io` lies within 5 points of the message's disk-I/O
     figure, and within 0.05 points of it (:func:`database_sizes`): (near, exact)."""
-
     freed = freed_bytes() if freed is None else freed
     io_doc = document_figures(doc)["small", "disk I/Os per transaction reduction"]
     return database_sizes(pool, freed, (io_doc - 5, io_doc + 5)), database_sizes(pool, freed, (io_doc - 0.05, io_doc + 0.05))
@@ -929,7 +921,6 @@ def io_answer(database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None) -> flo
 def predict_io(guess, database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None):
     """Section 2's prediction: the uniform model's disk-I/O reduction (%) for a database of
     ``database_gib`` GiB, revealed like ``pagesim.teaching.teach.check_answer``."""
-
     freed = freed_bytes() if freed is None else freed
     d = float(database_gib)
     before, after = 1 - pool / (d * GIB), 1 - (pool + freed) / (d * GIB)
@@ -944,7 +935,6 @@ def predict_io(guess, database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None
 def predict_walks(guess, t):
     """Section 3's prediction: the change (%) of the DTLB walks (one per TLB miss) from private to shared
     tables in one :func:`database_run` (``t``), revealed like ``pagesim.teaching.teach.check_answer``."""
-
     w = t.set_index("page tables")
     a, b = int(w.loc["private", "DTLB walks"]), int(w.loc["shared", "DTLB walks"])
     how = (
@@ -1071,7 +1061,7 @@ def record_walks(F, curve, wm, base, doc, pages="small"):
 
 def record_other(F, other):
     """Section 4: the figures of the configurations not modelled (not reproduced)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     n = len(F.items)
     for i, r in other.iterrows():
@@ -1201,7 +1191,7 @@ def record_robust(F, swept, base):
             else:
                 F.robust(fid, name, choice_value(key, base[key]), robust_runs(swept[pp], key, metric, 1 if metric == WALKS else 3))
         ids.append(fid)
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"id": f, "verdict": F.get(f).label} for f in ids]).set_index("id")
 
@@ -1216,7 +1206,6 @@ DATABASE_MODEL = "database model on the Xeon 7000, simulated"
 def plot_io(sizes, doc):
     """Section 2: the uniform buffer-pool model's disk-I/O reduction against the database size, with the
     message's figure and the sizes that give it (``sizes`` from :func:`io_sizes`)."""
-
     io_doc = document_figures(doc)["small", "disk I/Os per transaction reduction"]
     ax = plotting.sweep(
         sizes.table,
@@ -1236,7 +1225,7 @@ def plot_sharing(t, doc, pages="small"):
     """Sections 3 and 5: what sharing changes in one :func:`database_run` (``t``): the TLB misses' walks
     by side, where the walks' references were served, and all L1D and L2 misses (% change) beside the
     message's figures."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     plotting.theme()
     w = t.set_index("page tables")
@@ -1273,7 +1262,6 @@ def plot_sharing(t, doc, pages="small"):
 def plot_warmup(curve, doc, pages, warmup):
     """Sections 3b and 5: the walks a counter counts (shared against private tables) over the warm-up
     before the measured window (``curve`` from :func:`warmup_curve`), with the message's figures +-50%."""
-
     document = walk_document(doc, pages)
     page = "small pages" if pages == "small" else "buffer pool in 2 MiB pages"
     ax = plotting.sweep(
@@ -1295,7 +1283,7 @@ def plot_warmup(curve, doc, pages, warmup):
 def plot_other(other):
     """Section 4: the message's throughput figures for the configurations not modelled (a range as a bar
     with its span, an upper bound hatched)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     plotting.theme()
     fig, ax = plt.subplots(figsize=(8, 0.5 + 0.55 * len(other)))
@@ -1318,7 +1306,7 @@ def plot_other(other):
 def plot_throughput(eff, eff2, doc):
     """Section 5: the throughput sharing alone brings, modelled (the time of the runs of sections 3 and 5,
     priced) beside the message's figures and their +-50% bands."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     plotting.theme()
     d8 = document_figures(doc)
@@ -1354,7 +1342,7 @@ def plot_robust(F, swept, base):
     walks, the L2 misses and the throughput: each choice at x0.5, x1 and x2 (mlp: 1, 1.5, 2) against the
     band of the finding recorded in ``F``. The fault handler's walks at 0 (a counter of user mode only)
     are in the findings' notes, not drawn on the logarithmic axis."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     plotting.theme()
     fig, axes = plt.subplots(2, 3, figsize=(13, 6.4), sharex=True)

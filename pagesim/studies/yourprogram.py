@@ -21,6 +21,8 @@ parameters are modelling assumptions (``pagesim machines --sources``).
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +80,7 @@ def shipped_traces() -> dict[str, Path]:
 
 def shipped_table():
     """The shipped traces: name, file, compressed size, what each is."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"trace": k, "file": v.name, "MB (gzip)": round(v.stat().st_size / 1e6, 2), "what": ABOUT[k]} for k, v in shipped_traces().items()])
 
@@ -164,7 +166,7 @@ def _distinct(sorted_pages: np.ndarray, shift: int) -> int:
 
 def footprint(s: Sample, page_sizes=None):
     """Distinct pages touched, by page size and kind, and the memory they map."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     sizes = [parse_page_size(p) for p in (page_sizes or all_page_sizes())]
     g = min(sizes).bit_length() - 1  # every page size is a power of two: count from the smallest pages
@@ -206,7 +208,7 @@ def lru_misses(distances: np.ndarray, entries) -> np.ndarray:
 def reuse_curve(s: Sample, page_sizes=("4K", "64K", "2M"), data_only: bool = True, max_entries: int = 1 << 18):
     """The working-set curve: misses per 1,000 accesses of a fully associative LRU TLB against its
     entries and reach (entries x page size), for each page size."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     a = s.data if data_only else s.addresses
     entries = np.unique(np.round(2 ** np.arange(0, np.log2(max_entries) + 0.01, 0.25)).astype(np.int64))
@@ -242,7 +244,7 @@ def lru_machine(entries: int, page_size="4K", like: str = "skylake"):
 def sweep_presets(s: Sample, names=None, progress: bool = False):
     """Every preset x each of its page sizes: one :func:`pagesim.sweep` per preset over its page
     sizes, on the sample's addresses. A tidy DataFrame, one row per (machine, page size)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     fp = footprint(s, all_page_sizes(names)).set_index("page_size")
     rows = []
@@ -323,7 +325,7 @@ def _fmt_w(x: float) -> str:
 def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
     """Per preset, the page size to use and why (the rule is in this module's docstring); and one
     sentence over every preset in ``table`` (a :func:`sweep_presets` result)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     if not max_bloat >= 1:
         raise ValueError(f"max_bloat={max_bloat!r} must be at least 1 (1: no more memory than base pages map)")
@@ -417,7 +419,7 @@ def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
 def sensitivity(s: Sample, names=("skylake", "power8", "ultrasparc-iii"), parts: int = 4, max_bloat: float = MAX_BLOAT):
     """The same analysis on ``parts`` consecutive windows of the sample and on the whole: each
     preset's recommended page, and walks per 1,000 accesses at base and recommended pages."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     parts = check_int("parts", parts, 1, 64)
     bounds = np.linspace(0, s.n, parts + 1).astype(int)
@@ -448,7 +450,7 @@ def sensitivity(s: Sample, names=("skylake", "power8", "ultrasparc-iii"), parts:
 def prefix_curve(s: Sample, name: str = "skylake", fractions=(0.125, 0.25, 0.5, 1.0)):
     """Walks per 1,000 accesses at each page size of ``name`` on growing prefixes of the sample:
     how long a sample must be before cold misses stop dominating."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for f in fractions:
@@ -462,7 +464,6 @@ def prefix_curve(s: Sample, name: str = "skylake", fractions=(0.125, 0.25, 0.5, 
 def direct_points(path, table, points) -> list[dict]:
     """For each (machine, page) in ``points``: the sweep's walks beside a direct
     ``simulate(machine, read_trace(path), page_size=page)``, which reads the file again."""
-
     tr = read_trace(path)
     out = []
     for name, page in points:
@@ -493,9 +494,6 @@ def load_or_record(trace, command: str = "", record_to="../build/traces", data_o
     """The :class:`Sample` to analyse and the recording (None when nothing was recorded): ``command``
     recorded first with valgrind when it is given and valgrind is there (only what is analysed: the
     program is stopped after ``start + max_accesses`` accesses), else the trace ``trace``."""
-    import shlex
-    import subprocess
-
     recorded = None
     if command:
         reason = why_not()
@@ -518,7 +516,6 @@ def load_or_record(trace, command: str = "", record_to="../build/traces", data_o
 
 def record_count(F, s: Sample, recorded) -> None:
     """Section 1: the accesses read equal the file's lackey access lines (and the recorder's count)."""
-
     if s.format == "lackey":
         lines = count_lines(s.path)
         want = recorded.accesses if recorded is not None else lines
@@ -543,7 +540,7 @@ def footprint_table(fp):
 
 def plot_footprint(s: Sample, fp):
     """The memory the pages touched would map, by page size."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     ax = plotting.bars(
         fp.assign(**{"mapped MiB": fp["mapped"] / 2**20}),
@@ -563,7 +560,6 @@ REUSE_MARKS = ("opteron-k8", "skylake", "zen4", "power5+")
 
 def plot_reuse(s: Sample, rc):
     """The working-set curve of :func:`reuse_curve` (reach on the x axis), the presets' 4 KiB reach marked."""
-
     rc = rc.assign(**{"reach MiB": rc["reach"] / 2**20})
     ax = plotting.lines(
         rc[rc["misses per 1000"] > 0],
@@ -590,7 +586,6 @@ def reuse_needs(s: Sample, rc) -> str:
 
 def record_reuse(F, s: Sample) -> None:
     """Section 3: a 64-entry fully associative LRU TLB walks as often as the reuse distances say."""
-
     lru = lru_machine(64, "4K")
     ds = simulate(lru, addresses=s.data, page_size="4K", specialize=False)
     curve64 = int(lru_misses(reuse_distances(s.data, "4K"), [64])[0])
@@ -607,7 +602,7 @@ def record_reuse(F, s: Sample) -> None:
 
 def plot_reach_footprint(s: Sample, table):
     """Walks per 1,000 accesses against reach / data footprint, every preset and page size."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     pts = table.assign(**{"reach / data footprint": table["reach"].clip(lower=1) / table["data footprint"]})
     ax = plotting.points(
@@ -629,7 +624,7 @@ DIRECT_POINTS = (("skylake", "4K"), ("skylake", "2M"), ("power8", "64K"))
 def direct_check(s: Sample, table, names):
     """:func:`direct_points` at :data:`DIRECT_POINTS` (those among ``names``), or None when only part of
     the trace is analysed."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame(direct_points(s.path, table, [p for p in DIRECT_POINTS if p[0] in names])) if s.whole else None
 
@@ -671,7 +666,7 @@ def record_sweep(F, s: Sample, table, fp, direct) -> None:
 
 def plot_recommendation(s: Sample, rec):
     """Walks per 1,000 accesses of each preset with its base page and with the recommended page."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     pm = rec.per_machine
     t = pm.melt(id_vars="machine", value_vars=["walks per 1000 (base)", "walks per 1000 (recommended)"], var_name="page", value_name="walks per 1000")
@@ -701,7 +696,6 @@ def record_recommendation(F, s: Sample, rec) -> None:
 
 def plot_prefix(s: Sample, pc, name: str = "skylake"):
     """Walks per 1,000 accesses on growing prefixes of the sample (:func:`prefix_curve`)."""
-
     return plotting.lines(
         pc,
         x="accesses",

@@ -67,7 +67,7 @@ def internal_fragmentation(sizes, page_sizes=("4K", "64K"), memory=None):
     sequence of byte counts) cached in pages of each size. Returns a pandas DataFrame, a row per page
     size: files, pages, bytes_needed, bytes_used, wasted, unused_share (wasted / bytes_used), and with
     ``memory`` (bytes of page cache) how many of these files fit in it, in the order given."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     s = np.asarray(sizes)
     if s.ndim != 1 or (s.size and not np.issubdtype(s.dtype, np.integer)):

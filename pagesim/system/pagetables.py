@@ -212,7 +212,7 @@ def database_mappings(buffer_pool, shared_text, private, huge_pool: bool = False
 
 def shared_page_table_table(processes, buffer_pool, shared_text, private):
     """A tidy DataFrame: page-table bytes for each pool page size, private versus shared tables."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for huge in (False, True):

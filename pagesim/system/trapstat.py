@@ -21,7 +21,7 @@ EVENTS = ("itlb-miss", "itsb-miss", "dtlb-miss", "dtsb-miss")
 def trapstat(ds, machine=None, sizes=None):
     """A tidy DataFrame like ``pagesim.sources.datasets.load('mpss_trapstat')``: cpu, mode, page_size,
     event, count, pct_time (one 'all' row per page size and a 'ttl' line)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     m = get_machine(machine or ds.attrs["machine"])
     if m.walker.kind != "tsb":

@@ -31,6 +31,7 @@ Example (in a notebook, the last line shows the slider)::
 from __future__ import annotations
 
 import html
+import io
 import textwrap
 
 import numpy as np
@@ -369,7 +370,7 @@ def _walk_description(d) -> str:
 
 def _ink(colour: str) -> str:
     """Black or white text, whichever reads better on ``colour``."""
-    from matplotlib.colors import to_rgb
+    from matplotlib.colors import to_rgb  # deferred: matplotlib is slow to import; only figures need it
 
     r, g, b = to_rgb(colour)
     return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
@@ -386,7 +387,7 @@ def _field_colour(f, i: int) -> str:
 
 
 def _new_figure(width, height):
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     fig = plt.figure(figsize=(width, height))
     plt.close(fig)  # shown once, as the value a cell returns, not again by the inline backend
@@ -399,7 +400,7 @@ def walk(machine, address, page=None, previous=(), seed: int = 0):
     reads (hatched: supplied by a page-walk cache, or not needed). ``previous``: addresses
     accessed first, so caches are warm. Returns a matplotlib Figure; ``fig.description`` is a
     text description of it (alt text), ``fig.steps`` the dict of ``walk_steps``."""
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Rectangle  # deferred: matplotlib is slow to import; only figures need it
 
     d = walk_steps(machine, address, page, previous, seed)
     nb = d["va_bits"]
@@ -637,7 +638,7 @@ class TLBSteps:
     def table(self):
         """One row per step: the address, the entry it needs (its letter and number), the set,
         hit or miss, the way, the entries inserted and evicted, and what resolved the access."""
-        import pandas as pd
+        import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
         rows = []
         for s in self.states:
@@ -683,7 +684,7 @@ class TLBSteps:
     def figure(self, step: int | None = None):
         """Step ``step`` (1..n; default the last): the sets shown as rows of ways, each way's entry
         (letter, number, the step that last used it), the way this access used outlined."""
-        from matplotlib.patches import Rectangle
+        from matplotlib.patches import Rectangle  # deferred: matplotlib is slow to import; only figures need it
 
         s = self._state(step)
         step, n = s["step"], len(self.states)
@@ -746,8 +747,6 @@ class TLBSteps:
 
     def _png(self, step: int) -> bytes:
         """Step ``step``'s figure as PNG, drawn once (a slider moved back shows it at once)."""
-        import io
-
         cache = self.__dict__.setdefault("_pngs", {})
         if step not in cache:
             buf = io.BytesIO()
@@ -758,7 +757,7 @@ class TLBSteps:
     def widget(self):
         """A slider and Prev/Next buttons over the steps' figures (ipywidgets), with each step's
         text description under its figure."""
-        import ipywidgets as W
+        import ipywidgets as W  # deferred: ipywidgets, only in a notebook
 
         n = len(self.states)
         slider = W.IntSlider(value=1, min=1, max=n, description="step", continuous_update=False)
@@ -781,7 +780,7 @@ class TLBSteps:
         return W.VBox([W.HBox([prev, slider, nxt]), image, text])
 
     def _ipython_display_(self):
-        from IPython.display import display
+        from IPython.display import display  # deferred: IPython, only in a notebook
 
         try:
             box = self.widget()

@@ -19,7 +19,10 @@ The notebooks call :class:`Sheet` to show a student's questions; hidden tests ca
 from __future__ import annotations
 
 import hashlib
+import html
 import math
+import shutil
+import sys
 
 import numpy as np
 
@@ -665,14 +668,12 @@ class FormReport:
         return "\n".join(self.lines)
 
     def _repr_html_(self):
-        import html
 
         colour = "" if self.ok else " style='color: #b00'"
         return "".join(f"<p{colour}>{html.escape(line)}</p>" for line in self.lines)
 
 
 def _latex_available() -> bool:
-    import shutil
 
     return bool(shutil.which("xelatex") and shutil.which("pandoc"))
 
@@ -688,14 +689,12 @@ class FormChecks:
         self._otter, self._questions = notebook, list(questions)
 
     def check(self, question, global_env=None):
-        import sys
 
         env = sys._getframe(1).f_globals if global_env is None else global_env
         result = self._otter.check(question, env)
         return None if result is None else FormReport([(question, result)])
 
     def check_all(self):
-        import sys
 
         env = sys._getframe(1).f_globals
         results = [(q, self._otter.check(q, env)) for q in self._questions]
@@ -707,7 +706,7 @@ class FormChecks:
         if pdf and notebook and not grading and not _latex_available():
             pdf = False
             try:
-                from otter.export import export_notebook
+                from otter.export import export_notebook  # deferred: otter-grader is optional (the exercises extra)
 
                 made = export_notebook(notebook, exporter_type="html", filtering=True, pagebreaks=True)
                 kwargs["files"] = [*kwargs.get("files", []), made]

@@ -101,8 +101,8 @@ def main(argv=None) -> int:
         names = json.loads(names)
         with open(notebook, encoding="utf-8") as fh:
             cells = json.load(fh)["cells"]
-        from IPython.core.interactiveshell import InteractiveShell
-        from traitlets.config import Config
+        from IPython.core.interactiveshell import InteractiveShell  # deferred: IPython, only in a notebook
+        from traitlets.config import Config  # deferred: traitlets, only in a notebook
 
         cfg = Config()
         cfg.HistoryManager.enabled = False

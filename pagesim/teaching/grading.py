@@ -39,15 +39,18 @@ files: quicker (no process per notebook), for trusted notebooks only (``--in-pro
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import csv
 import io
 import json
+import logging
 import math
 import os
 import re
 import shutil
 import signal
+import stat as st
 import subprocess
 import sys
 import tempfile
@@ -55,6 +58,7 @@ import threading
 import time
 import unicodedata
 import warnings
+import zipfile
 from pathlib import Path
 
 from .exercises import PLACEHOLDER_ID, WRONG, assignment_key, seed_of
@@ -92,9 +96,7 @@ def masters(masters_dir=None, only=None) -> list[Path]:
 
 def _assign(master: Path, result: Path, check: bool) -> None:
     """otter assign in this process (one import of otter for all assignments), its log captured."""
-    import logging
-
-    from otter.assign import main as assign
+    from otter.assign import main as assign  # deferred: otter-grader is optional (the exercises extra)
 
     cwd, sink = os.getcwd(), io.StringIO()
     handler = logging.StreamHandler(sink)
@@ -116,8 +118,6 @@ def package_tree(dest: Path) -> Path:
     otter's ``autograder_files``: otter puts it in the zip's ``files/`` and, before each
     submission runs, copies it beside the notebook, so ``import pagesim`` finds this version
     (pagesim is not on PyPI). Its dependencies are the masters' ``requirements``."""
-    import zipfile
-
     wheels = dest / "wheel"
     wheels.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(REPO)]
@@ -174,7 +174,7 @@ def build(out, masters_dir=None, only=None, check: bool = True, quiet: bool = Fa
 def _read_nb(path):
     """A submission as nbformat reads it, without nbformat's warning for cells that have no ids
     (notebooks saved by older Jupyter versions), which is no reason to fail or to say anything."""
-    import nbformat
+    import nbformat  # deferred: only running notebooks needs nbformat
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Cell is missing an id field")
@@ -263,8 +263,6 @@ def check_timeout(timeout) -> float:
 
 def _names_read_by(tests) -> set[str]:
     """The global names the tests' code reads (the answers and STUDENT_ID), not the ones it binds."""
-    import builtins
-
     read, bound = set(), set()
     for tf in tests.values():
         for case in tf.test_cases:
@@ -365,8 +363,6 @@ def _read_shared(path: Path, limit: int) -> bytes | None:
     """Up to ``limit + 1`` bytes of a file the notebook's process could have replaced: opened
     without following a link and without blocking (a FIFO put in its place would wait forever for a
     writer), and read only when it is a regular file. None when it is missing or not a regular file."""
-    import stat as st
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -559,7 +555,7 @@ def scan(notebook) -> list[str]:
     ``__file__``), signals to processes (``os.kill``) and code built at run time (``eval``,
     ``exec``, ``__import__``), which such a reading cannot see into. Each finding names the cell
     (counting every cell, 1-based). A reading of the code, not a sandbox: code can hide from it."""
-    from IPython.core.inputtransformer2 import TransformerManager
+    from IPython.core.inputtransformer2 import TransformerManager  # deferred: IPython, only in a notebook
 
     nb = _read_nb(notebook)
     tm = TransformerManager()
@@ -666,8 +662,8 @@ def scan(notebook) -> list[str]:
 
 
 def _tests_of(autograder_notebook):
-    import nbformat
-    from otter.test_files import OKTestFile
+    import nbformat  # deferred: only running notebooks needs nbformat
+    from otter.test_files import OKTestFile  # deferred: otter-grader is optional (the exercises extra)
 
     nb = nbformat.read(str(autograder_notebook), as_version=4)
     specs = nb.metadata["otter"]["tests"]
@@ -681,7 +677,7 @@ def grade_in_process(submission, autograder_notebook) -> dict[str, tuple[float, 
     For trusted notebooks only (the samples, the tests): the code runs in this process, so a
     submission can change what is graded after it (patch pagesim, loop forever, exit). Grade
     students' work with :func:`grade_isolated` (the default of :func:`grade`)."""
-    from IPython.display import display
+    from IPython.display import display  # deferred: IPython, only in a notebook
 
     nb = _read_nb(submission)
     tests = _tests_of(autograder_notebook)
@@ -799,7 +795,6 @@ def grade(
     (:func:`grade_isolated`, at most ``timeout`` seconds), or in this one with ``in_process``
     (trusted notebooks only). The CSV is written after every row; its folder is checked first.
     Failures and flags are one line each on standard error, scores one line each on standard output."""
-
     sub = Path(submissions)
     if not sub.is_dir():
         raise ValueError(f"submissions={str(sub)!r} is not a folder")
@@ -906,7 +901,7 @@ def manual_questions(built: Path) -> dict[str, float]:
 
 def _manual_of_master(master: Path) -> dict[str, float]:
     """``{question: points}`` of a master's questions marked ``manual: true``."""
-    import nbformat
+    import nbformat  # deferred: only running notebooks needs nbformat
 
     out = {}
     for c in nbformat.read(str(master), as_version=4).cells:
@@ -921,7 +916,6 @@ def _manual_of_master(master: Path) -> dict[str, float]:
 def _check_ids(rows: list[dict]) -> None:
     """The ``id`` column: the placeholder id (the student never set STUDENT_ID), and an id that
     more than one submission of the same assignment holds (which one is the student's?)."""
-
     by = {}
     for r in rows:
         if r.get("student"):
@@ -1006,7 +1000,7 @@ def samples(build_dir, out, student: str = SAMPLE_ID, only=None) -> dict[str, li
     autograder's solutions), ``blank.ipynb`` (the student version untouched) and ``wrong.ipynb``
     (the solutions with each classic misconception of :data:`pagesim.teaching.exercises.WRONG` in place of
     the right answer: what a student holding it would submit). Outputs are cleared."""
-    import nbformat
+    import nbformat  # deferred: only running notebooks needs nbformat
 
     build_dir, out = Path(build_dir), Path(out)
     if not build_dir.is_dir():

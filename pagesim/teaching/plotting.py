@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 # Readable axis labels, with units, for the column names the studies use (a label given to a plotting
 # function wins; a column not listed keeps its name).
 LABELS = {
@@ -28,7 +30,7 @@ def label(column) -> str:
 def theme():
     """Set the seaborn theme every figure of pagesim uses and return seaborn (imported here: it loads
     matplotlib, which only drawing needs)."""
-    import seaborn as sns
+    import seaborn as sns  # deferred: seaborn (and matplotlib) are slow to import; only figures need them
 
     sns.set_theme(style="whitegrid", context="notebook")
     return sns
@@ -38,7 +40,7 @@ def bars(df, x, y, hue=None, title="", ylabel=None, log=False, ax=None, annotate
     """A bar chart of ``y`` by ``x`` (and ``hue``); horizontal when ``x`` is the numeric column. Axis
     labels default to the readable form of the column names (``LABELS``)."""
     sns = theme()
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.6))
@@ -58,7 +60,7 @@ def lines(df, x, y, hue=None, title="", ylabel=None, logx=False, logy=False, ax=
     """A line chart of ``y`` against ``x`` (one line per ``hue``). ``hline``: ``(value, label)`` of a
     dashed horizontal reference line, named in the legend."""
     sns = theme()
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.6))
@@ -83,7 +85,7 @@ def heatmap(pivot, title="", fmt=".0f", center=0.0, cbar_label="", ax=None, clip
     limits the colour scale only: every cell is labelled with its true value (a cell beyond the
     scale takes the colour of its end)."""
     sns = theme()
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
@@ -98,7 +100,7 @@ def heatmap(pivot, title="", fmt=".0f", center=0.0, cbar_label="", ax=None, clip
 def reach(df, title="TLB reach of every preset (largest level, data side)", ax=None):
     """Reach per machine and page size, log scale, from :func:`pagesim.reach_table` rows."""
     sns = theme()
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 4.2))
@@ -120,7 +122,7 @@ def reach(df, title="TLB reach of every preset (largest level, data side)", ax=N
 def mark_sizes(ax, marks, unit: float = 2**20, color="0.4"):
     """Dashed vertical lines at sizes in bytes (``marks``: (label, bytes) pairs; x axis in ``unit``),
     each labelled at the top; lines at the same size share one label."""
-    import matplotlib.transforms as mtransforms
+    import matplotlib.transforms as mtransforms  # deferred: matplotlib is slow to import; only figures need it
 
     trans = mtransforms.blended_transform_factory(ax.transData, ax.transAxes)
     by_x: dict[float, list[str]] = {}
@@ -138,7 +140,7 @@ def mark_sizes(ax, marks, unit: float = 2**20, color="0.4"):
 def points(df, x, y, hue=None, style=None, title="", xlabel=None, ylabel=None, logx=True, logy=True, ax=None, hue_order=None):
     """A scatter plot of ``y`` against ``x`` (log x; y on a scale linear below 0.01, so zeros show)."""
     sns = theme()
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 4))
@@ -160,7 +162,7 @@ def latency(df, x="working set MiB", y="median_ns", lo="q1_ns", hi="q3_ns", curv
     """Latency curves on log-log axes, each with its quartile band in the same colour, and dashed
     lines at ``marks`` ((label, bytes) pairs; x in MiB)."""
     sns = theme()
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 4.5))
@@ -205,9 +207,8 @@ def sweep(
     between neighbouring values, where a line would suggest values in between). ``xlabel`` and
     ``ylabel`` should carry the units."""
     theme()
-    import math
 
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 3.8))
@@ -222,7 +223,7 @@ def sweep(
         else:
             ax.plot(d[x], d[col], "o", color=line.get_color(), ms=4)
     if logx:
-        from matplotlib.ticker import NullFormatter, ScalarFormatter
+        from matplotlib.ticker import NullFormatter, ScalarFormatter  # deferred: matplotlib is slow to import; only figures need it
 
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(ScalarFormatter())

@@ -485,7 +485,7 @@ def verdicts(findings, *ids, since: int | None = None):
     """The verdicts of the findings ``ids`` of a notebook's ``Findings`` (or of those recorded after the
     first ``since``; all when neither is given): what a validation cell shows instead of the return
     value of its last check."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     known = {f.id: f for f in findings.items}
     missing = [i for i in ids if i not in known]
@@ -517,8 +517,8 @@ class TranslationExplorer:
     first), ``figure`` the last picture, ``message`` the last note or error."""
 
     def __init__(self, machine="skylake", address=0x7F12_3456_789A, page=None, diagram=True):
-        import ipywidgets as W
-        from IPython.display import display
+        import ipywidgets as W  # deferred: ipywidgets, only in a notebook
+        from IPython.display import display  # deferred: IPython, only in a notebook
 
         self._display = display
         m = _m(machine)
@@ -587,7 +587,7 @@ class TranslationExplorer:
             self.message = cut or note
             self.result = result
             if self.diagram:
-                import matplotlib.pyplot as plt
+                import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
                 self.figure = walk(self.machine.value, a, self.page.value)
                 plt.close(self.figure)  # shown once, in the widget's output below

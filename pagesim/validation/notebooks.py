@@ -12,13 +12,20 @@ the folder (:func:`write_report`), so it always describes the files beside it.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import datetime
 import errno
+import hashlib
 import json
 import os
+import signal
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from queue import Empty
 
 from ..core.files import write_atomic
 from ..core.version import __version__
@@ -41,7 +48,6 @@ def sliced_get_msg(get_msg, slice_s: float = POLL_SLICE, clock=time.monotonic):
     started and received 600 s later, at the cell timeout (nbclient's tracker, #312, reports the same
     with ipywidgets). A new poll first checks whether a message is waiting, so a missed one is
     found within ``slice_s``."""
-    from queue import Empty
 
     async def sliced(self, timeout=None):
         end = None if timeout is None else clock() + timeout
@@ -59,7 +65,7 @@ def sliced_get_msg(get_msg, slice_s: float = POLL_SLICE, clock=time.monotonic):
 
 def _slice_kernel_polls() -> None:
     """Make the kernel client's channels wait in slices (:func:`sliced_get_msg`), once per process."""
-    from jupyter_client.channels import AsyncZMQSocketChannel
+    from jupyter_client.channels import AsyncZMQSocketChannel  # deferred: only running notebooks needs jupyter_client
 
     if not getattr(AsyncZMQSocketChannel.get_msg, "pagesim_sliced", False):
         AsyncZMQSocketChannel.get_msg = sliced_get_msg(AsyncZMQSocketChannel.get_msg)
@@ -150,7 +156,7 @@ def prepare_out(arg: str, source: Path) -> Path:
 
 def check_parameters(path: Path) -> dict:
     """The notebook's parameters as papermill inspects them; raises if a required one is missing."""
-    import papermill as pm
+    import papermill as pm  # deferred: only running notebooks needs papermill
 
     params = pm.inspect_notebook(str(path))
     missing = REQUIRED_PARAMETERS - set(params)
@@ -164,9 +170,6 @@ def code_version(folder: Path | None = None) -> dict:
     its tracked files differ from it; None outside a checkout) and ``sources``, a digest of the
     package's files and of the notebooks in ``folder`` (default: the notebooks folder, when there is
     one). Two runs are comparable when their digests are equal."""
-    import hashlib
-    import subprocess
-
     pkg = Path(__file__).resolve().parents[1]
     if folder is None:
         try:
@@ -198,7 +201,7 @@ def _kernel_manager(log):
     instead of this terminal. What the cells print reaches the notebook either way. Once the run is
     stopped by a signal (:func:`_signals_stop_the_run`) it kills its kernel instead of waiting for
     it to shut down."""
-    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_client.manager import AsyncKernelManager  # deferred: only running notebooks needs jupyter_client
 
     class LoggedKernelManager(AsyncKernelManager):
         async def _async_launch_kernel(self, kernel_cmd, **kw):
@@ -219,7 +222,7 @@ def _engine():
     the list ``keep`` (an engine argument): the runner then has the notebook however the run ends
     (an error, a timeout, Ctrl-C), and writes it itself. papermill itself writes no file (the runner
     gives it no output path)."""
-    from papermill.engines import NBClientEngine, papermill_engines
+    from papermill.engines import NBClientEngine, papermill_engines  # deferred: only running notebooks needs papermill
 
     class KeepingEngine(NBClientEngine):
         @classmethod
@@ -239,7 +242,6 @@ class Stopped(KeyboardInterrupt):
     said = True
 
     def __init__(self, signum: int):
-        import signal
 
         super().__init__()
         self.signum = signum
@@ -264,9 +266,6 @@ def _signals_stop_the_run():
     ``pagesim: interrupted`` is printed when the signal arrives. A signal whose handler is not
     Python's default (ignored, or another handler) keeps it; the old handlers are restored after. Out
     of the main thread, nothing changes."""
-    import signal
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -285,7 +284,6 @@ def _signals_stop_the_run():
 
 
 def _now() -> str:
-    import datetime
 
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
@@ -301,8 +299,8 @@ def execute(path: Path, out_dir: Path, quick: bool) -> dict:
     and writes ``NN_name.failed.ipynb`` (the cells after the one that stopped it marked not run,
     papermill status 'pending', and a banner cell at the top saying where it stopped), ``.failed.html``, ``.failed.json`` and, when the kernel wrote
     any, its log ``.failed.kernel.log``."""
-    import papermill as pm
-    from nbclient.exceptions import CellTimeoutError
+    import papermill as pm  # deferred: only running notebooks needs papermill
+    from nbclient.exceptions import CellTimeoutError  # deferred: only running notebooks needs nbclient
 
     out_dir.mkdir(parents=True, exist_ok=True)
     params = check_parameters(path)
@@ -391,7 +389,7 @@ FAILED_SUFFIXES = (".failed.ipynb", ".failed.html", ".failed.json", ".failed.ker
 def _save(rec: dict, nb, out_dir: Path, stem: str, log_path: Path) -> None:
     """Write the run's executed notebook, its HTML copy and its record, all or none (see
     :func:`execute` for which names)."""
-    import nbformat
+    import nbformat  # deferred: only running notebooks needs nbformat
 
     base = stem if rec["status"] == "ok" else f"{stem}.failed"
     files = {}
@@ -427,7 +425,7 @@ def _mark_stopped(nb, why: str) -> str:
     started) becomes 'failed', the cells after it 'pending' with no end time, and a banner cell at the
     top says where the run stopped and why. Returns where, for messages: "cell N" (its index in the
     committed notebook) or "before its first cell"."""
-    import nbformat
+    import nbformat  # deferred: only running notebooks needs nbformat
 
     started = [i for i, c in enumerate(nb.cells) if c.metadata.get("papermill", {}).get("start_time")]
     stop = started[-1] if started else -1
@@ -450,7 +448,7 @@ def _mark_stopped(nb, why: str) -> str:
 
 
 def _html(nb) -> str:
-    from nbconvert import HTMLExporter
+    from nbconvert import HTMLExporter  # deferred: only running notebooks needs nbconvert
 
     body, _ = HTMLExporter().from_notebook_node(nb)
     return body
@@ -478,7 +476,6 @@ def load_records(nb_out: Path, names: list[str]) -> list[dict]:
 def write_report(out: Path, names: list[str]) -> list[dict]:
     """Rebuild ``report.md`` and ``report.json`` in ``out`` from every record in ``out/notebooks``
     (both files or neither); returns the records."""
-
     records = load_records(out / "notebooks", names)
     write_atomic({out / "report.md": render(records, names), out / "report.json": json.dumps(records, indent=1)}, "the report")
     return records
@@ -490,7 +487,6 @@ def report(records: list[dict], names: list[str] | None = None) -> str:
 
 
 def main(argv=None) -> int:
-    import argparse
 
     ap = argparse.ArgumentParser(prog="pagesim notebooks", description="execute the notebooks and write the validation report")
     ap.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
