@@ -32,8 +32,8 @@ def child() -> None:
     import bench_pycachesim as B
 
     from pagesim import Layout, Region
-    from pagesim import _engine as E
-    from pagesim.workloads import Addresses
+    from pagesim.engine import stages as E
+    from pagesim.sources.workloads import Addresses
 
     m = B.tlb_machine()
     layout = Layout((Region(B.BASE, B.SPAN, B.PAGE, "table"),))

@@ -40,8 +40,8 @@ import bench_pycachesim as B  # noqa: E402 - the same machine and traces
 
 import pagesim  # noqa: E402
 from pagesim import Layout, Region  # noqa: E402
-from pagesim import _engine as E  # noqa: E402
-from pagesim.workloads import Addresses  # noqa: E402
+from pagesim.engine import stages as E  # noqa: E402
+from pagesim.sources.workloads import Addresses  # noqa: E402
 
 VERDICT_MIN = 10**6  # shorter traces time the calls around the kernels more than the kernels
 
@@ -200,7 +200,7 @@ def minimal_pwc(addrs, base, t1, t2, c4, c3, c2, mapped, out):
 
 def run_minimal_pwc(a, base=B.BASE, span=B.SPAN):
     """``a`` inside [base, base + span). The benchmark's 1 GiB holds one PML4 key and one PDPTE key
-    (those two caches hit on every walk but the first), so tests/test_floor.py also runs regions in
+    (those two caches hit on every walk but the first), so tests/kernels/test_floor.py also runs regions in
     six 512 GiB slots."""
     t1 = np.full((16, 6), -1, np.int64)
     t2 = np.full((128, 16), -1, np.int64)

@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 import pagesim
-from pagesim.workloads import ELEMENT
+from pagesim.sources.workloads import ELEMENT
 
 BASES = [1 << 30, 3 << 30, 5 << 30]
 

@@ -18,10 +18,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from reference_pressure import reference_pressure  # noqa: E402
+from twins.reference_pressure import reference_pressure  # noqa: E402
 
 from pagesim import Layout, Ram  # noqa: E402
-from pagesim.pressure import run  # noqa: E402
+from pagesim.system.pressure import run  # noqa: E402
 
 
 def timed(fn):

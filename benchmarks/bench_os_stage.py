@@ -9,7 +9,7 @@ process, results checked identical first:
 
     python benchmarks/bench_os_stage.py [--repeat 3]
 
-"before" runs today's code with the replaced functions put back (from tests/reference_os.py and the
+"before" runs today's code with the replaced functions put back (from tests/twins/reference_os.py and the
 function below), so nothing else differs. Best of ``--repeat`` interleaved rounds, with the spread.
 Exit status 1 if any result differs.
 """
@@ -26,11 +26,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from reference_os import reference_rebuild_free_lists  # noqa: E402
+from twins.reference_os import reference_rebuild_free_lists  # noqa: E402
 
-from pagesim import memory as M  # noqa: E402
-from pagesim import processes as P  # noqa: E402
+from pagesim.engine import processes as P  # noqa: E402
 from pagesim.studies import mpss, sharedpt  # noqa: E402
+from pagesim.system import memory as M  # noqa: E402
 
 
 def _old_table_ids(o, lvl, t):

@@ -21,7 +21,7 @@ rest of simulate(): argument checks, the Addresses check, the chunk loop's bookk
 figure is its best over the repeats; "other" is the best of (call - its stages).
 
 Also the totals, without a bar, of ``simulate_processes`` (2 processes, 1,000 accesses each) and
-``pagesim.timing.simulate_timed`` (1,000 accesses), on each preset that runs them.
+``pagesim.engine.timing.simulate_timed`` (1,000 accesses), on each preset that runs them.
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ from contextlib import contextmanager
 import numpy as np
 
 import pagesim
-from pagesim import _engine as E
-from pagesim import paging
-from pagesim.layout import Layout
-from pagesim.processes import simulate_processes
-from pagesim.timing import simulate_timed
-from pagesim.workloads import UniformRandom, Workload
+from pagesim.engine import stages as E
+from pagesim.engine.processes import simulate_processes
+from pagesim.engine.timing import simulate_timed
+from pagesim.model.layout import Layout
+from pagesim.sources.workloads import UniformRandom, Workload
+from pagesim.system import paging
 
-S = sys.modules["pagesim.simulate"]  # the module (pagesim.simulate is also the function)
+S = sys.modules["pagesim.engine.simulate"]  # the module (pagesim.simulate is the function)
 K = E.K
 BAR_MS = 2.0
 PRESETS = ("skylake", "opteron-k8", "power6", "ultrasparc-iii")
@@ -97,7 +97,7 @@ def instrumented(timers: Timers):
         saved.append((obj, name, obj.__dict__.get(name, _MISSING)))
         setattr(obj, name, new)
 
-    for cls in {UniformRandom, pagesim.workloads.Addresses}:
+    for cls in {UniformRandom, pagesim.sources.workloads.Addresses}:
         patch(cls, "chunks", timers.wrap_gen("generate", cls.chunks))
     patch(S, "place", timers.wrap("layout", S.place))
     patch(S, "resolve_programmable", timers.wrap("layout", S.resolve_programmable))
@@ -201,7 +201,7 @@ def main(argv=None) -> int:
         label = "simulate_processes(2)" + ("" if m.walker.kind == "radix" else ", caches=()")
         others[(p, label)] = lambda m=m, kw=caches: simulate_processes(m, "random", processes=2, working_set="1G", accesses=1000, **kw)
         try:
-            pagesim.timing.hierarchy(m)
+            pagesim.engine.timing.hierarchy(m)
             kw, label = {}, "simulate_timed"
         except ValueError:  # no data-cache preset of its own: time it with Opteron's
             kw, label = {"hierarchy": "opteron-k8"}, "simulate_timed(hierarchy='opteron-k8')"

@@ -55,7 +55,7 @@ def gil_profile(ax: dict, fixed: dict) -> dict:
     was compiled nogil (names of those that were not in ``not_nogil``)."""
     from numba.core.registry import CPUDispatcher
 
-    sweep_mod = sys.modules["pagesim.sweep"]
+    sweep_mod = sys.modules["pagesim.engine.sweep"]
     base_call = CPUDispatcher.__call__  # numba's own call (the C dispatcher's, inherited)
     kern = {"t": 0.0, "calls": 0, "names": {}}
 

@@ -15,7 +15,7 @@ import resource
 import time
 
 import pagesim
-from pagesim.timing import simulate_timed
+from pagesim.engine.timing import simulate_timed
 
 WORKLOADS = ("random", "sequential")
 
@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     m = args.machine
     pagesim.simulate(m, "random", working_set="1G", accesses=1000)  # compile / load kernels
     simulate_timed(m, "random", working_set="1G", accesses=1000)
-    print(f"machine {m}, 4 KiB pages, hierarchy {pagesim.timing.hierarchy(m).name}; best of {args.repeat}, interleaved")
+    print(f"machine {m}, 4 KiB pages, hierarchy {pagesim.engine.timing.hierarchy(m).name}; best of {args.repeat}, interleaved")
     print(f"{'workload':<11} {'accesses':>12} {'untimed ns/acc':>15} {'spread':>7} {'timed ns/acc':>13} {'spread':>7} {'timed/untimed':>14}")
     for e in args.exps:
         n = 10**e

@@ -28,7 +28,7 @@ CHILD = (
     + r"""
 import numpy as np
 import pagesim
-from pagesim.traces import read_trace
+from pagesim.sources.traces import read_trace
 
 path, page = sys.argv[1], sys.argv[2]
 pagesim.simulate("skylake", addresses=np.arange(1000, dtype=np.uint64) * np.uint64(4096) + np.uint64(1 << 40), page_size=page)

@@ -2,7 +2,7 @@
 
 The masters are the source `otter assign` reads (``pagesim exercises build``); this script is how
 they are written, so edit a question here and rerun ``python exercises/make_masters.py``
-(tests/test_exercises.py checks the committed masters equal its output). Cell ids are derived from
+(tests/teaching/test_exercises.py checks the committed masters equal its output). Cell ids are derived from
 the assignment and position, so rerunning gives the same notebooks.
 
 Format (otter-grader 7): a raw ``# ASSIGNMENT CONFIG`` cell; each question between raw
@@ -10,7 +10,7 @@ Format (otter-grader 7): a raw ``# ASSIGNMENT CONFIG`` cell; each question betwe
 block whose solution lines carry a ``# SOLUTION`` suffix (both are needed, or the answer leaks into
 the student version); test cells between ``# BEGIN TESTS`` / ``# END TESTS``: public tests check the
 form of an answer (0 points, feedback through ``grader.check``, which says "form OK; graded after
-submission" and never "passed": ``pagesim.exercises.FormChecks``), hidden tests compare it with the
+submission" and never "passed": ``pagesim.teaching.exercises.FormChecks``), hidden tests compare it with the
 answer pagesim computes for the student's seed (the points). The written questions' model answers
 and rubrics are also written to ``exercises/rubrics/NAME.md``. The config declares otter's
 ``requirements`` (pagesim's dependencies) and ``autograder_files`` (the ``pagesim`` package, which
@@ -82,17 +82,17 @@ tests:
 
 
 def init(name, questions):
-    """The notebook's ``grader`` (otter's checks, reported as checks of form: pagesim.exercises.FormChecks)."""
+    """The notebook's ``grader`` (otter's checks, reported as checks of form: pagesim.teaching.exercises.FormChecks)."""
     return code(
         "# the checks of your answers' form (otter-grader): run this cell first\n"
         "import otter\n"
-        "from pagesim.exercises import FormChecks\n\n"
+        "from pagesim.teaching.exercises import FormChecks\n\n"
         f'grader = FormChecks(otter.Notebook("{name}.ipynb"), {json.dumps(questions)})'
     )
 
 
 def setup(key, title, intro):
-    from pagesim.exercises import ASSIGNMENTS as SPECS
+    from pagesim.teaching.exercises import ASSIGNMENTS as SPECS
 
     name, questions = SPECS[key][0], [q for q, _ in SPECS[key][1]]
     return [
@@ -107,7 +107,7 @@ def setup(key, title, intro):
         ),
         code('STUDENT_ID = "change-me@example.edu"   # your student id (or an int seed your instructor gave you)'),
         init(name, questions),
-        code(f'import pagesim\nfrom pagesim.exercises import Sheet\n\nsheet = Sheet("{key}", STUDENT_ID)\nprint("your seed:", sheet.seed)'),
+        code(f'import pagesim\nfrom pagesim.teaching.exercises import Sheet\n\nsheet = Sheet("{key}", STUDENT_ID)\nprint("your seed:", sheet.seed)'),
     ]
 
 
@@ -153,14 +153,14 @@ def manual(name, points, prompt, answer, rubric):
 
 
 def exact(key, var, points=1):
-    return hidden(f'from pagesim.exercises import correct\nassert correct("{key}", STUDENT_ID, "{var}", {var})', points)
+    return hidden(f'from pagesim.teaching.exercises import correct\nassert correct("{key}", STUDENT_ID, "{var}", {var})', points)
 
 
 def form(var, lo=0, hi=None, integer=True):
     kind = "an int" if integer else "a number"
     rng = f" between {lo} and {hi}" if hi is not None else f" of at least {lo}"
     return public(
-        f"from pagesim.exercises import plausible\nassert plausible({var}, {lo}, {hi}, integer={integer})",
+        f"from pagesim.teaching.exercises import plausible\nassert plausible({var}, {lo}, {hi}, integer={integer})",
         f"{var} should be {kind}{rng}",
         f"{var}: {kind}{rng}",
     )
@@ -199,7 +199,7 @@ A00 = [
         'shift = pagesim.machine(p1["machine"]).walker.base_shift  # SOLUTION\n'
         "q1_top = (a >> (shift + sum(bits[1:]))) & ((1 << bits[0]) - 1)  # SOLUTION\n"
         "q1_leaf = (a >> shift) & ((1 << bits[-1]) - 1)  # SOLUTION\n"
-        '# check: pagesim.explain.translate(p1["machine"], p1["address"])\n'
+        '# check: pagesim.teaching.explain.translate(p1["machine"], p1["address"])\n'
         "q1_top, q1_leaf",
         [form("q1_top", 0, 4095), form("q1_leaf", 0, 4095), exact("00", "q1_top"), exact("00", "q1_leaf")],
     ),
@@ -281,7 +281,7 @@ A01 = [
     *auto(
         "01",
         "q3",
-        "**Q3 (prediction).** Internal fragmentation: a file occupies whole pages. (`pagesim.pagecache.internal_fragmentation` checks it.)",
+        "**Q3 (prediction).** Internal fragmentation: a file occupies whole pages. (`pagesim.system.pagecache.internal_fragmentation` checks it.)",
         ['q3_files_4k = p3["cache"] // (-(-p3["file_bytes"] // 4096) * 4096)', 'q3_files_64k = p3["cache"] // (-(-p3["file_bytes"] // 65536) * 65536)'],
         {"q3_files_4k": (INT, 1), "q3_files_64k": (INT, 1)},
     ),
@@ -290,7 +290,7 @@ A01 = [
         "q4",
         "**Q4 (computation with pagesim).** Run both simulations and compute the reduction.",
         [
-            "from pagesim.costs import miss_count",
+            "from pagesim.model.costs import miss_count",
             'ds4k = pagesim.simulate("power6", "random", working_set=p4["working_set"], accesses=p4["accesses"], page_size="4K", seed=p4["seed"])',
             'ds64k = pagesim.simulate("power6", "random", working_set=p4["working_set"], accesses=p4["accesses"], page_size="64K", seed=p4["seed"])',
             'q4_reduction_pct = 100 * (1 - miss_count(ds64k, "D-ERAT") / miss_count(ds4k, "D-ERAT"))',
@@ -337,7 +337,7 @@ A02 = [
         "02",
         "q2",
         "**Q2 (prediction).** Page number = address >> 12; set = page number mod the number of sets. "
-        "If more planes share a set than it has ways, they evict each other. (`pagesim.explain.translate` shows each "
+        "If more planes share a set than it has ways, they evict each other. (`pagesim.teaching.explain.translate` shows each "
         "address's set.)",
         [
             'q2_sets = len({((p2["base"] + i * p2["stride"]) >> 12) % p2["sets"] for i in range(p2["planes"])})',
@@ -396,7 +396,7 @@ A03 = [
         "03",
         "q1",
         "**Q1 (prediction, by hand).** Shift the address by log2(page size), keep the low 15 bits. "
-        'Check with `pagesim.explain.translate("ultrasparc-iii", address, page)`.',
+        'Check with `pagesim.teaching.explain.translate("ultrasparc-iii", address, page)`.',
         ['q1_slot_8k = (p1["address"] >> 13) % p1["tsb_entries"]', 'q1_slot_big = (p1["address"] >> (p1["big_page"].bit_length() - 1)) % p1["tsb_entries"]'],
         {"q1_slot_8k": (dict(lo=0, hi=32767), 1), "q1_slot_big": (dict(lo=0, hi=32767), 1)},
     ),
@@ -476,7 +476,7 @@ A04 = [
         "04",
         "q3",
         "**Q3 (prediction, by hand).** Follow the recipe in your question step by step (Python "
-        'as a calculator is fine), then check with `pagesim.explain.translate("power8", address, page)`.',
+        'as a calculator is fine), then check with `pagesim.teaching.explain.translate("power8", address, page)`.',
         [
             'esid3 = p3["address"] >> 28',
             'vsid3 = (esid3 * p3["vsid_mult"]) & 0xFFFFFFFFF',
@@ -525,7 +525,7 @@ A05 = [
         "q2",
         "**Q2 (computation with pagesim).** Use `shared_page_table_table` with your parameters; rows are (pool pages, page tables).",
         [
-            "from pagesim.pagetables import shared_page_table_table",
+            "from pagesim.system.pagetables import shared_page_table_table",
             't2 = shared_page_table_table(**p2).set_index(["pool_pages", "page_tables"])["bytes"]',
             'q2_private = int(t2[("4K", "private")])',
             'q2_shared = int(t2[("4K", "shared")])',
@@ -537,7 +537,7 @@ A05 = [
         "q3",
         "**Q3 (computation).** Freed bytes (private minus shared) over RAM.",
         [
-            "from pagesim.pagetables import shared_page_table_table",
+            "from pagesim.system.pagetables import shared_page_table_table",
             't3 = shared_page_table_table(**{k: v for k, v in p3.items() if k != "ram"}).set_index(["pool_pages", "page_tables"])["bytes"]',
             'q3_freed_pct = 100 * (t3[("4K", "private")] - t3[("4K", "shared")]) / p3["ram"]',
         ],

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 import pagesim
-from pagesim.explain import translate
+from pagesim.teaching.explain import translate
 
 OUT = Path(__file__).resolve().parent / "instructors" / "try_this_answers.md"  # the key: out of the students' notebooks and assignments
 SECTIONS: list[str] = []
@@ -136,8 +136,8 @@ def nb00():
 
 
 def nb01():
-    from pagesim.pagecache import file_sizes, internal_fragmentation
     from pagesim.studies import power64k as S
+    from pagesim.system.pagecache import file_sizes, internal_fragmentation
 
     section("01 · 64 KB pages on POWER")
     ns = dict(S=S, pagesim=pagesim, quick=True, seed=0, internal_fragmentation=internal_fragmentation, file_sizes=file_sizes)
@@ -282,7 +282,7 @@ def nb02():
         t,
     )
 
-    import pagesim.datasets as D
+    import pagesim.sources.datasets as D
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     target = -(hpcc.loc["Stream", "percent_low"] + hpcc.loc["Stream", "percent_high"]) / 2
@@ -320,7 +320,7 @@ def nb02():
 
 def nb03():
     from pagesim.studies import mpss as S
-    from pagesim.trapstat import render
+    from pagesim.system.trapstat import render
 
     section("03 · Solaris MPSS (UltraSPARC)")
     n, seed = 60_000, 0  # the notebook's quick n
@@ -393,7 +393,7 @@ def nb03():
 
 
 def nb04():
-    from pagesim.host import compare_faults
+    from pagesim.host.linux import compare_faults
     from pagesim.studies import power8 as S
 
     section("04 · Linux mmap on POWER8")
@@ -443,8 +443,8 @@ def nb04():
 
 
 def nb05():
-    from pagesim.pagetables import TWICHELL_8GB
     from pagesim.studies import sharedpt as S
+    from pagesim.system.pagetables import TWICHELL_8GB
 
     section("05 · Shared page tables")
     ns = dict(S=S, TWICHELL_8GB=TWICHELL_8GB, quick=True, seed=0)

@@ -1,6 +1,6 @@
 """pagesim: exact, fast simulation of TLBs, page walks and page faults."""
 
-__version__ = "0.1.0"
+from .core.version import __version__ as __version__  # pagesim.__version__
 
 
 def _starting_the_command() -> bool:
@@ -17,15 +17,15 @@ def _starting_the_command() -> bool:
 
 
 try:  # numba, numpy and xarray take a second or more to import
-    from .costs import summary
-    from .layout import Layout, Region, pmap
-    from .machines import Costs, Machine, PageWalkCache, Structure, Walker, machine, machines, reach_table
-    from .memory import OutOfMemory, PhysicalMemory
-    from .pressure import Ram
-    from .simulate import simulate
-    from .sweep import sweep
-    from .units import format_size, parse_size
-    from .workloads import workload
+    from .core.units import format_size, parse_size
+    from .engine.simulate import simulate
+    from .engine.sweep import sweep
+    from .model.costs import summary
+    from .model.layout import Layout, Region, pmap
+    from .model.machines import Costs, Machine, PageWalkCache, Structure, Walker, machine, machines, reach_table
+    from .sources.workloads import workload
+    from .system.memory import OutOfMemory, PhysicalMemory
+    from .system.pressure import Ram
 except KeyboardInterrupt:
     if not _starting_the_command():
         raise

@@ -24,9 +24,32 @@ import decimal
 import json
 import re
 import signal
+import subprocess
 import sys
 import time
 import warnings
+from importlib.metadata import PackageNotFoundError, version
+
+from ._kernels import _jit
+from .core.units import format_size
+from .core.version import __version__
+from .engine import warm as W
+from .engine.simulate import simulate
+from .host.linux import HUGE, check_region, compare_faults, thp_mode, why_not
+from .host.probe import measure, table
+from .model.costs import summary
+from .model.layout import Layout, Region
+from .model.machines import machine, machines
+from .sources.record import TraceExists, record
+from .sources.traces import UnknownTraceFormat, read_trace
+from .sources.workloads import MAX_ACCESSES
+from .system.memory import PhysicalMemory
+from .system.pagecache import file_sizes, internal_fragmentation
+from .system.pagetables import TWICHELL_8GB, shared_page_table_table
+from .system.pressure import Ram
+from .teaching import grading
+from .teaching.grading import DEFAULT_TIMEOUT as grading_timeout
+from .validation.notebooks import main as notebooks_main
 
 # simulate's parameters that the command line sets with an option of their own, not --param
 _OWN_OPTIONS = {
@@ -73,8 +96,6 @@ def _progress(args) -> bool:
 
 
 def cmd_machines(args) -> int:
-    from .machines import machine, machines
-    from .units import format_size
 
     names = args.names or machines()
     if args.sources:
@@ -116,16 +137,11 @@ def cmd_machines(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .costs import summary
-    from .simulate import simulate
-    from .workloads import MAX_ACCESSES
 
     if (args.workload is None) == (args.trace is None):
         raise ValueError("give --workload or --trace (one of them)")
     seed = _whole("--seed", args.seed, 0, SEED_MAX)
     if args.trace is not None:
-        from .traces import UnknownTraceFormat, read_trace
-
         if args.param or args.working_set is not None or args.accesses is not None:
             raise ValueError("--trace takes no --param, --working-set or --accesses: the trace fixes them")
         progress = _progress(args)
@@ -150,11 +166,6 @@ def cmd_simulate(args) -> int:
 
 def cmd_demo(args) -> int:
     """A short demonstration: the documents' exact counts, reproduced."""
-    from .layout import Layout
-    from .machines import machine
-    from .simulate import simulate
-    from .units import format_size
-
     failures = 0
 
     def check(what, got, want):
@@ -185,7 +196,6 @@ def cmd_demo(args) -> int:
             f"modelled translation cycles per access {trans / 200_000:.1f}"
         )
     print("\nThe Solaris MPSS heap layout, as pmap -sx shows it (002_7166aff63bc805c7.txt):")
-    from .layout import Region
 
     lay = Layout((Region(0x22000, 3960 * 1024, "8K", "[ heap ]"), Region(0x400000, 128 << 20, "4M", "[ heap ]")))
     print(lay.pmap(title="2953:   ./testprog (simulated)"))
@@ -197,14 +207,6 @@ def cmd_demo(args) -> int:
 def _demo_os_side(check) -> None:
     """The OS side: huge pages on fragmented memory, fault-around waste, page-table memory,
     memory pressure, small files. Its checks go through ``check``, which counts failures."""
-    from .layout import Layout, Region
-    from .memory import PhysicalMemory
-    from .pagecache import file_sizes, internal_fragmentation
-    from .pagetables import TWICHELL_8GB, shared_page_table_table
-    from .pressure import Ram
-    from .simulate import simulate
-    from .units import format_size
-
     print("\nThe OS side")
     thp = Layout((Region(1 << 32, 16 << 20, "16M", "[ anon ]", policy="thp"),))
     ideal = PhysicalMemory("4G", frame="64K")
@@ -223,7 +225,7 @@ def _demo_os_side(check) -> None:
     t = shared_page_table_table(**TWICHELL_8GB).set_index(["pool_pages", "page_tables"])["MiB"]
     print(
         f"  page tables, {TWICHELL_8GB['processes']} processes sharing a {TWICHELL_8GB['buffer_pool'] >> 20} MiB buffer pool "
-        f"(stated parameters, pagesim.pagetables.TWICHELL_8GB): 4K pool {t['4K', 'private']:,.0f} -> {t['4K', 'shared']:,.0f} MiB shared; "
+        f"(stated parameters, pagesim.system.pagetables.TWICHELL_8GB): 4K pool {t['4K', 'private']:,.0f} -> {t['4K', 'shared']:,.0f} MiB shared; "
         f"2M pool {t['2M', 'private']:,.0f} -> {t['2M', 'shared']:,.0f} MiB (004_b9bff536459e6bfe.txt: 1.65 GB -> 51 MB, 53 -> 37 MB)"
     )
     check("  shared page tables, small pages (MiB, rounded)", (float(round(t["4K", "private"] / 1024, 2)), round(t["4K", "shared"])), (1.65, 51))
@@ -243,8 +245,6 @@ def _demo_os_side(check) -> None:
 
 def cmd_host(args) -> int:
     """This machine's kernel against the simulation: minor faults of a real mmap."""
-    from .host import HUGE, check_region, compare_faults, thp_mode, why_not
-
     sizes = args.size or ["64M"]
     checked = [check_region(size, args.offset) for size in sizes]  # every value before any run
     print(f"transparent huge pages: {thp_mode() or 'not available'}")
@@ -263,7 +263,7 @@ def cmd_host(args) -> int:
     return 1 if bad else 0
 
 
-SEED_MAX = (1 << 63) - 1  # numpy's default_rng takes seeds in 0..2**63-1 here (pagesim._check.check_seed)
+SEED_MAX = (1 << 63) - 1  # numpy's default_rng takes seeds in 0..2**63-1 here (pagesim.core.check.check_seed)
 
 
 def _whole(option: str, value, lo: int, hi: int) -> int:
@@ -284,11 +284,7 @@ def _whole(option: str, value, lo: int, hi: int) -> int:
 
 
 def cmd_trace(args) -> int:
-    """Record a program's memory trace with valgrind lackey (pagesim.record)."""
-    import subprocess
-
-    from .record import TraceExists, record
-
+    """Record a program's memory trace with valgrind lackey (pagesim.sources.record)."""
     limit = None if args.limit is None else _whole("--limit", args.limit, 1, 1 << 40)
     quiet = subprocess.DEVNULL if args.quiet_program else None
     try:
@@ -301,9 +297,7 @@ def cmd_trace(args) -> int:
 
 
 def cmd_probe(args) -> int:
-    """This machine's translation, measured: pointer-chase latency, 4K pages vs THP (pagesim.probe)."""
-    from .probe import measure, table
-
+    """This machine's translation, measured: pointer-chase latency, 4K pages vs THP (pagesim.host.probe)."""
     res = measure(
         min_size=args.min_size,
         max_size=args.max_size,
@@ -319,26 +313,21 @@ def cmd_probe(args) -> int:
 
 
 def cmd_warm(args) -> int:
-    from .warm import record, warm
-
     if args.record:
-        return record()
+        return W.record()
     t = time.perf_counter()
-    warm(specialised=not args.generic_only)
+    W.warm(specialised=not args.generic_only)
     print(f"pagesim warm: done in {time.perf_counter() - t:.1f} s (cache: {_cache_dir()})")
     return 0
 
 
 def _cache_dir():
-    from ._kernels import _jit
 
     return _jit.CACHE_DIR if _jit.CACHE_DIR is not None else "none: kernels cannot be cached here"
 
 
 def cmd_exercises(args) -> int:
     """Instructor's commands (exercises/README.md): build with otter assign, grade with otter's tests."""
-    from . import grading
-
     if args.ex_cmd == "build":
         grading.build(args.out, masters_dir=args.masters, only=args.only or None, check=not args.no_check)
     elif args.ex_cmd == "grade":
@@ -398,7 +387,6 @@ def build_parser() -> argparse.ArgumentParser:
     wa = sub.add_parser("warm", help="compile the kernels the notebooks use into the cache (make, Binder and CI run it)")
     wa.add_argument("--generic-only", action="store_true", help="skip the presets' specialised kernels and the notebooks' other 9 (3-6 s of CPU each)")
     wa.add_argument("--record", action="store_true", help="maintainers: run every notebook, list the kernels they load in pagesim/data/kernels.json")
-    from .grading import DEFAULT_TIMEOUT as grading_timeout  # the standard library only: quick
 
     ex = sub.add_parser("exercises", help="instructor: build the assignments (otter assign), grade a folder of submissions")
     exsub = ex.add_subparsers(dest="ex_cmd", metavar="SUBCOMMAND", title="subcommands")
@@ -448,8 +436,6 @@ def _main(argv=None) -> int:
     warnings.formatwarning = _format_warning  # this command's warnings on one line; restored on return
     try:
         if argv[:1] == ["notebooks"]:
-            from .notebooks import main as notebooks_main
-
             return notebooks_main(argv[1:])
         args = _parse(ap, _attach_negative_values(ap, argv))
         return {
@@ -471,13 +457,9 @@ def _main(argv=None) -> int:
 
 def _version() -> str:
     """The installed package's version, or the source's own when it is not installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("pagesim")
     except PackageNotFoundError:
-        from . import __version__
-
         return __version__
 
 

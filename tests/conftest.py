@@ -9,7 +9,7 @@ from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=150, deadline=None, derandomize=True)
 settings.register_profile("dev", max_examples=60, deadline=None)
-# a one-off deep run: HYPOTHESIS_PROFILE=thorough pytest tests/test_differential.py tests/test_processes.py ...
+# a one-off deep run: HYPOTHESIS_PROFILE=thorough pytest tests/kernels/test_differential.py tests/engine/test_processes.py ...
 settings.register_profile("thorough", max_examples=2000, deadline=None, derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -56,7 +56,7 @@ def pytest_runtest_teardown(item):
 def quick_findings(tmp_path_factory):
     """The findings of a notebook run in quick mode, by id: ``quick_findings("05_shared_page_tables")``.
     Each notebook runs once per test session, whichever test files ask for it."""
-    from pagesim.notebooks import execute, notebooks_dir
+    from pagesim.validation.notebooks import execute, notebooks_dir
 
     out, done = tmp_path_factory.mktemp("quick_findings"), {}
 

@@ -2,7 +2,7 @@
 
 Each line address looks up the levels in order; a hit ends the lookups and a miss fills the level
 it missed in (every level looked in is filled, as the TLB chain does). Replacement is LRU by
-stamps; empty ways fill first, lowest first. tests/test_processes.py checks it against a plain
+stamps; empty ways fill first, lowest first. tests/engine/test_processes.py checks it against a plain
 list-based model."""
 
 from ._jit import jit

@@ -16,7 +16,7 @@ from memory instead). Two kinds:
   fault-around, walk log, chain depth, SLB and page-walk caches; mixed page sizes, instruction
   accesses and shared structures (several processes) need it.
 
-tests/test_specialize.py checks both kinds against the reference model.
+tests/kernels/test_specialize.py checks both kinds against the reference model.
 """
 
 from __future__ import annotations
@@ -97,10 +97,10 @@ def preset_shapes() -> set:
     uses them at any run length."""
     global _preset_shapes
     if _preset_shapes is None:
-        from .. import _engine as E
-        from ..layout import Layout
-        from ..machines import machine, machines
-        from ..simulate import resolve_programmable
+        from ..engine import stages as E
+        from ..engine.simulate import resolve_programmable
+        from ..model.layout import Layout
+        from ..model.machines import machine, machines
 
         shapes = set()
         for name in machines():

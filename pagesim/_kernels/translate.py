@@ -1,7 +1,7 @@
 """The address-translation model, and the arrays its kernels work on (``Config``, ``State``,
 ``Counters``). The kernels themselves are written for each run by ``writer.py``.
 
-Model (the plain-Python twin in tests/reference.py must agree on every counter):
+Model (the plain-Python twin in tests/twins/reference.py must agree on every counter):
 
 - An access of kind k (0 data, 1 instruction) to a page of size index z looks up the structures
   ``chain[k, z, 0..]`` in order. Each lookup either hits (LRU: the entry becomes most recent) or

@@ -8,7 +8,7 @@ SLB's and each page-walk cache's shape), with all of that written in as constant
 the way search and compiles nothing of the other modes, walkers or paths. :func:`generic` writes
 one that reads the geometry at run time, for what a shape cannot fix: instruction accesses, mixed
 page sizes, shared structures (several processes). Both read top to bottom as the model does
-(``translate.py`` states it; ``tests/reference.py`` is its plain-Python twin)::
+(``translate.py`` states it; ``tests/twins/reference.py`` is its plain-Python twin)::
 
     for each access:
         fast path   the same entry granule as the previous access of its kind: an L1 hit that

@@ -4,10 +4,12 @@ findings each section records."""
 
 from __future__ import annotations
 
-from .._progress import steps
-from ..machines import machine as get_machine
-from ..simulate import simulate
-from ..units import format_size, parse_size
+import numpy as np
+
+from ..core.progress import steps
+from ..core.units import format_size, parse_size
+from ..engine.simulate import simulate
+from ..model.machines import machine as get_machine
 
 SIZES = {"quick": ["1M", "4M", "16M", "64M"], "full": ["512K", "1M", "2M", "4M", "8M", "16M", "32M", "64M", "256M"]}
 ACCESSES = {"quick": 50_000, "full": 200_000}
@@ -32,7 +34,7 @@ def walks_vs_working_set(machine="skylake", pages=None, sizes=None, accesses=Non
     """Walks per access of uniform random accesses over each working set, for each page size (default:
     :func:`default_pages`): one row per (working set, page). ``machine``: a preset name or a Machine
     (``pagesim.machine("skylake").replace_structure("STLB", entries=768)``)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     m = get_machine(machine)
     mode = "quick" if quick else "full"
@@ -57,8 +59,7 @@ def reach_map(data, ax=None, title="TLB reach of every preset, by page size (lar
     """The reach table (machines x page sizes, in order of size) as a figure: each cell coloured by
     its reach on a log scale and labelled with it; "*" marks a reach that needs the UltraSPARC III
     Cu's T512_1 programmed to that page size. Empty: the machine has no such page size."""
-    import matplotlib.pyplot as plt
-    import numpy as np
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     label = reach_pivot(data, "reach")
     reach = data.pivot_table(index="machine", columns="page", values="reach_bytes", aggfunc="first").reindex(index=label.index, columns=label.columns)

@@ -4,7 +4,7 @@ win or lose, a map over working set and locality, strong scaling, and more 2 MB 
 The comparison is the paper's: % change with small pages = 100 (T_large - T_small) / T_small, with T
 the modelled steady-state cycles (work, data stalls and translation; first-touch faults are left
 out, as a long run amortises them). Every figure of notebook 02 comes from one model: the timing
-model (:func:`timed_runs`, ``pagesim.timing``) with the work per access of ``KERNEL_WORK`` and one
+model (:func:`timed_runs`, ``pagesim.engine.timing``) with the work per access of ``KERNEL_WORK`` and one
 mlp fitted on HPC Challenge STREAM (:func:`fit_mlp`). The solver's set-up (:func:`solver_case`) is
 the same run in the kernels' bar chart, the plane-size sweep and the map, so they show one number
 for it. :func:`small_page_change` (the plain cost model, no data caches) remains for the tests and
@@ -13,13 +13,23 @@ for it. :func:`small_page_change` (the plain cost model, no data caches) remains
 
 from __future__ import annotations
 
+import json
+import math
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._progress import steps
-from ..machines import machine
-from ..simulate import simulate
+from ..core.progress import steps
+from ..engine.simulate import simulate
+from ..engine.sweep import check_workers
+from ..engine.timing import cycles_by_component, simulate_timed
+from ..model.machines import machine
+from ..sources import datasets as D
+from ..sources.workloads import FFTE, workload
+from ..teaching import plotting
+from .findings import Findings
+from .sensitivity import Holds, alignment_rule, holding_range, l2_sets_of_planes, md_work
 
 STEADY = ["work", "tlb_hit_latency", "walk", "slb_miss"]
 MD_WORK = 10.0  # cycles of arithmetic per neighbour access (modelling assumption)
@@ -78,13 +88,9 @@ def strong_scaling(
     """MD with a fixed total problem: each process's working set is total / P. ``workers``: processor
     counts run at once, in threads (None: one per core), as in :func:`timed_pairs`; the table is
     the same for any number."""
-    from concurrent.futures import ThreadPoolExecutor
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
-    import pandas as pd
-
-    from ..sweep import _check_workers
-
-    n = _check_workers(workers)
+    n = check_workers(workers)
     points = []
     for p in processors:
         atoms = max(64, int(total_mib / p * 2**20) // 256)
@@ -180,7 +186,6 @@ def ffte_work(w) -> float:
 
 
 def _fft_work() -> float:
-    from ..workloads import FFTE
 
     return round(ffte_work(FFTE(size=FFT_SIZE, blocks=FFT_BLOCKS[0])), 3)
 
@@ -265,13 +270,7 @@ def timed_runs(cases: dict, seed: int = 0, m="opteron-k8", workers: int | None =
     2M pages: {key: {"4K": Dataset, "2M": Dataset}}, as :func:`timed_pairs` makes them (the same
     reuse of runs already made, the same ``workers``). ``progress``: a progress bar over the runs
     not made before."""
-    import json
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ..sweep import _check_workers
-    from ..timing import simulate_timed
-
-    n = _check_workers(workers)
+    n = check_workers(workers)
     m = machine(m)
     runs = [(key, p, wl, kw, work) for key, (wl, kw, work) in cases.items() for p in ("4K", "2M")]
     keys = [_run_key(m, p, wl, kw, seed, work) for _, p, wl, kw, work in runs]
@@ -326,8 +325,6 @@ def price(pair: dict, mlp: float, work: float | None = None, walk_mlp: float = 1
     the runs' own, ``walk_mlp`` walks that overlap instead of 1, serialised, and the cache and memory
     latencies scaled by ``caches`` and ``memory``): steady cycles (first-touch faults left out), the
     paper's % change with small pages, and cycles per access by component."""
-    from ..timing import cycles_by_component
-
     t, comp = {}, {}
     for p, ds in pair.items():
         lat = scaled_latencies(ds, caches, memory)
@@ -366,7 +363,7 @@ def fit_mlp(pair: dict, target_pct: float, lo: float = 1.0, hi: float = 64.0) ->
 
 def timed_kernels(pairs: dict, mlp: float):
     """Every kernel of ``pairs`` (:func:`timed_pairs`) priced with ``mlp``: one row per kernel."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"kernel": label, **price(pair, mlp)} for label, pair in pairs.items()])
 
@@ -374,8 +371,6 @@ def timed_kernels(pairs: dict, mlp: float):
 def stream_target() -> float:
     """HPC Challenge STREAM's % change with small pages (table 2: 1-2% worse), the middle of its range:
     the figure :func:`fit_mlp` fits the mlp on."""
-    from .. import datasets as D
-
     h = D.load("cscs_hpcc").set_index("benchmark").loc["Stream"]
     return -(h["percent_low"] + h["percent_high"]) / 2
 
@@ -387,7 +382,7 @@ def fitted_mlp(quick: bool = False, seed: int = 0, workers: int | None = 1) -> f
 
 def work_table():
     """What sets each kernel's work per access: cycles and the arithmetic (``KERNEL_WORK``)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"kernel": k, "work cycles per access": w, "derivation": t} for k, (w, t) in KERNEL_WORK.items()])
 
@@ -404,12 +399,6 @@ def plane_sizes(mlp: float, quick: bool = False, seed: int = 0, workers: int | N
     """The strided solver of section 2 (64 planes, :func:`solver_case`) over plane sizes, under the
     timing model priced with ``mlp``: % change with small pages (positive: 4 KB better), walks, and
     where the planes fall in the L2 TLB; and where small pages win (a ``sensitivity.Holds``)."""
-    import math
-
-    import numpy as np
-
-    from .sensitivity import holding_range, l2_sets_of_planes
-
     sizes = plane_size_values(quick) if sizes is None else [int(x) for x in sizes]
     show = not quick if progress is None else progress
     runs = timed_runs({x: solver_case(64, x, quick) for x in sizes}, seed=seed, m=m, workers=workers, progress=show)
@@ -439,7 +428,7 @@ def map_cells(quick: bool = False) -> list[tuple[int, int]]:
 def locality_map(mlp: float, quick: bool = False, seed: int = 0, workers: int | None = 1, m="opteron-k8", progress: bool | None = None):
     """The solver (:func:`solver_case`) over (planes in use, plane size) under the timing model priced
     with ``mlp``: % change with small pages, one row per cell."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     show = not quick if progress is None else progress
     cells = map_cells(quick)
@@ -484,7 +473,7 @@ def choice_names(label: str) -> tuple[str, ...]:
 
 
 def span_of(choice: str) -> dict:
-    """The ``span=``/``why=`` :meth:`pagesim.findings.Findings.robust` needs for ``choice`` when it cannot
+    """The ``span=``/``why=`` :meth:`pagesim.studies.findings.Findings.robust` needs for ``choice`` when it cannot
     be re-run from x0.5 to x2 (empty for the others)."""
     return dict(zip(("span", "why"), SPANS[choice])) if choice in SPANS else {}
 
@@ -511,7 +500,7 @@ def choice_sweeps(label: str, pair: dict, mlp: float, size_pairs: dict, factors=
 
 def sweep_frame(sweeps: dict):
     """:func:`choice_sweeps` as a table: choice, factor of the chosen value, value, % change."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for choice, (chosen, runs) in sweeps.items():
@@ -570,11 +559,7 @@ def timed_scaling(code: str, processors, scale: float = 1.0, quick: bool = False
 def scaling_table(runs: dict, mlp: float):
     """:func:`timed_scaling`'s runs priced with ``mlp``: processors, the working set of one process,
     walks and the paper's % change with small pages."""
-    import json
-
-    import pandas as pd
-
-    from ..workloads import workload
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for p, pair in runs.items():
@@ -592,16 +577,13 @@ SCALES = (0.125, 0.5, 1, 2, 8)  # x the assumed size of each strong-scaling code
 
 
 def _docs() -> dict:
-    from .. import datasets as D
 
     return {"PCHAN": D.load("cscs_pchan"), "NAMD": D.load("cscs_namd")}
 
 
 def plot_reach(r: dict, ax=None):
     """Section 1 as bars: the memory each page size's TLB entries reach (:func:`reach`), in MiB."""
-    import pandas as pd
-
-    from .. import plotting
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     d = pd.DataFrame(
         [
@@ -617,8 +599,6 @@ def plot_reach(r: dict, ax=None):
 
 def plot_plane_sizes(ps, ax=None):
     """The plane-size sweep (:func:`plane_sizes`): % change with small pages, section 2's plane marked."""
-    from .. import plotting
-
     return plotting.sweep(
         ps.table,
         "plane KiB",
@@ -667,8 +647,6 @@ def record_reach(F, entries, r: dict) -> None:
 
 def plot_kernels(k, ax=None):
     """Section 2's bar chart: each kernel's % change with small pages."""
-    from .. import plotting
-
     return plotting.bars(
         k, x="small_page_change_pct", y="kernel", title="Opteron: % change with small pages (positive: 4 KB better; timing model)", ylabel="", ax=ax
     )
@@ -677,8 +655,6 @@ def plot_kernels(k, ax=None):
 def record_kernels(F, k, mlp: float) -> None:
     """Section 2: the kernels (``timed_kernels`` priced with the fitted ``mlp``) against table 2 and
     sections 5 and 8 of the document."""
-    from .. import datasets as D
-
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     c = k.set_index("kernel")["small_page_change_pct"]
     kr = k.set_index("kernel")
@@ -784,15 +760,13 @@ def record_kernels(F, k, mlp: float) -> None:
 
 def record_plane_sizes(F, ps) -> None:
     """The plane-size sweep (:func:`plane_sizes`): where the solver's finding holds."""
-    from .sensitivity import solver_text
-
     F.holds_for("solver", solver_text(ps))
     print("solver holds for", F.get("solver").sensitivity)
 
 
 def mlp_table(pairs: dict, mlp: float):
     """How much each kernel's figure moves with the fitted overlap (re-priced, not re-simulated)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame({f"mlp {x:g}": timed_kernels(pairs, x).set_index("kernel")["small_page_change_pct"] for x in (1, 2, round(mlp, 2), 8, 16)}).round(1)
 
@@ -800,9 +774,6 @@ def mlp_table(pairs: dict, mlp: float):
 def md_work_sweeps(k) -> dict:
     """The MD kernel's row of ``k`` re-costed over work cycles per access: where the gain lies in the
     band of finding 'md' (the document's range +-50%) and in the document's own range."""
-    from .. import datasets as D
-    from .sensitivity import md_work
-
     namd_doc = D.load("cscs_namd")["improvement_percent"]
     md_row = k[k.kernel.str.startswith("molecular dynamics")].iloc[0]
     band = (0.5 * namd_doc.min(), 1.5 * namd_doc.max())  # the band of finding 'md'
@@ -812,8 +783,6 @@ def md_work_sweeps(k) -> dict:
 
 def plot_md_work(sw: dict, ax=None):
     """The MD gain against work per access (:func:`md_work_sweeps`), both bands shaded."""
-    from .. import plotting
-
     return plotting.sweep(
         sw["mw"].table,
         "work_cycles",
@@ -859,9 +828,6 @@ def choice_runs(pairs: dict, mlp: float, quick: bool = False, seed: int = 0, wor
 def choice_limits() -> dict:
     """The band of each finding of ``CHOICE_KERNELS`` as :func:`record_kernels` states it (None: md
     compares only the sign), so the choices' figure can shade it before the findings are recorded."""
-    from .. import datasets as D
-    from ..findings import Findings
-
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     fft = Findings._row("", -hpcc.loc["Single node FFT", "percent_low"], 0.0, None, 0.5, None, "%")
     return {
@@ -877,9 +843,7 @@ def choice_limits() -> dict:
 def plot_choices(sweeps: dict):
     """One panel per finding: its figure against each choice's value / chosen value, its band shaded
     (:func:`choice_limits`; md, a sign only: the line at 0)."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     limits = choice_limits()
     fig, axes = plt.subplots(1, len(sweeps), figsize=(14, 3.8))
@@ -904,7 +868,7 @@ def plot_choices(sweeps: dict):
 
 
 def choices_table(sweeps: dict):
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.concat({fid: sweep_frame(sw) for fid, sw in sweeps.items()}, names=["finding", None]).round(2)
 
@@ -932,8 +896,6 @@ def record_choices(F, sweeps: dict) -> None:
 
 def plot_map(mp, ax=None):
     """The map of section 3: % change with small pages over planes in use and plane size."""
-    from .. import plotting
-
     pivot = mp.pivot(index="planes in use", columns="plane KiB", values="small_page_change_pct")
     return plotting.heatmap(
         pivot,
@@ -990,9 +952,7 @@ def scaling_choices(code: str, runs: dict, mlp: float, factors=(0.5, 1, 2)) -> d
 
 def plot_scaling(scaling: dict, ax=None):
     """The model's gain at the assumed size against tables 3 and 4, by processor count."""
-    import pandas as pd
-
-    from .. import plotting
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     cols = ["processors", "small_page_change_pct", "source"]
     docs = _docs()
@@ -1015,7 +975,7 @@ def plot_scaling(scaling: dict, ax=None):
 
 def scaling_tables(scaling: dict) -> dict:
     """Each code's table: MiB per process, the model at each assumed size, and the document."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     out = {}
     for code, doc in _docs().items():
@@ -1110,8 +1070,6 @@ def counterfactual(k, k2):
 
 def plot_counterfactual(cmp, ax=None):
     """Section 5 as bars: each kernel on the Opteron and with 512 L2 entries for 2 MB pages."""
-    from .. import plotting
-
     long = cmp.melt(id_vars="kernel", var_name="machine", value_name="small_page_change_pct")
     long["machine"] = long["machine"].str.extract(r"\((.*)\)", expand=False)
     return plotting.bars(
@@ -1145,9 +1103,7 @@ def record_counterfactual(F, k2) -> None:
 def plot_other_items(k, ax=None):
     """Section 6 as a chart: each code's figure in the document (a bar over its range) beside the
     kernel of section 2 that stands in for it (a dot; none for LM, which has no model)."""
-    import matplotlib.pyplot as plt
-
-    from .. import datasets as D
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     cf = D.load("cscs_findings").set_index("quantity")
@@ -1185,7 +1141,6 @@ def record_other_items(F, k, sweeps: dict) -> None:
 
 
 def _record_codes(F, k, sweeps: dict) -> None:
-    from .. import datasets as D
 
     hpcc = D.load("cscs_hpcc").set_index("benchmark")
     c = k.set_index("kernel")["small_page_change_pct"]
@@ -1258,7 +1213,6 @@ def _record_codes(F, k, sweeps: dict) -> None:
 
 
 def _record_usage(F) -> None:
-    from .. import datasets as D
 
     cf = D.load("cscs_findings").set_index("quantity")
     avg = cf.loc["average improvement with small pages (as assumed in the conclusions)"]
@@ -1300,3 +1254,46 @@ def _record_usage(F) -> None:
         why="the paper's own figures multiplied out: not a simulation",
     )
     print(f"{extra[0]:.2f}..{extra[1]:.2f} cabinets")
+
+
+def solver_plane_sizes(quick: bool = False, seed: int = 0, sizes=None, m="opteron-k8"):
+    """The strided solver of ``cscs.kernels`` (64 planes) over plane sizes: % change with small
+    pages (positive: 4 KB better), walks, and where the planes fall in the L2 TLB."""
+    if sizes is None:
+        sizes = [k << 10 for k in (range(896, 1153, 32) if quick else range(512, 2049, 32))]
+    accesses = 50_000  # the sign needs the steady state only: 64 planes revisit their pages every 64 accesses
+
+    def one(size):
+        r = small_page_change(m, "planes", seed=seed, planes=64, plane=int(size), accesses=accesses)
+        return {
+            "plane KiB": int(size) >> 10,
+            "walks 4K": r["walks_small"],
+            "walks 2M": r["walks_large"],
+            "small_page_change_pct": r["small_page_change_pct"],
+            **l2_sets_of_planes(int(size), 64, m),
+        }
+
+    # the finding: small pages better, i.e. a change above 0 (closed band from the smallest positive number)
+    return holding_range(one, sizes, (np.nextafter(0.0, 1.0), math.inf), key="small_page_change_pct", parameter="plane", unit=" B")
+
+
+def solver_text(h: Holds) -> str:
+    """The sensitivity text of the plane-size sweep, from the sweep: where small pages win, and the
+    power-of-two alignment that decides it when one does."""
+    t = h.table
+    kib = (t["plane"] // 1024).astype(int)
+    n_ok, n = int(t["holds"].sum()), len(t)
+    steps = set(np.diff(kib).tolist())
+    if n == 1:
+        swept = f"{kib.min()} KiB"
+    elif len(steps) == 1:
+        swept = f"{kib.min()}..{kib.max()} KiB in {steps.pop()} KiB steps"
+    else:
+        swept = f"sizes from {kib.min()} to {kib.max()} KiB"
+    a = alignment_rule(t["plane"], t["holds"])
+    if n_ok == 0:
+        return f"no plane size of the {swept} swept"
+    if a is not None and n_ok < n:
+        return f"plane sizes that are not multiples of {a >> 10} KiB: {n_ok} of the {n} swept ({swept}); at every multiple of {a >> 10} KiB small pages lose"
+    sizes = ", ".join(str(k) for k in kib[t["holds"]])
+    return f"plane sizes {sizes} KiB: {n_ok} of the {n} swept ({swept})"

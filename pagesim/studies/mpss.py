@@ -12,14 +12,23 @@ ratio, and every comparison between machines and memory states.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 
 import numpy as np
 
-from ..layout import Layout, Region
-from ..memory import PhysicalMemory
-from ..simulate import simulate
-from ..trapstat import trapstat
+from ..core.units import format_size, parse_size
+from ..engine.simulate import simulate
+from ..model.layout import Layout, Region
+from ..model.machines import machine
+from ..sources import datasets as D
+from ..system.memory import PhysicalMemory
+from ..system.trapstat import trapstat
+from ..system.trapstat import trapstat as _trapstat
+from ..teaching import plotting
+from .findings import Findings
+from .sensitivity import Holds, holding_range, recost
 
 HEAP = 128 << 20
 HEAP_START = 0x400000  # as in the document's pmap -sx listing
@@ -54,7 +63,7 @@ def total_pct(t) -> float:
 
 def user_dtlb_misses(t) -> dict:
     """User-mode dTLB misses by page size ('8k', '64k', '512k', '4m') of one trapstat -T table: the
-    simulation's (:func:`pagesim.trapstat.trapstat`) or one run of the document's (``mpss_trapstat``
+    simulation's (:func:`pagesim.system.trapstat.trapstat`) or one run of the document's (``mpss_trapstat``
     rows of one ``output`` and ``run``)."""
     rows = t[(t["mode"] == "u") & (t["event"] == "dtlb-miss")]
     if rows["page_size"].duplicated().any():
@@ -82,11 +91,7 @@ def tsb_sweep(entries=(512, 2048, 8192, 16384, 32768), accesses=100_000, seed=0,
     data TSB misses beyond first touch. A TSB sized to the process's pages is what Solaris 10's
     dynamic TSB provides; the smaller fixed sizes stand for a TSB that does not grow (the document
     gives no Solaris 9 size: an assumption)."""
-    import dataclasses
-
-    import pandas as pd
-
-    from ..machines import machine
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     base = machine(m)
     rows = []
@@ -124,9 +129,7 @@ def tsb_holds(tsb, accesses: int) -> str:
 def heap_sweep(sizes=(4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30), accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
     """%tim in TLB handling of the test program (uniform random accesses, ``WORK`` cycles each) over
     heaps of several sizes, with 8K and with 4M pages."""
-    import pandas as pd
-
-    from ..trapstat import trapstat as _trapstat
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for size in sizes:
@@ -148,9 +151,7 @@ def three_sizes(accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
     """The test program's 128 MiB 4M heap plus a 64 MiB anonymous mapping read as often, the mapping
     in 4M pages (two sizes in the process: 8K and 4M) or in 64K pages (three sizes: 8K, 64K, 4M).
     The second 512-entry dTLB is programmed to the large size with the most pages."""
-    import pandas as pd
-
-    from ..trapstat import trapstat as _trapstat
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for label, third in (("8K + 4M", "4M"), ("8K + 64K + 4M", "64K")):
@@ -172,7 +173,7 @@ def three_sizes(accesses=100_000, seed=0, m="ultrasparc-iii-cu"):
 
 def designs(accesses=200_000, seed=0):
     """%tim in TLB handling with an 8K and a 4M heap on UltraSPARC II, III (750 MHz) and III Cu."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for m in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu"):
@@ -190,7 +191,7 @@ def designs(accesses=200_000, seed=0):
 def fragmentation(held=0.3, accesses=100_000, seed=1, ram="2G"):
     """MPSS 4M heap requests on memory 30% held by locked (pinned) small pages, scattered or caged,
     with and without the kernel's page relocation."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     base = PhysicalMemory(ram, frame="8K", max_block="4M")
     cases = [
@@ -219,9 +220,7 @@ def fragmentation(held=0.3, accesses=100_000, seed=1, ram="2G"):
 def text_pages(m="ultrasparc-iii-cu", text="64M", accesses=200_000, seed=0):
     """Instruction fetches over a large program text: calls to random functions, each running 16
     instructions in sequence; iTLB misses with 8K and 4M text pages."""
-    import pandas as pd
-
-    from ..units import parse_size
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     size = parse_size(text)
     rng = np.random.default_rng(seed)
@@ -240,7 +239,7 @@ def text_pages(m="ultrasparc-iii-cu", text="64M", accesses=200_000, seed=0):
 def fragmentation_sweep(held=(0.005, 0.01, 0.02, 0.05, 0.1, 0.3, 0.6, 0.9), accesses=5_000, seed=1, ram="2G"):
     """:func:`fragmentation` over several shares of memory held: the 4M pages granted to the 128 MiB
     heap in each memory state (one row per share held and memory state)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.concat([fragmentation(held=h, accesses=accesses, seed=seed, ram=ram).assign(held=h) for h in held], ignore_index=True)
 
@@ -282,8 +281,6 @@ def doc_user_dtlb(doc):
 
 def after_band(doc) -> tuple[float, float]:
     """The band of ``trapstat-after``, computed by the rule :meth:`Findings.measured` applies to it."""
-    from ..findings import Findings
-
     r = Findings._row("", doc_pct(doc, "after"), 0.0, None, AFTER_REL, None, "%", False)
     return (r["low"], r["high"])
 
@@ -291,19 +288,15 @@ def after_band(doc) -> tuple[float, float]:
 def time_base(ba, doc) -> dict:
     """The 8K and 4M runs of :func:`trapstat_before_after` re-costed over ``WORK``: where the 8K share
     lies within 5 points of the document's, and where the 4M share lies in trapstat-after's band."""
-    from . import sensitivity as V
-
     dbefore = doc_pct(doc, "before")
-    wk = V.trapstat_work(ba, (dbefore - 5, dbefore + 5))
-    wk_after = V.trapstat_work(ba, after_band(doc), which="after")
+    wk = trapstat_work(ba, (dbefore - 5, dbefore + 5))
+    wk_after = trapstat_work(ba, after_band(doc), which="after")
     return {"before": wk, "after": wk_after}
 
 
 def plot_time_base(tb: dict, doc):
     """Both shares against ``WORK``, with the 8K band and trapstat-after's band."""
-    import pandas as pd
-
-    from .. import plotting
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     dbefore, band = doc_pct(doc, "before"), after_band(doc)
     cols = ["S.WORK", "%tim before", "%tim after"]
@@ -327,10 +320,8 @@ def plot_trapstat(ba, doc):
     """The document's trapstat -T beside the simulation's (UltraSPARC III Cu model): the share of time
     in TLB handling before and after, and the user dTLB misses by page size (the document's per second
     of a running program, the simulation's over the whole run)."""
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     _, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
     pct = pd.DataFrame(
@@ -425,8 +416,6 @@ def record_trapstat(F, ba, doc, tb):
 
 def heap_kbytes(ds) -> dict:
     """KB of the simulated process's heap mapped with each page size (``8K``, ``4M``)."""
-    from ..units import format_size
-
     out = {}
     for r in json.loads(ds.attrs["layout"]):
         key = format_size(r["page_size"])
@@ -436,10 +425,8 @@ def heap_kbytes(ds) -> dict:
 
 def plot_pmap(pm, ds):
     """The heap's KB by page size: the document's pmap -sx listing beside the simulated process."""
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     heap = pm[pm.mapped_file == "[ heap ]"]
     rows = [{"page size": str(r.pgsz), "source": "document", "KB": int(r.kbytes)} for r in heap.itertuples()]
@@ -476,9 +463,7 @@ def record_pmap(F, pm, ba):
 
 def plot_designs(dz):
     """%tim in TLB handling with an 8K and a 4M heap on each UltraSPARC model."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     t = dz.melt(id_vars="machine", value_vars=["%tim 8K heap", "%tim 4M heap"], var_name="heap", value_name="%tim")
     t["heap"] = t["heap"].str.replace("%tim ", "")
@@ -566,9 +551,7 @@ FRAG_CASES = (
 def plot_fragmentation(fr, fs):
     """Left: the 4M pages granted and the requests that fell back to 8K in each memory state (30% of
     memory held). Right: the 4M pages granted against the share of memory held."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     _, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2))
     t = fr.melt(id_vars="memory", value_vars=["4M pages granted", "fell back to 8K"], var_name="request", value_name="pages")
@@ -597,9 +580,7 @@ def record_fragmentation(F, fr, fs):
 
 def plot_text(tx, ts):
     """Left: iTLB misses of the 64 MiB text with 8K and 4M pages. Right: the misses against the text size."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     _, (a, b) = plt.subplots(1, 2, figsize=(12, 3.8), gridspec_kw={"width_ratios": [1, 2.2]})
     plotting.bars(tx, x="text pages", y="iTLB misses", log=True, annotate=True, ax=a, title="64 MiB text", ylabel="iTLB misses (log scale)")
@@ -641,7 +622,7 @@ def record_text(F, tx, ts):
 
 def plot_tsb(tsb):
     """dTSB misses after first touch against the TSB's entries, with the 8K and the 4M heap."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     col, big = "dTSB misses after first touch", "dTSB misses after first touch, 4M heap"
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
@@ -690,10 +671,7 @@ def record_tsb(F, tsb, ba, doc, accesses: int):
 
 def plot_heaps(hs):
     """%tim in TLB handling against the heap size, 8K and 4M heap, with the 8K reach of the III Cu."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
-    from ..machines import machine
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     ax = plotting.sweep(
         hs,
@@ -714,11 +692,9 @@ def plot_heaps(hs):
 
 def record_heaps(F, hs):
     """Section 7: which working sets benefit, and the TLB's 'few hundred translations'."""
-    import pagesim
-
     large = hs[hs["heap MiB"] >= 256]
     starts = hs[hs["%tim 8K heap"] > 10]["heap MiB"].min()
-    reach8 = pagesim.machine("ultrasparc-iii-cu").reach("8K") >> 20
+    reach8 = machine("ultrasparc-iii-cu").reach("8K") >> 20
     F.direction(
         "working-set",
         "applications with working sets above a few hundred MB benefit from MPSS",
@@ -733,9 +709,7 @@ def record_heaps(F, hs):
         "megabytes' read as 200-500 MB, more than the tenth at which a size counts as contradicted (the document's own example heap is "
         "128 MB); where it starts on a real machine depends on how the TSB and tables are cached, which pagesim does not time",
     )
-    data_entries = {
-        mm: sum(s.entries for s in pagesim.machine(mm).structures if s.serves("data")) for mm in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu")
-    }
+    data_entries = {mm: sum(s.entries for s in machine(mm).structures if s.serves("data")) for mm in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu")}
     F.not_reproduced(
         "tlb-few-hundred",
         "the TLB holds 'a few hundred translations at a time'",
@@ -749,9 +723,7 @@ def record_heaps(F, hs):
 
 def plot_three(three):
     """dTLB misses with two page sizes (8K + 4M) and with three (8K + 64K + 4M) in one process."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     t = three.assign(**{"page sizes": three["page sizes"] + " (T512_1: " + three["T512_1 programmed for"] + ")"})
     ax = plotting.bars(
@@ -770,8 +742,6 @@ def plot_three(three):
 
 def record_three(F, three):
     """Section 8: only two page sizes at once on the UltraSPARC III Cu, and the page sizes of the presets."""
-    import pagesim
-
     t2, t3 = three.set_index("page sizes").loc["8K + 4M"], three.set_index("page sizes").loc["8K + 64K + 4M"]
     F.direction(
         "us3cu-two-sizes",
@@ -784,7 +754,7 @@ def record_three(F, three):
         why="the second 512-entry TLB takes one large size per process, the one with the "
         "most pages (here 64K); the 4M heap is left to the 16-entry T16 and misses",
     )
-    sizes = {mm: "/".join(pagesim.format_size(p) for p in pagesim.machine(mm).page_sizes) for mm in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu")}
+    sizes = {mm: "/".join(format_size(p) for p in machine(mm).page_sizes) for mm in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu")}
     F.arithmetic(
         "us-page-sizes",
         "UltraSPARC supports four page sizes: 8K, 64K, 512K and 4M",
@@ -799,8 +769,6 @@ def record_three(F, three):
 def record_left_out(F, doc, pm):
     """Section 9: what the document shows that the model leaves out (kernel-mode and iTLB rows of
     trapstat, the default page sizes, the kernel heap, the program's other mappings)."""
-    from .. import datasets as D
-
     kern = doc[(doc["mode"] == "k") & (doc.event == "dtlb-miss")]
     kern = kern[kern["count"] > 0]
     F.not_reproduced(
@@ -854,3 +822,51 @@ def record_left_out(F, doc, pm):
         "the simulated process maps its heap only",
         why="the document does not say what ./testprog does with its text, libraries and stack; the simulated program reads its heap only",
     )
+
+
+def text_point(text_mib: int, quick: bool = False, seed: int = 0) -> dict:
+    n = (60_000 if quick else 300_000) // 2  # the notebook's accesses for section 5
+    t = text_pages(text=f"{int(text_mib)}M", accesses=n, seed=seed).set_index("text pages")
+    m8, m4 = int(t.loc["8K", "iTLB misses"]), int(t.loc["4M", "iTLB misses"])
+    return {
+        "iTLB misses 8K": m8,
+        "iTLB misses 4M": m4,
+        # the finding: 4M misses < 8K misses / 10, i.e. this ratio above 10
+        "8K / 4M misses": m8 / m4 if m4 else math.inf,
+    }
+
+
+def text_sizes(quick: bool = False, seed: int = 0, values=None) -> Holds:
+    """iTLB misses with 8K and 4M text pages over the text size (MiB, whole 4 MiB pages), and the
+    sizes at which 4M pages still cut them more than tenfold."""
+    if values is None:
+        values = [8, 16, 32, 64, 128, 256] if quick else [8, 16, 32, 48, 64, 80, 96, 128, 192, 256]
+    return holding_range(
+        lambda s: text_point(int(s), quick, seed),
+        values,
+        (np.nextafter(10.0, math.inf), math.inf),
+        key="8K / 4M misses",
+        parameter="text",
+        unit=" MiB",
+        quantum=4,
+    )
+
+
+def trapstat_work(runs: dict, band, values=None, which: str = "before") -> Holds:
+    """%tim in TLB handling (trapstat's total) of the before and after runs of
+    ``mpss.trapstat_before_after``, re-costed over work cycles per access (``S.WORK``); where the
+    ``which`` run's share lies in ``band``."""
+    base = {}
+    for run, (ds, t) in runs.items():
+        steady = float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum())
+        base[run] = (total_pct(t) / 100 * steady, steady, int(ds["accesses"].sum()), float(ds.attrs["work_cycles_per_access"]))
+    if values is None:
+        values = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000]
+
+    def one(w):
+        out = {}
+        for run, (trap, steady, n, w0) in base.items():
+            out[f"%tim {run}"] = 100 * trap / recost(steady, w0, n, w)
+        return out
+
+    return holding_range(one, values, band, key=f"%tim {which}", parameter="S.WORK", resolution=0.5, fmt="{:.4g}", max_evals=200)

@@ -5,13 +5,20 @@ re-run at half and twice its value."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from ..machines import machine
-from ..machines import machine as get_machine
-from ..simulate import place, simulate
-from ..units import parse_size
-from ..workloads import workload
+from ..core.units import parse_size
+from ..engine.simulate import place, simulate
+from ..engine.timing import cycles_by_component, simulate_timed
+from ..model.machines import machine
+from ..model.machines import machine as get_machine
+from ..sources.workloads import workload
+from ..system.pagecache import file_sizes, internal_fragmentation
+from ..teaching import plotting
+from ..teaching.teach import verdicts
+from .sensitivity import Holds, holding_range
 
 # Workloads on the POWER6 data-ERAT model. Sizes are ours (the document's runs use 22 GB and
 # 2.9 GB of STREAM arrays and N = 59,000..105,400 for HPL); quick mode shrinks them.
@@ -81,7 +88,7 @@ def erat_runs(quick: bool = False, seed: int = 0, machine="power6", structure: s
     """Each workload with 4 KiB and 64 KiB pages on ``machine`` (POWER6 by default; a preset name or a
     derived Machine, e.g. ``pagesim.machine("power6").replace_structure("D-ERAT", entries=256)``):
     misses of ``structure``, faults, modelled cycles."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     m = get_machine(machine)
     m.structure(structure)  # a machine without it fails here, naming the structures it has
@@ -111,7 +118,7 @@ def erat_runs(quick: bool = False, seed: int = 0, machine="power6", structure: s
 
 def erat_summary(runs):
     """Per workload: the document's reduction and improvement formulas applied to the simulation."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     out = []
     for wl, g in runs.groupby("workload", sort=False):
@@ -134,7 +141,7 @@ def ipc_improvement(runs):
     IPC with 4 KiB) / IPC with 4 KiB, with IPC = accesses / modelled cycles. pagesim counts accesses,
     not instructions; with the same instructions per access in both runs (the same program), the
     modelled IPC changes exactly as modelled throughput does."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     out = []
     for wl, g in runs.groupby("workload", sort=False):
@@ -156,7 +163,7 @@ def faults_per_64k() -> dict:
 def prefault_waste(size="16M", touches=(16, 64, 256, 1024, 4096), seed: int = 1):
     """Random touches of a region in 64 KiB emulation mode: faults, pages prefaulted, prefaulted
     pages never touched, and the memory they hold."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for n in touches:
@@ -258,7 +265,7 @@ def stream_counts(quick: bool = False) -> dict:
 def prefetch_table(quick: bool = False, streams: int = 1, counts: dict | None = None, **params):
     """Restarts and modelled bandwidth with 4 KiB and 64 KiB pages, ``streams`` streams at once on
     the core (1: one stream alone, nothing hidden)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     c = stream_counts(quick) if counts is None else counts
     return pd.DataFrame(
@@ -275,7 +282,7 @@ def stream_gain(counts: dict, streams: int, **params) -> float:
 def stream_systems(counts: dict, **params):
     """Per system of the document's STREAM runs: threads per core (SMT), streams at once per core
     (the triad's arrays x threads) and the modelled gain of 64 KiB pages."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for system, smt in STREAM_SMT.items():
@@ -312,7 +319,7 @@ def stream_model(counts: dict, chip_gbs: float | None = None, **params):
     bandwidth with 4 KiB and 64 KiB pages (:func:`stream_bandwidth`), what the chip's cores ask for,
     the chip's memory cap (none in chip pump mode; ``chip_gbs`` overrides the JS22's) and what it
     delivers, min(asked, cap); ``gain %`` is the delivered bandwidth's gain with 64 KiB pages."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for system, smt in STREAM_SMT.items():
@@ -456,7 +463,6 @@ def _workload(label: str, quick: bool, params: dict | None = None, system: str |
 
 
 def _with_ptegs(m, ptegs: int):
-    import dataclasses
 
     m = get_machine(m)
     return dataclasses.replace(m, name=f"{m.name} ({ptegs} PTEGs)", walker=dataclasses.replace(m.walker, hpt_ptegs=int(ptegs)))
@@ -464,12 +470,10 @@ def _with_ptegs(m, ptegs: int):
 
 def timed_datasets(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "SPECjbb2005"), machine="power6", params=None, ptegs: float = 1.0) -> dict:
     """Each benchmark on each system with 4 KiB and 64 KiB pages under the timing model
-    (``pagesim.timing``): walks and data accesses through that system's caches, work per access from
+    (``pagesim.engine.timing``): walks and data accesses through that system's caches, work per access from
     :func:`work_cycles`, the hashed page table sized by :func:`system_ptegs` x ``ptegs``, Linpack as
     the system's own HPL run (:func:`hpl_params`). ``params``: {benchmark: {workload keyword: value}};
     ``machine``: the POWER6 preset or a derived Machine. Returns {(benchmark, system, page): Dataset}."""
-    from ..timing import simulate_timed
-
     out = {}
     for label in benchmarks:
         p = dict((params or {}).get(label) or {})
@@ -491,11 +495,9 @@ COMPONENTS = ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss")
 def timed_frame(datasets: dict, work: float = 1.0, memory: float = 1.0, caches: float = 1.0):
     """The runs of :func:`timed_datasets` as a table, priced with ``work`` x the derived work cycles
     per access, ``memory`` x the hierarchy's memory latency and ``caches`` x its cache latencies (no
-    counter changes with a price: ``pagesim.timing.cycles_by_component`` re-prices without simulating).
+    counter changes with a price: ``pagesim.engine.timing.cycles_by_component`` re-prices without simulating).
     Cycles are steady state: first-touch faults left out, as in erat_runs."""
-    import pandas as pd
-
-    from ..timing import cycles_by_component
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for (label, system, page), ds in datasets.items():
@@ -526,7 +528,7 @@ def timed_runs(quick: bool = False, seed: int = 0, benchmarks=("Linpack", "SPECj
 def timed_summary(runs):
     """Per benchmark and system: throughput improvement of 64 KiB pages, (rate64 - rate4) / rate4,
     the data-ERAT miss reduction, and the shares of the 4 KiB run's cycles spent walking and stalled."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     out = []
     for (wl, system), g in runs.groupby(["workload", "system"], sort=False):
@@ -640,7 +642,7 @@ def sweep_rows(sweep: dict, benchmark: str, column: str = "throughput_improvemen
 def sweep_table(sweeps: dict, column: str = "throughput_improvement_pct"):
     """Every timed sweep in one table: a row per (choice, value), a column per (benchmark, system)
     the choice moves."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for choice, sweep in sweeps.items():
@@ -675,7 +677,6 @@ def doc_improvements(doc):
 
 
 def _shown(F, since: int, *ids):
-    from ..teach import verdicts
 
     return verdicts(F, *ids) if ids else verdicts(F, since=since)
 
@@ -740,7 +741,7 @@ def record_coverage(F, c: dict, facts):
 
 def record_erat(F, summary, doc, hf):
     """Section 2: the SPECjbb2005 data-ERAT miss reduction of :func:`erat_summary` against its table,
-    and where it holds, from the hot-fraction sweep ``hf`` (``sensitivity.jbb_hot_fraction``). The
+    and where it holds, from the hot-fraction sweep ``hf`` (:func:`jbb_hot_fraction`). The
     Linpack reduction is recorded in section 2b, from each system's own HPL run."""
     n = len(F.items)
     docred = doc_reductions(doc)
@@ -905,7 +906,7 @@ def stream_sweeps(counts: dict) -> dict:
 
 def stream_sweep_table(sweeps: dict):
     """The prefetch model's sweeps as a table: a row per (choice, value), a column per system."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame({(c, x): g for c, runs in sweeps.items() for x, g in runs.items()}).T.rename_axis(["choice", "value"])
 
@@ -992,8 +993,6 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
     """Section 6: the IPC rows of the Linpack and SPECjbb2005 tables and the Conclusions, from the
     timed runs of section 2b (``tsum``, ``sweeps``) and the STREAM model of section 4 (``sysgain``,
     ``ssweeps``); the small files of the Conclusions from the page-cache arithmetic of section 5."""
-    from ..pagecache import file_sizes, internal_fragmentation
-
     n = len(F.items)
     docimp = doc_improvements(doc)
     imp = tsum.set_index(["workload", "system"])["throughput_improvement_pct"]
@@ -1105,10 +1104,9 @@ def record_other_items(F, tsum, sweeps: dict, sysgain, ssweeps: dict, doc, facts
 
 
 def _fig(ncols: int = 1, width: float = 7.5, height: float = 3.6):
-    from .. import plotting
 
-    plotting._setup()
-    import matplotlib.pyplot as plt
+    plotting.theme()
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False)
     return fig, list(axes[0])
@@ -1117,7 +1115,7 @@ def _fig(ncols: int = 1, width: float = 7.5, height: float = 3.6):
 def coverage_shares(c: dict):
     """The share of a 1 GB and a 16 GB system's memory that the POWER5+ TLB maps with 4 KiB and
     64 KiB pages (from :func:`coverage`), in %."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for memory, share in (("1 GB", c["share_1g_pct"]), ("16 GB", c["share_16g_pct"])):
@@ -1129,7 +1127,7 @@ def coverage_shares(c: dict):
 def plot_coverage(c: dict):
     """Section 1: the share of memory the TLB maps, per system memory and page size (log scale,
     each bar labelled)."""
-    import seaborn as sns
+    import seaborn as sns  # deferred: seaborn (and matplotlib) are slow to import; only figures need them
 
     fig, (ax,) = _fig(width=7, height=3.4)
     d = coverage_shares(c)
@@ -1149,8 +1147,8 @@ def plot_coverage(c: dict):
 def plot_erat(runs, summary, doc):
     """Section 2 (POWER6 data-ERAT model): the misses of each workload per page size (log), and the
     reduction they give beside the document's two systems."""
-    import pandas as pd
-    import seaborn as sns
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
+    import seaborn as sns  # deferred: seaborn (and matplotlib) are slow to import; only figures need them
 
     fig, (a, b) = _fig(2, width=11, height=3.6)
     sns.barplot(data=runs, x="workload", y="derat_misses", hue="page", ax=a)
@@ -1241,7 +1239,7 @@ def plot_timed_sweeps(sweeps: dict, tsum, doc, rel: float = 0.5):
 def plot_faults(f: dict, waste):
     """Section 3: faults and prefaulted pages to touch 64 KiB per page mode, and what sparse random
     touches of a region leave of the prefaulted pages (log-log)."""
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FormatStrFormatter  # deferred: matplotlib is slow to import; only figures need it
 
     fig, (a, b) = _fig(2, width=11, height=3.6)
     labels = list(f)
@@ -1266,7 +1264,7 @@ def plot_faults(f: dict, waste):
 
 def stream_curve(counts: dict, streams=range(1, 9), **params):
     """The modelled gain of 64 KiB pages (%) against the streams one core runs at once."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"streams per core": k, "gain %": stream_gain(counts, k, **params)} for k in streams])
 
@@ -1296,9 +1294,7 @@ def plot_stream(pf, counts: dict, sysgain, doc):
 def unused_by_file_size(sizes=("1K", "2K", "3K", "4K", "6K", "8K", "16K", "32K", "48K", "64K", "96K", "128K")):
     """The unused share (%) of the pages holding one file, for files of ``sizes``, in 4 KiB and
     64 KiB pages (``pagecache.internal_fragmentation``)."""
-    import pandas as pd
-
-    from ..pagecache import file_sizes, internal_fragmentation
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for s in sizes:
@@ -1312,7 +1308,7 @@ def plot_fragmentation(mix):
     """Section 5: the unused share of the pages holding one file against its size, per page size
     (the 1 KB and 3 KB files of the document marked), and the memory the small-file mix ``mix``
     (``internal_fragmentation`` with ``memory``) needs and takes."""
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FormatStrFormatter  # deferred: matplotlib is slow to import; only figures need it
 
     fig, (a, b) = _fig(2, width=11, height=3.6)
     d = unused_by_file_size()
@@ -1340,10 +1336,8 @@ def plot_fragmentation(mix):
 
 def plot_hot_fraction(hf, doc, quick: bool = False):
     """Section 2: the SPECjbb-like reduction against the hot fraction (``hf``:
-    ``sensitivity.jbb_hot_fraction``), with the document's two figures, their +-5 point band, this
+    :func:`jbb_hot_fraction`), with the document's two figures, their +-5 point band, this
     notebook's hot fraction and the range where erat-jbb holds."""
-    from .. import plotting
-
     jdoc = doc_reductions(doc).loc["SPECjbb2005"]
     ax = plotting.sweep(
         hf.table,
@@ -1370,3 +1364,39 @@ def conclusion_span(facts) -> tuple[float, float]:
     """The Conclusions' range of the Linpack and SPECjbb2005 gains (%)."""
     conc = facts.loc["Linpack and SPECjbb2005 gain of 64KB over 4KB pages"]
     return (float(conc["value_low"]), float(conc["value_high"]))
+
+
+def jbb_point(hot_fraction: float, quick: bool = False, seed: int = 0, accesses: int | None = None) -> dict:
+    """The SPECjbb-like run of ``power64k.erat_runs`` at another hot fraction (and, given, another
+    number of references): data-ERAT misses and steady cycles with 4 KiB and 64 KiB pages, the
+    reduction and the throughput improvement."""
+    spec = WORKLOADS["SPECjbb2005"]
+    params = {**spec["quick" if quick else "full"], "hot_fraction": float(hot_fraction)}
+    if accesses is not None:
+        params["accesses"] = int(accesses)
+    w = workload(spec["name"], **params)
+    miss, cyc = {}, {}
+    for page in ("4K", "64K"):
+        p = parse_size(page)
+        ds = simulate("power6", w, layout=place(w, p, gap=p), seed=seed)
+        miss[page] = int(ds["misses"].sel(structure="D-ERAT").sum())
+        cyc[page] = float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum())
+    return {
+        "D-ERAT misses 4K": miss["4K"],
+        "D-ERAT misses 64K": miss["64K"],
+        "reduction %": 100 * (miss["4K"] - miss["64K"]) / miss["4K"],
+        "throughput improvement %": 100 * (cyc["4K"] / cyc["64K"] - 1),
+    }
+
+
+JBB_SWEEP_ACCESSES = 300_000  # per point of the sweep in both modes (quick mode's size); 100,000 give the same reductions to about 0.1 point
+
+
+def jbb_hot_fraction(band, quick: bool = False, seed: int = 0, values=None, key: str = "reduction %", accesses: int = JBB_SWEEP_ACCESSES) -> Holds:
+    """SPECjbb's data-ERAT reduction (or another column of :func:`jbb_point`) against the hot
+    fraction, and the hot fractions at which it lies in ``band``."""
+    if values is None:
+        values = np.round(np.arange(0.2, 0.81, 0.1 if quick else 0.05), 3)
+    return holding_range(
+        lambda h: jbb_point(h, quick, seed, accesses), values, band, key=key, parameter="hot_fraction", resolution=0.02 if quick else 0.005, fmt="{:.3g}"
+    )

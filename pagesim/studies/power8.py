@@ -10,7 +10,7 @@ directly for MADV_HUGEPAGE regions). Random touch: 4096 random 8-byte writes, en
 256 64K pages (as the document's equal counts imply).
 
 Kernel work is counted two ways: the cost model's cycles (:func:`kernel_work`, every cost an
-assumption of :class:`pagesim.machines.Costs`), and kernel instructions (:func:`kernel_instructions`):
+assumption of :class:`pagesim.model.machines.Costs`), and kernel instructions (:func:`kernel_instructions`):
 zeroing counted from Linux's ppc64 clear_page, THP's compaction from its page copy, and the rest of
 a fault an assumption (``FAULT_PATH``). The sweeps (:func:`thp_pressure_sweep`,
 :func:`tlb_capacity_sweep`) give the range of the assumptions over which the exact counts hold.
@@ -28,9 +28,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..layout import Layout, Region
-from ..memory import OutOfMemory, PhysicalMemory
-from ..simulate import simulate
+import numpy as np
+
+from .._kernels.dcache import cache_lines_by_class
+from ..core.units import parse_size
+from ..engine.simulate import simulate
+from ..host.linux import compare_faults, thp_mode, why_not
+from ..model.layout import Layout, Region
+from ..model.machines import machine
+from ..sources.workloads import workload
+from ..system.memory import OutOfMemory, PhysicalMemory
+from ..teaching import plotting
 
 SIZE = 16 << 20
 START = 1 << 32
@@ -72,7 +80,7 @@ def matrix(seed: int = 0, held: float = HELD, touches: int = TOUCHES, compaction
     """Every environment x pattern x page kind: faults, dTLB misses, fault-handling cycles.
     ``held``: the share of memory held under pressure (:func:`memories`); ``touches``: random
     touches; ``compaction``: whether a THP fault may migrate pages to assemble its huge page."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     mems = memories(held=held)
     rows = []
@@ -140,7 +148,7 @@ def thp_pressure_sweep(held=(0.5, 0.7, 0.8, 0.9, HELD, 0.99, 0.995), movable=(0.
     ``HELD``), and the background pages caged instead of scattered. Each row: THP's faults and
     pages migrated, and the modelled fault cycles of THP and of 64K pages in the same memory.
     A memory the 16 MiB no longer fits in (the model does not reclaim) is a row with no counts."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     cases = [("held", h, 1.0, "scattered") for h in held]
     cases += [("movable", HELD, m, "scattered") for m in movable]
@@ -197,9 +205,7 @@ def tlb_capacity_sweep(entries=(32, 64, 128, 192, 256, 512), seed: int = 0):
     """dTLB misses against page faults of 16 MiB of 64K pages when the data-side translation
     structures that can hold all 256 pages (the 256-entry secondary D-ERAT and the 2048-entry TLB)
     are both cut to ``entries``; memset and random touch, on free memory."""
-    import pandas as pd
-
-    from ..machines import machine
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     base = machine("power8")
     mem = memories()["ideal"]
@@ -245,10 +251,8 @@ FAULT_PATH = 2000
 def kernel_work(seed: int = 0):
     """The cost model's fault component split into per-fault work and zeroing (modelled cycles:
     ``fault_cycles`` per fault and ``zero_cycles_per_kib`` per KiB, both assumptions of
-    :class:`pagesim.machines.Costs`), and their total."""
-    import pandas as pd
-
-    from ..machines import machine
+    :class:`pagesim.model.machines.Costs`), and their total."""
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     c = machine("power8").costs
     rows = []
@@ -269,9 +273,7 @@ def kernel_instructions(mx, fault_path: float = FAULT_PATH, clear_call: float = 
     migrates, copied at ``COPY_PER_LINE`` per line. hugetlb takes its page from the reserved pool and
     never compacts; the other differences between the THP and hugetlb allocation paths, and
     compaction's scanning and remapping, are not counted (the copy is a lower bound of its cost)."""
-    import pandas as pd
-
-    from ..units import parse_size
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     sub = 64 << 10
     per_sub = sub // LINE * CLEAR_PER_LINE + clear_call
@@ -414,10 +416,6 @@ def replay_engine(trace, cache: L1D = L1D(), allocate=("load",)) -> dict:
     """:func:`replay` through pagesim's data-cache kernel (``pagesim._kernels.dcache.cache_lines_by_class``,
     one level, LRU): runs of allocating entries go through the kernel; an entry that does not allocate looks
     its set up (a hit makes the line the most recent, as in the kernel). The same counters as :func:`replay`."""
-    import numpy as np
-
-    from .._kernels.dcache import cache_lines_by_class
-
     nsets, ways = cache.sets, cache.ways
     sets, wys, base = (np.array([v], dtype=np.int64) for v in (nsets, ways, 0))
     tags, stamps = np.full(nsets * ways, -1, dtype=np.int64), np.zeros(nsets * ways, dtype=np.int64)
@@ -477,8 +475,6 @@ def replay_engine(trace, cache: L1D = L1D(), allocate=("load",)) -> dict:
 
 def _user_lines(pattern: str, seed: int):
     """The document's program's own accesses to the mapping, in order, as (offset, operation, accesses)."""
-    import numpy as np
-
     if pattern == "memset":
         return [(off, "store", LINE // MEMSET_STORE) for off in range(0, SIZE, LINE)]
     rng = np.random.default_rng(seed)
@@ -576,9 +572,7 @@ def cache_counts(mx, seed: int = 0, cache: L1D = L1D(), dcbz_allocates: bool = F
     :func:`replay_engine`). ``dcbz_allocates``: whether the kernel's dcbz brings its line into the L1
     (a MODELLING ASSUMPTION either way: the L1 is store-through, and where dcbz establishes its line is
     not sourced here; chosen: it does not)."""
-    import pandas as pd
-
-    from ..units import parse_size
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows, memo = [], {}
     for _, r in mx.iterrows():
@@ -974,8 +968,6 @@ def record_host(F, host_size, seed: int = 0) -> list:
     """Section 6: the same experiment on the Linux kernel running the notebook (checks of pagesim on this
     machine, counted apart): real minor faults against simulated ones, 4 KiB pages and THP, sequential and
     random touch. Prints each comparison, or why it cannot run; returns the comparisons."""
-    from ..host import compare_faults, thp_mode, why_not
-
     print("transparent huge pages:", thp_mode() or "not available")
     rows = []
     for thp in (False, True):
@@ -1008,8 +1000,6 @@ def record_other(F, doc, mx, ki) -> None:
     """Section 7: the document's other counter figures: user instructions (memset counted from glibc's
     code, :func:`memset_instructions`; the random touch's not counted) and the kernel work of hugetlb
     pages against THP in each environment."""
-    from ..workloads import workload
-
     ui = doc[(doc.counter == "instructions") & (doc.space == "user")].set_index(["access", "page_kind"])
     r = ui.loc[("continuous", "normal")]
     n_ms = memset_instructions()
@@ -1095,11 +1085,9 @@ def _pressure_not_reproduced(F):
 
 
 def _plt():
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
-    from .. import plotting
-
-    plotting._setup()
+    plotting.theme()
     return plt
 
 
@@ -1107,7 +1095,7 @@ def plot_counts(mx):
     """Section 1: page faults and dTLB misses of every page kind, environment and access pattern
     (:func:`matrix`), side by side, on a log scale."""
     plt = _plt()
-    import seaborn as sns
+    import seaborn as sns  # deferred: seaborn (and matplotlib) are slow to import; only figures need them
 
     df = mx.assign(run=mx["environment"] + ", " + mx["access"])
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
@@ -1224,7 +1212,7 @@ def plot_kernel_instructions(ki, doc):
 
 def cache_table(cc):
     """:func:`cache_counts` indexed by run, with the reading and the count (references, misses) as two column levels."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     shown = cc.set_index(["environment", "access", "page kind"])
     shown.columns = pd.MultiIndex.from_tuples([tuple(col.rsplit(": ", 1)) for col in shown.columns])
@@ -1234,8 +1222,6 @@ def cache_table(cc):
 def plot_cache_refs(cc):
     """Section 5: the memset's cache references under each of :data:`READINGS` (:func:`cache_counts`,
     the L1 replay), beside the document's bound on free memory."""
-    from .. import plotting
-
     long = cc[cc.access == "memset"].melt(
         id_vars=["environment", "page kind"], value_vars=[f"{r}: references" for r in READINGS], var_name="reading", value_name="references"
     )

@@ -5,7 +5,11 @@ the solver's plane size, MD's work per access, the program text's size, the cali
 the database size behind 05's disk-I/O figure) is shown with a sweep of that parameter, the
 document's figure marked, and the range of the parameter over which the finding holds. The range
 is computed from the sweep (:func:`holding_range`) and attached to the finding with
-:meth:`pagesim.findings.Findings.holds_for`; the report shows it as "Holds for ...".
+:meth:`pagesim.studies.findings.Findings.holds_for`; the report shows it as "Holds for ...".
+
+This module holds the machinery; each sweep lives with its study (``power64k.jbb_hot_fraction``,
+``cscs.solver_plane_sizes``, ``mpss.text_sizes`` and ``mpss.trapstat_work``, ``sharedpt.database_sizes``)
+and calls :func:`holding_range`.
 
 Two kinds of sweep:
 
@@ -13,8 +17,8 @@ Two kinds of sweep:
   size); edges of a holding range are refined by bisection between swept values;
 * re-costing: work cycles per access change no counter of a simulation (no TLB or walk count
   depends on them), only its modelled cycles, which are linear in them: T(w) = T(w0) + (w - w0) N
-  for N accesses (``pagesim.costs``). A work sweep re-costs one simulation instead of repeating
-  it; ``tests/test_sensitivity.py`` checks the re-costed cycles against a new simulation.
+  for N accesses (``pagesim.model.costs``). A work sweep re-costs one simulation instead of repeating
+  it; ``tests/studies/test_sensitivity.py`` checks the re-costed cycles against a new simulation.
 """
 
 from __future__ import annotations
@@ -25,10 +29,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..machines import machine as get_machine
-from ..simulate import place, simulate
-from ..units import parse_size
-from ..workloads import workload
+from ..engine.simulate import place
+from ..model.machines import machine as get_machine
+from ..sources.workloads import workload
 
 # ------------------------------------------------------------------------------ the range finder
 
@@ -112,7 +115,7 @@ def holding_range(
     over the band is bisected as well, so a narrow band between two swept values is found.
     Bisection assumes the result moves one way between the two values; the sweep itself assumes
     nothing. At most ``max_evals`` evaluations in all (an error beyond it)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     lo, hi = (float(band[0]), float(band[1]))
     if not lo <= hi:
@@ -188,47 +191,6 @@ def alignment_rule(sizes, holds) -> int | None:
     return None
 
 
-# ------------------------------------------------------------------------- 01: SPECjbb's hot fraction
-
-
-def jbb_point(hot_fraction: float, quick: bool = False, seed: int = 0, accesses: int | None = None) -> dict:
-    """The SPECjbb-like run of ``power64k.erat_runs`` at another hot fraction (and, given, another
-    number of references): data-ERAT misses and steady cycles with 4 KiB and 64 KiB pages, the
-    reduction and the throughput improvement."""
-    from . import power64k
-
-    spec = power64k.WORKLOADS["SPECjbb2005"]
-    params = {**spec["quick" if quick else "full"], "hot_fraction": float(hot_fraction)}
-    if accesses is not None:
-        params["accesses"] = int(accesses)
-    w = workload(spec["name"], **params)
-    miss, cyc = {}, {}
-    for page in ("4K", "64K"):
-        p = parse_size(page)
-        ds = simulate("power6", w, layout=place(w, p, gap=p), seed=seed)
-        miss[page] = int(ds["misses"].sel(structure="D-ERAT").sum())
-        cyc[page] = float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum())
-    return {
-        "D-ERAT misses 4K": miss["4K"],
-        "D-ERAT misses 64K": miss["64K"],
-        "reduction %": 100 * (miss["4K"] - miss["64K"]) / miss["4K"],
-        "throughput improvement %": 100 * (cyc["4K"] / cyc["64K"] - 1),
-    }
-
-
-JBB_SWEEP_ACCESSES = 300_000  # per point of the sweep in both modes (quick mode's size); 100,000 give the same reductions to about 0.1 point
-
-
-def jbb_hot_fraction(band, quick: bool = False, seed: int = 0, values=None, key: str = "reduction %", accesses: int = JBB_SWEEP_ACCESSES) -> Holds:
-    """SPECjbb's data-ERAT reduction (or another column of :func:`jbb_point`) against the hot
-    fraction, and the hot fractions at which it lies in ``band``."""
-    if values is None:
-        values = np.round(np.arange(0.2, 0.81, 0.1 if quick else 0.05), 3)
-    return holding_range(
-        lambda h: jbb_point(h, quick, seed, accesses), values, band, key=key, parameter="hot_fraction", resolution=0.02 if quick else 0.005, fmt="{:.3g}"
-    )
-
-
 # ------------------------------------------------------------------------- 02: plane size, MD work
 
 
@@ -242,51 +204,6 @@ def l2_sets_of_planes(plane: int, planes: int = 64, m="opteron-k8") -> dict:
     sets = [((base + i * plane) >> 12) % l2.sets for i in range(planes)]
     per_set = np.bincount(sets, minlength=l2.sets)
     return {"L2 TLB sets used": int(np.count_nonzero(per_set)), "most planes in one set": int(per_set.max()), "L2 TLB ways": int(l2.ways)}
-
-
-def solver_plane_sizes(quick: bool = False, seed: int = 0, sizes=None, m="opteron-k8"):
-    """The strided solver of ``cscs.kernels`` (64 planes) over plane sizes: % change with small
-    pages (positive: 4 KB better), walks, and where the planes fall in the L2 TLB."""
-    from . import cscs
-
-    if sizes is None:
-        sizes = [k << 10 for k in (range(896, 1153, 32) if quick else range(512, 2049, 32))]
-    accesses = 50_000  # the sign needs the steady state only: 64 planes revisit their pages every 64 accesses
-
-    def one(size):
-        r = cscs.small_page_change(m, "planes", seed=seed, planes=64, plane=int(size), accesses=accesses)
-        return {
-            "plane KiB": int(size) >> 10,
-            "walks 4K": r["walks_small"],
-            "walks 2M": r["walks_large"],
-            "small_page_change_pct": r["small_page_change_pct"],
-            **l2_sets_of_planes(int(size), 64, m),
-        }
-
-    # the finding: small pages better, i.e. a change above 0 (closed band from the smallest positive number)
-    return holding_range(one, sizes, (np.nextafter(0.0, 1.0), math.inf), key="small_page_change_pct", parameter="plane", unit=" B")
-
-
-def solver_text(h: Holds) -> str:
-    """The sensitivity text of the plane-size sweep, from the sweep: where small pages win, and the
-    power-of-two alignment that decides it when one does."""
-    t = h.table
-    kib = (t["plane"] // 1024).astype(int)
-    n_ok, n = int(t["holds"].sum()), len(t)
-    steps = set(np.diff(kib).tolist())
-    if n == 1:
-        swept = f"{kib.min()} KiB"
-    elif len(steps) == 1:
-        swept = f"{kib.min()}..{kib.max()} KiB in {steps.pop()} KiB steps"
-    else:
-        swept = f"sizes from {kib.min()} to {kib.max()} KiB"
-    a = alignment_rule(t["plane"], t["holds"])
-    if n_ok == 0:
-        return f"no plane size of the {swept} swept"
-    if a is not None and n_ok < n:
-        return f"plane sizes that are not multiples of {a >> 10} KiB: {n_ok} of the {n} swept ({swept}); at every multiple of {a >> 10} KiB small pages lose"
-    sizes = ", ".join(str(k) for k in kib[t["holds"]])
-    return f"plane sizes {sizes} KiB: {n_ok} of the {n} swept ({swept})"
 
 
 def recost(T: float, work_used: float, accesses: int, work: float) -> float:
@@ -310,74 +227,3 @@ def md_work(row, band, work_used: float, values=None, key: str = "small_page_cha
 
 
 # ------------------------------------------------------------------------- 03: text size, S.WORK
-
-
-def text_point(text_mib: int, quick: bool = False, seed: int = 0) -> dict:
-    from . import mpss
-
-    n = (60_000 if quick else 300_000) // 2  # the notebook's accesses for section 5
-    t = mpss.text_pages(text=f"{int(text_mib)}M", accesses=n, seed=seed).set_index("text pages")
-    m8, m4 = int(t.loc["8K", "iTLB misses"]), int(t.loc["4M", "iTLB misses"])
-    return {
-        "iTLB misses 8K": m8,
-        "iTLB misses 4M": m4,
-        # the finding: 4M misses < 8K misses / 10, i.e. this ratio above 10
-        "8K / 4M misses": m8 / m4 if m4 else math.inf,
-    }
-
-
-def text_sizes(quick: bool = False, seed: int = 0, values=None) -> Holds:
-    """iTLB misses with 8K and 4M text pages over the text size (MiB, whole 4 MiB pages), and the
-    sizes at which 4M pages still cut them more than tenfold."""
-    if values is None:
-        values = [8, 16, 32, 64, 128, 256] if quick else [8, 16, 32, 48, 64, 80, 96, 128, 192, 256]
-    return holding_range(
-        lambda s: text_point(int(s), quick, seed),
-        values,
-        (np.nextafter(10.0, math.inf), math.inf),
-        key="8K / 4M misses",
-        parameter="text",
-        unit=" MiB",
-        quantum=4,
-    )
-
-
-def trapstat_work(runs: dict, band, values=None, which: str = "before") -> Holds:
-    """%tim in TLB handling (trapstat's total) of the before and after runs of
-    ``mpss.trapstat_before_after``, re-costed over work cycles per access (``S.WORK``); where the
-    ``which`` run's share lies in ``band``."""
-    from . import mpss
-
-    base = {}
-    for run, (ds, t) in runs.items():
-        steady = float(ds["cycles"].sel(component=["work", "tlb_hit_latency", "walk", "slb_miss"]).sum())
-        base[run] = (mpss.total_pct(t) / 100 * steady, steady, int(ds["accesses"].sum()), float(ds.attrs["work_cycles_per_access"]))
-    if values is None:
-        values = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000]
-
-    def one(w):
-        out = {}
-        for run, (trap, steady, n, w0) in base.items():
-            out[f"%tim {run}"] = 100 * trap / recost(steady, w0, n, w)
-        return out
-
-    return holding_range(one, values, band, key=f"%tim {which}", parameter="S.WORK", resolution=0.5, fmt="{:.4g}", max_evals=200)
-
-
-# ------------------------------------------------------------------------- 05: database size
-
-
-def database_sizes(pool: float, freed: float, band, values_gib=None) -> Holds:
-    """05's disk-I/O reduction (``sharedpt.buffer_pool_io``) over the database size in GiB, and the
-    sizes at which it lies in ``band``."""
-    from .sharedpt import GIB, buffer_pool_io
-
-    if values_gib is None:
-        values_gib = [7, 8, 9, 10, 11, 12, 13, 14, 16, 20, 24, 32, 48, 64]
-
-    def one(d):
-        r = buffer_pool_io(pool, freed, [d * GIB]).iloc[0].to_dict()
-        del r["database GiB"]
-        return r
-
-    return holding_range(one, values_gib, band, key="disk I/O reduction %", parameter="database", unit=" GiB", resolution=0.01, fmt="{:.3g}")

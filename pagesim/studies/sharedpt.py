@@ -7,8 +7,15 @@ import functools
 
 import numpy as np
 
-from ..pagetables import TWICHELL_8GB, shared_page_table_table
-from ..processes import DataCache, simulate_processes
+from ..core.units import parse_page_size, parse_size
+from ..engine.processes import DataCache, simulate_processes
+from ..engine.timing import hierarchy
+from ..model.layout import Layout, Region
+from ..model.machines import Machine, Structure, Walker
+from ..system.pagetables import TWICHELL_8GB, shared_page_table_table
+from ..teaching import plotting
+from ..teaching.teach import Reveal
+from .sensitivity import Holds, holding_range
 
 GIB = 1 << 30
 # The machine of the message is not named: "a 4-way x86-64 configuration with 8 GB of memory", whose
@@ -27,8 +34,6 @@ def xeon_caches():
     """The data caches of the Intel Xeon 7000 that the timing model's 'xeon-7000' hierarchy describes
     (pagesim/data/caches.toml, with its sources: 16 KiB 8-way L1D, 2 MiB 8-way L2, 64-byte lines), the
     family the message's machine most likely belongs to. The TLBs stay the opteron-k8 stand-in's."""
-    from ..timing import hierarchy
-
     return tuple(DataCache(c.name, c.size, c.ways, c.line) for c in hierarchy("xeon-7000").levels)
 
 
@@ -46,7 +51,7 @@ def buffer_pool_io(pool: float, freed: float, database_sizes):
     """A stated model of what the freed memory buys: transactions read pages uniformly from a
     database of size D; a read misses the buffer pool with probability 1 - pool / D, and each miss is
     a disk I/O. Returns the I/O reduction when the pool grows by ``freed``, for each D."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for d in database_sizes:
@@ -69,7 +74,7 @@ def walks_and_misses(
     """N database processes time-sliced on one core, reading one shared buffer pool at random:
     private versus shared leaf page tables, on the stand-in machine and caches described above.
     ``page_size='2M'`` puts the pool in huge pages (the leaf tables shared are then the PMD pages)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for shared in (False, True):
@@ -136,8 +141,6 @@ def xeon_paxville():
     cache (none is documented for NetBurst; one would be emptied by the same CR3 load, so it could
     not carry entries from one process to the next); one hardware thread per core (Hyper-Threading
     left out); the cost-model figures are unused here (section 3 prices walks through the caches)."""
-    from ..machines import Machine, Structure, Walker
-
     src = f"CPUID leaf 2 of {PAXVILLE_CPUID}; descriptor meanings: {DESCRIPTORS}"
     return Machine(
         name="xeon-paxville",
@@ -222,9 +225,6 @@ POOL_START = 1 << 30
 
 def database_layout(pool=DATABASE["pool"], text=DATABASE["text"], pool_pages="4K"):
     """One database process's mappings: its hot text (4 KiB pages) and the buffer pool (``pool_pages``)."""
-    from ..layout import Layout, Region
-    from ..units import parse_page_size, parse_size
-
     pool, text = parse_size(pool, "pool"), parse_size(text, "text")
     p = parse_page_size(pool_pages, "pool_pages")
     if pool % p or text % 4096 or TEXT_START + text > POOL_START:
@@ -253,7 +253,6 @@ SIM_KEYS = ("processes", "quantum", "pool", "text", "fetch_share", "accesses")
 
 @functools.lru_cache(maxsize=256)
 def _database_run(processes, quantum, pool, text, fetch_share, accesses, pool_pages, seed, shared):
-    from ..processes import simulate_processes
 
     caches = xeon_caches()
     layout = database_layout(pool, text, pool_pages)
@@ -306,13 +305,12 @@ def database_run(pool_pages="4K", seed=0, **params):
     (``ITLB handler walks``, ``DTLB handler walks``: ``kernel_itlb`` and ``kernel_dtlb`` for each
     fault whose kernel TLB entries were evicted, :func:`handler_evictions`); ``fault cycles``
     prices the faults (:data:`FAULT_CYCLES`)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     p = {**DATABASE, **params}
     bad = sorted(set(p) - set(DATABASE))
     if bad:
         raise TypeError(f"unknown database parameter(s) {bad}: the parameters are {sorted(DATABASE)}")
-    from ..units import parse_size
 
     p["pool"], p["text"] = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
     if not p["warmup"] >= 0:
@@ -346,7 +344,7 @@ def database_run(pool_pages="4K", seed=0, **params):
 #: walks a fault adds to the TLB misses' walks: the retried access's walk
 RETRY_WALKS = 1
 #: cycles the kernel spends in one minor fault: pagesim's default cost-model figure
-#: (``pagesim.machines.Costs.fault_cycles``, a modelling assumption; used here only to show how much
+#: (``pagesim.model.machines.Costs.fault_cycles``, a modelling assumption; used here only to show how much
 #: of the time the faults of a window would take)
 FAULT_CYCLES = 2000
 
@@ -390,8 +388,6 @@ def warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages="4K", se
     them), drawn uniformly from their own generator (``default_rng((seed, i, 1))``; the same draws
     for either pool page size). Returns two lists of page-number arrays (text pages, pool pages of
     size ``pool_pages``)."""
-    from ..units import parse_page_size
-
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     if warmup and not fetch_share < 1:
         raise ValueError("a warm-up in pool sweeps needs pool reads: fetch_share must be below 1")
@@ -407,7 +403,6 @@ def warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages="4K", se
 
 @functools.lru_cache(maxsize=64)
 def _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed):
-    from ..units import parse_page_size
 
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     t, q = warmup_pages(processes, warmup, pool, text, fetch_share, pool_pages, seed)
@@ -418,8 +413,6 @@ def _warm_masks(processes, warmup, pool, text, fetch_share, pool_pages, seed):
 def _window_faults(processes, pool, text, fetch_share, accesses, pool_pages, seed, warmup):
     """((ITLB faults, DTLB faults) with private tables, (the same) with shared tables) in the
     window that :func:`database_streams` gives, after :func:`warmup_pages`."""
-    from ..units import parse_page_size
-
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     addrs, kinds = database_streams(processes, accesses, pool, text, fetch_share, seed)
     win_text = _masks([(a[k == 1] - TEXT_START) >> 12 for a, k in zip(addrs, kinds)], text >> 12)
@@ -433,7 +426,6 @@ def window_faults(pool_pages="4K", seed=0, **params) -> dict:
     """The minor faults of the database model's measured window (``DATABASE`` with ``params``):
     {'private' | 'shared': {'ITLB': text faults, 'DTLB': pool faults}}."""
     p = {**DATABASE, **params}
-    from ..units import parse_size
 
     pool, text = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
     a, b = _window_faults(p["processes"], pool, text, p["fetch_share"], p["accesses"], str(pool_pages), int(seed), float(p["warmup"]))
@@ -454,15 +446,13 @@ TLB_ENTRIES = 64
 def fault_events(addrs, kinds, quantum, pool_pages="4K", before=None, shared=False):
     """The minor faults of a window in the order the core runs it: ``addrs`` and ``kinds`` one array
     per process (:func:`database_streams`), run round robin ``quantum`` accesses at a time as
-    :func:`pagesim.processes.simulate_processes` runs them; ``before`` (optional) the pages each
+    :func:`pagesim.engine.processes.simulate_processes` runs them; ``before`` (optional) the pages each
     process touched before the window, as (text page masks, pool page masks) (processes x pages,
     :func:`_warm_masks`). Private tables: a process faults at its first touch of each page it did
     not touch before. Shared tables: a page faults at its first touch by any process, unless some
     process touched it before. Returns (order, side, page, proc, fault): the accesses in run order
     (indices into the concatenated streams), their side (1 fetch, 0 read), page number, process,
     and whether each faults."""
-    from ..units import parse_page_size
-
     shift = parse_page_size(pool_pages, "pool_pages").bit_length() - 1
     q = int(quantum)
     proc = np.concatenate([np.full(len(a), i, dtype=np.int64) for i, a in enumerate(addrs)])
@@ -562,8 +552,6 @@ def modelled_cycles(row, work_cycles, mlp=1.0, latencies=None):
 
 def xeon_latencies() -> tuple[float, float, float]:
     """Load-to-use cycles of the 'xeon-7000' hierarchy: L1D, L2, memory."""
-    from ..timing import hierarchy
-
     return tuple(float(x) for x in hierarchy("xeon-7000").latencies)
 
 
@@ -615,7 +603,7 @@ def warmup_curve(base, pool_pages="4K", seed=0, warmups=WARMUPS):
     measured window grows (``base`` with ``warmup`` changed; the simulated window is the same
     run): one row per warm-up with the faults by side and table kind, the change of the counted
     walks by side, and what the faults would cost (:func:`sharing_effects`)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for w in warmups:
@@ -801,7 +789,7 @@ def robust_runs(swept, key, metric, digits=3):
 
 def sweep_table(swept):
     """A tidy DataFrame of :func:`sweep_effects`: one row per choice and value."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for key, runs in swept.items():
@@ -812,7 +800,7 @@ def sweep_table(swept):
 
 # --------------------------------------------------------------------------------------------------
 # The findings of notebook 05, section by section, and the figures it draws. Each ``record_*``
-# records the findings of one section of the notebook in ``F`` (a ``pagesim.findings.Findings``)
+# records the findings of one section of the notebook in ``F`` (a ``pagesim.studies.findings.Findings``)
 # and returns the verdicts it recorded. ``doc`` is the dataset ``shared_pt_figures``: the figures of
 # 004_b9bff536459e6bfe.txt (the message body).
 
@@ -858,7 +846,7 @@ def other_configurations(doc):
 
 def _recorded(F, since):
     """The findings recorded in ``F`` after the first ``since``: id, what, document, simulation, verdict."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = [{"id": f.id, "finding": f.finding, "document": f.document, "simulation": f.simulation, "verdict": f.label} for f in F.items[since:]]
     return pd.DataFrame(rows).set_index("id")
@@ -918,9 +906,7 @@ IO_DATABASES_GIB = (8, 10, 12, 16, 24, 32, 64)
 
 def io_sizes(doc, pool=TWICHELL_8GB["buffer_pool"], freed=None):
     """The database sizes at which :func:`buffer_pool_io` lies within 5 points of the message's disk-I/O
-    figure, and within 0.05 points of it (``pagesim.studies.sensitivity.database_sizes``): (near, exact)."""
-    from .sensitivity import database_sizes
-
+    figure, and within 0.05 points of it (:func:`database_sizes`): (near, exact)."""
     freed = freed_bytes() if freed is None else freed
     io_doc = document_figures(doc)["small", "disk I/Os per transaction reduction"]
     return database_sizes(pool, freed, (io_doc - 5, io_doc + 5)), database_sizes(pool, freed, (io_doc - 0.05, io_doc + 0.05))
@@ -934,9 +920,7 @@ def io_answer(database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None) -> flo
 
 def predict_io(guess, database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None):
     """Section 2's prediction: the uniform model's disk-I/O reduction (%) for a database of
-    ``database_gib`` GiB, revealed like ``pagesim.teach.check_answer``."""
-    from ..teach import Reveal
-
+    ``database_gib`` GiB, revealed like ``pagesim.teaching.teach.check_answer``."""
     freed = freed_bytes() if freed is None else freed
     d = float(database_gib)
     before, after = 1 - pool / (d * GIB), 1 - (pool + freed) / (d * GIB)
@@ -950,9 +934,7 @@ def predict_io(guess, database_gib, pool=TWICHELL_8GB["buffer_pool"], freed=None
 
 def predict_walks(guess, t):
     """Section 3's prediction: the change (%) of the DTLB walks (one per TLB miss) from private to shared
-    tables in one :func:`database_run` (``t``), revealed like ``pagesim.teach.check_answer``."""
-    from ..teach import Reveal
-
+    tables in one :func:`database_run` (``t``), revealed like ``pagesim.teaching.teach.check_answer``."""
     w = t.set_index("page tables")
     a, b = int(w.loc["private", "DTLB walks"]), int(w.loc["shared", "DTLB walks"])
     how = (
@@ -1079,7 +1061,7 @@ def record_walks(F, curve, wm, base, doc, pages="small"):
 
 def record_other(F, other):
     """Section 4: the figures of the configurations not modelled (not reproduced)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     n = len(F.items)
     for i, r in other.iterrows():
@@ -1209,7 +1191,7 @@ def record_robust(F, swept, base):
             else:
                 F.robust(fid, name, choice_value(key, base[key]), robust_runs(swept[pp], key, metric, 1 if metric == WALKS else 3))
         ids.append(fid)
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"id": f, "verdict": F.get(f).label} for f in ids]).set_index("id")
 
@@ -1224,8 +1206,6 @@ DATABASE_MODEL = "database model on the Xeon 7000, simulated"
 def plot_io(sizes, doc):
     """Section 2: the uniform buffer-pool model's disk-I/O reduction against the database size, with the
     message's figure and the sizes that give it (``sizes`` from :func:`io_sizes`)."""
-    from .. import plotting
-
     io_doc = document_figures(doc)["small", "disk I/Os per transaction reduction"]
     ax = plotting.sweep(
         sizes.table,
@@ -1245,11 +1225,9 @@ def plot_sharing(t, doc, pages="small"):
     """Sections 3 and 5: what sharing changes in one :func:`database_run` (``t``): the TLB misses' walks
     by side, where the walks' references were served, and all L1D and L2 misses (% change) beside the
     message's figures."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
-    from .. import plotting
-
-    plotting._setup()
+    plotting.theme()
     w = t.set_index("page tables")
     fig, ax = plt.subplots(1, 3, figsize=(14, 4), gridspec_kw={"width_ratios": [1, 1, 1.1]}, layout="constrained")
     kinds, x = list(w.index), np.arange(len(w.index))
@@ -1284,8 +1262,6 @@ def plot_sharing(t, doc, pages="small"):
 def plot_warmup(curve, doc, pages, warmup):
     """Sections 3b and 5: the walks a counter counts (shared against private tables) over the warm-up
     before the measured window (``curve`` from :func:`warmup_curve`), with the message's figures +-50%."""
-    from .. import plotting
-
     document = walk_document(doc, pages)
     page = "small pages" if pages == "small" else "buffer pool in 2 MiB pages"
     ax = plotting.sweep(
@@ -1307,11 +1283,9 @@ def plot_warmup(curve, doc, pages, warmup):
 def plot_other(other):
     """Section 4: the message's throughput figures for the configurations not modelled (a range as a bar
     with its span, an upper bound hatched)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
-    from .. import plotting
-
-    plotting._setup()
+    plotting.theme()
     fig, ax = plt.subplots(figsize=(8, 0.5 + 0.55 * len(other)))
     labels = []
     for k, (_, r) in enumerate(other.iterrows()):
@@ -1332,11 +1306,9 @@ def plot_other(other):
 def plot_throughput(eff, eff2, doc):
     """Section 5: the throughput sharing alone brings, modelled (the time of the runs of sections 3 and 5,
     priced) beside the message's figures and their +-50% bands."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
-    from .. import plotting
-
-    plotting._setup()
+    plotting.theme()
     d8 = document_figures(doc)
     message = [d8["small", "transaction throughput increase (buffer pools not enlarged)"], d8["huge", "transaction throughput increase"]]
     model = [eff["throughput"], eff2["throughput"]]
@@ -1370,11 +1342,9 @@ def plot_robust(F, swept, base):
     walks, the L2 misses and the throughput: each choice at x0.5, x1 and x2 (mlp: 1, 1.5, 2) against the
     band of the finding recorded in ``F``. The fault handler's walks at 0 (a counter of user mode only)
     are in the findings' notes, not drawn on the logarithmic axis."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
-    from .. import plotting
-
-    plotting._setup()
+    plotting.theme()
     fig, axes = plt.subplots(2, 3, figsize=(13, 6.4), sharex=True)
     sweeps = {fid: (list(SIM_KEYS) + list(extra)) for fid, _, _, extra in ROBUST}
     handles = {}
@@ -1396,3 +1366,17 @@ def plot_robust(F, swept, base):
     fig.suptitle(f"Each modelling choice at x0.5 and x2 ({DATABASE_MODEL}; mlp: 1, 1.5, 2)", y=1.0)
     fig.tight_layout()
     return fig
+
+
+def database_sizes(pool: float, freed: float, band, values_gib=None) -> Holds:
+    """05's disk-I/O reduction (``sharedpt.buffer_pool_io``) over the database size in GiB, and the
+    sizes at which it lies in ``band``."""
+    if values_gib is None:
+        values_gib = [7, 8, 9, 10, 11, 12, 13, 14, 16, 20, 24, 32, 48, 64]
+
+    def one(d):
+        r = buffer_pool_io(pool, freed, [d * GIB]).iloc[0].to_dict()
+        del r["database GiB"]
+        return r
+
+    return holding_range(one, values_gib, band, key="disk I/O reduction %", parameter="database", unit=" GiB", resolution=0.01, fmt="{:.3g}")

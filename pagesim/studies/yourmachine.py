@@ -1,20 +1,24 @@
-"""Your machine's TLB (notebook 07): the latency probe's curves and knees (pagesim.probe) beside the
+"""Your machine's TLB (notebook 07): the latency probe's curves and knees (pagesim.host.probe) beside the
 closest presets' reach and beside pagesim's simulation of the same pointer chase, and the real
 page faults of the probe's mappings beside the simulated ones."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import numpy as np
 
-from ..probe import HUGE, PAGE, ProbeResult, l2_reach_4k, preset_reach, thp_direction
-from ..units import format_size
+from ..core.units import format_size
+from ..engine.simulate import simulate
+from ..host.linux import thp_mode
+from ..host.probe import HUGE, PAGE, ProbeResult, cache_sizes, l2_reach_4k, preset_reach, thp_direction
+from ..model.layout import Layout
+from ..teaching import plotting
 
 
 def hardware_counters() -> str:
     """Whether perf can count dTLB misses here (often not in a virtual machine), in one line."""
-    import shutil
-    import subprocess
-
     perf = shutil.which("perf")
     if perf is None:
         return "perf is not installed: no hardware counters to compare with"
@@ -46,7 +50,7 @@ def fault_table(res: ProbeResult):
 
 
 def knee_table(res: ProbeResult):
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame(
         [
@@ -75,9 +79,7 @@ def _knee_near(res: ProbeResult, curve: str, sizes) -> object:
 def located(res: ProbeResult):
     """The knees the issue names (L1 and L2 TLB reach, the data caches), each located on its curve
     beside what the closest presets (TLB) or Linux (caches) say: one row per structure."""
-    import pandas as pd
-
-    from ..probe import cache_sizes
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     pr = preset_reach(res.presets)
     line_page = "THP" if res.thp is None else "4K"
@@ -136,10 +138,7 @@ def simulated_chase(res: ProbeResult, preset: str | None = None, seed: int = 0):
     closest), 4K and 2M pages, at every measured size that is a power of two. The chase visits the same random cycle of one
     line per 4 KiB page; it is repeated until at least 2**17 loads (and twice at least), and the
     first, cold traversal is included in the count."""
-    import pandas as pd
-
-    from ..layout import Layout
-    from ..simulate import simulate
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     name = preset or res.presets[0]
     rng = np.random.default_rng(seed)
@@ -182,9 +181,6 @@ def reach_marks(presets):
 
 def host_summary(cpu: str) -> str:
     """This machine in four lines: the processor, THP mode, the caches Linux reports, hardware counters."""
-    from ..host import thp_mode
-    from ..probe import cache_sizes
-
     return "\n".join(
         [
             cpu,
@@ -202,10 +198,7 @@ def preset_table(presets):
 
 def plot_knees(res: ProbeResult, presets):
     """The page-stride and line-stride curves with each knee's transition shaded on its curve's colour."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
-    from ..probe import cache_sizes
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     cv = curves(res)
     _, ax = plt.subplots(figsize=(9, 4.5))
@@ -231,7 +224,7 @@ def record_knees(F, loc) -> None:
 
 def thp_pairs(d: dict):
     """The sizes beyond the 4K L2 TLB reach of :func:`thp_direction`: 4K and THP medians and their ratio."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     pairs = pd.DataFrame(d["pairs"], columns=["size", "4K ns", "THP ns"]).assign(**{"4K / THP": lambda t: t["4K ns"] / t["THP ns"]})
     pairs["working set"] = pairs["size"].map(format_size)
@@ -240,7 +233,7 @@ def thp_pairs(d: dict):
 
 def plot_thp(d: dict):
     """The 4K/THP latency ratio at each size beyond the 4K L2 TLB reach, with the median and 1."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     if d["holds"] is None:
         print("not checked:", d["why"])
@@ -281,9 +274,7 @@ def record_thp(F, d: dict) -> None:
 
 def plot_chase(sim, preset: str):
     """pagesim's walks per load of the page-stride chase on ``preset``, with the preset's reach marked."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     ax = plotting.lines(
         sim, x="working set MiB", y="walks per load", hue="page", logx=True, title=f"simulated: walks per load of the page-stride chase on {preset}"
@@ -317,7 +308,7 @@ def record_chase(F, res: ProbeResult, sim, preset: str) -> None:
 
 def plot_faults(ft):
     """Real minor faults (points) and simulated ones (line) of each mapping against the working set."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     _, ax = plt.subplots(figsize=(7.5, 3.8))
     for page, g in ft.groupby("page"):

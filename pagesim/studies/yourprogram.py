@@ -21,17 +21,25 @@ parameters are modelling assumptions (``pagesim machines --sources``).
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .._check import check_int
 from .._kernels.reuse import stack_distances
-from ..machines import Structure, machine, machines
-from ..traces import accesses as trace_accesses
-from ..traces import detect_format, read_trace
-from ..units import format_size, parse_page_size
+from ..core.check import check_int
+from ..core.progress import bar as progress_bar
+from ..core.units import format_size, parse_page_size
+from ..engine.simulate import simulate
+from ..engine.sweep import sweep
+from ..model.machines import Structure, machine, machines
+from ..sources.datasets import data_root
+from ..sources.record import count_lines, record, why_not
+from ..sources.traces import accesses as trace_accesses
+from ..sources.traces import detect_format, read_trace
+from ..teaching import plotting
 
 SHIPPED = {
     "ls": "ls-lackey.txt.gz",
@@ -60,9 +68,8 @@ WALK_TOLERANCE_PER_1000 = 0.1  # absolute, walks per 1,000 accesses
 
 
 def _traces_dir():
-    from ..datasets import _root
 
-    return _root().joinpath("traces")
+    return data_root().joinpath("traces")
 
 
 def shipped_traces() -> dict[str, Path]:
@@ -73,7 +80,7 @@ def shipped_traces() -> dict[str, Path]:
 
 def shipped_table():
     """The shipped traces: name, file, compressed size, what each is."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame([{"trace": k, "file": v.name, "MB (gzip)": round(v.stat().st_size / 1e6, 2), "what": ABOUT[k]} for k, v in shipped_traces().items()])
 
@@ -122,7 +129,7 @@ class Sample:
 
 
 def load(trace, max_accesses: int = 2_000_000, start: int = 0) -> Sample:
-    """Read the trace once, checking every line as :func:`pagesim.traces.read_trace` does (a
+    """Read the trace once, checking every line as :func:`pagesim.sources.traces.read_trace` does (a
     malformed line is named with its number), and keep ``max_accesses`` accesses from ``start`` in
     memory (about 9 bytes each)."""
     max_accesses = check_int("max_accesses", max_accesses, 1)
@@ -159,7 +166,7 @@ def _distinct(sorted_pages: np.ndarray, shift: int) -> int:
 
 def footprint(s: Sample, page_sizes=None):
     """Distinct pages touched, by page size and kind, and the memory they map."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     sizes = [parse_page_size(p) for p in (page_sizes or all_page_sizes())]
     g = min(sizes).bit_length() - 1  # every page size is a power of two: count from the smallest pages
@@ -201,7 +208,7 @@ def lru_misses(distances: np.ndarray, entries) -> np.ndarray:
 def reuse_curve(s: Sample, page_sizes=("4K", "64K", "2M"), data_only: bool = True, max_entries: int = 1 << 18):
     """The working-set curve: misses per 1,000 accesses of a fully associative LRU TLB against its
     entries and reach (entries x page size), for each page size."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     a = s.data if data_only else s.addresses
     entries = np.unique(np.round(2 ** np.arange(0, np.log2(max_entries) + 0.01, 0.25)).astype(np.int64))
@@ -237,17 +244,13 @@ def lru_machine(entries: int, page_size="4K", like: str = "skylake"):
 def sweep_presets(s: Sample, names=None, progress: bool = False):
     """Every preset x each of its page sizes: one :func:`pagesim.sweep` per preset over its page
     sizes, on the sample's addresses. A tidy DataFrame, one row per (machine, page size)."""
-    import pandas as pd
-
-    from ..sweep import sweep
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     fp = footprint(s, all_page_sizes(names)).set_index("page_size")
     rows = []
     names = list(names or machines())
     bar = None
     if progress:
-        from .._progress import bar as progress_bar
-
         bar = progress_bar(total=len(names), desc="presets", unit="preset")
     for n in names:
         m = machine(n)
@@ -322,7 +325,7 @@ def _fmt_w(x: float) -> str:
 def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
     """Per preset, the page size to use and why (the rule is in this module's docstring); and one
     sentence over every preset in ``table`` (a :func:`sweep_presets` result)."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     if not max_bloat >= 1:
         raise ValueError(f"max_bloat={max_bloat!r} must be at least 1 (1: no more memory than base pages map)")
@@ -416,7 +419,7 @@ def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
 def sensitivity(s: Sample, names=("skylake", "power8", "ultrasparc-iii"), parts: int = 4, max_bloat: float = MAX_BLOAT):
     """The same analysis on ``parts`` consecutive windows of the sample and on the whole: each
     preset's recommended page, and walks per 1,000 accesses at base and recommended pages."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     parts = check_int("parts", parts, 1, 64)
     bounds = np.linspace(0, s.n, parts + 1).astype(int)
@@ -447,7 +450,7 @@ def sensitivity(s: Sample, names=("skylake", "power8", "ultrasparc-iii"), parts:
 def prefix_curve(s: Sample, name: str = "skylake", fractions=(0.125, 0.25, 0.5, 1.0)):
     """Walks per 1,000 accesses at each page size of ``name`` on growing prefixes of the sample:
     how long a sample must be before cold misses stop dominating."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for f in fractions:
@@ -461,8 +464,6 @@ def prefix_curve(s: Sample, name: str = "skylake", fractions=(0.125, 0.25, 0.5, 
 def direct_points(path, table, points) -> list[dict]:
     """For each (machine, page) in ``points``: the sweep's walks beside a direct
     ``simulate(machine, read_trace(path), page_size=page)``, which reads the file again."""
-    from ..simulate import simulate
-
     tr = read_trace(path)
     out = []
     for name, page in points:
@@ -493,11 +494,6 @@ def load_or_record(trace, command: str = "", record_to="../build/traces", data_o
     """The :class:`Sample` to analyse and the recording (None when nothing was recorded): ``command``
     recorded first with valgrind when it is given and valgrind is there (only what is analysed: the
     program is stopped after ``start + max_accesses`` accesses), else the trace ``trace``."""
-    import shlex
-    import subprocess
-
-    from ..record import record, why_not
-
     recorded = None
     if command:
         reason = why_not()
@@ -520,8 +516,6 @@ def load_or_record(trace, command: str = "", record_to="../build/traces", data_o
 
 def record_count(F, s: Sample, recorded) -> None:
     """Section 1: the accesses read equal the file's lackey access lines (and the recorder's count)."""
-    from ..record import count_lines
-
     if s.format == "lackey":
         lines = count_lines(s.path)
         want = recorded.accesses if recorded is not None else lines
@@ -546,9 +540,7 @@ def footprint_table(fp):
 
 def plot_footprint(s: Sample, fp):
     """The memory the pages touched would map, by page size."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     ax = plotting.bars(
         fp.assign(**{"mapped MiB": fp["mapped"] / 2**20}),
@@ -568,8 +560,6 @@ REUSE_MARKS = ("opteron-k8", "skylake", "zen4", "power5+")
 
 def plot_reuse(s: Sample, rc):
     """The working-set curve of :func:`reuse_curve` (reach on the x axis), the presets' 4 KiB reach marked."""
-    from .. import plotting
-
     rc = rc.assign(**{"reach MiB": rc["reach"] / 2**20})
     ax = plotting.lines(
         rc[rc["misses per 1000"] > 0],
@@ -596,8 +586,6 @@ def reuse_needs(s: Sample, rc) -> str:
 
 def record_reuse(F, s: Sample) -> None:
     """Section 3: a 64-entry fully associative LRU TLB walks as often as the reuse distances say."""
-    from ..simulate import simulate
-
     lru = lru_machine(64, "4K")
     ds = simulate(lru, addresses=s.data, page_size="4K", specialize=False)
     curve64 = int(lru_misses(reuse_distances(s.data, "4K"), [64])[0])
@@ -614,9 +602,7 @@ def record_reuse(F, s: Sample) -> None:
 
 def plot_reach_footprint(s: Sample, table):
     """Walks per 1,000 accesses against reach / data footprint, every preset and page size."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     pts = table.assign(**{"reach / data footprint": table["reach"].clip(lower=1) / table["data footprint"]})
     ax = plotting.points(
@@ -638,7 +624,7 @@ DIRECT_POINTS = (("skylake", "4K"), ("skylake", "2M"), ("power8", "64K"))
 def direct_check(s: Sample, table, names):
     """:func:`direct_points` at :data:`DIRECT_POINTS` (those among ``names``), or None when only part of
     the trace is analysed."""
-    import pandas as pd
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     return pd.DataFrame(direct_points(s.path, table, [p for p in DIRECT_POINTS if p[0] in names])) if s.whole else None
 
@@ -680,9 +666,7 @@ def record_sweep(F, s: Sample, table, fp, direct) -> None:
 
 def plot_recommendation(s: Sample, rec):
     """Walks per 1,000 accesses of each preset with its base page and with the recommended page."""
-    import matplotlib.pyplot as plt
-
-    from .. import plotting
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     pm = rec.per_machine
     t = pm.melt(id_vars="machine", value_vars=["walks per 1000 (base)", "walks per 1000 (recommended)"], var_name="page", value_name="walks per 1000")
@@ -712,8 +696,6 @@ def record_recommendation(F, s: Sample, rec) -> None:
 
 def plot_prefix(s: Sample, pc, name: str = "skylake"):
     """Walks per 1,000 accesses on growing prefixes of the sample (:func:`prefix_curve`)."""
-    from .. import plotting
-
     return plotting.lines(
         pc,
         x="accesses",

@@ -12,7 +12,7 @@ A policy module gives:
   whose tags start at ``base`` and whose order word is ``order[osl]``);
 - ``IMPORTS``: the import line of the numba functions those lines call.
 
-Its plain-Python twin is a branch of ``tests/reference.py``'s ``RefCache``. Adding a policy is a new
+Its plain-Python twin is a branch of ``tests/twins/reference.py``'s ``RefCache``. Adding a policy is a new
 module here, its name in :data:`REGISTRY`, and that twin.
 """
 

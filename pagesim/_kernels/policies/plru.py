@@ -7,7 +7,7 @@ first (a fill count, as hardware's valid bits do).
 The set's order word holds the tree, node n (1 the root, 2n and 2n + 1 its children) at bit n - 1,
 a 1 meaning "the victim is on the right", and the fill count from bit 32. The written kernel calls
 :func:`plru_touch` on a hit and :func:`plru_victim` then :func:`plru_touch` on a miss
-(this module's ``touch`` and ``fill``); ``tests/reference.py`` keeps its twin as a list of bits.
+(this module's ``touch`` and ``fill``); ``tests/twins/reference.py`` keeps its twin as a list of bits.
 """
 
 from ..rules import Rule

@@ -1,0 +1,1 @@
+"""Layer 0: sizes and their units, argument checks and warnings, atomic file writes, progress bars, the version. Imports nothing of pagesim."""

@@ -1,0 +1,364 @@
+"""Record a real program's memory trace with valgrind's lackey tool, streamed into a gzip file.
+
+    pagesim trace record [-o OUT] [--force] [--data-only] [--limit N] -- CMD [ARG ...]
+
+valgrind runs ``CMD`` under lackey (``--tool=lackey --trace-mem=yes``) and writes one line per
+access (``I  addr,size``, `` L addr,size``, `` S addr,size``, `` M addr,size``) to a pipe; this
+module reads the pipe line by line and writes the lines to ``OUT`` through gzip, so the trace is
+never held in memory and never written uncompressed. valgrind's own ``==pid==`` message lines are
+kept (the trace readers skip them), and two ``==pagesim==`` lines at the top say how the trace was
+recorded. The file is written to a temporary file of its own in ``OUT``'s folder (a hidden name,
+``.OUT.<random>.part``) and put in place when complete: an interrupted or failed recording (a full
+disk) leaves nothing behind, and no other file is touched. An existing ``OUT`` is refused unless
+``--force`` (``force=True``), and then replaced only once the new trace is complete; without
+``--force``, an ``OUT`` that appears while the program runs is kept and the recording refused. An
+``OUT`` that exists and is not a regular file (a symbolic link, a device, a fifo, a socket, a
+folder) is refused, with or without ``--force``.
+
+``data_only`` drops instruction fetches (``I`` lines), about three quarters of a lackey trace;
+``limit`` stops the program after that many accesses (the trace is then the run's first ``limit``
+accesses, and says so). Only the process valgrind starts is traced (valgrind's default
+``--trace-children=no``): a shell script's children are not.
+
+lackey runs the program on valgrind's JIT, perhaps 50-100 times slower than natively, and a
+compressed trace takes about 0.6-2.5 bytes per access (instruction fetches compress best, random
+data addresses worst).
+"""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import gzip
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.check import check_int
+
+KINDS = {b"I ": "instr", b" L": "loads", b" S": "stores", b" M": "modifies"}
+INSTALL_HINT = "Debian/Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind; macOS: not supported by current valgrind"
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What :func:`record` wrote."""
+
+    path: str
+    command: tuple
+    accesses: int
+    instr: int
+    loads: int
+    stores: int
+    modifies: int
+    data_only: bool
+    truncated: bool
+    exit_status: int
+    seconds: float
+    bytes: int
+
+    def __str__(self):
+        what = "data accesses" if self.data_only else "accesses"
+        kinds = ([] if self.data_only else [f"{self.instr:,} instruction fetches"]) + [
+            f"{self.loads:,} loads",
+            f"{self.stores:,} stores",
+            f"{self.modifies:,} modifies",
+        ]
+        if self.truncated:
+            tail = f"; stopped after --limit {self.accesses:,}"
+        elif self.exit_status < 0:
+            tail = f"; the program was killed by {_signal_name(-self.exit_status)}"
+        else:
+            tail = f"; the program exited with status {self.exit_status}"
+        packed = "compressed" if str(self.path).endswith(".gz") else "uncompressed"
+        return f"{self.path}: {self.accesses:,} {what} ({', '.join(kinds)}), {self.bytes / 1e6:.2f} MB {packed}, recorded in {self.seconds:.1f} s{tail}"
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+class TraceExists(FileExistsError):
+    """:func:`record`'s ``out`` exists and ``force`` is false; ``path`` is the file."""
+
+    def __init__(self, path):
+        super().__init__(f"out={str(path)!r} exists: pass force=True to replace it")
+        self.path = str(path)
+
+
+def valgrind() -> str | None:
+    """Path of the valgrind executable, or None."""
+    return shutil.which("valgrind")
+
+
+def why_not() -> str | None:
+    """None if a trace can be recorded here; otherwise the reason it cannot."""
+    if valgrind() is None:
+        return f"valgrind is not installed ({INSTALL_HINT}); use a shipped trace instead (pagesim.studies.yourprogram.shipped_traces())"
+    return None
+
+
+def _valgrind_version(vg: str) -> str:
+    try:
+        return subprocess.run([vg, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "valgrind (version unknown)"
+
+
+def default_output(command) -> str:
+    return f"{Path(str(command[0])).name or 'program'}-lackey.txt.gz"
+
+
+_KINDS_OF_FILE = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a fifo (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_a_regular_file(path: Path) -> str | None:
+    """What ``path`` is when it exists and is not a regular file ("a symbolic link to 'x'", "a
+    character device", ...); None when it is a regular file or does not exist. A symbolic link
+    is not followed."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    for test, what in _KINDS_OF_FILE:
+        if test(mode):
+            return f"{what} to {os.readlink(path)!r}" if test is stat.S_ISLNK else what
+    return "not a regular file"
+
+
+def _refuse_unless_regular(out: Path) -> None:
+    what = _not_a_regular_file(out)
+    if what is not None:
+        raise ValueError(f"{out} is {what}, not a regular file: a trace is written only to a new path or over a regular file")
+
+
+def _file_mode() -> int:
+    """The permissions a new file gets here (0o666 less the umask): the temporary file, made
+    0o600, gets them before it is put in place."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _term_to_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def record(command, out=None, data_only: bool = False, limit: int | None = None, program_output=None, force: bool = False) -> Recording:
+    """Run ``command`` (a list of strings) under valgrind lackey and write its memory trace to
+    ``out`` (gzip-compressed when the name ends in .gz; default ``<program>-lackey.txt.gz``).
+
+    data_only: drop instruction fetches. limit: stop after this many (written) accesses.
+    program_output: where the program's stdout and stderr go (None: this process's; or
+    ``subprocess.DEVNULL``). force: replace ``out`` if it exists (else :class:`TraceExists`, before
+    anything runs, or at the end if ``out`` appeared meanwhile; the old file is replaced only once
+    the new trace is complete). An ``out`` that exists and is not a regular file (a symbolic link,
+    a device, a fifo, a socket, a folder) is refused with a ValueError, force or not. Raises
+    RuntimeError when valgrind is missing or records nothing, and an OSError naming the file when
+    the trace cannot be written (a full disk); no part of the trace is left behind.
+    """
+    if isinstance(command, (str, bytes)) or not hasattr(command, "__iter__"):
+        raise TypeError(f"command must be a list of strings such as ['ls', '-l'], got {command!r}")
+    command = [str(c) for c in command]
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command or not command[0]:
+        raise ValueError("command is empty: name the program to trace, e.g. pagesim trace record -- ls -l")
+    if limit is not None:
+        limit = check_int("limit", limit, 1, None, " (a number of accesses, or None for the whole run)")
+    out = Path(out if out is not None else default_output(command))
+    if out.is_dir() and not out.is_symlink():
+        raise ValueError(f"out={str(out)!r} is a folder: give a file name such as {out / default_output(command)}")
+    _refuse_unless_regular(out)
+    if not out.parent.is_dir():
+        raise ValueError(f"out={str(out)!r}: the folder {str(out.parent)!r} does not exist")
+    if not force and out.exists():
+        raise TraceExists(out)
+    reason = why_not()
+    if reason:
+        raise RuntimeError(reason)
+    vg = valgrind()
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot write the trace {out} (creating a temporary file in {out.parent}): {e.strerror or e}") from e
+    part = Path(name)
+    counts = dict.fromkeys(KINDS.values(), 0)
+    written = 0
+    truncated = False
+    t0 = time.perf_counter()
+    rfd, wfd = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [vg, "--tool=lackey", "--trace-mem=yes", f"--log-fd={wfd}", *command], pass_fds=(wfd,), stdout=program_output, stderr=program_output
+        )
+    except OSError as e:
+        os.close(rfd)
+        os.close(wfd)
+        os.close(fd)
+        part.unlink(missing_ok=True)
+        raise RuntimeError(f"cannot start valgrind ({vg}): {e}") from None
+    os.close(wfd)
+    status = None
+    # SIGTERM (timeout, kill) is turned into KeyboardInterrupt while recording, so the cleanup below
+    # removes the half-written .part file as it does for Ctrl-C (only the main thread may set it).
+    old_term = None
+    if threading.current_thread() is threading.main_thread():
+        old_term = signal.signal(signal.SIGTERM, _term_to_interrupt)
+    try:
+        raw = open(fd, "wb")
+        fd = None  # closed with raw
+        os.fchmod(raw.fileno(), _file_mode())
+        sink = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) if out.suffix == ".gz" else raw
+        with raw, sink, os.fdopen(rfd, "rb", buffering=1 << 20) as pipe:
+            when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+            sink.write(f"==pagesim== {when}: {_valgrind_version(vg)} --tool=lackey --trace-mem=yes, command: {' '.join(command)}\n".encode())
+            sink.write(
+                (
+                    "==pagesim== data accesses only: instruction fetches dropped\n"
+                    if data_only
+                    else "==pagesim== every access: instruction fetches (I) and data (L, S, M)\n"
+                ).encode()
+            )
+            keep = set(KINDS) | {b"=="}
+            if data_only:
+                keep.discard(b"I ")
+            rest = b""
+            while not truncated:
+                block = pipe.read(1 << 20)
+                data = rest + block if block else rest + (b"\n" if rest else b"")
+                cut = data.rfind(b"\n") + 1
+                rest = data[cut:]
+                lines = [ln for ln in data[:cut].split(b"\n") if ln[:2] in keep]
+                n_acc = sum(1 for ln in lines if ln[:2] != b"==")
+                if limit is not None and written + n_acc >= limit:
+                    # keep lines up to the access that reaches the limit
+                    need, k = limit - written, 0
+                    for i, ln in enumerate(lines):
+                        k += ln[:2] != b"=="
+                        if k == need:
+                            lines = lines[: i + 1]
+                            break
+                    n_acc = need
+                    truncated = True
+                    proc.kill()  # valgrind runs the program in its own process: this stops both
+                for ln in lines:
+                    kind = KINDS.get(ln[:2])
+                    if kind is not None:
+                        counts[kind] += 1
+                if lines:
+                    sink.write(b"\n".join(lines) + b"\n")
+                written += n_acc
+                if not block:
+                    break
+            if truncated:
+                sink.write(f"==pagesim== stopped after --limit {limit} accesses\n".encode())
+        status = proc.wait()
+    except BaseException as e:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if fd is not None:
+            os.close(fd)
+        part.unlink(missing_ok=True)
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+            old_term = None
+        if isinstance(e, OSError):
+            raise OSError(e.errno, f"cannot write the trace {out} (writing {part}): {e.strerror or e}") from e
+        raise
+    if old_term is not None:
+        signal.signal(signal.SIGTERM, old_term)
+    if written == 0:
+        part.unlink(missing_ok=True)
+        raise RuntimeError(
+            f"valgrind recorded no {'data ' if data_only else ''}accesses of {' '.join(command)!r} "
+            f"(exit status {status}): is the command right? (valgrind's message is above)"
+        )
+    size = part.stat().st_size
+    _publish(part, out, force)
+    return Recording(
+        path=str(out),
+        command=tuple(command),
+        accesses=written,
+        instr=counts["instr"],
+        loads=counts["loads"],
+        stores=counts["stores"],
+        modifies=counts["modifies"],
+        data_only=bool(data_only),
+        truncated=truncated,
+        exit_status=-1 if truncated else int(status),
+        seconds=time.perf_counter() - t0,
+        bytes=size,
+    )
+
+
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS}
+
+
+def _publish(part: Path, out: Path, force: bool) -> None:
+    """Put the complete trace ``part`` in place as ``out``; ``part`` is gone afterwards, whatever
+    happens. Without ``force`` a hard link makes ``out`` only if no file of that name exists (one
+    that appeared while the program ran is kept: :class:`TraceExists`); with ``force`` an atomic
+    rename replaces a regular file. Either way, an ``out`` that is not a regular file is refused."""
+    try:
+        _refuse_unless_regular(out)
+        if force:
+            os.replace(part, out)
+            return
+        try:
+            os.link(part, out)
+        except FileExistsError:
+            raise TraceExists(out) from None
+        except OSError as e:
+            if e.errno not in _NO_HARD_LINKS:
+                raise
+            # a file system without hard links: the name is claimed by creating it exclusively
+            # (which fails if it exists), then the trace is renamed over the claim
+            try:
+                os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                raise TraceExists(out) from None
+            os.replace(part, out)
+    except OSError as e:
+        if isinstance(e, TraceExists):
+            raise
+        raise OSError(e.errno, f"cannot write the trace {out} (putting {part.name} in place): {e.strerror or e}") from e
+    finally:
+        part.unlink(missing_ok=True)
+
+
+def count_lines(path) -> int:
+    """Access lines in a lackey file (I, L, S, M; valgrind's and pagesim's ``==`` lines not counted),
+    counted independently of :mod:`pagesim.sources.traces`."""
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    n = 0
+    with opener(p, "rb") as f:
+        for line in f:
+            n += line[:2] in KINDS
+    return n
+
+
+if __name__ == "__main__":  # python -m pagesim.sources.record CMD ...
+    print(record(sys.argv[1:]))

@@ -1,0 +1,425 @@
+"""Real programs' memory traces: valgrind lackey, Dinero 'din', and one hex address per line.
+
+``read_trace(path)`` checks the whole file once (a malformed line is reported with the file and its
+line number, before anything is simulated), notes which 2 MiB blocks it touches (8 bytes a
+distinct block: a sorted uint64 array), and returns a
+workload that streams the file again in chunks whenever it is simulated: a trace larger than
+memory is never loaded whole, and no line is held whole beyond ``MAX_LINE`` (64 KiB) bytes: a
+longer one is an error naming the file and the line. gzip data is decompressed as it is read
+(recognised by its first bytes; a file named .gz that is not gzip data is an error); a UTF-8
+byte-order mark and CRLF line ends are accepted. ``read_trace(..., progress=True)`` shows the
+bytes checked. A trace whose layout would map more than ``pagesim.model.layout.MAX_PAGES`` pages, or
+need more than ``MAX_REGIONS`` regions (blocks apart from one another), is refused when it is
+laid out, before any region is made, with its footprint and the limit.
+
+Formats
+  lackey   ``valgrind --tool=lackey --trace-mem=yes``: ``I  addr,size`` (instruction fetch),
+           `` L addr,size`` (load), `` S addr,size`` (store), `` M addr,size`` (modify: a load and a
+           store of the same bytes, which translate once, so one data access). Lines starting
+           with ``==`` (valgrind's messages) and blank lines are skipped.
+  din      Dinero III/IV: ``label address`` with label 0 (read), 1 (write), 2 (instruction fetch),
+           3 and 4 (escape records: skipped); the address in hex.
+  hex      one address per line, hex, with or without 0x; blank lines and # comments skipped;
+           every access is a data access.
+An access is translated at its first byte; one that crosses a page boundary is counted once.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._kernels.regions import distinct_blocks
+from ..core.check import check_bool, check_choice
+from ..core.progress import bar
+from ..core.units import parse_page_size
+from ..model.layout import Layout
+from .workloads import Workload
+
+FORMATS = ("lackey", "din", "hex")
+MAX_ADDRESS = (1 << 63) - 1
+_LACKEY = re.compile(r"^(I | L| S| M) ?\s*([0-9A-Fa-f]+),(\d+)\s*$")
+_DIN = re.compile(r"^\s*([0-4])\s+(?:0[xX])?([0-9A-Fa-f]+)\b")
+_HEX = re.compile(r"^\s*(?:0[xX])?([0-9A-Fa-f]+)\s*$")
+GRANULE_SHIFT = 21  # the layout covers the 2 MiB blocks a trace touches
+
+
+MAX_LINE = 1 << 16  # the longest line read, in bytes: more is not a trace (and is never held whole)
+_BLOCK = 1 << 18  # bytes read at a time
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+class TraceFormatError(ValueError):
+    """A trace file that its format does not allow (the message names the file, and the line where known)."""
+
+
+class UnknownTraceFormat(TraceFormatError):
+    """A trace whose format cannot be told from its lines. ``reason`` names the file, the line and
+    its text; the message adds how to give the format (``format=``); the command line gives it
+    as ``--trace-format``."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"{reason}: pass format='lackey', 'din' or 'hex'")
+        self.reason = reason
+
+
+def _short(text: str, n: int = 80) -> str:
+    return repr(text if len(text) <= n else text[:n] + "...")
+
+
+def _lines(path: Path, bar=None):
+    """The lines of the file at ``path`` as ``(number of the first line, list of str)`` per block
+    of about ``_BLOCK`` bytes. gzip data (known by its first bytes) is decompressed; a UTF-8 byte
+    order mark is skipped; bytes that are not ASCII become U+FFFD (and then fail to parse); CRLF
+    line ends are accepted. Memory is bounded: a line longer than ``MAX_LINE`` bytes (not counting
+    its LF or CRLF) is an error, found without reading the rest of it. ``bar``: a tqdm bar advanced by the bytes read from disk
+    (compressed bytes for gzip)."""
+    with open(path, "rb") as raw:
+        head = raw.read(3)
+        raw.seek(0)
+        gz = head[:2] == _GZIP_MAGIC
+        if not gz and path.suffix == ".gz":
+            raise TraceFormatError(f"{path}: the name ends in .gz but the file is not gzip data (it starts with {head!r})")
+        src = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        carry = b""
+        n = 1  # the number of the line that carry begins
+        first = True
+        pos = 0
+        while True:
+            try:
+                block = src.read(_BLOCK)
+            except (EOFError, OSError, zlib.error) as e:
+                if isinstance(e, OSError) and not isinstance(e, gzip.BadGzipFile):
+                    raise  # a disk or permission error: its own message names the file
+                what = "ends early (is the file truncated?)" if isinstance(e, EOFError) else "is damaged"
+                # the decompressor gives nothing of a block it cannot finish: lines of that last
+                # block (up to _BLOCK bytes of text) may still be in the file
+                done = f"lines 1 to {n - 1} were read, in whole blocks" if n > 1 else "no whole block could be read"
+                done += f" of {_BLOCK // 1024} KiB of text (the block it stopped in may hold more lines)"
+                raise TraceFormatError(f"{path}: the gzip data {what}; {done}: {e}") from e
+            if bar is not None:
+                bar.update(raw.tell() - pos)
+                pos = raw.tell()
+            if first:
+                first = False
+                if block.startswith(_UTF8_BOM):
+                    block = block[len(_UTF8_BOM) :]
+                elif block[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                    raise TraceFormatError(f"{path}: the file is UTF-16 text; traces are ASCII (convert it, e.g. iconv -f UTF-16 -t ASCII)")
+            if not block:
+                break
+            buf = carry + block if carry else block
+            cut = buf.rfind(b"\n") + 1
+            carry = buf[cut:]
+            if cut:
+                text = buf[:cut].decode("ascii", "replace")
+                if "\r" in text:
+                    text = text.replace("\r\n", "\n")
+                lines = text.split("\n")
+                lines.pop()  # the empty piece after the last newline
+                if cut > MAX_LINE and max(map(len, lines)) > MAX_LINE:
+                    i = next(i for i, s in enumerate(lines) if len(s) > MAX_LINE)
+                    yield n, lines[:i]  # the lines before it are read first (an error there comes first)
+                    _too_long(path, n + i)
+                yield n, lines
+                n += len(lines)
+            if len(carry) - carry.endswith(b"\r") > MAX_LINE:  # (a CR may be the start of a CRLF)
+                _too_long(path, n)
+        if carry:
+            text = carry.decode("ascii", "replace")
+            text = text[:-1] if text.endswith("\r") else text
+            if len(text) > MAX_LINE:
+                _too_long(path, n)
+            yield n, [text]
+
+
+def _too_long(path: Path, n: int):
+    raise TraceFormatError(
+        f"{path}, line {n}: longer than {MAX_LINE} bytes, the longest line a trace may have "
+        "(is this a trace file? valgrind lackey, din and hex lines are a few dozen bytes)"
+    )
+
+
+def _check_path(path) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path={path!r} is not allowed: give the trace file's path as a str or os.PathLike, not {type(path).__name__}")
+    p = Path(path)
+    if not p.is_file():
+        what = "it is a directory" if p.is_dir() else "there is no such file" if not p.exists() else "it is not a regular file"
+        raise FileNotFoundError(f"trace path={str(path)!r} is not a file: {what}")
+    return p
+
+
+def detect_format(path) -> str:
+    """Guess a trace file's format from its first meaningful lines."""
+    path = _check_path(path)
+    for n0, lines in _lines(path):
+        for n, s in enumerate(lines, start=n0):
+            if not s.strip() or s.startswith("#"):
+                continue
+            if s.startswith("==") or _LACKEY.match(s):
+                return "lackey"
+            if _DIN.match(s) and len(s.split()) >= 2:
+                return "din"
+            if _HEX.match(s):
+                return "hex"
+            raise UnknownTraceFormat(f"{path}, line {n}: cannot tell the trace format from {_short(s, 60)}")
+    raise TraceFormatError(f"{path}: the file holds no accesses")
+
+
+def _parse_line(s: str, fmt: str):
+    """(address, kind) or None for a line to skip; raises ValueError for a malformed line."""
+    if fmt == "lackey":
+        if not s.strip() or s.startswith("=="):
+            return None
+        m = _LACKEY.match(s)
+        if not m:
+            raise ValueError("expected 'I  addr,size', ' L addr,size', ' S addr,size' or ' M addr,size'")
+        return int(m.group(2), 16), 1 if m.group(1) == "I " else 0
+    if fmt == "din":
+        if not s.strip():
+            return None
+        m = _DIN.match(s)
+        if not m:
+            raise ValueError("expected 'label address' with label 0-4 and a hex address")
+        label = int(m.group(1))
+        if label >= 3:
+            return None
+        return int(m.group(2), 16), 1 if label == 2 else 0
+    t = s.split("#", 1)[0]
+    if not t.strip():
+        return None
+    m = _HEX.match(t)
+    if not m:
+        raise ValueError("expected one hex address")
+    return int(m.group(1), 16), 0
+
+
+def _parse_lines(path: Path, n0: int, lines: list[str], fmt: str):
+    """The accesses of ``lines`` (the first is line ``n0`` of the file) as (addresses uint64,
+    kinds uint8) arrays. Raises TraceFormatError naming the file and the first bad line."""
+    addrs: list[int] = []
+    kinds: list[int] = []
+    add_a, add_k = addrs.append, kinds.append
+    match = {"lackey": _LACKEY, "din": _DIN, "hex": _HEX}[fmt].match
+    for n, s in enumerate(lines, start=n0):
+        m = match(s)  # the common case first: a line that holds an access, read as _parse_line reads it
+        if m is not None:
+            if fmt == "lackey":
+                a, k = int(m.group(2), 16), m.group(1) == "I "
+            elif fmt == "hex":
+                a, k = int(m.group(1), 16), 0
+            elif m.group(1) < "3":
+                a, k = int(m.group(2), 16), m.group(1) == "2"
+            else:
+                continue  # a din escape record
+        else:
+            try:
+                r = _parse_line(s, fmt)
+            except ValueError as e:
+                raise TraceFormatError(f"{path}, line {n}: {e}; got {_short(s)}") from None
+            if r is None:
+                continue
+            a, k = r
+        if a > MAX_ADDRESS:
+            raise TraceFormatError(f"{path}, line {n}: address {_short(hex(a), 40)[1:-1]} is beyond 2**63-1, the largest address pagesim models")
+        add_a(a)
+        add_k(k)
+    return np.array(addrs, dtype=np.uint64), np.array(kinds, dtype=np.uint8)
+
+
+def accesses(path, format: str, chunk: int = 1 << 20):  # noqa: A002
+    """Every access of the trace file at ``path`` in ``format`` (see :func:`detect_format`), checked
+    line by line, as (addresses uint64, kinds uint8: 0 data, 1 instruction) arrays of ``chunk``."""
+    yield from _iter_chunks(Path(path), format, int(chunk), True)
+
+
+def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
+    """The accesses of the file as (addresses uint64, kinds uint8 or None) arrays of ``chunk``
+    accesses (the last may be shorter)."""
+    out_a = np.empty(chunk, dtype=np.uint64)
+    out_k = np.empty(chunk, dtype=np.uint8)
+    k = 0
+    for n0, lines in _lines(path, bar):
+        a, kk = _parse_lines(path, n0, lines, fmt)
+        i = 0
+        while i < a.size:
+            take = min(chunk - k, a.size - i)
+            out_a[k : k + take] = a[i : i + take]
+            out_k[k : k + take] = kk[i : i + take]
+            k += take
+            i += take
+            if k == chunk:
+                yield out_a.copy(), (out_k.copy() if want_kinds else None)
+                k = 0
+    if k:
+        yield out_a[:k].copy(), (out_k[:k].copy() if want_kinds else None)
+
+
+def _bar(progress: bool, total: int, desc: str, unit: str):
+    if not progress:
+        return None
+
+    return bar(total=total, desc=desc, unit=unit, unit_scale=True, unit_divisor=1024 if unit == "B" else 1000, leave=False)
+
+
+@dataclass(frozen=True)
+class Trace(Workload):
+    """A trace file as a workload (see :func:`read_trace`)."""
+
+    name = "trace"
+    path: str = ""
+    format: str = "lackey"
+    instructions: bool = True
+    accesses: int = 0
+    instr_accesses: int = 0
+    #: the sorted distinct 2 MiB block numbers the trace touches, as uint64 bytes (8 bytes a block)
+    block_data: bytes = field(default=b"", repr=False)
+
+    def spans(self):
+        return []
+
+    @property
+    def blocks(self) -> np.ndarray:
+        """The sorted distinct 2 MiB block numbers (``address >> 21``) the trace touches: a
+        read-only uint64 array over ``block_data`` (no copy)."""
+        return np.frombuffer(self.block_data, dtype=np.uint64)
+
+    @property
+    def n_accesses(self) -> int:
+        return self.accesses if self.instructions else self.accesses - self.instr_accesses
+
+    @property
+    def has_kinds(self) -> bool:
+        return self.instructions and self.instr_accesses > 0
+
+    @property
+    def working_set(self) -> int:
+        return len(self.block_data) // 8 << GRANULE_SHIFT
+
+    @property
+    def label(self) -> str:
+        return f"trace({Path(self.path).name}, {self.n_accesses:,})"
+
+    def params(self):
+        return {"path": self.path, "format": self.format, "instructions": self.instructions, "accesses": self.n_accesses}
+
+    def covering_layout(self, page_size) -> Layout:
+        """Regions over the 2 MiB blocks the trace touches (merged when adjacent), all of
+        ``page_size`` (blocks of the page size when it is larger). A footprint of more than
+        ``MAX_PAGES`` pages, or blocks apart in more than ``MAX_REGIONS`` places, is refused
+        before any region is made: the error names the footprint and the limit."""
+        p = parse_page_size(page_size)
+        g = max(1 << GRANULE_SHIFT, p)
+        b = self.blocks
+        if g > 1 << GRANULE_SHIFT:  # sorted, so the distinct larger blocks are where the value changes
+            b = b >> np.uint64(g.bit_length() - 1 - GRANULE_SHIFT)
+            b = b[np.concatenate(([True], b[1:] != b[:-1]))]
+        return Layout.covering_blocks(b, g, p, f"trace {self.path!r}")
+
+    def check_covered(self, machine, layout: Layout) -> None:
+        """Name the first line whose address ``layout`` (this trace's covering layout) cannot hold
+        on ``machine``: one beyond its virtual address space, or one in the last covering block
+        below 2**63 (regions end below 2**63). Reads the file again only when there is one."""
+        va = 1 << min(machine.va_bits, 63)
+        top = layout.regions[-1].end
+        if top <= va and top < 1 << 63:
+            return
+        block = max(1 << GRANULE_SHIFT, layout.regions[-1].page_size)
+        limit = min(va, (1 << 63) - block)
+        path = Path(self.path)
+        for n0, lines in _lines(path):
+            for n, s in enumerate(lines, start=n0):
+                r = _parse_line(s, self.format)
+                if r is None or r[0] < limit or (r[1] and not self.instructions):
+                    continue
+                if limit == va:
+                    raise ValueError(
+                        f"{path}, line {n}: address {r[0]:#x} is beyond the virtual address space of machine {machine.name!r} "
+                        f"({machine.va_bits}-bit: addresses below {va:#x})"
+                    )
+                raise ValueError(
+                    f"{path}, line {n}: address {r[0]:#x} lies in the last {block >> 20} MiB below 2**63: a trace is covered by "
+                    f"whole {block >> 20} MiB blocks, and regions end below 2**63"
+                )
+
+    def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
+        for a, k in _iter_chunks(Path(self.path), self.format, int(chunk), True):
+            if not self.instructions:
+                keep = k == 0
+                a = a[keep]
+                if a.size:
+                    yield a, None
+            else:
+                yield a, (k if self.has_kinds else None)
+
+
+def _merge(merged: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of two sorted distinct uint64 arrays (about the two arrays'
+    memory again, as a set union takes none of Python's per-object bytes)."""
+    if merged.size == 0:
+        return new
+    at = np.searchsorted(merged, new)
+    inside = at < merged.size
+    fresh = np.ones(new.size, dtype=bool)
+    fresh[inside] = merged[at[inside]] != new[inside]
+    return np.insert(merged, at[fresh], new[fresh])
+
+
+class _Blocks:
+    """The distinct 2 MiB blocks of the accesses seen so far, 8 bytes a block: each chunk's
+    distinct blocks wait in a list and join the sorted array when they are as many as it holds
+    (at least 2**16), so each block is merged O(log n) times."""
+
+    def __init__(self):
+        self.merged = np.empty(0, dtype=np.uint64)
+        self.pending: list[np.ndarray] = []
+        self.waiting = 0
+
+    def add(self, addresses: np.ndarray) -> None:
+        if addresses.size:
+            b = distinct_blocks(addresses, GRANULE_SHIFT)
+            self.pending.append(b)
+            self.waiting += b.size
+            if self.waiting >= max(self.merged.size, 1 << 16):
+                self.flush()
+
+    def flush(self) -> np.ndarray:
+        if self.pending:
+            new = self.pending[0] if len(self.pending) == 1 else np.unique(np.concatenate(self.pending))
+            self.pending, self.waiting = [], 0
+            self.merged = _merge(self.merged, new)
+        return self.merged
+
+
+def read_trace(path, format: str = "auto", instructions: bool = True, progress: bool = False) -> Trace:  # noqa: A002
+    """Check and summarise the trace at ``path``; returns a :class:`Trace` workload to pass to
+    ``simulate(machine, trace, page_size=...)``. ``instructions=False`` keeps data accesses only.
+    ``progress``: a progress bar of the bytes checked (the check reads the whole file once).
+    The distinct 2 MiB blocks the accesses touch are kept at 8 bytes a block."""
+    p = _check_path(path)
+    check_choice("format", format, ("auto", *FORMATS))
+    for name, v in (("instructions", instructions), ("progress", progress)):
+        check_bool(name, v)
+    fmt = detect_format(p) if format == "auto" else format
+    n = ni = 0
+    blocks = _Blocks()
+    bar = _bar(progress, p.stat().st_size, f"checking {p.name}", "B")
+    try:
+        for a, k in _iter_chunks(p, fmt, 1 << 18, True, bar):
+            n += a.size
+            ni += int(k.sum())
+            blocks.add(a if instructions else a[k == 0])
+    finally:
+        if bar is not None:
+            bar.close()
+    if n == 0 or (not instructions and n == ni):
+        raise TraceFormatError(f"{p}: the file holds no {'data ' if not instructions else ''}accesses")
+    return Trace(path=str(p), format=fmt, instructions=bool(instructions), accesses=n, instr_accesses=ni, block_data=blocks.flush().tobytes())

@@ -1,0 +1,1 @@
+"""Layer 7: explanations, widgets, diagrams, plots, exercises and their grading."""

@@ -1,0 +1,136 @@
+"""One virtual address translated step by step, as the simulator models it (for teaching).
+
+``translate(machine, address, page_size)`` returns a pandas DataFrame, a row per step: the page
+number and offset; the set and tag each TLB structure of the chain looks at; then the walk: the
+index at each radix level, numbered from 1 at the root like the walk's references (which levels a
+page-walk cache can skip), the hashed-page-table groups
+POWER probes, the TSB slot SPARC probes, or the entry Itanium's short-format VHPT walker reads (a
+linear table of 8-byte entries per region; the hashed VHPT is the long format, which pagesim does
+not model: datasets/architecture/NOTES.md §1.5). The numbers are those the kernel computes.
+
+The frame is a :class:`Translation`: it says which machine, page size and address it translates
+(``title``), and a notebook shows each step's text whole rather than cut at pandas' 50 characters.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from .._kernels.rules import SEGMENT_SHIFT, hpt_group, segment_shift, vsid_of
+from ..core.check import check_choice
+from ..core.units import format_size, log2, parse_size
+from ..model.machines import machine as get_machine
+
+RADIX_NAMES = {4: ["PGD (PML4)", "PUD (PDPT)", "PMD (PD)", "PTE (PT)"], 5: ["PML5", "PML4", "PDPT", "PD", "PT"]}
+
+
+class Translation(pd.DataFrame):
+    """The steps of one translation (a DataFrame), titled with the machine, page size and address."""
+
+    _metadata = ["title"]
+
+    @property
+    def _constructor(self):
+        return Translation
+
+    def __repr__(self) -> str:
+        return f"{getattr(self, 'title', '')}\n{self.to_string(index=False, max_colwidth=None)}"
+
+    def _repr_html_(self) -> str:
+        styled = (
+            self.style.hide(axis="index")
+            .set_caption(html.escape(getattr(self, "title", "")))
+            .set_properties(**{"text-align": "left", "white-space": "normal"})
+            .set_table_styles(
+                [
+                    {"selector": "caption", "props": "caption-side: top; text-align: left; font-weight: bold"},
+                    {"selector": "th", "props": "text-align: left"},
+                ]
+            )
+        )
+        return styled.to_html()
+
+
+def translate(machine, address, page_size=None, side: str = "data") -> Translation:
+    m = get_machine(machine)
+    p = m.check_page_size(page_size if page_size is not None else m.base_page)
+    a = parse_size(address, "address")
+    if a >= 1 << min(m.va_bits, 63):
+        if m.va_bits < 64:
+            raise ValueError(f"address={a:#x} is beyond the {m.va_bits}-bit virtual address space of {m.name!r}")
+        raise ValueError(f"address={a:#x} is 2**63 or above: pagesim handles addresses below 2**63 (the top half of {m.name!r}'s 64-bit space is not modelled)")
+    check_choice("side", side, ("data", "instr"))
+    s = log2(p)
+    rows = [
+        {"step": "split", "what": f"page number (address >> {s})", "value": f"{a >> s:#x}"},
+        {"step": "split", "what": f"offset in the {format_size(p)} page (low {s} bits)", "value": f"{a & (p - 1):#x}"},
+    ]
+    for st in m.chain(side, p):
+        es = log2(st.entry_size(p))
+        key = a >> es
+        rows.append(
+            {
+                "step": f"TLB L{st.level}",
+                "what": f"{st.name}: {st.entries} entries, {st.organisation()}",
+                "value": f"set {key % st.sets} of {st.sets}, tag {key:#x}",
+            }
+        )
+    w = m.walker
+    if w.kind == "radix":
+        n = len(w.level_bits)
+        names = RADIX_NAMES.get(n, [f"level {i}" for i in range(1, n + 1)])
+        leaf = w.leaf_refs(p) - 1
+        for lvl in range(leaf + 1):  # lvl counts from 0 in the code; the table numbers levels from 1
+            shift = w.base_shift + sum(w.level_bits[lvl + 1 :])
+            idx = (a >> shift) & ((1 << w.level_bits[lvl]) - 1)
+            skippers = [c.name for c in w.pwc if c.skip > lvl]  # a PWC hit skips the first `skip` levels
+            rows.append(
+                {
+                    "step": f"walk level {lvl + 1}",
+                    "what": f"{names[lvl]}: bits {shift + w.level_bits[lvl] - 1}..{shift}"
+                    + (" (leaf: holds the translation)" if lvl == leaf else "")
+                    + (f"; skipped on a hit in {', '.join(skippers)}" if skippers else ""),
+                    "value": f"index {idx} (entry at byte {idx * 8} of its table)",
+                }
+            )
+    elif w.kind == "hashed":
+        seg_shift = segment_shift.py_func(s)
+        vsid = vsid_of.py_func(a, s)
+        h = hpt_group.py_func(a, s, w.hpt_ptegs - 1)
+        rows += [
+            {
+                "step": "segment",
+                "what": f"ESID (address >> {seg_shift}), looked up in the SLB"
+                + (" (256 MiB segments at every address: 1 TiB segments are not modelled, see the preset's SLB source)" if seg_shift == SEGMENT_SHIFT else ""),
+                "value": f"{a >> seg_shift:#x}",
+            },
+            {"step": "segment", "what": "VSID (modelling assumption: a multiplicative scramble of the ESID)", "value": f"{vsid:#x}"},
+            {"step": "hash", "what": f"page index in the segment, XOR VSID, mod {w.hpt_ptegs} groups", "value": f"primary PTEG {h}"},
+            {"step": "hash", "what": "secondary group: the complement of the hash", "value": f"secondary PTEG {(~h) & (w.hpt_ptegs - 1)}"},
+            {
+                "step": "walk",
+                "what": "references: 1 if the entry is in the primary group (8 entries, one cache line), 2 in the secondary,"
+                " 2 if it is not in the table (then inserted)",
+                "value": "1 or 2",
+            },
+        ]
+    elif w.kind == "tsb":
+        rows += [
+            {"step": "trap", "what": "a TLB miss traps to software (UltraSPARC)", "value": ""},
+            {"step": "TSB", "what": f"direct-mapped TSB of {w.tsb_entries} entries per page size", "value": f"slot {(a >> s) & (w.tsb_entries - 1)}"},
+            {"step": "walk", "what": f"on a TSB miss, a software walk of {w.sw_walk_refs} loads", "value": f"1 or {1 + w.sw_walk_refs} references"},
+        ]
+    else:
+        rows.append(
+            {
+                "step": "walk",
+                "what": "short-format VHPT: the walker reads the page's 8-byte entry in its region's linear table "
+                "(one entry per page, indexed by the page number; not hashed)",
+                "value": f"entry of page {a >> s:#x}: 1 reference",
+            }
+        )
+    t = Translation(rows)
+    t.title = f"{m.name}, {format_size(p)} pages, address {a:#x}" + ("" if side == "data" else f" ({side} side)")
+    return t

@@ -1,0 +1,251 @@
+"""Plotting helpers for the notebooks, built on seaborn. Each returns the matplotlib Axes."""
+
+from __future__ import annotations
+
+import math
+
+# Readable axis labels, with units, for the column names the studies use (a label given to a plotting
+# function wins; a column not listed keeps its name).
+LABELS = {
+    "small_page_change_pct": "% change with small pages (positive: 4 KB better)",
+    "derat_misses": "D-ERAT misses",
+    "MiB": "page-table memory (MiB)",
+    "page faults": "page faults",
+    "walks per access": "page walks per access",
+    "working set MiB": "working set (MiB)",
+    "plane KiB": "plane size (KiB)",
+    "planes in use": "planes in use (pages touched in turn)",
+    "database GiB": "database size D (GiB)",
+    "disk I/O reduction %": "disk I/Os per transaction (% fewer)",
+    "pool_pages": "buffer-pool pages",
+    "processors": "processors",
+}
+
+
+def label(column) -> str:
+    """The axis label for a column: its readable form from ``LABELS``, else the name itself."""
+    return LABELS.get(column, str(column))
+
+
+def theme():
+    """Set the seaborn theme every figure of pagesim uses and return seaborn (imported here: it loads
+    matplotlib, which only drawing needs)."""
+    import seaborn as sns  # deferred: seaborn (and matplotlib) are slow to import; only figures need them
+
+    sns.set_theme(style="whitegrid", context="notebook")
+    return sns
+
+
+def bars(df, x, y, hue=None, title="", ylabel=None, log=False, ax=None, annotate=False, xlabel=None):
+    """A bar chart of ``y`` by ``x`` (and ``hue``); horizontal when ``x`` is the numeric column. Axis
+    labels default to the readable form of the column names (``LABELS``)."""
+    sns = theme()
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.6))
+    sns.barplot(data=df, x=x, y=y, hue=hue, ax=ax)
+    if log:
+        ax.set_yscale("log")
+    ax.set_title(title)
+    ax.set_xlabel(label(x) if xlabel is None else xlabel)
+    ax.set_ylabel(label(y) if ylabel is None else ylabel)
+    if annotate:
+        for c in ax.containers:
+            ax.bar_label(c, fmt="%.3g", fontsize=8)
+    return ax
+
+
+def lines(df, x, y, hue=None, title="", ylabel=None, logx=False, logy=False, ax=None, marker="o", xlabel=None, hline=None):
+    """A line chart of ``y`` against ``x`` (one line per ``hue``). ``hline``: ``(value, label)`` of a
+    dashed horizontal reference line, named in the legend."""
+    sns = theme()
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.6))
+    extra = {"label": label(y)} if hue is None and hline is not None else {}  # name the line beside the reference in the legend
+    sns.lineplot(data=df, x=x, y=y, hue=hue, marker=marker, ax=ax, **extra)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    if hline is not None:
+        value, text = hline
+        ax.axhline(value, color="gray", ls="--", label=text)
+        ax.legend(fontsize=8, loc="best")
+    ax.set_title(title)
+    ax.set_xlabel(label(x) if xlabel is None else xlabel)
+    ax.set_ylabel(label(y) if ylabel is None else ylabel)
+    return ax
+
+
+def heatmap(pivot, title="", fmt=".0f", center=0.0, cbar_label="", ax=None, clip=None, xlabel=None, ylabel=None):
+    """A heat map of a pivoted DataFrame (rows x columns), diverging around ``center``. ``clip=(lo, hi)``
+    limits the colour scale only: every cell is labelled with its true value (a cell beyond the
+    scale takes the colour of its end)."""
+    sns = theme()
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    lo, hi = clip if clip is not None else (None, None)
+    sns.heatmap(pivot, annot=pivot, fmt=fmt, center=center, vmin=lo, vmax=hi, cmap="RdBu_r", cbar_kws={"label": cbar_label}, ax=ax)
+    ax.set_title(title)
+    ax.set_xlabel(label(pivot.columns.name) if xlabel is None else xlabel)
+    ax.set_ylabel(label(pivot.index.name) if ylabel is None else ylabel)
+    return ax
+
+
+def reach(df, title="TLB reach of every preset (largest level, data side)", ax=None):
+    """Reach per machine and page size, log scale, from :func:`pagesim.reach_table` rows."""
+    sns = theme()
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 4.2))
+    d = df[df["reach_bytes"] > 0].copy()
+    d["reach MiB"] = d["reach_bytes"] / 2**20
+    order = d.drop_duplicates("page").sort_values("page_size")["page"].tolist()  # by size, not by name
+    sns.barplot(data=d, x="machine", y="reach MiB", hue="page", hue_order=order, ax=ax)
+    ax.set_yscale("log")
+    ax.set_xlabel("")
+    ax.set_ylabel("TLB reach (MiB, log scale)")
+    ax.set_title(title)
+    ax.legend(title="page", bbox_to_anchor=(1.01, 1), loc="upper left")
+    ax.tick_params(axis="x", rotation=45)
+    for t in ax.get_xticklabels():
+        t.set_ha("right")
+    return ax
+
+
+def mark_sizes(ax, marks, unit: float = 2**20, color="0.4"):
+    """Dashed vertical lines at sizes in bytes (``marks``: (label, bytes) pairs; x axis in ``unit``),
+    each labelled at the top; lines at the same size share one label."""
+    import matplotlib.transforms as mtransforms  # deferred: matplotlib is slow to import; only figures need it
+
+    trans = mtransforms.blended_transform_factory(ax.transData, ax.transAxes)
+    by_x: dict[float, list[str]] = {}
+    for label, b in marks:
+        by_x.setdefault(b / unit, []).append(label)
+    lo, hi = ax.get_xlim()
+    for x, labels in sorted(by_x.items()):
+        if not lo <= x <= hi:
+            continue
+        ax.axvline(x, color=color, ls="--", lw=0.8)
+        ax.text(x, 0.98, " / ".join(labels), transform=trans, rotation=90, va="top", ha="right", fontsize=7, color=color)
+    return ax
+
+
+def points(df, x, y, hue=None, style=None, title="", xlabel=None, ylabel=None, logx=True, logy=True, ax=None, hue_order=None):
+    """A scatter plot of ``y`` against ``x`` (log x; y on a scale linear below 0.01, so zeros show)."""
+    sns = theme()
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 4))
+    sns.scatterplot(data=df, x=x, y=y, hue=hue, style=style, ax=ax, hue_order=hue_order)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("symlog", linthresh=0.01)
+        ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    if hue is not None or style is not None:
+        ax.legend(bbox_to_anchor=(1.01, 1), loc="upper left", fontsize=8)
+    return ax
+
+
+def latency(df, x="working set MiB", y="median_ns", lo="q1_ns", hi="q3_ns", curve="curve", marks=(), title="", ax=None):
+    """Latency curves on log-log axes, each with its quartile band in the same colour, and dashed
+    lines at ``marks`` ((label, bytes) pairs; x in MiB)."""
+    sns = theme()
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 4.5))
+    names = list(dict.fromkeys(df[curve]))
+    for name, color in zip(names, sns.color_palette(n_colors=len(names))):
+        g = df[df[curve] == name].sort_values(x)
+        ax.plot(g[x], g[y], marker="o", ms=4, color=color, label=name)
+        ax.fill_between(g[x], g[lo], g[hi], color=color, alpha=0.25, lw=0)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel("ns per load")
+    ax.set_title(title)
+    ax.legend(loc="lower right")
+    mark_sizes(ax, marks)
+
+
+def sweep(
+    df,
+    x,
+    y,
+    *,
+    band=None,
+    mark=None,
+    mark_label="this notebook's value",
+    intervals=None,
+    holds=None,
+    title="",
+    xlabel="",
+    ylabel="",
+    logx=False,
+    logy=False,
+    joined=True,
+    ax=None,
+):
+    """A parameter sweep: ``y`` (a column, or a list of columns) against ``x``, with the document's
+    figure as a horizontal band: ``band=(lo, hi)`` or a list of ``(lo, hi, label)`` (a line when
+    lo == hi; an infinite edge runs to the edge of the plot). ``mark``: the value of the parameter
+    the notebook uses (a dashed vertical line). ``intervals``: ranges of ``x`` where the finding
+    holds (shaded). ``holds``: a boolean column; swept values where the finding holds are drawn
+    filled, the others hollow. ``joined=False`` draws the swept values only (for a result that jumps
+    between neighbouring values, where a line would suggest values in between). ``xlabel`` and
+    ``ylabel`` should carry the units."""
+    theme()
+
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 3.8))
+    d = df.sort_values(x)
+    ys = [y] if isinstance(y, str) else list(y)
+    for col in ys:
+        (line,) = ax.plot(d[x], d[col], ls="-" if joined else "none", lw=1.2, label=col if len(ys) > 1 else None)
+        if holds is not None:
+            ok = d[holds].astype(bool)
+            ax.plot(d[x][ok], d[col][ok], "o", color=line.get_color(), ms=5, label="finding holds" if col == ys[0] else None)
+            ax.plot(d[x][~ok], d[col][~ok], "o", mfc="white", color=line.get_color(), ms=5, label="finding fails" if col == ys[0] else None)
+        else:
+            ax.plot(d[x], d[col], "o", color=line.get_color(), ms=4)
+    if logx:
+        from matplotlib.ticker import NullFormatter, ScalarFormatter  # deferred: matplotlib is slow to import; only figures need it
+
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    if logy:
+        ax.set_yscale("log")
+    lo_y, hi_y = ax.get_ylim()
+    bands = [] if band is None else ([(band[0], band[1], "document")] if len(band) == 2 and not isinstance(band[0], (tuple, list)) else list(band))
+    colors = ["tab:green", "tab:purple", "tab:brown"]
+    for i, (lo, hi, label) in enumerate(bands):
+        lo, hi = (lo_y if math.isinf(lo) else lo), (hi_y if math.isinf(hi) else hi)
+        if lo == hi:
+            ax.axhline(lo, color=colors[i % 3], ls="--", lw=1, label=label)
+        else:
+            ax.axhspan(lo, hi, color=colors[i % 3], alpha=0.15, label=label)
+    ax.set_ylim(lo_y, hi_y)
+    for j, (a, b) in enumerate(intervals or []):
+        ax.axvspan(a, b, color="gold", alpha=0.18, label="where the finding holds" if j == 0 else None)
+    if mark is not None:
+        ax.axvline(mark, color="gray", ls=":", lw=1.5, label=mark_label)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or (ys[0] if len(ys) == 1 else ""))
+    ax.legend(fontsize=8, loc="best")
+    return ax

@@ -1,0 +1,107 @@
+"""The study functions that record the findings of notebooks 03, 06 and 07 (the notebooks call them in
+one line per section): what each records, on small inputs built by hand."""
+
+import pandas as pd
+
+import pagesim.sources.datasets as D
+from pagesim.studies import mpss, yourmachine, yourprogram
+from pagesim.studies.findings import Findings
+
+
+def test_mpss_time_base_band_is_the_findings_band():
+    """The sweep of section 1 puts the 4M share against trapstat-after's band: the band the finding gets."""
+    doc = D.load("mpss_trapstat")
+    F = Findings("t", "t")
+    f = F.measured("x", "x", "x", mpss.doc_pct(doc, "after"), 0.1, rel=mpss.AFTER_REL, unit="%", change=False)
+    assert mpss.after_band(doc) == f.limits
+    assert mpss.doc_pct(doc, "before") == 46.2 and mpss.doc_pct(doc, "after") == 0.2
+
+
+def test_mpss_left_out_records_the_documents_items_as_not_reproduced():
+    doc, pm = D.load("mpss_trapstat"), D.load("mpss_pmap")
+    F = Findings("t", "t")
+    mpss.record_left_out(F, doc, pm)
+    assert [f.id for f in F.items] == ["trapstat-kernel", "trapstat-itlb", "defaults", "kernel-heap", "pmap-other"]
+    assert {f.verdict for f in F.items} == {"not reproduced"}
+
+
+def test_mpss_pmap_heap_is_the_listings():
+    class Run:
+        attrs = {"layout": '[{"page_size": 8192, "length": 4055040}, {"page_size": 4194304, "length": 134217728}]'}
+
+    pm = D.load("mpss_pmap")
+    F = Findings("t", "t")
+    mpss.record_pmap(F, pm, {"after": (Run(), None)})
+    assert F.get("pmap-heap").simulation == "131072" and F.get("pmap-heap").verdict == "arithmetic"
+    assert mpss.heap_kbytes(Run()) == {"8K": 3960, "4M": 131072}
+
+
+def _faults(huge_granted: int):
+    rows = []
+    for size in (2 << 20, 4 << 20):
+        rows.append({"size": size, "page": "4K", "real_faults": size // 4096, "simulated_faults": size // 4096, "huge_pages": 0, "huge_pages_expected": 0})
+        rows.append(
+            {
+                "size": size,
+                "page": "THP",
+                "real_faults": size >> 21,
+                "simulated_faults": size >> 21,
+                "huge_pages": huge_granted,
+                "huge_pages_expected": size >> 21,
+            }
+        )
+    f = pd.DataFrame(rows)
+    f["working set"] = f["size"].astype(str)
+    f["equal"] = f["real_faults"] == f["simulated_faults"]
+    return f
+
+
+def test_yourmachine_faults_checked_when_granted_noted_when_not():
+    F = Findings("t", "t", host=True)
+    yourmachine.record_faults(F, _faults(huge_granted=0))
+    assert F.get("faults-4K").verdict == "exact"
+    assert F.get("faults-THP").verdict == "not reproduced" and "granted 0 of 3 huge pages" in F.get("faults-THP").why
+
+
+def test_yourmachine_thp_not_measured_is_a_note():
+    F = Findings("t", "t", host=True)
+    yourmachine.record_thp(F, {"holds": None, "why": "THP not measured: no THP here", "pairs": []})
+    assert F.get("thp-direction").verdict == "not reproduced" and F.get("thp-direction").why == "THP not measured: no THP here"
+    assert yourmachine.plot_thp({"holds": None, "why": "x", "pairs": []}) is None
+
+
+def test_yourmachine_thp_direction_from_the_pairs():
+    d = {
+        "holds": True,
+        "ratio": 1.5,
+        "reach": 6 << 20,
+        "source": "skylake",
+        "pairs": [(8 << 20, 30.0, 20.0), (16 << 20, 40.0, 25.0)],
+        "sizes_holding": 2,
+        "worst": (16 << 20, 40.0, 25.0),
+        "why": "",
+    }
+    F = Findings("t", "t", host=True)
+    yourmachine.record_thp(F, d)
+    f = F.get("thp-direction")
+    assert f.verdict == "direction" and "2 sizes from 8M to 16M" in f.document and "THP no slower at 2 of 2 sizes" in f.simulation
+
+
+def test_yourprogram_sampling_counts_the_parts_that_agree():
+    sens = pd.DataFrame(
+        [
+            {"machine": "skylake", "window": "whole sample", "recommended": "2M", "walks per 1000 (base)": 10.0},
+            {"machine": "skylake", "window": "part 1", "recommended": "2M", "walks per 1000 (base)": 12.0},
+            {"machine": "skylake", "window": "part 2", "recommended": "4K", "walks per 1000 (base)": 0.5},
+        ]
+    )
+    F = Findings("t", "t", host=True)
+    text = yourprogram.record_sampling(F, sens)
+    assert text.endswith("in 1 of 2 (preset, part) pairs")
+    assert F.get("sampling").simulation.startswith("same page in 1 of 2; base-page walks per 1,000 from 0.5 to 12")
+
+
+def test_yourprogram_shipped_quick_records_nothing():
+    F = Findings("t", "t", host=True)
+    yourprogram.record_shipped(F, {})
+    assert F.items == [] and yourprogram.shipped_text({}) == ""

@@ -1,0 +1,195 @@
+"""Verdicts say no more than the simulation shows: one band per system, each simulated figure counted
+once, robustness to modelling choices, failures as contradicted, checks on this machine apart."""
+
+import pytest
+
+from pagesim.studies.findings import FindingFailed, Findings
+from pagesim.validation.report import figures, headline, render
+
+
+def _rec(F, notebook="01_x.ipynb"):
+    from dataclasses import asdict
+
+    return {"notebook": notebook, "status": "ok", "document": F.document, "findings": [asdict(f) for f in F.items]}
+
+
+def test_each_system_is_judged_against_its_own_band():
+    """JS22 6.3% and Power 575 56.9% with one simulated 30.1%: a merged band would hold it; per
+    system it is 4.8x JS22's figure, so the finding is direction with both ratios shown."""
+    F = Findings("x", "doc")
+    f = F.measured("stream", "STREAM gain", "s", {"JS22": 6.3, "Power 575": 56.9}, {"JS22": 30.1, "Power 575": 30.1}, rel=0.5, unit="%")
+    assert f.verdict == "direction"
+    assert [r["verdict"] for r in f.rows] == ["direction", "within"]
+    assert f.band == "JS22 document +-50%: 3.15..9.45%; Power 575 document +-50%: 28.45..85.35%"
+    assert "JS22 4.78" in F.table().loc[0, "sim / doc"] and "Power 575 0.53" in F.table().loc[0, "sim / doc"]
+    g = F.measured("lin", "Linpack", "s", {"JS22": 11.3, "Power 575": 14.4}, {"JS22": 8.5, "Power 575": 7.0}, rel=0.5, unit="%")
+    assert g.verdict == "direction" and round(g.ratio, 2) == 0.49  # Power 575 at 0.49x, outside 7.2..21.6
+    h = F.measured("ok", "both in", "s", {"a": 10, "b": 20}, {"a": 11, "b": 19}, rel=0.5)
+    assert h.verdict == "within" and h.figures == 2
+    k = F.measured("sign", "one flips", "s", {"a": 10, "b": 20}, {"a": -1, "b": 19}, rel=0.5)
+    assert k.verdict == "contradicted"
+    with pytest.raises(ValueError, match="same rows"):
+        F.measured("bad", "rows differ", "s", {"a": 1}, {"b": 1}, rel=0.5)
+    with pytest.raises(ValueError, match="same rows"):
+        F.measured("bad2", "one simulated figure for rows", "s", {"a": 1, "b": 2}, 1.5, rel=0.5)
+
+
+def test_a_restated_figure_is_counted_once():
+    F = Findings("x", "doc")
+    F.measured("faster", "throughput", "s", 12, 11, rel=0.5)
+    F.measured("ipc", "IPC moves as throughput", "s", 11, 11, rel=0.5, reuses="faster")
+    assert "restates the simulated figure of faster" in F.get("ipc").why
+    both = F.measured("conc2", "conclusion over two", "s", 12, 11, rel=0.5, reuses=("faster", "ipc"))
+    assert both.reuses == "faster, ipc" and "figures of faster, ipc" in both.why
+    with pytest.raises(ValueError, match="names no finding"):
+        F.measured("conc3", "conclusion", "s", 15, 11, rel=0.5, reuses=("faster", "nope"))
+    with pytest.raises(ValueError, match="names no finding"):
+        F.measured("conc", "conclusion", "s", 15, 11, rel=0.5, reuses="nope")
+    h = headline([_rec(F)])
+    assert "counted once: 1 (1 within)" in h and "1 of the 1 that are checked" in h and "ipc -> faster" in h
+    assert figures([_rec(F)])[0]["figures"] == 3  # the restating finding still carries its own document figure
+
+
+def test_robust_needs_the_whole_x05_x2_range_in_band():
+    F = Findings("x", "doc")
+    F.measured("md", "MD gain", "s", (17, 33), 9.5, rel=0.5, unit="%", choices=("working set MiB",))
+    with pytest.raises(FindingFailed, match="never swept"):
+        F.save("")
+    with pytest.raises(ValueError, match="reach 16..64"):
+        F.robust("md", "working set MiB", 32, {24: 5.0, 32: 9.5, 48: 20.0})
+    f = F.robust("md", "working set MiB", 32, {16: -11.6, 20: -11.6, 32: 9.5, 64: 26.4})
+    assert f.verdict == "within" and f.robust is False and f.label == "within"
+    assert "outside at 16 (-11.6); 20 (-11.6)" in f.robustness[0]
+    G = Findings("y", "doc")
+    G.measured("a", "gain", "s", 10, 10, rel=0.5, choices=("hot",))
+    g = G.robust("a", "hot", 0.5, {0.25: 9, 0.5: 10, 1.0: 12})
+    assert g.robust and g.label == "within (robust)"
+    G.save("")
+    rows = G.measured("r", "rows", "s", {"a": 10, "b": 20}, {"a": 10, "b": 20}, rel=0.5)
+    assert G.robust("r", "w", 2, {1: {"a": 9, "b": 21}, 2: {"a": 10, "b": 20}, 4: {"a": 14, "b": 29}}).robust
+    assert not G.robust("r", "z", 2, {1: {"a": 9, "b": 21}, 2: {"a": 10, "b": 20}, 4: {"a": 16, "b": 29}}).robust
+    assert rows.label == "within"
+    with pytest.raises(ValueError, match="say why"):
+        G.robust("a", "hot", 0.5, {0.25: 9, 0.5: 10, 0.9: 12}, span=(0.25, 0.9))
+    h = headline([_rec(G)])
+    assert "1 within and robust" in h and "1 within but not robust" in h
+    assert "| within (robust) |" in render([_rec(G)])
+
+
+def test_failures_are_contradicted_not_not_reproduced():
+    F = Findings("x", "doc")
+    assert F.measured("t9", "throughput +9%", "s", 9, 0.0, rel=0.5, unit="%").verdict == "contradicted"
+    f = F.contradicted("walks", "walks fall 27%", "s", "27%", "unchanged", why="TLB entries stay per process in the model")
+    assert f.verdict == "contradicted"
+    with pytest.raises(ValueError, match="say why"):
+        F.contradicted("w2", "x", "s", 1, 2, why="")
+
+
+def test_host_checks_are_counted_apart():
+    F = Findings("04_x", "doc")
+    F.exact("faults", "faults", "s", 256, 256)
+    F.exact("host-a", "real faults", "this machine", 16384, 16384, host=True)
+    h = headline([_rec(F, "04_x.ipynb")])
+    assert "counted once: 1 (1 exact)" in h and "Apart: 1 checks of pagesim against the machine" in h
+    G = Findings("07_your_machine", "this machine", host=True)
+    assert G.exact("k", "k", "s", 1, 1).host
+    # the per-notebook table: the verdict columns count the document's findings only, host checks in their own column
+    F.measured("gain", "a gain", "s", 10, 30, rel=0.5)
+    F.measured("again", "the gain restated", "s", 10, 30, rel=0.5, reuses="gain")
+    row = next(line for line in render([_rec(F, "04_x.ipynb")]).splitlines() if line.startswith("| 04_x.ipynb | ok"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # exact, within (robust), within, direction, contradicted, not reproduced, arithmetic, calibrated, restated, model only, host checks
+    assert cells[-11:] == ["1", "0", "0", "1", "0", "0", "0", "0", "1", "0", "1"], row
+
+
+def test_figures_per_document():
+    F = Findings("02_x", "001.txt")
+    F.measured("scaling", "16 rows", "s", {i: 10 for i in range(4)}, {0: 10, 1: 11, 2: 30, 3: 9}, rel=0.5)
+    F.not_reproduced("fft", "FFT", "s", "10%", "not simulated", why="no FFT", figures=1)
+    F.exact("count", "exact count", "s", 1, 1)
+    x = figures([_rec(F, "02_x.ipynb")])[0]
+    # three rows inside their bands, one far outside: the finding is direction, so none counts as within
+    assert (x["figures"], x["within"], x["robust"]) == (5, 0, 0)
+    F.measured("two", "both in", "s", {"a": 10, "b": 20}, {"a": 11, "b": 19}, rel=0.5)
+    assert "| 02_x.ipynb | 001.txt | 7 | 2 (29%) | 0 (0%) |" in render([_rec(F, "02_x.ipynb")])
+    with pytest.raises(ValueError, match="figures must be a whole number"):
+        F.exact("c2", "x", "s", 1, 1, figures=-1)
+
+
+def test_a_zero_change_against_a_drop_shows_no_negative_zero():
+    from pagesim.studies.findings import ratio_text
+
+    F = Findings("x", "doc")
+    f = F.measured("walks", "walks fall", "s", {"ITLB": -27, "DTLB": -26}, {"ITLB": 0.0, "DTLB": 0.0}, rel=0.5, unit="%")
+    assert f.verdict == "contradicted" and ratio_text({"rows": f.rows}) == "ITLB 0.00; DTLB 0.00"
+
+
+def test_a_change_under_a_tenth_of_the_documents_is_no_change():
+    F = Findings("x", "doc")
+    f = F.measured("tp", "throughput +3%", "s", 3, 0.17, rel=0.5, unit="%")
+    assert f.verdict == "contradicted" and "under a tenth of the document's change (0.06x): counted as no change" in f.why
+    g = F.measured("rows", "misses fall", "s", {"L1D": -2, "L2": -6.5}, {"L1D": -2.93, "L2": -0.17}, rel=0.5, unit="%", why="x")
+    assert g.verdict == "contradicted" and [r["verdict"] for r in g.rows] == ["within", "contradicted"] and "L2: under a tenth" in g.why
+    assert F.measured("big", "a tenth or more", "s", 3, 0.4, rel=0.5).verdict == "direction"
+    # a level a tenth of the document's is an order of magnitude off too, said as such (not "no change")
+    lv = F.measured("level", "a residual share", "s", 0.2, 0.015, rel=0.5, change=False)
+    assert lv.verdict == "contradicted" and "under a tenth of the document's figure (0.07x): an order of magnitude off" in lv.why
+
+
+def test_predictions_of_the_model_are_counted_apart():
+    F = Findings("04_x", "doc")
+    F.exact("faults", "faults", "s", 256, 256)
+    F.not_reproduced("thp-fallback", "THP without compaction", "(model)", "not measured", "256 faults", why="a prediction", model=True)
+    h = headline([_rec(F, "04_x.ipynb")])
+    assert "counted once: 1 (1 exact)" in h and "1 predictions of the model that no document figure stands beside (thp-fallback)" in h
+
+
+def test_a_figure_ten_times_off_is_not_agreement():
+    """A row 12.6x the document's level (kernel instructions of THP under pressure) has the same
+    sign, but an order of magnitude off is contradicted, change or level; 9x stays direction."""
+    F = Findings("x", "doc")
+    f = F.measured("instr", "kernel instructions", "s", {"ideal": 2e5, "pressure": 2e5}, {"ideal": 1.71e5, "pressure": 2.515e6}, rel=0.5, change=False)
+    assert f.verdict == "contradicted" and [r["verdict"] for r in f.rows] == ["within", "contradicted"]
+    assert "pressure: more than ten times the document's figure (12.6x)" in f.why
+    g = F.measured("gain", "a gain", "s", 1.0, 9.0, rel=0.5)
+    assert g.verdict == "direction"
+    h = F.measured("gain2", "a gain far over", "s", 1.0, 10.5, rel=0.5)
+    assert h.verdict == "contradicted"
+
+
+def test_the_notebook_table_shows_short_notes_and_the_report_the_whole():
+    """F.table() cuts each note to its first clause that is not the band's description (the report
+    keeps the whole note); F.table(full=True) has the band and the whole note."""
+    from pagesim.studies.findings import short_note
+
+    note = "band: each system's figure +-50% (a stated default); timing model, nothing fitted to it. Swept: x"
+    assert short_note(note) == "timing model, nothing fitted to it (more in the report)"
+    assert short_note("64 KiB / 4 KiB") == "64 KiB / 4 KiB"
+    F = Findings("x", "doc")
+    F.measured("g", "a gain", "s", 10, 11, rel=0.5, why=note)
+    short, full = F.table(), F.table(full=True)
+    assert "band" not in short.columns and short.loc[0, "note"].startswith("timing model")
+    assert full.loc[0, "band"] and full.loc[0, "note"].startswith("band: each system's figure")
+
+
+def test_a_verdict_below_within_that_a_sweep_turns_says_so():
+    """A direction or contradicted finding that lands in its band at another value of a modelling
+    choice says its verdict rests on the value chosen (the sweep does not leave it looking settled)."""
+    F = Findings("x", "doc")
+    F.measured("e", "share left", "s", 1.6, 22.1, rel=0.5, unit="%", choices=("mc",))
+    f = F.robust("e", "mc", 480, {240: 58.7, 480: 22.1, 960: 1.1})
+    assert f.verdict == "contradicted"
+    assert "in its band at 960 (so this verdict, not within, rests on the value chosen)" in f.robustness[0]
+    g = F.robust("e", "other", 2, {1: 30.0, 2: 22.1, 4: 20.0})
+    assert "rests on the value chosen" not in g.robustness[-1] and "in its band at none" in g.robustness[-1]
+
+
+def test_a_row_that_a_sweep_puts_in_its_band_says_so():
+    """One system's row enters its band at another value of a choice while the other row stays out:
+    the finding stays below within, and the note names the row whose verdict rests on the choice."""
+    F = Findings("x", "doc")
+    F.measured("e", "share left", "s", {"JS22": 3.9, "Power 575": 1.6}, {"JS22": 1.4, "Power 575": 22.1}, rel=0.5, unit="%", choices=("mc",))
+    f = F.robust("e", "mc", 480, {240: {"JS22": 2.0, "Power 575": 58.7}, 480: {"JS22": 1.4, "Power 575": 22.1}, 960: {"JS22": 0.6, "Power 575": 1.1}})
+    assert f.verdict != "within" and "in its band at none" in f.robustness[0]
+    assert "Power 575 in its band at 960" in f.robustness[0] and "JS22 in its band at 240" in f.robustness[0]
+    assert "so that row's verdict rests on the value chosen" in f.robustness[0]

@@ -1,0 +1,183 @@
+"""Notebook 06's computations: reuse distances against a plain LRU stack, the working-set curve
+against the simulator, the sweep against direct simulation of the trace file, the recommendation rule."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pagesim
+from pagesim.studies import yourprogram as Y
+
+
+def reference_distances(pages):
+    """LRU stack distance by brute force: position of the page in a most-recent-first list."""
+    stack, out = [], []
+    for p in pages:
+        if p in stack:
+            i = stack.index(p)
+            out.append(i)
+            stack.pop(i)
+        else:
+            out.append(-1)
+        stack.insert(0, p)
+    return out
+
+
+def test_distances_by_hand():
+    # pages A B A C B A: A cold, B cold, A after {B}: 1, C cold, B after {C, A}: 2, A after {B, C}: 2
+    a = np.array([0, 4096, 100, 3 * 4096, 4096 + 8, 5], dtype=np.uint64)
+    assert Y.reuse_distances(a, "4K").tolist() == [-1, -1, 1, -1, 2, 2]
+    assert Y.lru_misses(Y.reuse_distances(a, "4K"), [1, 2, 3]).tolist() == [6, 5, 3]
+
+
+@given(st.lists(st.integers(0, 12), min_size=1, max_size=300))
+def test_distances_match_reference(pages):
+    a = np.array(pages, dtype=np.uint64) << np.uint64(12)
+    assert Y.reuse_distances(a, "4K").tolist() == reference_distances(pages)
+
+
+@settings(max_examples=50)  # each example is a whole simulate() (about 0.1 s of xarray bookkeeping)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=400), st.sampled_from([1, 2, 3, 8, 17]))
+def test_lru_curve_equals_simulated_fully_associative_tlb(pages, entries):
+    a = (np.array(pages, dtype=np.uint64) << np.uint64(12)) + np.uint64(1 << 30)
+    ds = pagesim.simulate(Y.lru_machine(entries, "4K"), addresses=a, page_size="4K", specialize=False)
+    assert int(ds["walks"].sum()) == int(Y.lru_misses(Y.reuse_distances(a, "4K"), [entries])[0])
+
+
+@pytest.fixture(scope="module")
+def gups():
+    return Y.load("gups", max_accesses=40_000)
+
+
+def test_load_window_and_errors(gups):
+    full = Y.load("chase")
+    assert full.whole and full.n == full.total
+    part = Y.load("chase", max_accesses=1000, start=500)
+    assert not part.whole and part.n == 1000 and part.start == 500
+    assert np.array_equal(part.addresses, full.addresses[500:1500])
+    with pytest.raises(ValueError, match="neither a shipped trace"):
+        Y.load("no-such-trace")
+    with pytest.raises(ValueError, match="start=10,000,000 is beyond"):
+        Y.load("chase", start=10_000_000)
+    with pytest.raises(ValueError, match=r"max_accesses=0 is out of range: allowed 1\.\."):
+        Y.load("chase", max_accesses=0)
+    assert gups.n == 40_000 and (gups.kinds == 0).all() and gups.name == "gups"
+
+
+def test_a_copy_of_a_shipped_trace_keeps_its_own_name(tmp_path):
+    copy = tmp_path / "ls-lackey.txt.gz"
+    copy.write_bytes(Y.shipped_traces()["chase"].read_bytes())
+    assert Y.load(str(copy), max_accesses=10).name == "ls-lackey.txt.gz"
+
+
+def test_sweep_equals_direct_simulate_of_the_file():
+    """Walks and accesses of the in-memory sweep equal simulate(machine, read_trace(file)) at every
+    page size of two presets (the second path reads and parses the file again for each point)."""
+    s = Y.load("gups")
+    names = ["skylake", "ultrasparc-iii-cu"]
+    table = Y.sweep_presets(s, names)
+    assert len(table) == sum(len(pagesim.machine(n).page_sizes) for n in names)
+    pts = [(n, pagesim.format_size(p)) for n in names for p in pagesim.machine(n).page_sizes]
+    rows = Y.direct_points(s.path, table, pts)
+    assert len(rows) == 7
+    for r in rows:
+        assert r["sweep walks"] == r["simulate walks"] and r["sweep accesses"] == r["simulate accesses"] == s.total, r
+    assert len({r["sweep walks"] for r in rows}) > 3  # the points differ: the comparison is not of one number
+
+
+def test_footprint_matches_simulator(gups):
+    fp = Y.footprint(gups, [4096, 2 << 20]).set_index("page")
+    t = Y.sweep_presets(gups, ["skylake"]).set_index("page")
+    assert fp.loc["4K", "pages"] == t.loc["4K", "pages touched"]
+    assert fp.loc["2M", "pages"] == t.loc["2M", "pages touched"]
+    assert fp.loc["4K", "mapped vs 4K"] == 1.0 and fp.loc["2M", "mapped vs 4K"] > 1
+
+
+def _table(rows):
+    cols = ["machine", "page", "page_size", "base", "accesses", "walks", "walks per 1000", "translation share", "reach", "data footprint", "mapped", "covers"]
+    df = pd.DataFrame(rows, columns=cols)
+    return df
+
+
+def test_recommendation_rule_by_hand():
+    M = 1 << 20
+    t = _table(
+        [
+            # base pages thrash; 2M cuts walks and maps 1.5x: recommended; 1G would map 8x: excluded
+            ("a", "4K", 4096, True, 1000, 500, 500.0, 0.3, 6 * M, 100 * M, 100 * M, False),
+            ("a", "2M", 2 * M, False, 1000, 10, 10.0, 0.01, 3072 * M, 150 * M, 150 * M, True),
+            ("a", "1G", 1 << 30, False, 1000, 1, 1.0, 0.001, 4 << 30, 1 << 30, 800 * M, True),
+            # footprint fits the base reach and 2M walks less by under 10%: base pages
+            ("b", "4K", 4096, True, 1000, 5, 5.0, 0.01, 8 * M, 4 * M, 4 * M, True),
+            ("b", "2M", 2 * M, False, 1000, 4.6, 4.6, 0.001, 4096 * M, 6 * M, 6 * M, True),
+            # a smaller-than-base page is never recommended; the larger one within 10% of the best is
+            ("c", "4K", 4096, False, 1000, 50, 50.0, 0.1, 8 * M, 90 * M, 90 * M, False),
+            ("c", "64K", 64 << 10, True, 1000, 40, 40.0, 0.1, 128 * M, 100 * M, 100 * M, False),
+            ("c", "16M", 16 * M, False, 1000, 2, 2.0, 0.0, 32 << 30, 112 * M, 112 * M, True),
+        ]
+    )
+    r = Y.recommend(t)
+    got = r.per_machine.set_index("machine")["recommended"].to_dict()
+    assert got == {"a": "2M", "b": "4K", "c": "16M"}
+    assert "fits the 4K reach" in r.per_machine.set_index("machine").loc["b", "reason"]
+    assert r.text.startswith("data footprint 100 MiB fits the base-page reach of 1 of 3 presets")
+    assert "2M covers it on 2 of 2 presets with 2M pages" in r.text
+    with pytest.raises(ValueError, match="max_bloat=0.5"):
+        Y.recommend(t, max_bloat=0.5)
+
+
+def test_recommendations_of_shipped_traces():
+    """Direction only: the whole gups trace's random updates want 2M pages on x86 (a part of it
+    touches too few pages for 2M to stay within twice the memory); ls does not."""
+    names = ["skylake", "zen4", "opteron-k8"]
+    g = Y.recommend(Y.sweep_presets(Y.load("gups"), names)).per_machine.set_index("machine")
+    assert g.loc["skylake", "recommended"] == "2M" and g.loc["zen4", "recommended"] == "2M"
+    assert g.loc["skylake", "walks per 1000 (recommended)"] < g.loc["skylake", "walks per 1000 (base)"] / 10
+    ls = Y.recommend(Y.sweep_presets(Y.load("ls", max_accesses=200_000), names)).per_machine
+    assert (ls["recommended"] == "4K").all()
+
+
+def test_sensitivity_and_prefix_shapes(gups):
+    sens = Y.sensitivity(gups, ["skylake"], parts=2)
+    assert list(sens["window"]) == ["part 1 of 2", "part 2 of 2", "whole sample"]
+    assert sens["accesses"].tolist() == [20_000, 20_000, 40_000]
+    pc = Y.prefix_curve(gups, "skylake", fractions=(0.5, 1.0))
+    assert set(pc["page"]) == {"4K", "2M", "1G"} and pc["accesses"].max() == 40_000
+    with pytest.raises(ValueError, match="parts=0"):
+        Y.sensitivity(gups, ["skylake"], parts=0)
+
+
+def test_reuse_curve_is_monotone(gups):
+    rc = Y.reuse_curve(gups, ["4K", "2M"], max_entries=1 << 12)
+    for _, g in rc.groupby("page"):
+        m = g.sort_values("entries")["misses"].to_numpy()
+        assert (np.diff(m) <= 0).all() and m[-1] >= 1
+
+
+def test_reason_names_a_page_ruled_out_for_memory():
+    """power6 keeps 4K on the gups trace only because 16M would map more than max_bloat x the memory:
+    the reason must say so (it once read as if no larger page helped)."""
+    from pagesim.studies import yourprogram as Y
+
+    pm = Y.recommend(Y.sweep_presets(Y.load("gups", max_accesses=100_000))).per_machine.set_index("machine")
+    assert pm.loc["power6", "recommended"] == "4K"
+    assert "16M would cut walks" in pm.loc["power6", "reason"] and "over max_bloat=2" in pm.loc["power6", "reason"]
+    wide = Y.recommend(Y.sweep_presets(Y.load("gups", max_accesses=100_000)), max_bloat=3).per_machine.set_index("machine")
+    assert wide.loc["power6", "recommended"] == "16M"
+
+
+def test_exact_checks_say_they_check_the_tool_not_a_measurement(gups):
+    """Notebook 06's exact findings compare pagesim with itself or with the file: each says so in its
+    note, so a reader does not take them for a measurement that agreed."""
+    from pagesim.studies.findings import Findings
+
+    F = Findings("06_your_program.ipynb", "a trace", host=True)
+    Y.record_count(F, gups, None)
+    Y.record_reuse(F, gups)
+    exact = [f for f in F.items if f.verdict == "exact"]
+    assert {f.id for f in exact} == {"count", "reuse-vs-simulate"}
+    for f in exact:
+        assert f.why and "not" in f.why and ("check" in f.why), (f.id, f.why)
+    assert set(Y.SELF_CHECK) >= {"count", "reuse-vs-simulate", "sweep-vs-simulate", "footprint"}

@@ -1,0 +1,503 @@
+"""exercises/: otter-grader assignments, per-student variants, grading.
+
+The assignments are built once per session (otter assign, into a temporary folder, never beside
+this tests/ folder: otter-grader issue 931) and graded in-process with otter's own test files
+(``pagesim.teaching.grading.grade_in_process``); one test runs the instructor's command on a sample (each
+submission in a process of its own, ``pagesim.teaching.grading.grade_isolated``), and
+tests/teaching/test_grading_hostile.py grades hostile submissions that way.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytest.importorskip("otter", reason="otter-grader is not installed (pip install -e '.[exercises]')")
+
+from pagesim.teaching import exercises, grading  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+MASTERS = REPO / "exercises" / "masters"
+NAMES = sorted(p.stem for p in MASTERS.glob("*.ipynb"))
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("exercises-build")
+    return grading.build(out, check=False, quiet=True)
+
+
+SAMPLES = REPO / "exercises" / "samples"
+
+
+@pytest.fixture(scope="session")
+def samples():
+    """The committed sample submissions (test_samples_are_what_the_command_writes keeps them current)."""
+    return {n: [SAMPLES / n / f"{k}.ipynb" for k in ("solution", "blank", "wrong")] for n in NAMES}
+
+
+def _grade(nb, built, name):
+    return grading.grade_in_process(nb, built[name] / "autograder" / f"{name}.ipynb")
+
+
+def test_every_notebook_has_an_assignment():
+    have = {n[:2] for n in NAMES}
+    assert {"00", "01", "02", "03", "04", "05"} <= have, f"assignments for notebooks 00-05, found {NAMES}"
+    assert set(exercises.ASSIGNMENTS) == have
+
+
+def test_masters_are_what_make_masters_writes(tmp_path):
+    sys.path.insert(0, str(REPO / "exercises"))
+    try:
+        import make_masters
+    finally:
+        sys.path.pop(0)
+    for p in make_masters.write(tmp_path, tmp_path / "rubrics"):
+        got = nbformat.read(str(MASTERS / p.name), as_version=4)
+        want = nbformat.read(str(p), as_version=4)
+        assert [(c.cell_type, c.source) for c in got.cells] == [(c.cell_type, c.source) for c in want.cells], (
+            f"exercises/masters/{p.name} differs from exercises/make_masters.py: rerun it"
+        )
+        rubric = REPO / "exercises" / "rubrics" / f"{p.stem}.md"
+        assert rubric.read_text() == (tmp_path / "rubrics" / f"{p.stem}.md").read_text(), f"{rubric} differs from make_masters.py: rerun it"
+        assert "## q" in rubric.read_text() and "**Rubric" in rubric.read_text()
+    # the autograder installs pagesim's own dependencies (pagesim itself ships in the zip)
+    import tomllib
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    cfg = nbformat.read(str(MASTERS / f"{NAMES[0]}.ipynb"), as_version=4).cells[0].source
+    assert all(json.dumps(d) in cfg for d in deps) and "autograder_files:\n  - pagesim" in cfg
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_question_counts(name, built):
+    nb = nbformat.read(str(MASTERS / f"{name}.ipynb"), as_version=4)
+    qs = [c for c in nb.cells if c.cell_type == "raw" and c.source.startswith("# BEGIN QUESTION")]
+    manual = [c for c in qs if "manual: true" in c.source]
+    assert 4 <= len(qs) <= 8, f"{name}: {len(qs)} questions"
+    assert manual, f"{name}: no manually graded (figure interpretation) question"
+    assert len(qs) - len(manual) >= 3, f"{name}: too few autograded questions"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_full_blank_zero_wrong_partial(name, built, samples):
+    sol, blank, wrong = samples[name]
+    s = _grade(sol, built, name)
+    assert s and all(got == full > 0 for got, full in s.values()), f"{name} solution: {s}"
+    b = _grade(blank, built, name)
+    assert set(b) == set(s) and all(got == 0 for got, _ in b.values()), f"{name} blank: {b}"
+    w = _grade(wrong, built, name)
+    total, full = sum(v[0] for v in w.values()), sum(v[1] for v in w.values())
+    assert 0 < total < full, f"{name} wrong: {w}"
+    # the misconception costs exactly the questions that hold the misconceived answers
+    hit = {q for q, (got, mx) in w.items() if got < mx}
+    key = name[:2]
+    want = {re.match(r"(q\d+)_", var).group(1) for var in exercises.WRONG[key]}
+    assert hit == want, f"{name}: lost points on {sorted(hit)}, expected {sorted(want)}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_student_version_has_no_solutions(name, built):
+    student = (built[name] / "student" / f"{name}.ipynb").read_text()
+    master = nbformat.read(str(MASTERS / f"{name}.ipynb"), as_version=4)
+    assert "# SOLUTION" not in student and "BEGIN SOLUTION" not in student
+    assert "Model answer" not in student and "Rubric" not in student
+    assert "correct(" not in student, "hidden tests leaked into the student version"
+    code = "\n".join(c.source for c in nbformat.reads(student, as_version=4).cells if c.cell_type == "code")
+    stripped = 0
+    for c in master.cells:
+        if c.cell_type == "code":
+            for line in c.source.splitlines():
+                if line.rstrip().endswith("# SOLUTION"):
+                    stmt = line.rsplit("# SOLUTION", 1)[0].strip()
+                    if not re.match(r"^[A-Za-z_]\w* = ", stmt):  # an import or a call: gone entirely
+                        assert stmt not in code, f"{name}: solution line {line!r} in the student version"
+                        continue
+                    lhs, rhs = (x.strip() for x in stmt.split("=", 1))
+                    assert f"{lhs} = {rhs}" not in code, f"{name}: solution line {line!r} in the student version"
+                    assigned = re.findall(rf"^{re.escape(lhs)} = (.*)$", code, re.M)
+                    assert assigned and all(a.strip() == "..." for a in assigned), (name, lhs, assigned)
+                    stripped += 1
+    assert stripped >= 4
+    # the student version still runs its checks: one grader.check per autograded question
+    nb = nbformat.read(str(built[name] / "student" / f"{name}.ipynb"), as_version=4)
+    checks = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("grader.check(")]
+    assert len(checks) == len(nb.metadata["otter"]["tests"])
+
+
+def test_samples_are_what_the_command_writes(built, tmp_path):
+    """exercises/samples/ equals what `pagesim exercises samples` writes from a fresh build."""
+    build_dir = next(iter(built.values())).parent
+    fresh = grading.samples(build_dir, tmp_path)
+    assert sorted(fresh) == NAMES
+    for name, paths in fresh.items():
+        for p in paths:
+            got = nbformat.read(str(SAMPLES / name / p.name), as_version=4)
+            want = nbformat.read(str(p), as_version=4)
+            assert [(c.cell_type, c.source) for c in got.cells] == [(c.cell_type, c.source) for c in want.cells], (
+                f"exercises/samples/{name}/{p.name} is stale: run pagesim exercises build && pagesim exercises samples"
+            )
+            assert got.metadata["otter"] == want.metadata["otter"]
+
+
+def test_grade_writes_the_csv(built, tmp_path):
+    """`grade --in-process` over a folder: one row per notebook, a column per question, seed from the id."""
+    sub = tmp_path / "subs"
+    for n in NAMES[-1:]:
+        (sub / n).mkdir(parents=True)
+        for k in ("solution", "blank", "wrong"):
+            (sub / n / f"{k}.ipynb").write_bytes((SAMPLES / n / f"{k}.ipynb").read_bytes())
+    build_dir = next(iter(built.values())).parent
+    rows = grading.grade(sub, build_dir, in_process=True, quiet=True)
+    with open(sub / "grades.csv") as fh:
+        got = list(csv.DictReader(fh))
+    assert len(got) == len(rows) == 3
+    assert {"file", "assignment", "student", "seed", "q1", "q2", "q3", "total", "max"} <= set(got[0])
+    assert all(r["seed"] == str(exercises.seed_of(grading.SAMPLE_ID)) for r in got)
+    by = {Path(r["file"]).stem: r for r in got}
+    assert float(by["solution"]["total"]) == float(by["solution"]["max"]) > float(by["wrong"]["total"]) > 0
+    assert float(by["blank"]["total"]) == 0
+
+
+def test_grade_command_grades_a_sample(built, samples, tmp_path):
+    """The instructor's command, end to end, as the README runs it (a process per submission): the
+    same scores as grading in this process."""
+    name = NAMES[-1]  # the assignment without simulations: the quickest to run in a kernel
+    sub = tmp_path / "subs"
+    sub.mkdir()
+    (sub / "wrong.ipynb").write_bytes(samples[name][2].read_bytes())
+    out = tmp_path / "grades.csv"
+    build_dir = next(iter(built.values())).parent
+    r = subprocess.run(
+        [sys.executable, "-m", "pagesim", "exercises", "grade", str(sub), "--build", str(build_dir), "--csv", str(out)], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    row = next(csv.DictReader(open(out)))
+    want = _grade(samples[name][2], built, name)
+    for q, (score, _) in want.items():
+        assert float(row[q]) == score, (q, row, want)
+
+
+@pytest.mark.parametrize("key", sorted(exercises.ASSIGNMENTS))
+def test_variants_repeat_for_a_seed_and_differ_across_seeds(key):
+    ids = [f"student{i}@example.edu" for i in range(24)]
+    a = [exercises.Sheet(key, s) for s in ids]
+    b = [exercises.Sheet(key, s) for s in ids]
+    for x, y in zip(a, b):
+        assert x.seed == y.seed
+        for q in x.names:
+            assert x.params(q) == y.params(q) and x.question(q).text == y.question(q).text
+    for q in a[0].names:
+        params = {json.dumps(s.params(q), sort_keys=True, default=str) for s in a}
+        assert len(params) >= 4, f"{key} {q}: only {len(params)} variants among 24 students"
+    # answers (some cost a simulation): the same for a seed, different across seeds
+    few = a[:8]
+    answers = [s.answers() for s in few]
+    assert answers == [exercises.Sheet(key, s).answers() for s in ids[:8]]
+    for var in answers[0]:
+        values = {str(ans[var]) for ans in answers}
+        assert len(values) >= 2, f"{key} {var}: every student has the same answer {values}"
+    sheets = {json.dumps(ans, sort_keys=True, default=str) for ans in answers}
+    assert len(sheets) == len(few), "two students share a whole answer sheet"
+
+
+def test_seed_of():
+    assert exercises.seed_of("ada@example.edu") == exercises.seed_of(" ada@example.edu ")
+    assert exercises.seed_of("ada@example.edu") != exercises.seed_of("bob@example.edu")
+    assert exercises.seed_of(7) == 7
+    with pytest.raises(ValueError, match="empty"):
+        exercises.seed_of("")
+    with pytest.raises(ValueError, match="out of range"):
+        exercises.seed_of(-1)
+    with pytest.raises(TypeError, match="bool"):
+        exercises.seed_of(True)
+    with pytest.raises(ValueError, match="assignment='99'"):
+        exercises.Sheet("99", 1)
+    with pytest.raises(ValueError, match="answer='nope'"):
+        exercises.correct("00", 1, "nope", 3)
+
+
+def test_correct_rejects_non_answers():
+    sheet = exercises.Sheet("00", 5)
+    right = sheet.answers()["q1_top"]
+    assert exercises.correct("00", 5, "q1_top", right)
+    assert not exercises.correct("00", 5, "q1_top", right + 1)
+    for bad in (..., None, "12", float("nan")):
+        assert not exercises.correct("00", 5, "q1_top", bad)
+
+
+def test_00_answers_agree_with_translate():
+    """Q1's indices are the ones pagesim.teaching.explain.translate prints (the check a student runs)."""
+    from pagesim.teaching.explain import translate
+
+    for sid in range(12):
+        sheet = exercises.Sheet("00", sid)
+        p, ans = sheet.params("q1"), sheet.answers()
+        t = translate(p["machine"], p["address"])
+        walk = t[t.step.str.startswith("walk level")]["value"].tolist()
+        idx = [int(v.split()[1]) for v in walk]
+        assert (idx[0], idx[-1]) == (ans["q1_top"], ans["q1_leaf"])
+
+
+def _translate_value(t, step, what_start=""):
+    rows = t[(t.step == step) & t.what.str.startswith(what_start)]["value"].tolist()
+    return rows
+
+
+def test_hand_answers_agree_with_pagesim():
+    """The by-hand answers (closed forms in pagesim.teaching.exercises) equal what pagesim itself computes:
+    faults by simulation, slots and groups by translate, leaf tables by page_table_bytes."""
+    import pagesim
+    from pagesim.system.pagetables import Mapping, page_table_bytes
+    from pagesim.teaching.explain import translate
+
+    for sid in range(3):
+        a01 = exercises.Sheet("01", sid)
+        p = a01.params("q1")
+        for page, var in (("4K", "q1_faults_4k"), ("64K", "q1_faults_64k")):
+            ds = pagesim.simulate("power6", "touch", size=p["size"], pattern="memset", page_size=page)
+            assert int(ds["faults"].sum()) == a01.answers()[var]
+        a03 = exercises.Sheet("03", sid)
+        p = a03.params("q1")
+        for page, var in ((8192, "q1_slot_8k"), (p["big_page"], "q1_slot_big")):
+            slot = _translate_value(translate("ultrasparc-iii", p["address"], page), "TSB")[0]
+            assert slot == f"slot {a03.answers()[var]}"
+        a04 = exercises.Sheet("04", sid)
+        p = a04.params("q3")
+        t = translate("power8", p["address"], p["page_size"])
+        assert _translate_value(t, "hash") == [f"primary PTEG {a04.answers()['q3_primary']}", f"secondary PTEG {a04.answers()['q3_secondary']}"]
+        p = a04.params("q1")
+        for page, policy, var in (("64K", "base", "q1_faults_64k"), ("16M", "hugetlb", "q1_faults_16m")):
+            ds = pagesim.simulate("power8", "touch", size=p["size"], pattern="memset", page_size=page, policy=policy)
+            assert int(ds["faults"].sum()) == a04.answers()[var]
+        a05 = exercises.Sheet("05", sid)
+        pool = a05.params("q1")["pool"]
+        for page, var, level in ((4096, "q1_leaf_4k", 3), (2 << 20, "q1_leaf_2m", 2)):
+            by_level = page_table_bytes(1, [Mapping("pool", pool, page, shared=True)])["by_level"]
+            assert by_level[level] == a05.answers()[var]
+        a02 = exercises.Sheet("02", sid)
+        p = a02.params("q2")
+        m = pagesim.machine("opteron-k8")
+        sets = []
+        for i in range(p["planes"]):
+            row = _translate_value(translate(m, p["base"] + i * p["stride"], "4K"), "TLB L2")[0]
+            sets.append(int(row.split()[1]))
+        assert len(set(sets)) == a02.answers()["q2_sets"] and sets[1] == a02.answers()["q2_set_plane1"]
+
+
+def _try_this_prompts(nb_path) -> int:
+    nb = nbformat.read(str(nb_path), as_version=4)
+    n = 0
+    for c in nb.cells:
+        if c.cell_type != "markdown":
+            continue
+        src = c.source
+        n += src.count("**Try this:**")
+        if src.lstrip().startswith("## Try this"):
+            n += sum(1 for line in src.splitlines() if line.startswith("- "))
+    return n
+
+
+def test_every_try_this_has_an_answer():
+    """exercises/instructors/try_this_answers.md (written by exercises/try_this.py) answers each notebook's prompts."""
+    key = (REPO / "exercises" / "instructors" / "try_this_answers.md").read_text()
+    sections = re.split(r"^## ", key, flags=re.M)[1:]
+    by_nb = {s[:2]: s.count("**Try this:**") for s in sections}
+    for nb in sorted((REPO / "notebooks").glob("0[0-5]_*.ipynb")):
+        want = _try_this_prompts(nb)
+        assert want > 0, nb.name
+        assert by_nb.get(nb.name[:2], 0) >= want, f"{nb.name}: {want} prompts, {by_nb.get(nb.name[:2], 0)} answers"
+
+
+def test_hidden_tests_print_nothing_for_the_placeholder_id(capsys):
+    """otter's hidden tests are doctests: any output fails them. correct() for the placeholder id
+    (the masters' own) must stay silent, or `otter assign` fails and a student who kept the
+    placeholder scores zero with right answers."""
+    sheet = exercises.Sheet("00", exercises.PLACEHOLDER_ID)
+    assert "placeholder" in capsys.readouterr().out  # the student is told, in the notebook
+    name, value = next(iter(sheet.answers().items()))
+    assert exercises.correct("00", exercises.PLACEHOLDER_ID, name, value)
+    assert capsys.readouterr().out == ""
+
+
+def test_a_bad_submission_is_a_row_not_the_end_of_the_batch(built, tmp_path):
+    """An unreadable file, and a notebook that assigns STUDENT_ID twice, are graded as rows with an
+    error; the others are still graded and the CSV is written. A quoted number is an id (hashed), a
+    bare number a seed."""
+    import nbformat
+
+    name = NAMES[-1]
+    sub = tmp_path / "subs"
+    sub.mkdir()
+    (sub / "corrupt.ipynb").write_text("not json {")
+    nb = nbformat.read(str(SAMPLES / name / "solution.ipynb"), as_version=4)
+    idc = next(c for c in nb.cells if c.cell_type == "code" and grading.STUDENT_ID_RE.search(c.source))
+    idc.source = grading.STUDENT_ID_RE.sub('STUDENT_ID = "42"', idc.source, count=1)
+    nbformat.write(nb, str(sub / "quoted.ipynb"))
+    nb.cells.append(nbformat.v4.new_code_cell('STUDENT_ID = "someone-else@example.edu"'))
+    nbformat.write(nb, str(sub / "twice.ipynb"))
+    build_dir = next(iter(built.values())).parent
+    grading.grade(sub, build_dir, in_process=True, quiet=True)
+    with open(sub / "grades.csv") as fh:
+        by = {Path(r["file"]).stem: r for r in csv.DictReader(fh)}
+    assert set(by) == {"corrupt", "quoted", "twice"}
+    assert "not a readable notebook" in by["corrupt"]["error"] and by["corrupt"]["total"] == ""
+    assert by["quoted"]["student"] == "42" and by["quoted"]["seed"] == str(exercises.seed_of("42")) != "42"
+    assert by["quoted"]["error"] == ""
+    assert "assigned 2 times" in by["twice"]["error"]
+
+
+IDS = [f"student{i}@example.edu" for i in range(1000)]
+SHARE = 0.10  # at most this share of students may hold any one answer of a question
+
+
+def _simulated(key, q) -> bool:
+    return callable(exercises.Sheet(key, 0).question(q)._answers)
+
+
+@pytest.mark.parametrize("key", sorted(exercises.ASSIGNMENTS))
+def test_few_students_share_an_answer(key):
+    """Over 1,000 ids, no answer of any question is held by more than 10% of them (a question
+    whose parameters collapse, such as a power-of-two stride that puts every plane in set 0, fails).
+    A simulated question's answers are computed for the first 200 ids (each costs runs), its
+    parameters, seed included, for all 1,000."""
+    from collections import Counter
+
+    for q in exercises.Sheet(key, 0).names:
+        sim = _simulated(key, q)
+        sheets = [exercises.Sheet(key, s, note=False) for s in IDS]
+        if sim:
+            params = Counter(json.dumps(s.params(q), sort_keys=True) for s in sheets)
+            assert params.most_common(1)[0][1] <= SHARE * len(IDS), f"{key} {q}: {params.most_common(1)}"
+            sheets = sheets[:200]
+        answers = Counter(json.dumps(s.question(q).answers, sort_keys=True) for s in sheets)
+        ((top, n),) = answers.most_common(1)
+        assert n <= SHARE * len(sheets), f"{key} {q}: {n} of {len(sheets)} students share the answer {top}"
+
+
+def test_assignment_02_q5_quotes_the_namd_table():
+    """Assignment 02's written question quotes NAMD's small-page gain as the document's table 4 has
+    it (datasets/cscs/namd.csv): the first and last processor counts, not one figure for all."""
+    import pandas as pd
+
+    namd = pd.read_csv(REPO / "datasets" / "cscs" / "namd.csv").sort_values("processors")
+    first, last = namd.iloc[0], namd.iloc[-1]
+    master = nbformat.read(str(MASTERS / "02_opteron_cscs.ipynb"), as_version=4)
+    q5 = next(c.source for c in master.cells if c.cell_type == "markdown" and c.source.startswith("**Q5"))
+    assert f"NAMD {first.improvement_percent}% faster on {first.processors} processors, {last.improvement_percent}% on {last.processors}" in q5, q5
+    assert "every processor count" not in q5
+    assert first.improvement_percent - last.improvement_percent >= 10  # the gain does fall
+
+
+def _run_student(nb_path, fill, tmp_path):
+    """Run a built student notebook as a student would (nbclient, in a folder of its own) with
+    ``fill(source) -> source`` applied to every code cell; the text of each check cell's output."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(str(nb_path), as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "code":
+            c.source = "pass" if "grader.export" in c.source else fill(c.source)
+    work = tmp_path / "student"
+    work.mkdir()
+    nbformat.write(nb, str(work / nb_path.name))
+    NotebookClient(nb, timeout=600, allow_errors=True, resources={"metadata": {"path": str(work)}}).execute()
+    out = {}
+    for c in nb.cells:
+        if c.cell_type == "code" and c.source.startswith("grader.check"):
+            out[c.source.strip()] = "\n".join(
+                o.get("data", {}).get("text/plain", "") + o.get("data", {}).get("text/html", "") + o.get("text", "") + "".join(o.get("traceback", []))
+                for o in c.outputs
+            )
+    return out
+
+
+def test_a_wrong_answer_is_never_called_passed(built, tmp_path):
+    """A student answers every question wrongly but in the right form, and one answer not in it:
+    grader.check and check_all say "form OK ... graded after submission" or what is wrong, never
+    "passed" (the public tests check the form only)."""
+    name = NAMES[-1]
+
+    def fill(src):
+        src = src.replace('STUDENT_ID = "change-me@example.edu"', 'STUDENT_ID = "wrong@example.edu"')
+        src = re.sub(r"^(q1_leaf_4k) = \.\.\.", r'\1 = "a lot"', src, flags=re.M)
+        return re.sub(r"^(q\d+_\w+) = \.\.\.", r"\1 = 3", src, flags=re.M)
+
+    out = _run_student(built[name] / "student" / f"{name}.ipynb", fill, tmp_path)
+    assert len(out) == len(exercises.Sheet(name, 0).names) + 1, out
+    text = "\n".join(out.values())
+    assert "pass" not in text.lower(), text
+    assert "q1_leaf_4k should be an int" in out['grader.check("q1")'], out
+    for q in ("q2", "q3"):
+        assert "form OK" in out[f'grader.check("{q}")'] and "graded after submission" in out[f'grader.check("{q}")'], out
+    assert "not in the expected form" in out["grader.check_all()"], out
+    # the values are wrong: the grader gives them nothing
+    assert not exercises.correct(name, "wrong@example.edu", "q2_private", 3)
+
+
+def test_gradebook_flags_ids_and_writes_lms_files(built, tmp_path):
+    """The grades CSV flags the placeholder id and an id two submissions hold, has an empty column
+    per written question, and --format canvas|moodle writes the LMS's import columns, leaving out
+    the rows it cannot import."""
+    name = NAMES[-1]
+    sub = tmp_path / "subs"
+    sub.mkdir()
+    sol = nbformat.read(str(SAMPLES / name / "solution.ipynb"), as_version=4)
+    nbformat.write(sol, str(sub / "a.ipynb"))
+    nbformat.write(sol, str(sub / "b.ipynb"))  # the same id again
+    idc = next(c for c in sol.cells if c.cell_type == "code" and grading.STUDENT_ID_RE.search(c.source))
+    for sid, f in (("ada@example.edu", "c"), (exercises.PLACEHOLDER_ID, "d")):
+        idc.source = grading.STUDENT_ID_RE.sub(f'STUDENT_ID = "{sid}"', idc.source, count=1)
+        nbformat.write(sol, str(sub / f"{f}.ipynb"))
+    build_dir = next(iter(built.values())).parent
+    for fmt in ("canvas", "moodle"):
+        grading.grade(sub, build_dir, in_process=True, quiet=True, lms_format=fmt)
+        by = {Path(r["file"]).stem: r for r in csv.DictReader(open(sub / "grades.csv"))}
+        assert "duplicate id: b.ipynb" in by["a"]["id"] and "a.ipynb" in by["b"]["id"]
+        assert "placeholder" in by["d"]["id"] and by["c"]["id"] == ""
+        assert by["c"]["q4 manual"] == "" and float(by["c"]["manual max"]) == 2
+        lms = list(csv.reader(open(sub / f"grades-{fmt}.csv")))
+        head, rows = lms[0], lms[1:]
+        assert head[-2:] == [f"{name} autograded", f"{name} q4 manual"], head
+        if fmt == "canvas":
+            assert head[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+            assert [r[3] for r in rows] == ["ada@example.edu"]
+        else:
+            assert head[0] == "Email address" and [r[0] for r in rows] == ["ada@example.edu"]
+        assert float(rows[0][-2]) == float(by["c"]["total"]) and rows[0][-1] == ""
+
+
+def test_export_makes_the_pdf_through_html_without_latex(tmp_path, monkeypatch, capsys):
+    """Without LaTeX, grader.export() makes the PDF through otter's HTML exporter and puts it in
+    the zip; when that fails too it says so in one line and exports the notebook alone."""
+    import otter.export
+
+    class Otter:  # stands in for otter.Notebook (student mode)
+        _grading_mode = False
+        _notebook = str(tmp_path / "a.ipynb")
+
+        def export(self, nb_path=None, export_path=None, pdf=True, **kw):
+            self.got = dict(nb_path=nb_path, pdf=pdf, **kw)
+
+    monkeypatch.setattr(exercises, "_latex_available", lambda: False)
+    monkeypatch.setattr(otter.export, "export_notebook", lambda nb, **kw: str(tmp_path / "a.pdf") if kw.get("exporter_type") == "html" else None)
+    nb = Otter()
+    exercises.FormChecks(nb, ["q1"]).export()
+    assert nb.got == {"nb_path": str(tmp_path / "a.ipynb"), "pdf": False, "files": [str(tmp_path / "a.pdf")]}
+    assert "made through HTML" in capsys.readouterr().out
+
+    def no_chromium(nb, **kw):
+        raise RuntimeError("No suitable version of chromium was found")
+
+    monkeypatch.setattr(otter.export, "export_notebook", no_chromium)
+    exercises.FormChecks(nb, ["q1"]).export()
+    assert nb.got["pdf"] is False and "files" not in nb.got
+    out = capsys.readouterr().out
+    assert out.startswith("No PDF: LaTeX is not installed and the HTML route failed (No suitable version of chromium") and out.count("\n") == 1
