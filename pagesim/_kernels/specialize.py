@@ -65,7 +65,7 @@ def _ring1(cfg, s: int) -> int:
 def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
     """The shape of the data chain for page-size index ``z`` (what a specialised copy compiles in),
     or None if it cannot be specialised: per chain position its shape, where its slots and
-    recency words start, and 1 if it is one directly indexed set (:func:`_ring_heads`); the SLB's
+    recency words start, and 1 if it is one directly indexed set (its ring's head then lives in a local of the kernel: writer.py); the SLB's
     and each page-walk cache's shape, sets and place (and a cache's levels skipped and tag shift).
     Compiled in as constants, these free registers: a kernel that read them at run time kept them
     on the stack and ran golden-cove's random trace 1.2x slower.
