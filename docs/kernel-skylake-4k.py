@@ -3,10 +3,10 @@
 # sets.py e0632969e7567c215f36
 # simd.py 868aa8636b986361957d
 # walks.py 40460ec6300744cb3fb9
-# policies/__init__.py 7224d57f28894bd5f915
+# policies/__init__.py 1d1c6efcebfc2dc66066
 # policies/fifo.py 170f16b1aa64c3e03210
 # policies/lru.py eaa45d01f7a18ed8dc21
-# policies/plru.py eff38f2fdfe406f5e1c3
+# policies/plru.py fdbd68cabee0b0300c0b
 # policies/random.py b2bfd3b6ad1637655a94
 import numpy as np
 from pagesim._kernels._jit import jit

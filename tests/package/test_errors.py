@@ -26,7 +26,7 @@ def S(**kw):
         (dict(entries=0), "entries=0 is out of range"),
         (dict(entries=1 << 30, ways=1 << 30), "out of range"),
         (dict(side="both"), "side='both' is not allowed"),
-        (dict(replacement="plru"), "replacement='plru' is not allowed"),
+        (dict(replacement="mru"), "replacement='mru' is not allowed"),
         (dict(level=0), "level=0 is out of range"),
         (dict(latency=-1), "latency=-1 is out of range"),
     ],
