@@ -409,7 +409,7 @@ class Ctx:
     counts: Counts
 
 
-def _walk(ctx, walk: str) -> list[str]:
+def _walk(ctx) -> list[str]:
     """The lines run on a miss everywhere: fault, walk, its references counted, the log."""
     return [ctx.counts.add("walk"), *_fault(ctx), *WALKS[ctx.walk_kind](ctx), ctx.counts.add("refs", "wr"), *(LOG if ctx.log_walks else [])]
 
@@ -546,7 +546,7 @@ def specialised(shape) -> str:
         *(["    es = idx_off[slb, lo]"] if slb is not None else []),
         *_specialised_chain(ctx),
         f"if j == {nc}:  # a miss everywhere: a walk",
-        *_indent(_walk(ctx, "walk"), 4),
+        *_indent(_walk(ctx), 4),
         "a0, f0, g0 = a, h0, z" if nc else "a0, f0 = -1, 0",
     ]
     heads = "".join(f"hd{j}, " for j in ring1)
@@ -615,7 +615,6 @@ def generic(walk_kind: int, any_fa: bool, log_walks: bool, depth: int = K.MAX_CH
     without fault-around and the walk log, chains up to ``depth``, with or without an SLB and
     page-walk caches (each lookup written costs about 1 s of compile)."""
     ctx = Ctx(None, walk_kind, bool(any_fa), bool(log_walks), max(1, depth), slb, pwc, Counts(local=False))
-    geometry = ["s", "h", "m", "n", "p", "b", "o", "w", "d", "e"]
     pre = [
         *_arrays(ctx),
         "resolved, hits, misses, walk_refs = cnt.resolved, cnt.hits, cnt.misses, cnt.walk_refs",
@@ -657,7 +656,6 @@ def generic(walk_kind: int, any_fa: bool, log_walks: bool, depth: int = K.MAX_CH
             f"    h{j}, m{j}, n{j}, p{j}, b{j}, o{j}, w{j}, d{j} = tag_shift[s{j}, z], st_mask[s{j}], st_sets[s{j}], st_pways[s{j}], st_base[s{j}], st_obase[s{j}], st_ways[s{j}], st_mode[s{j}]",
             f"    e{j} = idx_off[s{j}, lo]",
         ]
-    del geometry
     loop = [
         "a = addrs[i]",
         "k = 0 if all_data else np.int64(kinds[i])",
@@ -707,7 +705,7 @@ def generic(walk_kind: int, any_fa: bool, log_walks: bool, depth: int = K.MAX_CH
         "if j < nc:",
         "    resolved[k, z, j] += 1",
         "else:  # a miss everywhere: a walk",
-        *_indent(_walk(ctx, "walk"), 4),
+        *_indent(_walk(ctx), 4),
         "if k == 0:",
         "    if nc > 0:",
         "        a0, f0, g0 = a, h0, z",

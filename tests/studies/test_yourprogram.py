@@ -6,23 +6,10 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from twins.reference_kernels import reference_distances
 
 import pagesim
 from pagesim.studies import yourprogram as Y
-
-
-def reference_distances(pages):
-    """LRU stack distance by brute force: position of the page in a most-recent-first list."""
-    stack, out = [], []
-    for p in pages:
-        if p in stack:
-            i = stack.index(p)
-            out.append(i)
-            stack.pop(i)
-        else:
-            out.append(-1)
-        stack.insert(0, p)
-    return out
 
 
 def test_distances_by_hand():
