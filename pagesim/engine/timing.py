@@ -40,7 +40,7 @@ from ..core.units import is_power_of_two, log2, parse_size
 from ..model.machines import Machine
 from ..model.machines import machine as get_machine
 from .simulate import simulate
-from .stages import rebuilt
+from .xrdata import rebuilt
 
 if TYPE_CHECKING:
     import xarray as xr

@@ -17,6 +17,7 @@ from pagesim import Layout, Region
 from pagesim._kernels import specialize as S
 from pagesim.core.units import format_size
 from pagesim.engine import stages as E
+from pagesim.engine import xrdata as X
 from pagesim.engine.simulate import place, resolve_programmable
 
 
@@ -226,7 +227,7 @@ def test_layout_json_same_as_json_dumps(specs):
 
 
 def _step_by_step(ds, steps, attrs_update):
-    """What pagesim.engine.stages.rebuilt stands for, done the plain xarray way."""
+    """What pagesim.engine.xrdata.rebuilt stands for, done the plain xarray way."""
     ds = ds.copy()
     for step in steps:
         if step[0] == "drop":
@@ -257,7 +258,7 @@ def test_rebuilt_same_as_step_by_step(name):
         ("coord", "side", ("side", ["d", "i"])),  # an index coordinate replaced
     ]
     upd = {"mlp": 2.0, "seed": 9}
-    got, want = E.rebuilt(ds, steps, upd), _step_by_step(ds, steps, upd)
+    got, want = X.rebuilt(ds, steps, upd), _step_by_step(ds, steps, upd)
     xr.testing.assert_identical(got, want)
     assert list(got.variables) == list(want.variables) and list(got.coords) == list(want.coords) and list(got.dims) == list(want.dims)
     assert list(got.attrs) == list(want.attrs) and repr(got) == repr(want)
@@ -266,7 +267,7 @@ def test_rebuilt_same_as_step_by_step(name):
     assert set(got.xindexes) == set(want.xindexes)
     xr.testing.assert_identical(ds, pagesim.simulate(name, "random", working_set="64M", accesses=2000))  # ds itself unchanged
     with pytest.raises(ValueError, match="drop it first"):
-        E.rebuilt(ds, [("coord", "side", ("side", ["d", "i"]))])
+        X.rebuilt(ds, [("coord", "side", ("side", ["d", "i"]))])
 
 
 @pytest.mark.parametrize(

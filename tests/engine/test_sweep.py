@@ -172,7 +172,8 @@ def test_grouped_concat_is_one_flat_concat(axes):
     (values, dtypes, attributes, variable order) as one xr.concat over every run."""
     import itertools
 
-    from pagesim.engine.sweep import _concat, _point
+    from pagesim.engine.sweep import _point
+    from pagesim.engine.xrdata import concat_runs as _concat
 
     fixed = dict(machine="skylake", workload="random", working_set="40M", accesses=2000)
     fixed = {k: v for k, v in fixed.items() if k not in axes and not ("workload" in axes and k in ("working_set", "accesses"))}
@@ -220,11 +221,13 @@ _RNG_ARRAYS = [np.random.default_rng(1).integers(0, 1 << 30, 600, dtype=np.uint6
     ],
 )
 def test_concat_in_numpy_is_xarrays(axes, fixed):
-    """The runs concatenated in numpy (sweep._concat_arrays): the Dataset xarray's outer-join
+    """The runs concatenated in numpy (xrdata._concat_arrays): the Dataset xarray's outer-join
     concat gives (_concat_xarray), down to dtypes, attribute and variable order."""
     import itertools
 
-    from pagesim.engine.sweep import _aux_coords, _concat, _concat_arrays, _concat_xarray, _point
+    from pagesim.engine.sweep import _point
+    from pagesim.engine.xrdata import _aux_coords, _concat_arrays, _concat_xarray
+    from pagesim.engine.xrdata import concat_runs as _concat
 
     names = list(axes)
     parts = [_point({**FIXED, **fixed, **dict(zip(names, combo))}, names) for combo in itertools.product(*axes.values())]
@@ -240,7 +243,8 @@ def test_concat_in_numpy_promotes_as_xarray_does():
     """A string coordinate the runs disagree on becomes an object variable with NaN where a run lacks
     the label; an int variable one run lacks becomes float; one that is float in one run and int
     in another is float: the dtypes and values xarray's concat gives."""
-    from pagesim.engine.sweep import _aux_coords, _concat_arrays, _concat_xarray, _point
+    from pagesim.engine.sweep import _point
+    from pagesim.engine.xrdata import _aux_coords, _concat_arrays, _concat_xarray
 
     parts = [
         _point({"machine": m, "workload": "random", "working_set": "4M", "accesses": 500, "seed": s}, ["machine", "seed"])
@@ -261,7 +265,9 @@ def test_concat_in_numpy_promotes_as_xarray_does():
 def test_concat_in_numpy_leaves_what_it_does_not_model_to_xarray():
     """Runs with a coordinate simulate() never makes (here a scalar one): _concat_arrays declines,
     _concat gives xarray's Dataset."""
-    from pagesim.engine.sweep import _aux_coords, _concat, _concat_arrays, _concat_xarray, _point
+    from pagesim.engine.sweep import _point
+    from pagesim.engine.xrdata import _aux_coords, _concat_arrays, _concat_xarray
+    from pagesim.engine.xrdata import concat_runs as _concat
 
     parts = [_point({"machine": m, "workload": "random", "working_set": "4M", "accesses": 500}, ["machine"]) for m in ("skylake", "power6")]
     parts = [p.assign_coords(extra=7) for p in parts]

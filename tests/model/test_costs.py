@@ -70,9 +70,9 @@ def test_costs_processes(name):
 
 @pytest.mark.parametrize("name", ["skylake", "power6", "ultrasparc-iii"])
 def test_direct_dataset_same_as_constructor(name):
-    """pagesim.engine.stages.build_dataset builds the Dataset without xarray's merge: same result as the
+    """pagesim.engine.xrdata.build_dataset builds the Dataset without xarray's merge: same result as the
     public constructor, dtypes, index coordinates and attrs included."""
-    from pagesim.engine.stages import build_dataset
+    from pagesim.engine.xrdata import build_dataset
 
     ds = pagesim.simulate(name, "random", working_set="8M", accesses=3000)
     dv = {k: (v.dims, v.values, dict(v.attrs)) for k, v in ds.data_vars.items()}
