@@ -88,31 +88,9 @@ def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
     )
 
 
-_preset_shapes: set | None = None
-
-
-def preset_shapes() -> set:
-    """The chain shapes of every preset at each of its page sizes, without fault-around and without
-    the walk log: 18 shapes for the 56 pairs. ``pagesim warm`` compiles them; ``specialize='auto'``
-    uses them at any run length."""
-    global _preset_shapes
-    if _preset_shapes is None:
-        from ..engine import stages as E
-        from ..engine.simulate import resolve_programmable
-        from ..model.layout import Layout
-        from ..model.machines import machine, machines
-
-        shapes = set()
-        for name in machines():
-            m = machine(name)
-            for p in m.page_sizes:
-                layout = Layout.single(1 << 30, p, start=1 << 40)
-                cfg = E.kernel_inputs(resolve_programmable(m, layout)[0], layout, 0)[0]
-                shape = chain_shape(cfg, int(cfg.reg_size[0]))
-                if shape is not None:
-                    shapes.add(shape)
-        _preset_shapes = shapes
-    return _preset_shapes
+def loaded() -> list:
+    """The run_chunk of every kernel this process has loaded, in the order loaded."""
+    return list(_loaded.values())
 
 
 def _digest(src: str) -> str:

@@ -47,7 +47,8 @@ from ..sources.workloads import Addresses
 from ..sources.workloads import workload as make_workload
 from ..system.paging import granted
 from . import stages as E
-from .simulate import place, resolve_programmable
+from .simulate import place
+from .stages import resolve_programmable
 
 if TYPE_CHECKING:
     import xarray as xr

@@ -14,7 +14,6 @@ import numpy as np
 from ..core.check import check_bool, check_int, check_number, check_seed
 from ..core.units import parse_page_size
 from ..model.layout import DEFAULT_BASE, Layout, Region
-from ..model.machines import Machine
 from ..model.machines import machine as get_machine
 from ..sources.workloads import Addresses, Workload
 from ..sources.workloads import workload as make_workload
@@ -22,9 +21,9 @@ from ..system.memory import PhysicalMemory
 from ..system.paging import granted, huge_page_for, resolve
 from ..system.pressure import run as run_pressure
 from . import stages as E
+from .stages import resolve_programmable
 
 MAX_CHUNK = 1 << 24
-PROGRAM_THRESHOLD = 8  # "when there are 8 or more pages using the larger page-size" (002_7166aff63bc805c7.txt)
 
 
 def place(
@@ -42,24 +41,6 @@ def place(
         regions.append(r)
         at = -(-(r.end + 1) // align) * align
     return Layout(tuple(regions))
-
-
-def resolve_programmable(m: Machine, layout: Layout) -> tuple[Machine, dict]:
-    """Program each programmable structure to the large size with the most mapped pages, when it has
-    at least 8 (the Solaris rule for UltraSPARC III Cu); otherwise leave it unused."""
-    programmed = {}
-    by_size = None
-    for s in m.structures:
-        if not s.programmable:
-            continue
-        if by_size is None:
-            by_size = layout.pages_by_size()
-        cands = [(by_size.get(p, 0), p) for p in s.sizes]
-        pages, p = max(cands)
-        if pages >= PROGRAM_THRESHOLD:
-            m = m.program(s.name, p)
-            programmed[s.name] = p
-    return m, programmed
 
 
 def check_covered(w: Addresses, m, layout: Layout, page_size: int):

@@ -21,7 +21,7 @@ from ..core.units import format_size, is_power_of_two, log2
 from ..core.version import __version__
 from ..model.costs import cost_inputs, cost_variables
 from ..model.layout import Layout
-from ..model.machines import Machine
+from ..model.machines import Machine, machine, machines
 from ..sources.workloads import Addresses
 from .xrdata import build_dataset
 
@@ -29,6 +29,27 @@ if TYPE_CHECKING:
     import xarray as xr
 
 KINDS = ("data", "instr")
+
+
+PROGRAM_THRESHOLD = 8  # "when there are 8 or more pages using the larger page-size" (002_7166aff63bc805c7.txt)
+
+
+def resolve_programmable(m: Machine, layout: Layout) -> tuple[Machine, dict]:
+    """Program each programmable structure to the large size with the most mapped pages, when it has
+    at least 8 (the Solaris rule for UltraSPARC III Cu); otherwise leave it unused."""
+    programmed = {}
+    by_size = None
+    for s in m.structures:
+        if not s.programmable:
+            continue
+        if by_size is None:
+            by_size = layout.pages_by_size()
+        cands = [(by_size.get(p, 0), p) for p in s.sizes]
+        pages, p = max(cands)
+        if pages >= PROGRAM_THRESHOLD:
+            m = m.program(s.name, p)
+            programmed[s.name] = p
+    return m, programmed
 
 
 def replacement_mode(policy: str, ways: int) -> int:
@@ -422,7 +443,7 @@ def choose_kernel(specialize, cfg, w):
         if specialize is True:
             raise ValueError(f"specialize=True needs a data chain of at most {K.MAX_CHAIN} structures")
         return S.generic(cfg, log)
-    if specialize is True or w.n_accesses >= SPECIALIZE_MIN_ACCESSES or shape in S.preset_shapes():
+    if specialize is True or w.n_accesses >= SPECIALIZE_MIN_ACCESSES or shape in preset_shapes():
         return S.kernel(shape)
     return S.generic(cfg, log)
 
@@ -666,3 +687,26 @@ def region_labels(layout) -> list[str]:
             count[n] -= 1
             count[out[i]] += 1
     return out
+
+
+_PRESET_SHAPES: set = set()
+_PRESET_LOCK = threading.Lock()
+
+
+def preset_shapes() -> set:
+    """The chain shapes of every preset at each of its page sizes, without fault-around and without
+    the walk log (``pagesim warm`` compiles them; ``specialize='auto'`` uses them at any run length)."""
+    if not _PRESET_SHAPES:
+        with _PRESET_LOCK:
+            if not _PRESET_SHAPES:
+                shapes = set()
+                for name in machines():
+                    m = machine(name)
+                    for p in m.page_sizes:
+                        layout = Layout.single(1 << 30, p, start=1 << 40)
+                        cfg = kernel_inputs(resolve_programmable(m, layout)[0], layout, 0)[0]
+                        shape = S.chain_shape(cfg, int(cfg.reg_size[0]))
+                        if shape is not None:
+                            shapes.add(shape)
+                _PRESET_SHAPES.update(shapes)
+    return _PRESET_SHAPES

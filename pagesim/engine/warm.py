@@ -11,8 +11,8 @@ Stages, each a tiny run through the code path that compiles its kernels:
     reuse distances, the pointer chase;
   - the timing model's kernels (``simulate_timed`` with each cache hierarchy);
   - with ``specialised``: every preset at each of its page sizes with ``specialize='auto'``, which
-    compiles the specialised copy of each preset's chain shape (``preset_shapes()`` in
-    ``pagesim._kernels.specialize``; 3-6 s of CPU each), the kernel ``'auto'`` runs for presets at
+    compiles the specialised copy of each preset's chain shape (``stages.preset_shapes()``;
+    3-6 s of CPU each), the kernel ``'auto'`` runs for presets at
     any length; then the other
     translation kernels the notebooks load (their documents' own machines, the walk log of the
     data-cache model: ``pagesim/data/kernels.json``, which ``pagesim warm --record`` rewrites by
@@ -160,13 +160,13 @@ def _os_and_extras():
 def _presets():
     """Every preset at each of its page sizes: compiles (once, cached) the specialised copy of each
     chain shape, which ``specialize='auto'`` uses for presets at any run length."""
-    before = len(S._loaded)
+    before = len(S.loaded())
     n = 0
     for name in machines():
         for p in machine(name).page_sizes:
             simulate(name, "random", working_set="16M", accesses=1000, page_size=p)
             n += 1
-    return f"{n} machine and page-size pairs, {len(S._loaded) - before} kernels loaded"
+    return f"{n} machine and page-size pairs, {len(S.loaded()) - before} kernels loaded"
 
 
 KERNELS_FILE = "data/kernels.json"
@@ -177,7 +177,7 @@ def _recorded():
     each compiled for the one signature every translation kernel is called with, or loaded from the
     cache if it is there."""
     simulate("skylake", "random", working_set="16M", accesses=1000)  # one kernel called: its signature
-    sigs = {sig for fn in list(S._loaded.values()) for sig in fn.__globals__["translate_chunk"].signatures}
+    sigs = {sig for fn in S.loaded() for sig in fn.__globals__["translate_chunk"].signatures}
     keys = json.loads(files("pagesim").joinpath(KERNELS_FILE).read_text(encoding="utf-8"))
     for kind, key in keys:
         fn = S.by_key(kind, S.key_from_json(key))

@@ -42,7 +42,8 @@ from .._kernels.walks import PRIMARY, SECONDARY
 from ..core.check import check_int, check_seed
 from ..core.units import format_size, log2, parse_address
 from ..engine import stages as E
-from ..engine.simulate import PROGRAM_THRESHOLD, check_covered, resolve_programmable
+from ..engine.simulate import check_covered
+from ..engine.stages import PROGRAM_THRESHOLD, resolve_programmable
 from ..model.layout import Layout
 from ..model.machines import machine as get_machine
 from ..sources.workloads import Addresses

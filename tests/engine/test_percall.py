@@ -18,7 +18,8 @@ from pagesim._kernels import specialize as S
 from pagesim.core.units import format_size
 from pagesim.engine import stages as E
 from pagesim.engine import xrdata as X
-from pagesim.engine.simulate import place, resolve_programmable
+from pagesim.engine.simulate import place
+from pagesim.engine.stages import resolve_programmable
 
 
 def plain_parts(m, layout, cfg, cnt, st, structs, pwcs):

@@ -12,7 +12,7 @@ from twins.strategies import cases
 import pagesim
 from pagesim import Layout, Region
 from pagesim.engine.processes import DataCache, simulate_processes
-from pagesim.engine.simulate import resolve_programmable
+from pagesim.engine.stages import resolve_programmable
 
 
 def interleave(traces, quantum, stride, flushed_names):

@@ -11,7 +11,7 @@ from twins.strategies import cases
 
 import pagesim
 from pagesim import Layout, Machine, Region, Structure, Walker
-from pagesim.engine.simulate import resolve_programmable
+from pagesim.engine.stages import resolve_programmable
 from pagesim.engine.timing import CacheLevel, Hierarchy, hierarchies, hierarchy, simulate_timed, timed_cycles
 
 KIB = 1024

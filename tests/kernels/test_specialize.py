@@ -13,6 +13,7 @@ from twins.reference import reference_simulate
 
 import pagesim
 from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
+from pagesim.engine import stages as E
 
 K4, K64, M2 = 4096, 65536, 2 << 20
 
@@ -104,7 +105,7 @@ def test_auto_choice_does_not_depend_on_what_ran_before():
     )  # fmt: skip
     cfg = E.kernel_inputs(odd, layout, 0)[0]
     shape = S.chain_shape(cfg, int(cfg.reg_size[0]))
-    assert shape not in S.preset_shapes()
+    assert shape not in E.preset_shapes()
     assert E.choose_kernel("auto", cfg, small) is S.generic(cfg)
     pagesim.simulate(odd, addresses=a, layout=layout, specialize=True)  # loads the specialised copy
     assert E.choose_kernel("auto", cfg, small) is S.generic(cfg)
@@ -275,7 +276,7 @@ def test_recorded_kernels_list_renders_and_adds_to_the_presets():
     assert len(set(keys)) == len(keys)
     for kind, key in keys:
         if kind == "shape":
-            assert key not in S.preset_shapes()
+            assert key not in E.preset_shapes()
             assert "Written by pagesim._kernels.writer for the chain shape" in writer.specialised(key)
         else:
             assert kind == "generic" and len(key) == 6
@@ -337,7 +338,7 @@ def test_kernels_built_by_many_threads_on_an_empty_cache(tmp_path, monkeypatch):
 
     monkeypatch.setattr(S.writer, "specialised", watch(S.writer.specialised))
     monkeypatch.setattr(S.writer, "generic", watch(S.writer.generic))
-    shapes = sorted(S.preset_shapes(), key=repr)[:3]
+    shapes = sorted(E.preset_shapes(), key=repr)[:3]
     generic = [(0, False, False, 2, False, True), (1, True, False, 2, True, False)]
     jobs = [("shape", s) for s in shapes] + [("generic", k) for k in generic]
     with ThreadPoolExecutor(8) as pool:

@@ -25,7 +25,7 @@ def recomputed(ds, ram=None):
         import json
 
         from pagesim import Layout
-        from pagesim.engine.simulate import resolve_programmable
+        from pagesim.engine.stages import resolve_programmable
 
         m, _ = resolve_programmable(m, Layout.from_records(json.loads(ds.attrs["layout"])))
     return reference_add_costs(bare, m, ds.attrs["work_cycles_per_access"], ram)

@@ -25,20 +25,10 @@ LAYERS = (
 )
 
 # (importing module, imported module): why the import may point upward or sit inside a function
-ALLOWED = {
-    (
-        "pagesim._kernels.specialize",
-        "pagesim.engine.stages",
-    ): "specialize.preset_shapes derives the presets' chain shapes with the engine: the one upward import, inside pagesim/_kernels",
-    ("pagesim._kernels.specialize", "pagesim.engine.simulate"): "as above (resolve_programmable)",
-    ("pagesim._kernels.specialize", "pagesim.model.layout"): "as above (Layout)",
-    ("pagesim._kernels.specialize", "pagesim.model.machines"): "as above (the presets)",
-}
+ALLOWED: dict = {}
 
 # (importing module, private name): why another module's private name may be used
-ALLOWED_PRIVATE = {
-    ("pagesim.engine.warm", "pagesim._kernels.specialize._loaded"): "warm counts the specialised kernels loaded; specialize has no public count of them",
-}
+ALLOWED_PRIVATE: dict = {}
 
 
 def layer_of(module: str) -> int:
