@@ -124,7 +124,8 @@ class Structure:
         return self.side == "unified" or self.side == kind
 
     def organisation(self) -> str:
-        return "fully assoc." if self.fully_associative else f"{self.ways}-way"
+        """Associativity and replacement, e.g. "4-way LRU", "fully assoc. PLRU"."""
+        return ("fully assoc." if self.fully_associative else f"{self.ways}-way") + f" {self.replacement.upper()}"
 
 
 @dataclass(frozen=True)
@@ -520,7 +521,7 @@ class Machine:
         if w.kind == "radix":
             wd = f"radix, {len(w.level_bits)} levels ({'/'.join(map(str, w.level_bits))} bits over a {w.base_shift}-bit offset)"
             if w.pwc:
-                wd += "; page-walk caches: " + ", ".join(f"{p.name} {p.entries} entries" for p in w.pwc)
+                wd += "; page-walk caches: " + ", ".join(f"{p.name} {p.entries} entries ({'fully assoc.' if p.ways >= p.entries else f'{p.ways}-way'} {p.replacement.upper()})" for p in w.pwc)
         elif w.kind == "hashed":
             wd = f"hashed page table, {w.hpt_ptegs} PTEGs x 8 entries"
         elif w.kind == "tsb":

@@ -173,3 +173,11 @@ def test_sweep_over_machines_with_and_without_page_walk_caches():
                 one = pagesim.simulate(name, "random", working_set="64M", accesses=3000, page_size=p)
                 assert int(ds["walks"].sel(machine=name, page_size=pagesim.parse_size(p)).sum()) == int(one["walks"].sum())
         assert int(ds["pwc_hits"].sel(machine=pair[1]).sum()) == 0 < int(ds["pwc_hits"].sel(machine="skylake").sum())
+
+
+def test_describe_names_each_structures_replacement():
+    """A machine's description shows how each TLB and page-walk cache replaces, not only its shape."""
+    m = pagesim.machine("skylake").replace_structure("L1 DTLB 4K", replacement="plru")
+    text = m.describe()
+    assert "64 entries, 4-way PLRU" in text and "1536 entries, 12-way LRU" in text
+    assert "PDE cache 32 entries (8-way LRU)" in text
