@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of pagesim's import time
     import xarray as xr
 
+import dataclasses
 import json
 
 import numpy as np
@@ -14,8 +15,9 @@ import numpy as np
 from ..core.check import check_bool, check_int, check_number, check_seed
 from ..core.units import parse_page_size
 from ..model.layout import DEFAULT_BASE, Layout, Region
+from ..model.machines import REPLACEMENTS
 from ..model.machines import machine as get_machine
-from ..sources.workloads import Addresses, Workload
+from ..sources.workloads import WORKLOADS, Addresses, Workload
 from ..sources.workloads import workload as make_workload
 from ..system.memory import PhysicalMemory
 from ..system.paging import granted, huge_page_for, resolve
@@ -41,6 +43,33 @@ def place(
         regions.append(r)
         at = -(-(r.end + 1) // align) * align
     return Layout(tuple(regions))
+
+
+STRUCTURE_KEYWORDS = ("replacement", "ways", "entries", "latency")
+MACHINE_KEYWORDS = ("page_sizes", "va_bits", "context_switch", "walker", "structures")
+
+
+def check_not_machine_keywords(params: dict, workload) -> None:
+    """A keyword that belongs to a machine (or one of its TLBs) given to simulate() or sweep(): an
+    error that says where it goes, before the workload refuses it as one of its own."""
+    takes = set()
+    if isinstance(workload, str) and workload in WORKLOADS:
+        takes = {f.name for f in dataclasses.fields(WORKLOADS[workload])}
+    for k in params:
+        if k in takes:
+            continue
+        if k in STRUCTURE_KEYWORDS:
+            raise ValueError(
+                f"{k}={params[k]!r} is not a parameter of simulate() or of the workload: it belongs to each TLB of the machine. "
+                f"Make machines with it and pass them as machine= (in a sweep, as the 'machine' axis), e.g. "
+                f"m = pagesim.machine('skylake'); [m.replace_structure('L1 DTLB 4K', {k}=v) for v in ...]"
+                + (f" (policies: {', '.join(REPLACEMENTS)})" if k == "replacement" else "")
+            )
+        if k in MACHINE_KEYWORDS:
+            raise ValueError(
+                f"{k}= is not a parameter of simulate() or of the workload: it belongs to the machine. Make a Machine with it "
+                f"(pagesim.Machine, or dataclasses.replace(pagesim.machine('skylake'), {k}=...)) and pass it as machine="
+            )
 
 
 def check_covered(w: Addresses, m, layout: Layout, page_size: int):
@@ -140,6 +169,7 @@ def simulate(
     elif workload is None:
         raise ValueError("simulate needs a workload (a Workload or a name such as 'random') or addresses=")
     else:
+        check_not_machine_keywords(workload_params, workload)
         w = make_workload(workload, **workload_params)
     if layout is None:
         if policy != "base":  # page_size is the huge page the policy asks for

@@ -140,6 +140,10 @@ class PageWalkCache:
     source: str = ""
     assumed: tuple[str, ...] = ()
 
+    def organisation(self) -> str:
+        """Associativity and replacement, e.g. "8-way LRU"."""
+        return ("fully assoc." if self.ways >= self.entries else f"{self.ways}-way") + f" {self.replacement.upper()}"
+
     def __post_init__(self):
         n = f"page-walk cache {self.name!r}"
         object.__setattr__(self, "skip", check_int(f"{n} skip", self.skip, 1, 6, " levels"))
@@ -521,7 +525,9 @@ class Machine:
         if w.kind == "radix":
             wd = f"radix, {len(w.level_bits)} levels ({'/'.join(map(str, w.level_bits))} bits over a {w.base_shift}-bit offset)"
             if w.pwc:
-                wd += "; page-walk caches: " + ", ".join(f"{p.name} {p.entries} entries ({'fully assoc.' if p.ways >= p.entries else f'{p.ways}-way'} {p.replacement.upper()})" for p in w.pwc)
+                wd += "; page-walk caches: " + ", ".join(
+                    f"{p.name} {p.entries} entries ({p.organisation()})" for p in w.pwc
+                )
         elif w.kind == "hashed":
             wd = f"hashed page table, {w.hpt_ptegs} PTEGs x 8 entries"
         elif w.kind == "tsb":

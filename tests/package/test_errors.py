@@ -76,6 +76,18 @@ def test_unknown_machine_and_workload():
         pagesim.simulate("skylake", "random", strid=4)
 
 
+def test_a_machine_keyword_given_to_simulate_or_sweep_says_where_it_goes():
+    """replacement, ways... belong to a machine's TLBs: the error says how to make such machines."""
+    with pytest.raises(ValueError, match=r"replacement='plru' is not a parameter of simulate\(\) .* replace_structure.*policies: lru, fifo, random, plru"):
+        pagesim.simulate("skylake", "random", replacement="plru")
+    with pytest.raises(ValueError, match=r"replacement='lru' is not a parameter .* as the 'machine' axis"):
+        pagesim.sweep({"replacement": ["lru", "plru"]}, machine="skylake", workload="random", accesses=100, progress=False)
+    with pytest.raises(ValueError, match=r"va_bits= is not a parameter of simulate\(\) or of the workload: it belongs to the machine"):
+        pagesim.simulate("skylake", "random", va_bits=57)
+    with pytest.raises(ValueError, match=r"workload 'random' has no parameter\(s\) \['strid'\]"):
+        pagesim.simulate("skylake", "random", strid=4, accesses=10)
+
+
 def test_overlapping_regions():
     with pytest.raises(ValueError, match="regions overlap"):
         Layout((Region(0, "8K", "4K", "a"), Region("4K", "8K", "4K", "b")))
