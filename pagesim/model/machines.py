@@ -525,9 +525,7 @@ class Machine:
         if w.kind == "radix":
             wd = f"radix, {len(w.level_bits)} levels ({'/'.join(map(str, w.level_bits))} bits over a {w.base_shift}-bit offset)"
             if w.pwc:
-                wd += "; page-walk caches: " + ", ".join(
-                    f"{p.name} {p.entries} entries ({p.organisation()})" for p in w.pwc
-                )
+                wd += "; page-walk caches: " + ", ".join(f"{p.name} {p.entries} entries ({p.organisation()})" for p in w.pwc)
         elif w.kind == "hashed":
             wd = f"hashed page table, {w.hpt_ptegs} PTEGs x 8 entries"
         elif w.kind == "tsb":

@@ -78,7 +78,7 @@ def test_unknown_machine_and_workload():
 
 def test_a_machine_keyword_given_to_simulate_or_sweep_says_where_it_goes():
     """replacement, ways... belong to a machine's TLBs: the error says how to make such machines."""
-    with pytest.raises(ValueError, match=r"replacement='plru' is not a parameter of simulate\(\) .* replace_structure.*policies: lru, fifo, random, plru"):
+    with pytest.raises(ValueError, match=r"replacement='plru' is not a parameter of simulate\(\) .*replace_structure.*policies: lru, fifo, random, plru"):
         pagesim.simulate("skylake", "random", replacement="plru")
     with pytest.raises(ValueError, match=r"replacement='lru' is not a parameter .* as the 'machine' axis"):
         pagesim.sweep({"replacement": ["lru", "plru"]}, machine="skylake", workload="random", accesses=100, progress=False)
