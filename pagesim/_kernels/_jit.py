@@ -10,7 +10,8 @@ directory ``pagesim-<uid>`` in the system's temporary directory, with a one-line
 :class:`CacheWarning`; if that fails too, nothing is cached (every process compiles its kernels
 afresh, which is slower but correct), again with a one-line warning.
 
-Numba's files go to ``<cache>/numba`` and the generated specialised kernels (specialize.py) to
+Numba's files go to ``<cache>/numba/<options>`` (one directory per set of compile options, which
+numba's own cache does not key on: code compiled with other options is never loaded) and the generated specialised kernels (specialize.py) to
 ``<cache>/kernels``. Only pagesim's own kernels use this directory: numba's global setting is
 pointed at it while a pagesim function is decorated and restored afterwards, so other numba code in
 the same process keeps its own cache location. Without this, numba caches next to the package
@@ -109,14 +110,25 @@ def _caller_level() -> int:
 CACHE_DIR, _warning = choose_cache_dir()
 if _warning:
     warnings.warn(_warning, CacheWarning, stacklevel=_caller_level())
-NUMBA_DIR = CACHE_DIR / "numba" if CACHE_DIR is not None else None
-KERNELS_DIR = CACHE_DIR / "kernels" if CACHE_DIR is not None else None
-
-# cache=True: compiled kernels persist between sessions, in NUMBA_DIR (above).
 # nogil=True: a kernel releases the GIL, so sweeps can run in threads.
 # error_model="numpy": no Python-style division checks in the hot loop (divisors are validated
 #   non-zero before a kernel is called).
-OPTIONS = dict(cache=CACHE_DIR is not None, nogil=True, error_model="numpy")
+COMPILE_OPTIONS = dict(nogil=True, error_model="numpy")
+
+
+def numba_dir(cache_dir: Path, options: dict) -> Path:
+    """Where numba caches kernels compiled with ``options``: numba keys its cache on a function's
+    source file, signature and the machine, not on options such as ``error_model``, so each set of
+    options gets a directory of its own."""
+    tag = "-".join(f"{k}={options[k]}" for k in sorted(options))
+    return cache_dir / "numba" / tag
+
+
+NUMBA_DIR = numba_dir(CACHE_DIR, COMPILE_OPTIONS) if CACHE_DIR is not None else None
+KERNELS_DIR = CACHE_DIR / "kernels" if CACHE_DIR is not None else None
+
+# cache=True: compiled kernels persist between sessions, in NUMBA_DIR (above).
+OPTIONS = dict(cache=CACHE_DIR is not None, **COMPILE_OPTIONS)
 
 
 # Every step that builds a kernel runs under one lock, numba's own compiler lock: rendering a

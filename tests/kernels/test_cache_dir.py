@@ -127,3 +127,18 @@ def test_read_only_install_and_home(tmp_path):
     assert r.returncode == 0, r.stderr
     assert f"CACHE_DIR {tmp_path / f'pagesim-{UID}'}" in r.stdout and "CacheWarning" in r.stderr
     assert not (ro / "home" / ".cache").exists() and _numba_files(ro) == []
+
+
+def test_each_set_of_compile_options_caches_apart(tmp_path):
+    """numba's cache does not key on options such as error_model: kernels compiled with other
+    options live in another directory, so they are never loaded for these."""
+    from pagesim._kernels import _jit
+
+    here = _jit.numba_dir(tmp_path, _jit.COMPILE_OPTIONS)
+    assert here.parent == tmp_path / "numba"
+    assert _jit.numba_dir(tmp_path, {**_jit.COMPILE_OPTIONS, "error_model": "python"}) != here
+    assert _jit.numba_dir(tmp_path, {**_jit.COMPILE_OPTIONS, "fastmath": True}) != here
+    assert _jit.numba_dir(tmp_path, dict(reversed(list(_jit.COMPILE_OPTIONS.items())))) == here
+    if _jit.CACHE_DIR is not None:
+        assert _jit.NUMBA_DIR == _jit.numba_dir(_jit.CACHE_DIR, _jit.COMPILE_OPTIONS)
+        assert _jit.OPTIONS == {"cache": True, **_jit.COMPILE_OPTIONS}
