@@ -8,9 +8,10 @@ from memory instead). Two kinds:
 - specialised (:func:`kernel`), when every access is a data access to one page size: the chain's
   shape (:func:`chain_shape`) written in as constants. A one-page-size run places its chain's
   positions at the same places for every page size of the machine
-  (``_engine.MachineParts.placed``), and the set counts, masks and tag shifts are read at run time,
-  so machines and page sizes that differ only in those share one kernel: the presets' 56 machine
-  and page-size pairs have 18 shapes. (A chain structure's slot start read at run time made a random
+  (``pagesim.engine.stages.MachineParts.placed``), and the set counts, masks and tag shifts are
+  read at run time, so machines and page sizes that differ only in those share one kernel: the
+  presets' machine and page-size pairs have about a third as many shapes
+  (``pagesim.engine.stages.preset_shapes()``). (A chain structure's slot start read at run time made a random
   trace 1.35x slower: 17.7 against 13.1 ns/access on the benchmark TLB.)
 - generic (:func:`generic`): each structure's geometry read at run time, one kernel per walker,
   fault-around, walk log, chain depth, SLB and page-walk caches; mixed page sizes, instruction
@@ -73,7 +74,7 @@ def chain_shape(cfg, z: int, log_walks: bool = False) -> tuple | None:
     that differ only in page sizes or in the entries of their last structure share one compiled
     copy (the walker's caches and the SLB sit before the TLBs in the arrays, and a one-page-size
     run places each chain position where the largest structure at that position in any of the
-    machine's data chains would start: _engine.MachineParts.placed)."""
+    machine's data chains would start: engine.stages.MachineParts.placed)."""
     chain = [int(s) for s in cfg.chain[0, z] if s >= 0]
     if len(chain) > K.MAX_CHAIN:
         return None

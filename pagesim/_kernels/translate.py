@@ -31,10 +31,10 @@ most recent, with no link changed), an LRU hit moves its way just behind the hea
 The ring starts as way 0, 1, 2, ... so empty ways fill in that order. Where a wide structure's tag
 is found:
 - DIRECT_LRU, DIRECT_FIFO: each granule an entry can hold (a page, a piece of one, an SLB's segment)
-  has a number in the layout, ``key + idx_off[s, region]`` (``_engine.granule_offsets``; the
+  has a number in the layout, ``key + idx_off[s, region]`` (``engine.stages.granule_offsets``; the
   structures' numbers do not overlap), and ``pos`` holds each number's way or -1: one load finds
   the way, a miss stores two. Chosen when the
-  layout has at most ``_engine.DIRECT_MAX`` such granules (a random trace's miss in a 64-way
+  layout has at most ``engine.stages.DIRECT_MAX`` such granules (a random trace's miss in a 64-way
   structure: 2.5 ns, against 11 through the hash table). An LRU SLB so indexed keeps stamps
   instead of a ring (STAMP_LRU): each way's last use, so a hit is one store; a miss takes the
   oldest (an SLB mostly hits, where a ring relinks the way).
@@ -103,7 +103,7 @@ State = namedtuple(
         "pos",  # int16[sum of the DIRECT_* structures' granules, or 1]: each granule's way in its structure, -1 if absent
         "rng",  # uint64[1]
         # uint8[total pages]: 0 unmapped, 1 mapped and touched, 2 prefaulted, not yet touched;
-        # written only with fault-around: read it with _engine.page_states
+        # written only with fault-around: read it with engine.stages.page_states
         "page_state",
         "mapped",  # uint64[ceil(total pages / 64)]: bit set once a page is mapped (L1-cache sized)
         "page_hpt",  # uint8[total pages or 1]: where the HPT holds the page
