@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_sweep.py
 	$(PY) benchmarks/bench_percall.py
 	$(PY) benchmarks/bench_cpu_name.py
+	$(PY) benchmarks/bench_xrdata.py
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
