@@ -14,8 +14,8 @@ from memory instead). Two kinds:
   (``pagesim.engine.stages.preset_shapes()``). (A chain structure's slot start read at run time made a random
   trace 1.35x slower: 17.7 against 13.1 ns/access on the benchmark TLB.)
 - generic (:func:`generic`): each structure's geometry read at run time, one kernel per walker,
-  fault-around, walk log, chain depth, SLB and page-walk caches; mixed page sizes, instruction
-  accesses and shared structures (several processes) need it.
+  fault-around, walk log and chain depth (up to 2, or more: :func:`generic_key`), at most 32 in
+  all; mixed page sizes, instruction accesses and shared structures (several processes) need it.
 
 tests/kernels/test_specialize.py checks both kinds against the reference model.
 """
@@ -30,7 +30,7 @@ import sys
 import types
 from pathlib import Path
 
-from . import _jit, writer
+from . import _jit, rules, writer
 from . import translate as K
 
 _loaded: dict[str, object] = {}
@@ -119,12 +119,30 @@ def generic(cfg, log_walks: bool = False):
     walker, fault-around, longest chain, SLB and page-walk caches, with or without the walk log:
     mixed page sizes, instruction accesses, shared page tables, ``specialize=False``."""
     depth = int((cfg.chain >= 0).sum(axis=2).max()) if cfg.chain.size else 0
-    key = (int(cfg.walk_kind[0]), bool(cfg.any_fa[0]), bool(log_walks), max(1, depth), int(cfg.slb_struct[0]) >= 0, cfg.pwc_struct.shape[0] > 0)
+    key = (int(cfg.walk_kind[0]), bool(cfg.any_fa[0]), bool(log_walks), depth, int(cfg.slb_struct[0]) >= 0, cfg.pwc_struct.shape[0] > 0)
     return generic_by_key(key)
 
 
+SHALLOW = 2  # chains of at most this many structures share one generic kernel; deeper ones, MAX_CHAIN's
+
+
+def generic_key(key: tuple) -> tuple:
+    """The kernel that serves ``key`` (walker, fault-around, walk log, chain depth, SLB, page-walk
+    caches): the depth rounded up to SHALLOW or MAX_CHAIN (a lookup a chain does not reach is passed
+    over at run time), the SLB lookup written always and the page-walk caches for every radix walker
+    (both read at run time: a machine without them skips them; only radix walkers have page-walk
+    caches). Each kernel written costs 10-25 s of CPU to compile; this way at most 32 serve every
+    machine, where one per exact key made 256 possible (and about 60 in a run of the tests). What it
+    costs at run time: docs/kernels.md."""
+    walk_kind, any_fa, log, depth, slb, pwc = key
+    depth = SHALLOW if depth <= SHALLOW else K.MAX_CHAIN
+    return (int(walk_kind), bool(any_fa), bool(log), depth, True, int(walk_kind) == rules.RADIX)
+
+
 def generic_by_key(key: tuple):
-    """The generic kernel for ``key``: (walker, fault-around, walk log, depth, SLB, page-walk caches)."""
+    """The generic kernel for ``key``: (walker, fault-around, walk log, depth, SLB, page-walk
+    caches), as :func:`generic_key` rounds it."""
+    key = generic_key(key)
     fn = _by_key.get(("generic", key))
     if fn is None:
         walk_kind, any_fa, log, depth, slb, pwc = key

@@ -426,7 +426,7 @@ def choose_kernel(specialize, cfg, w):
       preset's, without fault-around or the walk log (compiled by ``pagesim warm``; machines that
       differ from a preset only in page sizes or in the entries of the chain's last structure share it);
     - otherwise the generic kernel for its features (geometry read at run time): compiled once per
-      walker, fault-around, walk log, longest chain, SLB and page-walk caches, it serves every
+      walker, fault-around, walk log and chain depth (``specialize.generic_key``), it serves every
       machine with those, which matters for short runs on many different machines: a
       specialised copy takes 3-6 s of CPU to compile, while the generic kernel runs 100,000
       accesses in a few milliseconds.

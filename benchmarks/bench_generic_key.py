@@ -1,0 +1,77 @@
+"""What the generic kernel's rounded key costs: each machine run on the generic kernel of its exact
+features (walker, fault-around, walk log, chain depth, SLB, page-walk caches) and on the one
+``specialize.generic_key`` rounds them to (depth up to 2 or 4; the SLB lookup for every hashed
+walker, the page-walk caches for every radix walker), interleaved, in one process.
+
+    python benchmarks/bench_generic_key.py [--n 2e6] [--rounds 9]
+
+Prints each kernel's first-call CPU time (compile, or load from the cache) and ns of CPU time per
+access, best and median over the rounds, and rounded / exact. Machines: a one-structure radix machine
+without page-walk caches (the case rounding changes most), Skylake and POWER6.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import pagesim
+from pagesim import Layout, Machine, Structure, Walker
+from pagesim._kernels import specialize as S
+
+
+def exact(key: tuple) -> tuple:
+    """The key as the features are, unrounded."""
+    return (int(key[0]), bool(key[1]), bool(key[2]), max(1, int(key[3])), bool(key[4]), bool(key[5]))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=float, default=2e6)
+    ap.add_argument("--rounds", type=int, default=9)
+    a = ap.parse_args(argv)
+    rounded = S.generic_key
+    machines = {
+        "radix, 1 structure, no page-walk cache": Machine(
+            "one-tlb", "one TLB", (4096,), 4096, (Structure("L1", 1, "data", 64, 4, (4096,)),), Walker("radix", level_bits=(9, 9, 9, 9))
+        ),
+        "skylake": pagesim.machine("skylake"),
+        "power6": pagesim.machine("power6"),
+    }
+    rng = np.random.default_rng(0)
+    addrs = np.uint64(1 << 40) + (rng.integers(0, 1 << 30, int(a.n)).astype(np.uint64) & ~np.uint64(7))
+    lay = Layout.single(1 << 30, 4096, start=1 << 40)
+
+    def run(m, key_fn, n=None):
+        S.generic_key = key_fn
+        S._by_key.clear()  # choose the kernel again for this key function
+        t = time.process_time()
+        pagesim.simulate(m, addresses=addrs[:n] if n else addrs, layout=lay, specialize=False)
+        return time.process_time() - t
+
+    try:
+        for name, m in machines.items():
+            first = {k: run(m, fn, 1000) for k, fn in (("exact", exact), ("rounded", rounded))}
+            t = {"exact": [], "rounded": []}
+            for _ in range(a.rounds):
+                for k, fn in (("exact", exact), ("rounded", rounded)):
+                    run(m, fn, 1000)
+                    t[k].append(run(m, fn) / len(addrs) * 1e9)
+            best = {k: min(v) for k, v in t.items()}
+            med = {k: statistics.median(v) for k, v in t.items()}
+            print(
+                f"{name:<40} first call exact {first['exact']:5.1f} s, rounded {first['rounded']:5.1f} s   "
+                f"ns/access exact {best['exact']:6.2f} (median {med['exact']:6.2f}), rounded {best['rounded']:6.2f} (median {med['rounded']:6.2f})   "
+                f"rounded/exact {best['rounded'] / best['exact']:.3f} best, {med['rounded'] / med['exact']:.3f} median",
+                flush=True,
+            )
+    finally:
+        S.generic_key = rounded
+        S._by_key.clear()
+
+
+if __name__ == "__main__":
+    main()
