@@ -69,7 +69,7 @@ def gil_profile(ax: dict, fixed: dict) -> dict:
             kern["names"][self.py_func.__qualname__] = bool(self.targetoptions.get("nogil"))
 
     concat = {"t": 0.0}
-    orig_concat = sweep_mod._concat
+    orig_concat = sweep_mod.concat_runs
 
     def timed_concat(*a, **k):
         t = time.thread_time()
@@ -81,13 +81,13 @@ def gil_profile(ax: dict, fixed: dict) -> dict:
     if "__call__" in vars(CPUDispatcher):
         raise RuntimeError("numba's CPUDispatcher defines __call__ itself: this timing wrapper would not be exact")
     CPUDispatcher.__call__ = timed_call
-    sweep_mod._concat = timed_concat
+    sweep_mod.concat_runs = timed_concat
     try:
         t = time.thread_time()
         pagesim.sweep(ax, **fixed)
         total = time.thread_time() - t
     finally:
-        sweep_mod._concat = orig_concat
+        sweep_mod.concat_runs = orig_concat
         del CPUDispatcher.__call__
     return {
         "total": total,

@@ -319,7 +319,7 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
         raise TypeError("simulate_timed() got an unexpected keyword argument '_chunk_hook'")
     replay = _Replay(m, h)
     ds = simulate(m, workload, work_cycles=work_cycles, _chunk_hook=replay, **kwargs)
-    # what the timing model adds, then its prices, applied in one build (pagesim.engine.stages.rebuilt)
+    # what the timing model adds, then its prices, applied in one build (pagesim.engine.xrdata.rebuilt)
     # as the step-by-step xarray way (ds.assign_coords, ds[...] = ..., timed_cycles) gives them
     steps = [
         ("coord", "cache_level", ("cache_level", h.names)),
@@ -420,7 +420,7 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
     ``component(c)`` the row of the old ``cycles`` for component c, ``attrs`` the Dataset's attrs,
     ``nl`` the cache levels (memory last), ``level_names()`` their names. Returns the steps that
     set ``cycles`` (after it and ``component`` are dropped), ``component`` and the shares, as
-    (op, name, (dims, values, attrs)) for pagesim.engine.stages.rebuilt, and the attrs to update."""
+    (op, name, (dims, values, attrs)) for pagesim.engine.xrdata.rebuilt, and the attrs to update."""
     mlp = float(attrs.get("mlp", 1.0)) if mlp is None else check_number("mlp", mlp, 1.0, MAX_MLP)
     walk_mlp = float(attrs.get("walk_mlp", 1.0)) if walk_mlp is None else check_number("walk_mlp", walk_mlp, 1.0, MAX_MLP)
     wc = float(attrs["work_cycles_per_access"]) if work_cycles is None else check_number("work_cycles", work_cycles, 0)

@@ -136,7 +136,7 @@ def test_presets_match_reference(m, layout, addrs, kinds):
     ds = pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=layout, seed=3)
     got, touched = dataset_counters(ds)
     m_eff, _ = pagesim.simulate.__wrapped__ if hasattr(pagesim.simulate, "__wrapped__") else (None, None)
-    from pagesim.engine.simulate import resolve_programmable
+    from pagesim.engine.stages import resolve_programmable
 
     m_eff, _ = resolve_programmable(m, layout)
     want, ref_touched = reference_simulate(m_eff, layout, [int(a) for a in addrs], list(kinds), 3)

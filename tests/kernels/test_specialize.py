@@ -245,7 +245,7 @@ def test_specialised_presets_match_reference(name):
     SLB (power6) and wide fully associative TLBs (itanium2) with their geometry compiled in; power8
     and zen4 keep their fully associative TLBs' ring heads in locals across chunks of 777 (without
     run_chunk storing the returned heads, both fail)."""
-    from pagesim.engine.simulate import resolve_programmable
+    from pagesim.engine.stages import resolve_programmable
 
     m = pagesim.machine(name)
     p = m.base_page

@@ -26,7 +26,7 @@ from pagesim import Layout, Ram, Region
 from pagesim._kernels.chase import chase
 from pagesim._kernels.dcache import cache_lines_by_class
 from pagesim._kernels.regions import distinct_blocks
-from pagesim.engine.simulate import resolve_programmable
+from pagesim.engine.stages import resolve_programmable
 from pagesim.engine.timing import CacheLevel, Hierarchy, simulate_timed
 from pagesim.sources.workloads import ELEMENT
 from pagesim.studies.yourprogram import reuse_distances
