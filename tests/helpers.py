@@ -29,6 +29,18 @@ def dataset_counters(ds):
             for z in range(len(sizes)):
                 put(("pwc_hits", str(s), z), ds["pwc_hits"].values[i, z])
                 put(("pwc_misses", str(s), z), ds["pwc_misses"].values[i, z])
+    if "host_walk_refs" in ds:  # a virtualised machine: the host's side of its nested walks
+        for k, side in enumerate(ds["side"].values):
+            for z in range(len(sizes)):
+                put(("host_walk_refs", str(side), z), ds["host_walk_refs"].values[k, z])
+        for z in range(len(sizes)):
+            if "nested_tlb_hits" in ds:
+                put(("nested_tlb_hits", z), ds["nested_tlb_hits"].values[z])
+                put(("nested_tlb_misses", z), ds["nested_tlb_misses"].values[z])
+            if "host_pwc_hits" in ds:
+                for i, s in enumerate(ds["host_pwc"].values):
+                    put(("host_pwc_hits", str(s), z), ds["host_pwc_hits"].values[i, z])
+                    put(("host_pwc_misses", str(s), z), ds["host_pwc_misses"].values[i, z])
     for z in range(len(sizes)):
         put(("faults", z), ds["faults"].values[z])
         put(("prefaulted", z), ds["prefaulted"].values[z])

@@ -6,7 +6,8 @@ imports it from here.
 - a set's tag search in groups of four padded ways (:func:`find_tag`);
 - packed LRU order, up to 16 ways in one 64-bit word (:func:`lru_touch`, :func:`order_victim`);
 - stamp LRU for wider sets (:func:`stamp_victim`);
-- the region holding an address (:func:`region_of`).
+- the region holding an address (:func:`region_of`);
+- where a virtualised guest's pages and page tables sit in its physical memory (:func:`guest_frame`).
 
 Each is a numba function inlined where a kernel calls it (``inline="always"``). A view in plain
 Python calls the same rule through its ``py_func`` (for example ``hpt_group.py_func(a, 16, 2047)``),
@@ -166,3 +167,21 @@ def region_of(a, reg_start):
         else:
             hi = mid - 1
     return lo
+
+
+# Guest-physical frames of a virtualised guest (a modelling assumption): a multiplicative hash's
+# top bits, salted per table level, so pages and table pages spread over guest RAM as an OS's
+# allocator hands frames out after a while (two may share a frame: then they share its host
+# translation too).
+FRAME_MULT = 0x5851F42D4C957F2D
+SALT_MULT = 0x9E3779B97F4A7C15
+
+
+@inline
+def guest_frame(n, salt, bits):
+    """The frame, below 2**bits, of page or table number ``n`` (``salt``: 0 a data page, l + 1 a
+    table of guest level l): the top ``bits`` bits of (n xor salt x SALT_MULT) x FRAME_MULT mod 2**64."""
+    if bits <= 0:
+        return 0
+    h = (np.uint64(n) ^ (np.uint64(salt) * np.uint64(SALT_MULT))) * np.uint64(FRAME_MULT)
+    return np.int64(h >> np.uint64(64 - bits))

@@ -211,6 +211,8 @@ def simulate_processes(
     elif page_size is not None:
         raise ValueError("give page_size or layout, not both")
     layout.check_machine(m)
+    if m.host is not None:
+        raise ValueError(f"machine {m.name!r} is virtualised: simulate_processes does not model nested paging; run simulate() for each process")
     bases = [r.start for r in layout.regions]  # addresses follow the layout asked for
     layout = granted(layout, m.base_page)  # a THP/MPSS region's partial huge pages are base pages
     shared = (shared,) if isinstance(shared, str) else tuple(shared)

@@ -23,6 +23,7 @@ from ..system.memory import PhysicalMemory
 from ..system.paging import granted, huge_page_for, resolve
 from ..system.pressure import run as run_pressure
 from . import stages as E
+from .nested import NestedStage
 from .stages import resolve_programmable
 
 MAX_CHUNK = 1 << 24
@@ -222,7 +223,11 @@ def simulate(
     # kernel then logs every walk with its access index, and the hook empties the log. The log holds
     # one chunk's walks: a chunk is at most chunk_size accesses and never more than the workload has
     # (a 24 MiB log zeroed for a 1,000-access run took 4 ms); run_chunks checks every chunk fits.
-    log = min(int(chunk_size), max(1, int(w.n_accesses))) if _chunk_hook is not None else 0
+    nested = NestedStage(m_eff) if m_eff.host is not None else None
+    if nested is not None and _chunk_hook is not None:
+        raise ValueError(f"machine {m.name!r} is virtualised: the timing model does not replay nested walks through caches (simulate() counts them)")
+    hook = nested if nested is not None else _chunk_hook
+    log = min(int(chunk_size), max(1, int(w.n_accesses))) if hook is not None else 0
     cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, layout, seed, log_walks=log)
     run_chunk = E.choose_kernel(specialize, cfg, w)
     E.run_chunks(
@@ -235,7 +240,7 @@ def simulate(
         total=w.n_accesses,
         desc=f"{m.name} {w.label}",
         progress=progress,
-        chunk_hook=_chunk_hook,
+        chunk_hook=hook,
         chunk_size=log,
         range_error=w.range_error if isinstance(w, Addresses) else None,
     )
@@ -251,6 +256,8 @@ def simulate(
         backing=json.dumps(backing) if backing is not None else "every request granted (no PhysicalMemory given)",
         page_size_requested=parse_page_size(page_size) if page_size is not None else 0,
     )
+    if nested is not None:
+        nested.add_to(dv, coords, attrs)
     dv["pages_migrated"] = ((), int(backing["pages_migrated"]) if backing else 0, {"units": "pages", "long_name": "pages moved by compaction"})
     if pressure is not None:
         meaning = {

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from .._kernels import policies
 from .._kernels.translate import MAX_CHAIN  # the kernel's limit, defined once there
 from ..core.check import check_choice, check_int
-from ..core.units import format_size, is_power_of_two, log2, parse_page_size
+from ..core.units import format_size, is_power_of_two, log2, parse_page_size, parse_size
 
 try:  # Python 3.11+
     import tomllib
@@ -267,6 +267,62 @@ class Costs:
         object.__setattr__(self, "assumed", tuple(self.assumed))
 
 
+@dataclass(frozen=True)
+class Host:
+    """The hypervisor's side of a virtualised machine: nested (two-dimensional) paging.
+
+    The guest's page tables map guest-virtual to guest-physical addresses; the host's radix table
+    (``walker``, over guest-physical addresses) maps guest-physical to host-physical ones in pages of
+    ``page_size``. A TLB entry caches guest-virtual to host-physical at the smaller of the guest's
+    and the host's page (:meth:`Machine.virtualised` caps every structure's entries at the host
+    page). A TLB miss walks the guest's table, and each guest table entry it reads is at a
+    guest-physical address the host translates first; so is the data's guest-physical address at
+    the end: with empty caches, 4 guest levels and 4 host levels make 4 x (4 + 1) + 4 = 24
+    references. A translation of a guest-physical address looks up the nested TLB (``nested_tlb``
+    entries, ``nested_tlb_ways`` ways, LRU; 0 entries: none), then walks the host's table, whose
+    page-walk caches (the walker's ``pwc``, keyed by guest-physical address) skip levels as the
+    guest's do.
+
+    Where a guest's pages and page tables sit in guest-physical memory (``guest_ram`` bytes, a power
+    of two) is a modelling assumption: each guest page and each 4 KiB table page at a pseudo-random
+    frame (``pagesim.engine.nested``), as an OS's allocator hands them out after a while.
+    """
+
+    page_size: int = 4096
+    walker: Walker = field(default_factory=lambda: Walker("radix", level_bits=(9, 9, 9, 9)))
+    nested_tlb: int = 0
+    nested_tlb_ways: int = 1
+    guest_ram: int = 16 << 30
+    source: str = ""
+    assumed: tuple[str, ...] = ("walker", "nested_tlb", "nested_tlb_ways", "guest_ram")
+
+    def __post_init__(self):
+        if not isinstance(self.walker, Walker) or self.walker.kind != "radix":
+            raise ValueError(f"host walker must be a radix Walker (the host's table over guest-physical addresses), got {self.walker!r}")
+        object.__setattr__(self, "page_size", parse_page_size(self.page_size, "host page_size"))
+        self.walker.leaf_refs(self.page_size)  # raises unless the host table has the page as a leaf
+        for p in self.walker.pwc:
+            if p.replacement != "lru":
+                raise ValueError(f"host page-walk cache {p.name!r}: replacement={p.replacement!r}; the host's caches are modelled with LRU only")
+        object.__setattr__(self, "nested_tlb", check_int("host nested_tlb", self.nested_tlb, 0, MAX_ENTRIES, " entries (0: no nested TLB)"))
+        object.__setattr__(self, "nested_tlb_ways", check_int("host nested_tlb_ways", self.nested_tlb_ways, 1, 64))
+        if self.nested_tlb % self.nested_tlb_ways:
+            raise ValueError(f"host nested_tlb={self.nested_tlb} is not divisible by nested_tlb_ways={self.nested_tlb_ways}")
+        ram = parse_size(self.guest_ram, "host guest_ram")
+        if not is_power_of_two(ram) or ram < max(self.page_size, 2 << 20) or ram > 1 << 50:
+            raise ValueError(f"host guest_ram={self.guest_ram!r}: give a power of two from 2 MiB (and at least the host page) to 1 PiB")
+        object.__setattr__(self, "guest_ram", ram)
+        object.__setattr__(self, "assumed", tuple(self.assumed))
+
+    def describe(self) -> str:
+        w = self.walker
+        text = f"host: {format_size(self.page_size)} pages, radix {len(w.level_bits)} levels ({'/'.join(map(str, w.level_bits))} bits)"
+        if w.pwc:
+            text += "; page-walk caches: " + ", ".join(f"{p.name} {p.entries} entries ({p.organisation()})" for p in w.pwc)
+        text += f"; nested TLB: {f'{self.nested_tlb} entries, {self.nested_tlb_ways}-way LRU' if self.nested_tlb else 'none'}"
+        return text + f"; guest RAM {format_size(self.guest_ram)}"
+
+
 # What a context switch does to the TLBs (pagesim.engine.processes):
 #   flush         every TLB structure and page-walk cache is emptied (x86 without PCID)
 #   flush-level1  the level-1 structures (POWER's EA-tagged ERATs) and the SLB are emptied; the
@@ -297,6 +353,7 @@ class Machine:
     changes: tuple[str, ...] = ()
     context_switch: str = "flush"
     context_switch_source: str = ""
+    host: Host | None = None
 
     def __post_init__(self):
         if not isinstance(self.walker, Walker):
@@ -342,6 +399,24 @@ class Machine:
                 self.walker.leaf_refs(p)
         if self.slb is not None and not isinstance(self.slb, Structure):
             object.__setattr__(self, "slb", Structure(level=1, side="unified", sizes=(self.base_page,), **self.slb))
+        if self.host is not None:
+            if not isinstance(self.host, Host):
+                raise TypeError(f"machine {self.name!r} host must be a pagesim Host, got {type(self.host).__name__} {self.host!r}")
+            if self.walker.kind != "radix":
+                raise ValueError(f"machine {self.name!r}: nested paging is modelled for radix guests (x86-64, Arm), not a {self.walker.kind} walker")
+            if self.host.guest_ram < max(self.page_sizes):
+                raise ValueError(
+                    f"machine {self.name!r}: host guest_ram={format_size(self.host.guest_ram)} is smaller than "
+                    f"its largest page ({format_size(max(self.page_sizes))})"
+                )
+            for st in structs:
+                big = [format_size(p) for p in st.sizes if st.entry_size(p) > self.host.page_size]
+                if big:
+                    raise ValueError(
+                        f"machine {self.name!r}: structure {st.name!r} caches {', '.join(big)} entries, larger than the host's "
+                        f"{format_size(self.host.page_size)} pages; a TLB entry covers at most the smaller of the guest's and the host's "
+                        "page (Machine.virtualised caps them)"
+                    )
 
     def _check_one_per_level(self, structs):
         for kind in ("data", "instr"):
@@ -491,6 +566,50 @@ class Machine:
                 others.append(o)
         return dataclasses.replace(self, structures=tuple(others), changes=self.changes + (f"{name} programmed to {format_size(p)}",))
 
+    def virtualised(
+        self, host_page="4K", *, nested_tlb: int = 0, nested_tlb_ways: int = 4, host_walker: Walker | None = None, guest_ram="16G", name: str | None = None
+    ) -> "Machine":
+        """This machine running as a guest under nested paging, with the host backing guest memory in
+        ``host_page`` pages (4K, 2M or 1G on x86-64). See :class:`Host`.
+
+        The TLBs: an entry covers at most the host page, and a guest page larger than it is cached
+        as host-page entries in the structures that hold host-page-sized entries (a structure that
+        held only the larger pages is left out: nothing would fill it). The host's table and its
+        page-walk caches are, unless ``host_walker`` says otherwise, shaped like the guest's: a
+        modelling assumption (no preset's documents give EPT's or NPT's walk caches).
+        ``nested_tlb``: entries of a cache of guest-physical translations (AMD's nested TLB; 0:
+        none), ``nested_tlb_ways`` ways; ``guest_ram``: the guest's memory, over which its pages
+        and page tables are spread."""
+        if self.host is not None:
+            raise ValueError(f"machine {self.name!r} is virtualised already")
+        if self.walker.kind != "radix":
+            raise ValueError(f"virtualised: nested paging is modelled for radix guests (x86-64, Arm); machine {self.name!r} has a {self.walker.kind} walker")
+        hp = self.check_page_size(host_page, "host_page")
+        if host_walker is None:
+            lru = tuple(dataclasses.replace(p, replacement="lru") for p in self.walker.pwc)  # the host's caches: LRU
+            host_walker = Walker("radix", level_bits=self.walker.level_bits, base_shift=self.walker.base_shift, pwc=lru)
+        host = Host(hp, host_walker, nested_tlb, nested_tlb_ways if nested_tlb else 1, guest_ram, source="virtualised(): modelling assumptions")
+        large = tuple(p for p in self.page_sizes if p > hp)
+        structs = []
+        for st in self.structures:
+            small = tuple(p for p in st.sizes if p <= hp)
+            if hp in st.sizes and large:
+                cap = hp if st.max_entry is None else min(st.max_entry, hp)
+                structs.append(dataclasses.replace(st, sizes=tuple(sorted(set(st.sizes) | set(large))), max_entry=cap))
+            elif small:
+                cap = st.max_entry if st.max_entry is None or st.max_entry <= hp else hp
+                structs.append(dataclasses.replace(st, sizes=small, max_entry=cap))
+        label = f"virtualised, host {format_size(hp)} pages" + (f", nested TLB {nested_tlb}" if nested_tlb else "")
+        return dataclasses.replace(
+            self,
+            name=name or f"{self.name}-vm-{format_size(hp)}",
+            title=f"{self.title} ({label})",
+            structures=tuple(structs),
+            host=host,
+            derived_from=self.derived_from or self.name,
+            changes=self.changes + (label,),
+        )
+
     def derive(self, name: str | None = None, **changes) -> "Machine":
         """A copy with machine-level fields changed (``va_bits``, ``costs``, ``walker``...)."""
         fields = {f.name for f in dataclasses.fields(Machine)}
@@ -542,6 +661,8 @@ class Machine:
                 f"  SLB {self.slb.entries} entries (256M segments at every address; 1T segments are not modelled)"
                 + (f"; source: {self.slb.source}" if sources else "")
             )
+        if self.host is not None:
+            lines.append("  " + self.host.describe())
         cs = {
             "flush": "flushes every TLB and walk cache",
             "flush-level1": "flushes the level-1 structures (and SLB)",

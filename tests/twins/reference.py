@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 # the model's constants are shared with the kernels; the logic below is this oracle's own
-from pagesim._kernels.rules import LARGE_SEGMENT_SHIFT, SEGMENT_SHIFT, VSID_MASK, VSID_MULT
+from pagesim._kernels.rules import FRAME_MULT, LARGE_SEGMENT_SHIFT, SALT_MULT, SEGMENT_SHIFT, VSID_MASK, VSID_MULT
 
 
 class XorShift:
@@ -95,6 +95,15 @@ class RefCache:
         return False
 
 
+def _guest_frame(n: int, salt: int, bits: int) -> int:
+    """Where a virtualised guest keeps page or table number n: the top ``bits`` bits of
+    (n xor salt x SALT_MULT) x FRAME_MULT, in 64-bit arithmetic."""
+    if bits <= 0:
+        return 0
+    mask = (1 << 64) - 1
+    return (((n ^ (salt * SALT_MULT & mask)) * FRAME_MULT) & mask) >> (64 - bits)
+
+
 def _log2(v):
     return v.bit_length() - 1
 
@@ -123,6 +132,32 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=N
     hpt_rr = defaultdict(int)
     tsb = {}
     c = defaultdict(int)
+
+    host = m.host
+    if host is not None:
+        ntlb = RefCache(host.nested_tlb // host.nested_tlb_ways, host.nested_tlb_ways, "lru", rng) if host.nested_tlb else None
+        host_pwcs = [(pw, RefCache(pw.entries // pw.ways, pw.ways, "lru", rng)) for pw in host.walker.pwc]
+
+    def host_translate(g, z):
+        """The host's references to translate guest-physical address g: the nested TLB, else a
+        walk of the host's table less what its deepest hitting page-walk cache skips."""
+        if ntlb is not None:
+            key = g >> _log2(host.page_size)
+            if ntlb.access(key, key):
+                c[("nested_tlb_hits", z)] += 1
+                return 0
+            c[("nested_tlb_misses", z)] += 1
+        levels = host.walker.leaf_refs(host.page_size)
+        best = 0
+        for pw, cache in host_pwcs:
+            if pw.skip < levels:
+                key = g >> host.walker.pwc_shift(pw.skip)
+                if cache.access(key, key):
+                    c[("host_pwc_hits", pw.name, z)] += 1
+                    best = max(best, pw.skip)
+                else:
+                    c[("host_pwc_misses", pw.name, z)] += 1
+        return levels - best
 
     def region_of(a):
         for r in regions:
@@ -208,6 +243,19 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=N
                     else:
                         c[("pwc_misses", pw.name, z)] += 1
             refs -= best
+            if host is not None:
+                host_refs = 0
+                top = w.leaf_refs(p) - 1  # the leaf's level, counted from the top (0)
+                for lv in range(top - refs + 1, top + 1):
+                    shift = w.base_shift + sum(w.level_bits[lv + 1 :])
+                    bits = w.level_bits[lv]
+                    table = a >> (shift + bits)
+                    frame = _guest_frame(table, lv + 1, _log2(host.guest_ram) - 3 - bits)
+                    host_refs += host_translate(frame * (8 << bits) + 8 * ((a >> shift) % (1 << bits)), z)
+                frame = _guest_frame(a // p, 0, _log2(host.guest_ram) - _log2(p))
+                host_refs += host_translate(frame * p + a % p, z)
+                c[("host_walk_refs", kind, z)] += host_refs
+                refs += host_refs
         elif w.kind == "hashed":
             where = hpt_where.get(page)
             if where == 1:

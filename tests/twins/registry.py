@@ -94,6 +94,17 @@ def specialised_cases(rng) -> list:
     return out
 
 
+def nested_cases(rng) -> list:
+    """The radix presets' translation cases, each virtualised at a host page drawn from its page
+    sizes, with a 16-entry nested TLB or none."""
+    out = []
+    for m, layout, addrs, kinds, seed in translation_cases(rng):
+        if m.walker.kind == "radix":
+            hp = m.page_sizes[int(rng.integers(len(m.page_sizes)))]
+            out.append((m.virtualised(hp, nested_tlb=int(rng.choice([0, 16]))), layout, addrs, kinds, seed))
+    return out
+
+
 def translate_twin(case):
     m, layout, addrs, kinds, seed = case
     m_eff, _ = resolve_programmable(m, layout)
@@ -270,6 +281,9 @@ COMPARISONS = {
     "translate": Pair("translate", "the generic translation kernel: TLB, walk and fault counters", translation_cases, translate_kernel(False), translate_twin),
     "specialize": Pair(
         "specialize", "the specialised translation kernels (each chain shape compiled in)", specialised_cases, translate_kernel(True), translate_twin
+    ),
+    "nested": Pair(
+        "nested", "the host's side of nested walks: host references, nested TLB and host walk caches", nested_cases, translate_kernel(False), translate_twin
     ),
     "timing": Pair("timing", "the data-cache replay of accesses and walk references", translation_cases, timing_kernel, timing_twin),
     "pressure": Pair("pressure", "reclaim under a RAM limit: swap-outs and major faults", small_layout_cases, pressure_kernel, pressure_twin),

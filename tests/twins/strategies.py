@@ -2,6 +2,8 @@
 hashed, TSB and VHPT walkers; page-walk caches; structures first in one kind's chain and later in
 the other's; wide sets) and layouts and traces over them."""
 
+import dataclasses
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -20,9 +22,10 @@ def policies_for(ways: int) -> list[str]:
 
 
 @st.composite
-def machines(draw, cross=None, wide=False):
-    """A random machine; ``wide``: every TLB has more than 16 ways (some sets not a power of two)."""
-    kind = draw(st.sampled_from(["radix", "hashed", "tsb", "vhpt"]))
+def machines(draw, cross=None, wide=False, kinds=("radix", "hashed", "tsb", "vhpt")):
+    """A random machine; ``wide``: every TLB has more than 16 ways (some sets not a power of two);
+    ``kinds``: the walkers to draw from."""
+    kind = draw(st.sampled_from(kinds))
     if kind == "radix":
         bits = draw(st.sampled_from([(3, 3, 3, 3), (2, 4, 3), (4, 4, 4, 4), (9, 9, 9, 9)]))
         base = 12
@@ -90,10 +93,18 @@ def machines(draw, cross=None, wide=False):
 
 
 @st.composite
-def cases(draw, cross=None, wide=False):
+def cases(draw, cross=None, wide=False, virtualised=False):
     """A machine, a layout, addresses, kinds and a seed. ``wide``: machines(wide=True), with regions
-    and traces long enough to touch more pages than a wide structure holds (so it evicts)."""
-    m = draw(machines(cross, wide))
+    and traces long enough to touch more pages than a wide structure holds (so it evicts).
+    ``virtualised``: a radix machine under a host (its page one of the machine's, a nested TLB or
+    none, the host's page-walk caches the guest's or none, guest RAM from the largest page up)."""
+    m = draw(machines(cross, wide, kinds=("radix",) if virtualised else ("radix", "hashed", "tsb", "vhpt")))
+    if virtualised:
+        entries, ways = draw(st.sampled_from([(0, 1), (1, 1), (4, 2), (6, 2), (16, 4)]))
+        pwc = tuple(dataclasses.replace(p, replacement="lru") for p in m.walker.pwc) if draw(st.booleans()) else ()
+        host_walker = Walker("radix", level_bits=m.walker.level_bits, base_shift=m.walker.base_shift, pwc=pwc)
+        ram = draw(st.sampled_from([r for r in (2 << 20, 64 << 20, 16 << 30) if r >= max(m.page_sizes)]))
+        m = m.virtualised(draw(st.sampled_from(m.page_sizes)), nested_tlb=entries, nested_tlb_ways=ways, host_walker=host_walker, guest_ram=ram)
     nreg = draw(st.integers(1, 3))
     regions, at = [], 1 << 33
     for i in range(nreg):

@@ -1,0 +1,105 @@
+"""The host's side of nested (two-dimensional) paging: every guest walk replayed through the host's
+nested TLB and page-walk caches, in program order.
+
+Model (the plain-Python twin, ``tests/twins/reference.py`` with a virtualised machine, must agree on
+every counter):
+
+- The translation kernel logs each guest walk as (guest-virtual address a, guest references r x 16
+  + page-size index z, index of the access in its chunk): the guest walk read the r lowest levels
+  of its table for a page of size z (the guest's page-walk caches skipped the rest).
+- Each of those r guest table entries, then the data, is at a guest-physical address (gPA) the
+  host translates: r + 1 translations a walk, in that order (top level first, the data last).
+- Guest-physical addresses (a modelling assumption, ``rules.guest_frame``): level l's table that
+  covers a, number t = a >> (shift[l] + bits[l]), is a table page of 8 x 2**bits[l] bytes at frame
+  guest_frame(t, salt l + 1) of guest RAM, and its entry for a is 8 x ((a >> shift[l]) mod
+  2**bits[l]) into it; the guest page of a, number a >> page_shift[z], is at frame
+  guest_frame(page, salt 0) in pages of that size, and a's offset in its page is kept.
+- One translation of gPA g: the nested TLB (when there is one) looks up key g >> host_shift in set
+  key mod sets; a hit ends it with no reference. Otherwise the host walks: its
+  references are the host table's levels for a host page, less the levels the deepest hitting host
+  page-walk cache skips (each cache whose skip is below that count is looked up with key
+  g >> its shift, in set key mod its sets, and filled on a miss); then the nested TLB is filled.
+- Every cache is set-associative with exact LRU (a hit or a fill makes the entry the most recent;
+  empty ways fill first, lowest first). Counters: host references by (kind, page size), nested TLB
+  hits and misses by page size, each host page-walk cache's hits and misses by page size.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ._jit import jit
+from .rules import find_tag, guest_frame, stamp_victim
+
+# The host's caches: the nested TLB first (when there is one), then its page-walk caches; each
+# cache c's sets, ways (and padded to a multiple of 4), where its ways start in tags and stamps,
+# the shift of its key and the levels it skips (-1: the nested TLB). clock[0] counts lookups.
+Caches = namedtuple("Caches", ["sets", "ways", "pways", "base", "shift", "skip", "tags", "stamps", "clock"])
+# host references by (kind, page size); nested TLB hits and misses by page size; each page-walk
+# cache's hits and misses by page size
+Counts = namedtuple("Counts", ["host_refs", "ntlb_hits", "ntlb_misses", "pwc_hits", "pwc_misses"])
+
+
+@jit
+def _access(hc, c, key):
+    """Look ``key`` up in cache ``c``, fill it on a miss; True on a hit (LRU by stamps)."""
+    base = hc.base[c] + (key % hc.sets[c]) * hc.pways[c]
+    hc.clock[0] += 1
+    w = find_tag(hc.tags, base, hc.pways[c], key)
+    if w >= 0:
+        hc.stamps[base + w] = hc.clock[0]
+        return True
+    v = stamp_victim(hc.stamps, base, hc.ways[c])
+    hc.tags[v] = key
+    hc.stamps[v] = hc.clock[0]
+    return False
+
+
+@jit
+def _host_refs(g, z, ntlb, host_shift, host_levels, hc, cnt):
+    """Host references to translate guest-physical address ``g`` (a walk of page size ``z``)."""
+    if ntlb:
+        if _access(hc, 0, g >> host_shift):
+            cnt.ntlb_hits[z] += 1
+            return 0
+        cnt.ntlb_misses[z] += 1
+    best = 0
+    for q in range(hc.sets.shape[0] - ntlb):
+        c = ntlb + q
+        if hc.skip[c] < host_levels:
+            if _access(hc, c, g >> hc.shift[c]):
+                cnt.pwc_hits[q, z] += 1
+                if hc.skip[c] > best:
+                    best = hc.skip[c]
+            else:
+                cnt.pwc_misses[q, z] += 1
+    return host_levels - best
+
+
+@jit
+def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_shift, d_frame_bits, host_shift, host_levels, ntlb, hc, cnt):
+    """Replay the ``nlog`` words of ``wlog`` (3 a walk) through the host; returns the words used.
+    Guest level l's index bits ``g_bits[l]`` sit above bit ``g_shift[l]``; ``g_leaf[z]``: the
+    level of a page of size index z's leaf entry; ``t_frame_bits[l]`` and ``d_frame_bits[z]``:
+    the frame numbers' widths of level l's tables and of z's pages in guest RAM."""
+    all_data = kinds.shape[0] == 0
+    q = 0
+    while q + 3 <= nlog:
+        a = wlog[q]
+        rz = wlog[q + 1]
+        i = wlog[q + 2]
+        q += 3
+        r = rz >> 4
+        z = rz & 15
+        k = 0 if all_data else np.int64(kinds[i])
+        total = 0
+        for lv in range(g_leaf[z] - r + 1, g_leaf[z] + 1):
+            t = a >> (g_shift[lv] + g_bits[lv])
+            e = (a >> g_shift[lv]) & ((1 << g_bits[lv]) - 1)
+            g = (guest_frame(t, lv + 1, t_frame_bits[lv]) << (3 + g_bits[lv])) | (e << 3)
+            total += _host_refs(g, z, ntlb, host_shift, host_levels, hc, cnt)
+        ps = page_shift[z]
+        g = (guest_frame(a >> ps, 0, d_frame_bits[z]) << ps) | (a & ((1 << ps) - 1))
+        total += _host_refs(g, z, ntlb, host_shift, host_levels, hc, cnt)
+        cnt.host_refs[k, z] += total
+    return q

@@ -1,0 +1,123 @@
+"""Nested (two-dimensional) paging: the host's side of a virtualised machine's walks.
+
+``simulate`` on a machine made by :meth:`pagesim.Machine.virtualised` runs the translation kernel as
+for any machine (its TLBs already cache at most host-page-sized entries) with the walk log on, and
+after each chunk :class:`NestedStage` replays the chunk's guest walks through the host's nested TLB
+and page-walk caches (``pagesim/_kernels/nested.py`` states the model). The Dataset then counts
+``walk_refs`` as every memory reference of the two-dimensional walks, the host's among them in
+``host_walk_refs``, and the host caches' hits and misses.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .._kernels import nested as N
+from ..core.units import format_size, log2
+from ..model.machines import Machine
+
+
+class NestedStage:
+    """The chunk hook of a virtualised run: its host caches, kept across chunks, and its counters."""
+
+    def __init__(self, m: Machine):
+        host = m.host
+        if host is None:
+            raise ValueError(f"machine {m.name!r} is not virtualised (Machine.virtualised makes one)")
+        self.m, self.host = m, host
+        g = m.walker
+        bits = list(g.level_bits)
+        ram_bits = log2(host.guest_ram)
+        self.g_bits = np.array(bits, dtype=np.int64)
+        self.g_shift = np.array([g.base_shift + sum(bits[lv + 1 :]) for lv in range(len(bits))], dtype=np.int64)
+        self.g_leaf = np.array([g.leaf_refs(p) - 1 for p in m.page_sizes], dtype=np.int64)
+        self.t_frame_bits = np.array([max(0, ram_bits - 3 - b) for b in bits], dtype=np.int64)
+        self.page_shift = np.array([log2(p) for p in m.page_sizes], dtype=np.int64)
+        self.d_frame_bits = np.array([max(0, ram_bits - log2(p)) for p in m.page_sizes], dtype=np.int64)
+        hw = host.walker
+        self.host_shift = log2(host.page_size)
+        self.host_levels = hw.leaf_refs(host.page_size)
+        caches = []  # (sets, ways, shift, skip): the nested TLB first, then the host's page-walk caches
+        self.ntlb = 1 if host.nested_tlb else 0
+        if self.ntlb:
+            caches.append((host.nested_tlb // host.nested_tlb_ways, host.nested_tlb_ways, self.host_shift, -1))
+        for p in hw.pwc:
+            caches.append((p.entries // p.ways, p.ways, hw.pwc_shift(p.skip), p.skip))
+        self.pwc_names = [p.name for p in hw.pwc]
+        arr = lambda i: np.array([c[i] for c in caches], dtype=np.int64)  # noqa: E731
+        self.c_sets, self.c_ways, self.c_shift, self.c_skip = arr(0), arr(1), arr(2), arr(3)
+        self.c_pways = -(-self.c_ways // 4) * 4
+        self.c_base = np.concatenate(([0], np.cumsum(self.c_sets * self.c_pways)[:-1])).astype(np.int64) if caches else np.zeros(0, dtype=np.int64)
+        size = int((self.c_sets * self.c_pways).sum())
+        self.tags = np.full(max(1, size), -1, dtype=np.int64)
+        self.stamps = np.zeros(max(1, size), dtype=np.int64)
+        self.clock = np.zeros(1, dtype=np.int64)
+        nk = len(m.page_sizes)
+        self.host_refs = np.zeros((2, nk), dtype=np.int64)
+        self.ntlb_hits = np.zeros(nk, dtype=np.int64)
+        self.ntlb_misses = np.zeros(nk, dtype=np.int64)
+        self.pwc_hits = np.zeros((len(hw.pwc), nk), dtype=np.int64)
+        self.pwc_misses = np.zeros((len(hw.pwc), nk), dtype=np.int64)
+        self.caches = N.Caches(self.c_sets, self.c_ways, self.c_pways, self.c_base, self.c_shift, self.c_skip, self.tags, self.stamps, self.clock)
+        self.counts = N.Counts(self.host_refs, self.ntlb_hits, self.ntlb_misses, self.pwc_hits, self.pwc_misses)
+
+    def __call__(self, a, ka, kcfg, kst):
+        nlog = int(kst.wlog_n[0])
+        used = N.nested_chunk(
+            kst.wlog,
+            nlog,
+            ka,
+            self.g_shift,
+            self.g_bits,
+            self.g_leaf,
+            self.t_frame_bits,
+            self.page_shift,
+            self.d_frame_bits,
+            self.host_shift,
+            self.host_levels,
+            self.ntlb,
+            self.caches,
+            self.counts,
+        )
+        if used != nlog:
+            raise RuntimeError(f"internal error: the nested replay used {used} of {nlog} walk-log words")
+        kst.wlog_n[0] = 0
+
+    def add_to(self, dv: dict, coords: dict, attrs: dict) -> None:
+        """The host's counters into a Dataset's parts: ``walk_refs`` gains the host's references."""
+        dims, guest, wattrs = dv["walk_refs"]
+        dv["walk_refs"] = (dims, guest + self.host_refs, {**wattrs, "long_name": "page-table memory references, the guest's and the host's"})
+        dv["host_walk_refs"] = (
+            ("side", "page_size"),
+            self.host_refs.copy(),
+            {"units": "memory references", "long_name": "the host's page-table references of nested walks (translating guest-physical addresses)"},
+        )
+        if self.ntlb:
+            dv["nested_tlb_hits"] = (
+                ("page_size",),
+                self.ntlb_hits.copy(),
+                {"units": "lookups", "long_name": "guest-physical translations found in the nested TLB"},
+            )
+            dv["nested_tlb_misses"] = (
+                ("page_size",),
+                self.ntlb_misses.copy(),
+                {"units": "lookups", "long_name": "guest-physical translations that walked the host's table"},
+            )
+        if self.pwc_names:
+            coords["host_pwc"] = ("host_pwc", np.array(self.pwc_names))
+            dv["host_pwc_hits"] = (("host_pwc", "page_size"), self.pwc_hits.copy(), {"units": "lookups", "long_name": "host page-walk cache hits"})
+            dv["host_pwc_misses"] = (("host_pwc", "page_size"), self.pwc_misses.copy(), {"units": "lookups", "long_name": "host page-walk cache misses"})
+        h = self.host
+        attrs["host"] = json.dumps(
+            {
+                "page_size": format_size(h.page_size),
+                "level_bits": list(h.walker.level_bits),
+                "pwc": [(p.name, p.skip, p.entries, p.ways) for p in h.walker.pwc],
+                "nested_tlb": h.nested_tlb,
+                "nested_tlb_ways": h.nested_tlb_ways,
+                "guest_ram": format_size(h.guest_ram),
+                "assumed": list(h.assumed),
+            }
+        )

@@ -1,0 +1,134 @@
+"""Nested (two-dimensional) paging: hand-checked walks, the kernel against the reference twin, and
+what a virtualised machine's TLBs hold."""
+
+import numpy as np
+import pytest
+from helpers import dataset_counters
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from twins.reference import reference_simulate
+from twins.strategies import cases
+
+import pagesim
+from pagesim import Layout, Machine, Region, Structure, Walker
+
+K4, M2, G1 = 4096, 2 << 20, 1 << 30
+RADIX4 = Walker("radix", level_bits=(9, 9, 9, 9))  # no page-walk caches
+
+
+def _bare(sizes=(K4, M2, G1)) -> Machine:
+    """One 64-entry data TLB holding every page size, a 4-level radix table, no walk caches."""
+    return Machine("bare", "one TLB", sizes, K4, (Structure("DTLB", 1, "data", 64, 4, sizes),), RADIX4)
+
+
+def _one(m, addrs, page):
+    addrs = np.array(addrs, dtype=np.uint64)
+    lay = Layout((Region(1 << 40, 1 << 31, page, "r"),))
+    return pagesim.simulate(m, addresses=addrs, layout=lay)
+
+
+def test_one_2d_walk_with_empty_caches_makes_24_references():
+    """4 guest levels, each entry's guest-physical address walked through 4 host levels, then the
+    data's: 4 x (4 + 1) + 4 = 24 references (the 4 the guest reads among them)."""
+    m = _bare().virtualised("4K", host_walker=RADIX4)
+    ds = _one(m, [(1 << 40) + 12345], K4)
+    assert int(ds["walks"].sum()) == 1
+    assert int(ds["walk_refs"].sum()) == 24
+    assert int(ds["host_walk_refs"].sum()) == 20
+    bare = _one(_bare(), [(1 << 40) + 12345], K4)
+    assert int(bare["walk_refs"].sum()) == 4
+
+
+@pytest.mark.parametrize(
+    "guest_page, host_page, refs",
+    [
+        (M2, K4, 3 * (4 + 1) + 4),  # a 2M guest page: 3 guest levels, each and the data through 4 host levels
+        (K4, M2, 4 * (3 + 1) + 3),  # 2M host pages: 3 host levels per translation
+        (G1, K4, 2 * (4 + 1) + 4),
+        (K4, G1, 4 * (2 + 1) + 2),
+    ],
+)
+def test_one_2d_walk_by_page_sizes(guest_page, host_page, refs):
+    ds = _one(_bare().virtualised(host_page, host_walker=RADIX4), [(1 << 40) + 5], guest_page)
+    assert int(ds["walk_refs"].sum()) == refs
+
+
+def test_a_2m_guest_page_on_4k_host_pages_takes_a_4k_entry():
+    """Two accesses 8 KiB apart in one 2M guest page: bare metal walks once; on 4K host pages the
+    TLB holds 4K entries, so the second access walks too (and its guest walk is again 3 levels)."""
+    addrs = [(1 << 40) + 100, (1 << 40) + 100 + 8192]
+    bare = _one(_bare(), addrs, M2)
+    virt = _one(_bare().virtualised("4K", host_walker=RADIX4), addrs, M2)
+    assert int(bare["walks"].sum()) == 1
+    assert int(virt["walks"].sum()) == 2
+    assert int(virt["walk_refs"].sum() - virt["host_walk_refs"].sum()) == 2 * 3
+    assert int(_one(_bare().virtualised("2M", host_walker=RADIX4), addrs, M2)["walks"].sum()) == 1
+
+
+def test_the_nested_tlb_and_host_walk_caches_cut_host_references():
+    """The second walk of a neighbouring page finds the guest's upper table entries and the data's
+    host page in the nested TLB (same host pages): fewer host references than the first."""
+    m = _bare().virtualised("2M", nested_tlb=16, host_walker=RADIX4)
+    addrs = [(1 << 40) + 0, (1 << 40) + K4]
+    ds = _one(m, addrs, K4)
+    first = 4 * (3 + 1) + 3
+    assert int(ds["walks"].sum()) == 2
+    assert int(ds["walk_refs"].sum()) < 2 * first
+    assert int(ds["nested_tlb_hits"].sum()) >= 1
+    got, _ = dataset_counters(ds)
+    want, _ = reference_simulate(m, Layout((Region(1 << 40, 1 << 31, K4, "r"),)), addrs)
+    assert got == want
+
+
+@settings(max_examples=min(settings().max_examples, 80))
+@given(cases(virtualised=True), st.sampled_from([1, 7, 1 << 20]))
+def test_virtualised_kernel_matches_reference(case, chunk):
+    m, layout, addrs, kinds, seed = case
+    ds = pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=layout, seed=seed, chunk_size=chunk)
+    got, touched = dataset_counters(ds)
+    want, ref_touched = reference_simulate(m, layout, [int(a) for a in addrs], None if kinds is None else list(kinds), seed)
+    assert got == want
+    assert touched == ref_touched
+
+
+@pytest.mark.parametrize("name", [n for n in pagesim.machines() if pagesim.machine(n).walker.kind == "radix"])
+def test_every_radix_preset_runs_virtualised(name):
+    """The virtualised variant of each x86 and Arm preset runs, at each host page, against the reference."""
+    base = pagesim.machine(name)
+    for hp in base.page_sizes:
+        m = base.virtualised(hp, nested_tlb=16)
+        rng = np.random.default_rng(3)
+        lay = Layout((Region(1 << 40, 256 << 20, base.base_page, "r"),))
+        addrs = (1 << 40) + rng.integers(0, 256 << 20, 1500).astype(np.uint64)
+        got, _ = dataset_counters(pagesim.simulate(m, addresses=addrs, layout=lay))
+        want, _ = reference_simulate(m, lay, [int(a) for a in addrs])
+        assert got == want, (name, hp)
+
+
+def test_virtualised_tlbs_cap_entries_at_the_host_page():
+    m = pagesim.machine("skylake").virtualised("4K")
+    assert all(s.entry_size(p) <= K4 for s in m.structures for p in s.sizes)
+    assert not any(s.name == "L1 DTLB 2M" for s in m.structures)  # it held only 2M pages: nothing fills it
+    assert m.structure("L1 DTLB 4K").sizes == (K4, M2, G1)
+    m2 = pagesim.machine("skylake").virtualised("2M")
+    assert m2.structure("L1 DTLB 4K").sizes == (K4,) and m2.structure("L1 DTLB 2M").sizes == (M2, G1)
+    assert "host: 2M pages" in m2.describe()
+
+
+def test_virtualised_errors_name_the_problem():
+    with pytest.raises(ValueError, match="nested paging is modelled for radix guests"):
+        pagesim.machine("power6").virtualised("4K")
+    with pytest.raises(ValueError, match="host_page=16K is not supported by machine 'skylake'"):
+        pagesim.machine("skylake").virtualised("16K")
+    with pytest.raises(ValueError, match="nested_tlb=10 is not divisible by nested_tlb_ways=4"):
+        pagesim.machine("skylake").virtualised("4K", nested_tlb=10)
+    with pytest.raises(ValueError, match="is virtualised already"):
+        pagesim.machine("skylake").virtualised("4K").virtualised("4K")
+    with pytest.raises(ValueError, match="timing model does not replay nested walks"):
+        from pagesim.engine.timing import simulate_timed
+
+        simulate_timed(pagesim.machine("skylake").virtualised("4K"), "random", hierarchy="opteron-k8", working_set="4M", accesses=100)
+    with pytest.raises(ValueError, match="simulate_processes does not model nested paging"):
+        from pagesim.engine.processes import simulate_processes
+
+        simulate_processes(pagesim.machine("skylake").virtualised("4K"), "random", processes=2, working_set="4M", accesses=100)
