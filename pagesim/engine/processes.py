@@ -47,7 +47,7 @@ from ..sources.workloads import Addresses
 from ..sources.workloads import workload as make_workload
 from ..system.paging import granted
 from . import stages as E
-from .simulate import place
+from .simulate import check_not_machine_keywords, place
 from .stages import resolve_programmable
 
 if TYPE_CHECKING:
@@ -167,6 +167,7 @@ def simulate_processes(
                 "in chunks of one quantum, without a progress bar"
             )
     m = get_machine(machine)
+    check_not_machine_keywords(workload_params, workload, m, "simulate_processes()")
     seed = check_seed(seed)
     n = check_int("processes", processes, 1, MAX_PROCESSES)
     quantum = check_int("quantum", quantum, 1, K_MAX_QUANTUM, " accesses")

@@ -15,7 +15,7 @@ import numpy as np
 from ..core.check import check_bool, check_int, check_number, check_seed
 from ..core.units import parse_page_size
 from ..model.layout import DEFAULT_BASE, Layout, Region
-from ..model.machines import REPLACEMENTS
+from ..model.machines import REPLACEMENTS, Machine
 from ..model.machines import machine as get_machine
 from ..sources.workloads import WORKLOADS, Addresses, Workload
 from ..sources.workloads import workload as make_workload
@@ -46,13 +46,14 @@ def place(
     return Layout(tuple(regions))
 
 
-STRUCTURE_KEYWORDS = ("replacement", "ways", "entries", "latency")
-MACHINE_KEYWORDS = ("page_sizes", "va_bits", "context_switch", "walker", "structures")
+STRUCTURE_KEYWORDS = ("replacement", "ways", "entries", "sets", "latency", "sizes", "max_entry")
+MACHINE_KEYWORDS = ("page_sizes", "base_page", "va_bits", "context_switch", "walker", "structures", "slb", "costs", "pwc", "level_bits", "host")
 
 
-def check_not_machine_keywords(params: dict, workload) -> None:
-    """A keyword that belongs to a machine (or one of its TLBs) given to simulate() or sweep(): an
-    error that says where it goes, before the workload refuses it as one of its own."""
+def check_not_machine_keywords(params: dict, workload, m: Machine, caller: str = "simulate()") -> None:
+    """A keyword that belongs to a machine (or one of its TLBs) given to simulate(), sweep() or
+    simulate_processes(): an error that says where it goes and how to make such machines (on
+    ``m``), before the workload refuses it as one of its own."""
     takes = set()
     if isinstance(workload, str) and workload in WORKLOADS:
         takes = {f.name for f in dataclasses.fields(WORKLOADS[workload])}
@@ -60,16 +61,21 @@ def check_not_machine_keywords(params: dict, workload) -> None:
         if k in takes:
             continue
         if k in STRUCTURE_KEYWORDS:
+            first = next((st for st in m.structures if st.serves("data")), m.structures[0] if m.structures else None)
+            example = (
+                f"m = pagesim.machine({m.name!r}); [m.replace_structure({first.name!r}, f'{m.name} {k}={{v}}', {k}=v) for v in ...]"
+                if first is not None
+                else f"Machine.replace_structure(name, new_name, {k}=v)"
+            )
             raise ValueError(
-                f"{k}={params[k]!r} is not a parameter of simulate() or of the workload: it belongs to each TLB of the machine. "
-                f"Make machines with it and pass them as machine= (in a sweep, as the 'machine' axis), e.g. "
-                f"m = pagesim.machine('skylake'); [m.replace_structure('L1 DTLB 4K', {k}=v) for v in ...]"
+                f"{k}={params[k]!r} is not a parameter of {caller} or of the workload: it belongs to each TLB of the machine. "
+                f"Make machines with it and pass them as machine= (in a sweep, as the 'machine' axis), each with its own name, e.g. {example}"
                 + (f" (policies: {', '.join(REPLACEMENTS)})" if k == "replacement" else "")
             )
         if k in MACHINE_KEYWORDS:
             raise ValueError(
-                f"{k}= is not a parameter of simulate() or of the workload: it belongs to the machine. Make a Machine with it "
-                f"(pagesim.Machine, or dataclasses.replace(pagesim.machine('skylake'), {k}=...)) and pass it as machine="
+                f"{k}= is not a parameter of {caller} or of the workload: it belongs to the machine. Make machines with it and pass "
+                f"them as machine= (in a sweep, as the 'machine' axis), e.g. pagesim.machine({m.name!r}).derive('{m.name} {k}=...', {k}=...)"
             )
 
 
@@ -155,6 +161,7 @@ def simulate(
         raise ValueError(f"specialize={specialize!r} is not allowed: use True, False or 'auto'")
     for flag, v in (("progress", progress), ("compaction", compaction)):
         check_bool(flag, v)
+    check_not_machine_keywords(workload_params, workload, m)
     if addresses is not None:
         if workload_params and workload is None:
             names = ", ".join(repr(k) for k in sorted(workload_params))
@@ -170,7 +177,6 @@ def simulate(
     elif workload is None:
         raise ValueError("simulate needs a workload (a Workload or a name such as 'random') or addresses=")
     else:
-        check_not_machine_keywords(workload_params, workload)
         w = make_workload(workload, **workload_params)
     if layout is None:
         if policy != "base":  # page_size is the huge page the policy asks for

@@ -635,7 +635,7 @@ class Machine:
             ent = f"{s.entries} entries, {s.organisation()}"
             if s.max_entry:
                 ent += f", entries cover at most {format_size(s.max_entry)}"
-            lines.append(f"  L{s.level} {s.side:<7} {s.name:<18} {ent:<28} {'/'.join(map(format_size, s.sizes))}{mark}, +{s.latency} cycles")
+            lines.append(f"  L{s.level} {s.side:<7} {s.name:<18} {ent:<36} {'/'.join(map(format_size, s.sizes))}{mark}, +{s.latency} cycles")
             if sources:
                 lines.append(f"      source: {s.source}")
                 if s.assumed:
@@ -682,16 +682,18 @@ class Machine:
 def _from_toml(d: dict) -> Machine:
     d = dict(d)
     structs = []
+    # a replacement policy no source gives is the default (LRU) and a modelling assumption
+    unsourced = lambda e: ("replacement",) if "replacement" not in e else ()  # noqa: E731
     for s in d.pop("structure"):
         s = dict(s)
-        s["assumed"] = tuple(s.get("assumed", ()))
+        s["assumed"] = tuple(s.get("assumed", ())) + unsourced(s)
         structs.append(Structure(**s))
     w = dict(d.pop("walker"))
-    w["pwc"] = tuple(PageWalkCache(**{**p, "assumed": tuple(p.get("assumed", ()))}) for p in w.pop("pwc", []))
+    w["pwc"] = tuple(PageWalkCache(**{**p, "assumed": tuple(p.get("assumed", ())) + unsourced(p)}) for p in w.pop("pwc", []))
     walker = Walker(**w)
     slb = d.pop("slb", None)
     if slb is not None:
-        slb = Structure(level=1, side="unified", sizes=tuple(d["page_sizes"]), **slb)
+        slb = Structure(level=1, side="unified", sizes=tuple(d["page_sizes"]), **{**slb, "assumed": tuple(slb.get("assumed", ())) + unsourced(slb)})
     c = dict(d.pop("costs", {}))
     costs_assumed = set(c.pop("assumed", ()))
     base = Costs()

@@ -77,13 +77,23 @@ def test_unknown_machine_and_workload():
 
 
 def test_a_machine_keyword_given_to_simulate_or_sweep_says_where_it_goes():
-    """replacement, ways... belong to a machine's TLBs: the error says how to make such machines."""
-    with pytest.raises(ValueError, match=r"replacement='plru' is not a parameter of simulate\(\) .*replace_structure.*policies: lru, fifo, random, plru"):
+    """replacement, ways, va_bits... belong to a machine or its TLBs: the error says how to make such
+    machines, named apart, from the machine given; with addresses= and in simulate_processes too."""
+    with pytest.raises(
+        ValueError, match=r"replacement='plru' is not a parameter of simulate\(\) .*replace_structure\('L1 DTLB 4K', .*policies: lru, fifo, random, plru"
+    ):
         pagesim.simulate("skylake", "random", replacement="plru")
     with pytest.raises(ValueError, match=r"replacement='lru' is not a parameter .* as the 'machine' axis"):
         pagesim.sweep({"replacement": ["lru", "plru"]}, machine="skylake", workload="random", accesses=100, progress=False)
-    with pytest.raises(ValueError, match=r"va_bits= is not a parameter of simulate\(\) or of the workload: it belongs to the machine"):
+    with pytest.raises(ValueError, match=r"ways=4 is not a parameter .*pagesim.machine\('power6'\); \[m.replace_structure\('D-ERAT'"):
+        pagesim.simulate("power6", addresses=np.arange(10, dtype=np.uint64), ways=4)
+    with pytest.raises(ValueError, match=r"va_bits= is not a parameter of simulate\(\) or of the workload: .*\.derive\('skylake va_bits=\.\.\.', va_bits="):
         pagesim.simulate("skylake", "random", va_bits=57)
+    with pytest.raises(ValueError, match=r"sets=4 is not a parameter of simulate_processes\(\)"):
+        pagesim.engine.processes.simulate_processes("skylake", "random", processes=2, sets=4)
+    for k in ("base_page", "slb", "costs", "pwc", "level_bits"):
+        with pytest.raises(ValueError, match=rf"{k}= is not a parameter of simulate\(\)"):
+            pagesim.simulate("skylake", "random", **{k: 1})
     with pytest.raises(ValueError, match=r"workload 'random' has no parameter\(s\) \['strid'\]"):
         pagesim.simulate("skylake", "random", strid=4, accesses=10)
 
