@@ -525,6 +525,8 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
         elif cls is Planes:  # working_set = planes * plane
             planes = _count("planes", params.get("planes", Planes.planes), 1, 1 << 16)
             params.setdefault("plane", max(ELEMENT, ws // planes))
+        elif "size" not in fields:
+            raise ValueError(f"workload {name!r} has no working_set: its size comes from its own parameters {sorted(fields)} (give those instead)")
         else:
             params.setdefault("size", _bytes("working_set", ws))  # checked here, so the error names working_set
             node = params.get("node", PointerChase.node) if cls is PointerChase else None

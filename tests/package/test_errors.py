@@ -76,6 +76,14 @@ def test_unknown_machine_and_workload():
         pagesim.simulate("skylake", "random", strid=4)
 
 
+@pytest.mark.parametrize("name", ["stencil", "stencil_rk", "hpl_update"])
+def test_working_set_on_a_workload_sized_by_its_own_parameters(name):
+    """A workload whose size comes from its grid or blocks refuses working_set= by name, not with a
+    raw TypeError from its constructor."""
+    with pytest.raises(ValueError, match=rf"workload '{name}' has no working_set: its size comes from its own parameters"):
+        pagesim.sources.workloads.workload(name, working_set="1M")
+
+
 def test_a_machine_keyword_given_to_simulate_or_sweep_says_where_it_goes():
     """replacement, ways, va_bits... belong to a machine or its TLBs: the error says how to make such
     machines, named apart, from the machine given; with addresses= and in simulate_processes too."""
