@@ -7,6 +7,7 @@
     pagesim host [--size 64M ...] [--offset 0]
     pagesim trace record [-o OUT] [--force] [--data-only] [--limit N] -- CMD [ARG ...]
     pagesim probe [--quick] [--max-size 1G] [--repeats 7]
+    pagesim measure [--repeat 3] [--record [FILE]] -- CMD [ARG ...]
     pagesim warm [--generic-only] [--record]
     pagesim exercises build [--out build/exercises] | grade SUBMISSIONS_DIR [--timeout S] [--format canvas|moodle] | samples
 
@@ -35,6 +36,7 @@ from .core.units import format_size
 from .core.version import __version__
 from .engine import warm as W
 from .engine.simulate import simulate
+from .host import measure as MEASURE
 from .host.linux import HUGE, check_region, compare_faults, thp_mode, why_not
 from .host.probe import measure, table
 from .model.costs import summary
@@ -296,6 +298,29 @@ def cmd_trace(args) -> int:
     return 0
 
 
+def cmd_measure(args) -> int:
+    """A real program with THP off and on, interleaved (pagesim.host.measure); Ctrl-C stops it and
+    prints the pairs run so far, exit status 130."""
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise ValueError("give the program to run after --: pagesim measure [--repeat N] -- CMD [ARG ...]")
+    repeat = _whole("--repeat", args.repeat, 1, 1000)
+    out = None if args.show_output else subprocess.DEVNULL
+
+    def progress(i, r):
+        print(f"  pair {i + 1}/{repeat}, THP {'on ' if r.thp else 'off'}: {r.seconds:.3f} s, {r.minor_faults:,} minor faults", file=sys.stderr)
+
+    res = MEASURE.measure(command, repeat=repeat, output=out, progress=None if args.quiet else progress)
+    print(res.summary())
+    if res.interrupted:
+        raise KeyboardInterrupt
+    if args.record is not None:
+        rec = record(command, out=args.record or None, data_only=True, program_output=out, force=args.force)
+        print(rec)
+        print(f"simulate it: pagesim simulate --machine skylake --trace {rec.path} --page-size 4K (and --page-size 2M)")
+    return 0
+
+
 def cmd_probe(args) -> int:
     """This machine's translation, measured: pointer-chase latency, 4K pages vs THP (pagesim.host.probe)."""
     res = measure(
@@ -375,6 +400,20 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--quiet-program", action="store_true", help="discard the program's own output")
     tr.add_argument("--force", action="store_true", help="replace the trace file if it exists (it is replaced only once the new trace is complete)")
     tr.add_argument("command", nargs=argparse.REMAINDER, help="the command to trace, after --")
+    me = sub.add_parser("measure", help="run a program with transparent huge pages off and on, interleaved: time ratio, faults, AnonHugePages")
+    me.add_argument("--repeat", default="3", help="pairs of runs, off then on (default 3)")
+    me.add_argument("--show-output", action="store_true", help="let the program's own output through (default: discarded)")
+    me.add_argument("--quiet", action="store_true", help="no line per run")
+    me.add_argument(
+        "--record",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="FILE",
+        help="then record its data accesses with valgrind lackey (default file: <program>-lackey.txt.gz)",
+    )
+    me.add_argument("--force", action="store_true", help="with --record: replace the trace file if it exists")
+    me.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments, after --")
     pr = sub.add_parser("probe", help="measure this machine: pointer-chase latency over working sets, 4K pages vs THP, and the knees")
     pr.add_argument("--min-size", default="16K", help="smallest working set (default 16K)")
     pr.add_argument("--max-size", default="1G", help="largest working set (default 1G; capped to half the available memory)")
@@ -445,6 +484,7 @@ def _main(argv=None) -> int:
             "host": cmd_host,
             "trace": cmd_trace,
             "probe": cmd_probe,
+            "measure": cmd_measure,
             "warm": cmd_warm,
             "exercises": cmd_exercises,
         }[args.cmd](args)

@@ -1,0 +1,69 @@
+"""pagesim measure: a real program with transparent huge pages off and on, on this machine."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pagesim.host import measure as M
+from pagesim.host.linux import thp_mode
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")
+
+# touches 64 MiB of a numpy array (numpy advises huge pages for large arrays), then exits
+PROGRAM = [sys.executable, "-c", "import numpy as np; a = np.zeros(64 << 20, np.uint8); a[::4096] = 1; print(int(a.sum()))"]
+
+
+def test_thp_off_gets_no_huge_page_and_on_gets_them_where_the_kernel_gives_them():
+    res = M.measure(PROGRAM, repeat=1)
+    assert [r.thp for r in res.runs] == [False, True] and len(res.pairs()) == 1
+    off, on = res.runs
+    assert off.returncode == on.returncode == 0
+    assert off.anon_huge_peak == 0  # PR_SET_THP_DISABLE: none, whatever numpy advises
+    assert off.minor_faults >= (64 << 20) // 4096  # one fault per 4 KiB page touched, at least
+    if thp_mode() in ("always", "madvise"):
+        assert on.anon_huge_peak >= 2 << 20
+        assert on.minor_faults < off.minor_faults
+    assert res.ratios()[0] > 0
+    text = res.summary()
+    assert "time off / on" in text and "THP off" in text and "AnonHugePages up to 0" in text
+
+
+def test_ctrl_c_stops_the_program_and_reports_what_ran(tmp_path):
+    """SIGINT while the program runs: pagesim stops its whole process group, says so, exits 130."""
+    marker = "31.4159"  # a sleep no one else runs
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pagesim", "measure", "--repeat", "5", "--", "sleep", marker], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    deadline = time.time() + 30
+    while time.time() < deadline and not _running(marker):
+        time.sleep(0.1)
+    assert _running(marker), "the program never started"
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 130, (out, err)
+    assert "no complete pair of runs (interrupted)" in out and "pagesim: interrupted" in err
+    time.sleep(0.5)
+    assert not _running(marker), "the program outlived pagesim"
+
+
+def _running(marker: str) -> bool:
+    """Whether a ``sleep`` with ``marker`` among its arguments is alive."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if args[:1] == [b"sleep"] and marker.encode() in args:
+            return True
+    return False
+
+
+def test_a_missing_program_is_one_line():
+    r = subprocess.run([sys.executable, "-m", "pagesim", "measure"], capture_output=True, text=True)
+    assert r.returncode == 2 and "give the program to run after --" in r.stderr
