@@ -277,7 +277,7 @@ class Host:
     and the host's page (:meth:`Machine.virtualised` caps every structure's entries at the host
     page). A TLB miss walks the guest's table, and each guest table entry it reads is at a
     guest-physical address the host translates first; so is the data's guest-physical address at
-    the end: with empty caches, 4 guest levels and 4 host levels make 4 x (4 + 1) + 4 = 24
+    the end: without walk caches, 4 guest levels and 4 host levels make 4 x (4 + 1) + 4 = 24
     references. A translation of a guest-physical address looks up the nested TLB (``nested_tlb``
     entries, ``nested_tlb_ways`` ways, LRU; 0 entries: none), then walks the host's table, whose
     page-walk caches (the walker's ``pwc``, keyed by guest-physical address) skip levels as the

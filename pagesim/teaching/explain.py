@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import pandas as pd
 
-from .._kernels.rules import SEGMENT_SHIFT, hpt_group, segment_shift, vsid_of
+from .._kernels.rules import SEGMENT_SHIFT, guest_frame, hpt_group, segment_shift, vsid_of
 from ..core.check import check_choice
 from ..core.units import format_size, log2, parse_size
 from ..model.machines import machine as get_machine
@@ -133,4 +134,64 @@ def translate(machine, address, page_size=None, side: str = "data") -> Translati
         )
     t = Translation(rows)
     t.title = f"{m.name}, {format_size(p)} pages, address {a:#x}" + ("" if side == "data" else f" ({side} side)")
+    return t
+
+
+def nested_walk(machine, address, page_size=None) -> Translation:
+    """One two-dimensional walk of a virtualised machine (:meth:`pagesim.Machine.virtualised`), step
+    by step, as it goes with no walk cache and no nested TLB: each guest table entry's
+    guest-physical address, the host walk that translates it, the guest entry read, then the host
+    walk for the data's guest-physical address. ``refs`` counts the memory references as they add
+    up (4 + 4 levels: 24). With the host's page-walk caches, even empty at the start, the first
+    host walk fills them and the later ones in the same walk skip the levels they share (the
+    simulator counts that: Skylake's first walk on 4K host pages makes 20). The guest-physical
+    addresses are those the simulator uses (``rules.guest_frame``: a modelling assumption,
+    docs/nested.md)."""
+    m = get_machine(machine)
+    if m.host is None:
+        raise ValueError(
+            f"machine {m.name!r} is not virtualised: nested_walk needs one made by Machine.virtualised (e.g. pagesim.machine('skylake').virtualised('4K'))"
+        )
+    p = m.check_page_size(page_size if page_size is not None else m.base_page)
+    a = parse_size(address, "address")
+    if a >= 1 << min(m.va_bits, 63):
+        raise ValueError(f"address={a:#x} is beyond the {min(m.va_bits, 63)}-bit address space pagesim simulates for {m.name!r}")
+    g, h = m.walker, m.host
+    ram = log2(h.guest_ram)
+    host_levels = h.walker.leaf_refs(h.page_size)
+    hnames = RADIX_NAMES.get(len(h.walker.level_bits), [f"level {i}" for i in range(1, len(h.walker.level_bits) + 1)])
+    gnames = RADIX_NAMES.get(len(g.level_bits), [f"level {i}" for i in range(1, len(g.level_bits) + 1)])
+    rows: list[dict] = []
+    refs = 0
+
+    def host_walk(gpa: int, what: str) -> None:
+        nonlocal refs
+        rows.append({"step": "translate", "what": f"{what}: guest-physical {gpa:#x}, host page {gpa >> log2(h.page_size):#x}", "value": "", "refs": refs})
+        for lv in range(host_levels):
+            shift = h.walker.base_shift + sum(h.walker.level_bits[lv + 1 :])
+            idx = (gpa >> shift) & ((1 << h.walker.level_bits[lv]) - 1)
+            refs += 1
+            leaf = " (leaf: the host-physical page)" if lv == host_levels - 1 else ""
+            rows.append({"step": f"host level {lv + 1}", "what": f"{hnames[lv]}{leaf}", "value": f"index {idx}", "refs": refs})
+
+    top = g.leaf_refs(p) - 1
+    with np.errstate(over="ignore"):
+        for lv in range(top + 1):
+            shift = g.base_shift + sum(g.level_bits[lv + 1 :])
+            bits = g.level_bits[lv]
+            frame = int(guest_frame.py_func(a >> (shift + bits), lv + 1, ram - 3 - bits))
+            gpa = (frame << (3 + bits)) | (((a >> shift) & ((1 << bits) - 1)) << 3)
+            host_walk(gpa, f"guest level {lv + 1} entry ({gnames[lv]})")
+            refs += 1
+            rows.append(
+                {"step": f"guest level {lv + 1}", "what": f"read the guest's {gnames[lv]} entry" + (" (leaf)" if lv == top else ""), "value": "", "refs": refs}
+            )
+        s = log2(p)
+        frame = int(guest_frame.py_func(a >> s, 0, max(0, ram - s)))
+    host_walk((frame << s) | (a & (p - 1)), f"the data, in its {format_size(p)} guest page")
+    t = Translation(rows)
+    t.title = (
+        f"{m.name}: a {format_size(p)} guest page on {format_size(h.page_size)} host pages, address {a:#x}: "
+        f"{refs} references without walk caches ({top + 1} guest levels x ({host_levels} + 1) + {host_levels})"
+    )
     return t

@@ -27,7 +27,7 @@ def _one(m, addrs, page):
     return pagesim.simulate(m, addresses=addrs, layout=lay)
 
 
-def test_one_2d_walk_with_empty_caches_makes_24_references():
+def test_one_2d_walk_without_walk_caches_makes_24_references():
     """4 guest levels, each entry's guest-physical address walked through 4 host levels, then the
     data's: 4 x (4 + 1) + 4 = 24 references (the 4 the guest reads among them)."""
     m = _bare().virtualised("4K", host_walker=RADIX4)
@@ -132,3 +132,25 @@ def test_virtualised_errors_name_the_problem():
         from pagesim.engine.processes import simulate_processes
 
         simulate_processes(pagesim.machine("skylake").virtualised("4K"), "random", processes=2, working_set="4M", accesses=100)
+
+
+@pytest.mark.parametrize("name, host_page, guest_page", [("skylake", "4K", "4K"), ("skylake", "4K", "2M"), ("zen4", "2M", "4K"), ("neoverse-n1", "1G", "2M")])
+def test_the_step_by_step_walk_counts_what_the_simulator_counts(name, host_page, guest_page):
+    """teaching.explain.nested_walk's last count is the simulator's walk_refs for one access on the
+    machine without host walk caches (the first walk: the guest's caches are empty), and its host
+    walks are (guest levels + 1) of the host's levels each. With the host's caches the simulator
+    counts fewer: they fill during the walk."""
+    from pagesim.teaching.explain import nested_walk
+
+    base = pagesim.machine(name)
+    m = base.virtualised(host_page, host_walker=Walker("radix", level_bits=base.walker.level_bits))
+    a = (1 << 40) + 0x123456
+    t = nested_walk(m, a, guest_page)
+    ds = _one(m, [a], m.check_page_size(guest_page))
+    assert int(t["refs"].iloc[-1]) == int(ds["walk_refs"].sum())
+    g, h = m.walker.leaf_refs(guest_page), m.host.walker.leaf_refs(m.host.page_size)
+    assert int(t["refs"].iloc[-1]) == g * (h + 1) + h
+    cached = _one(base.virtualised(host_page), [a], m.check_page_size(guest_page))
+    assert int(cached["walk_refs"].sum()) <= int(ds["walk_refs"].sum())
+    with pytest.raises(ValueError, match="is not virtualised"):
+        nested_walk("skylake", a)
