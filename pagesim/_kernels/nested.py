@@ -32,48 +32,13 @@ from ._jit import jit
 from .rules import find_tag, guest_frame, stamp_victim
 
 # The host's caches: the nested TLB first (when there is one), then its page-walk caches; each
-# cache c's sets, ways (and padded to a multiple of 4), where its ways start in tags and stamps,
-# the shift of its key and the levels it skips (-1: the nested TLB). clock[0] counts lookups.
-Caches = namedtuple("Caches", ["sets", "ways", "pways", "base", "shift", "skip", "tags", "stamps", "clock"])
+# cache c's sets (and sets - 1 when a power of two, else -1), ways (and padded to a multiple of 4),
+# where its ways start in tags and stamps, the shift of its key, the levels it skips (-1: the nested
+# TLB) and the key it looked up last. clock[0] counts lookups.
+Caches = namedtuple("Caches", ["sets", "mask", "ways", "pways", "base", "shift", "skip", "last", "tags", "stamps", "clock"])
 # host references by (kind, page size); nested TLB hits and misses by page size; each page-walk
 # cache's hits and misses by page size
 Counts = namedtuple("Counts", ["host_refs", "ntlb_hits", "ntlb_misses", "pwc_hits", "pwc_misses"])
-
-
-@jit
-def _access(hc, c, key):
-    """Look ``key`` up in cache ``c``, fill it on a miss; True on a hit (LRU by stamps)."""
-    base = hc.base[c] + (key % hc.sets[c]) * hc.pways[c]
-    hc.clock[0] += 1
-    w = find_tag(hc.tags, base, hc.pways[c], key)
-    if w >= 0:
-        hc.stamps[base + w] = hc.clock[0]
-        return True
-    v = stamp_victim(hc.stamps, base, hc.ways[c])
-    hc.tags[v] = key
-    hc.stamps[v] = hc.clock[0]
-    return False
-
-
-@jit
-def _host_refs(g, z, ntlb, host_shift, host_levels, hc, cnt):
-    """Host references to translate guest-physical address ``g`` (a walk of page size ``z``)."""
-    if ntlb:
-        if _access(hc, 0, g >> host_shift):
-            cnt.ntlb_hits[z] += 1
-            return 0
-        cnt.ntlb_misses[z] += 1
-    best = 0
-    for q in range(hc.sets.shape[0] - ntlb):
-        c = ntlb + q
-        if hc.skip[c] < host_levels:
-            if _access(hc, c, g >> hc.shift[c]):
-                cnt.pwc_hits[q, z] += 1
-                if hc.skip[c] > best:
-                    best = hc.skip[c]
-            else:
-                cnt.pwc_misses[q, z] += 1
-    return host_levels - best
 
 
 @jit
@@ -81,7 +46,13 @@ def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_
     """Replay the ``nlog`` words of ``wlog`` (3 a walk) through the host; returns the words used.
     Guest level l's index bits ``g_bits[l]`` sit above bit ``g_shift[l]``; ``g_leaf[z]``: the
     level of a page of size index z's leaf entry; ``t_frame_bits[l]`` and ``d_frame_bits[z]``:
-    the frame numbers' widths of level l's tables and of z's pages in guest RAM."""
+    the frame numbers' widths of level l's tables and of z's pages in guest RAM. Each cache
+    lookup is written out here (a helper taking the arrays cost 20x in reference counting)."""
+    c_sets, c_mask, c_ways, c_pways, c_base, c_shift, c_skip, last = hc.sets, hc.mask, hc.ways, hc.pways, hc.base, hc.shift, hc.skip, hc.last
+    tags, stamps = hc.tags, hc.stamps
+    host_refs, ntlb_hits, ntlb_misses, pwc_hits, pwc_misses = cnt.host_refs, cnt.ntlb_hits, cnt.ntlb_misses, cnt.pwc_hits, cnt.pwc_misses
+    ncache = c_sets.shape[0]
+    clock = hc.clock[0]
     all_data = kinds.shape[0] == 0
     q = 0
     while q + 3 <= nlog:
@@ -92,14 +63,60 @@ def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_
         r = rz >> 4
         z = rz & 15
         k = 0 if all_data else np.int64(kinds[i])
+        top = g_leaf[z]
         total = 0
-        for lv in range(g_leaf[z] - r + 1, g_leaf[z] + 1):
-            t = a >> (g_shift[lv] + g_bits[lv])
-            e = (a >> g_shift[lv]) & ((1 << g_bits[lv]) - 1)
-            g = (guest_frame(t, lv + 1, t_frame_bits[lv]) << (3 + g_bits[lv])) | (e << 3)
-            total += _host_refs(g, z, ntlb, host_shift, host_levels, hc, cnt)
-        ps = page_shift[z]
-        g = (guest_frame(a >> ps, 0, d_frame_bits[z]) << ps) | (a & ((1 << ps) - 1))
-        total += _host_refs(g, z, ntlb, host_shift, host_levels, hc, cnt)
-        cnt.host_refs[k, z] += total
+        for step in range(r + 1):
+            if step < r:  # the entry of guest level lv, top first
+                lv = top - r + 1 + step
+                t = a >> (g_shift[lv] + g_bits[lv])
+                e = (a >> g_shift[lv]) & ((1 << g_bits[lv]) - 1)
+                g = (guest_frame(t, lv + 1, t_frame_bits[lv]) << (3 + g_bits[lv])) | (e << 3)
+            else:  # the data
+                ps = page_shift[z]
+                g = (guest_frame(a >> ps, 0, d_frame_bits[z]) << ps) | (a & ((1 << ps) - 1))
+            # a cache's key equal to the one it looked up last is a hit that changes nothing: that
+            # entry is already the most recent of its set
+            if ntlb:
+                key = g >> host_shift
+                if key == last[0]:
+                    ntlb_hits[z] += 1
+                    continue
+                last[0] = key
+                base = c_base[0] + (key & c_mask[0] if c_mask[0] >= 0 else key % c_sets[0]) * c_pways[0]
+                clock += 1
+                w = find_tag(tags, base, c_pways[0], key)
+                if w >= 0:
+                    stamps[base + w] = clock
+                    ntlb_hits[z] += 1
+                    continue
+                v = stamp_victim(stamps, base, c_ways[0])
+                tags[v] = key
+                stamps[v] = clock
+                ntlb_misses[z] += 1
+            best = 0
+            for c in range(ntlb, ncache):
+                if c_skip[c] < host_levels:
+                    key = g >> c_shift[c]
+                    hit = key == last[c]
+                    if not hit:
+                        last[c] = key
+                        base = c_base[c] + (key & c_mask[c] if c_mask[c] >= 0 else key % c_sets[c]) * c_pways[c]
+                        clock += 1
+                        w = find_tag(tags, base, c_pways[c], key)
+                        hit = w >= 0
+                        if hit:
+                            stamps[base + w] = clock
+                        else:
+                            v = stamp_victim(stamps, base, c_ways[c])
+                            tags[v] = key
+                            stamps[v] = clock
+                    if hit:
+                        pwc_hits[c - ntlb, z] += 1
+                        if c_skip[c] > best:
+                            best = c_skip[c]
+                    else:
+                        pwc_misses[c - ntlb, z] += 1
+            total += host_levels - best
+        host_refs[k, z] += total
+    hc.clock[0] = clock
     return q

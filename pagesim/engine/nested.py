@@ -60,7 +60,11 @@ class NestedStage:
         self.ntlb_misses = np.zeros(nk, dtype=np.int64)
         self.pwc_hits = np.zeros((len(hw.pwc), nk), dtype=np.int64)
         self.pwc_misses = np.zeros((len(hw.pwc), nk), dtype=np.int64)
-        self.caches = N.Caches(self.c_sets, self.c_ways, self.c_pways, self.c_base, self.c_shift, self.c_skip, self.tags, self.stamps, self.clock)
+        self.c_mask = np.array([x - 1 if x & (x - 1) == 0 else -1 for x in self.c_sets.tolist()], dtype=np.int64)
+        self.last = np.full(len(caches), -1, dtype=np.int64)
+        self.caches = N.Caches(
+            self.c_sets, self.c_mask, self.c_ways, self.c_pways, self.c_base, self.c_shift, self.c_skip, self.last, self.tags, self.stamps, self.clock
+        )
         self.counts = N.Counts(self.host_refs, self.ntlb_hits, self.ntlb_misses, self.pwc_hits, self.pwc_misses)
 
     def __call__(self, a, ka, kcfg, kst):
