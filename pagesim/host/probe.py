@@ -153,19 +153,50 @@ def memory_limit() -> int:
     return (avail or (2 << 30)) // 2
 
 
-def cpu_description() -> str:
-    model, hyper = platform.processor() or platform.machine(), ""
+HYPERVISOR_VENDORS = ("kvm", "qemu", "vmware", "virtualbox", "xen", "microsoft corporation", "amazon ec2", "google compute", "bochs", "parallels")
+
+
+def hypervisor(cpuinfo: str | None = None, root: str = "/sys") -> str | None:
+    """What says this machine is a virtual machine, or None: the ``hypervisor`` CPU flag (set by
+    every x86 hypervisor for its guests), ``/sys/hypervisor/type`` (Xen), or the firmware's vendor
+    naming one (DMI). ``cpuinfo``/``root``: the text and the sysfs root to read (tests)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = open("/proc/cpuinfo").read()
+        except OSError:
+            cpuinfo = ""
+    flags = next((ln.split(":", 1)[1].split() for ln in cpuinfo.splitlines() if ln.startswith(("flags", "Features"))), [])
+    found = []
+    if "hypervisor" in flags:
+        found.append("the 'hypervisor' CPU flag is set")
     try:
-        text = open("/proc/cpuinfo").read()
-        for ln in text.splitlines():
+        found.append(f"/sys/hypervisor/type says {open(os.path.join(root, 'hypervisor', 'type')).read().strip()}")
+    except OSError:
+        pass
+    for f in ("sys_vendor", "product_name"):
+        try:
+            v = open(os.path.join(root, "class", "dmi", "id", f)).read().strip()
+        except OSError:
+            continue
+        if any(
+            k in v.lower()
+            for k in ("kvm", "qemu", "vmware", "virtualbox", "xen", "microsoft corporation", "amazon ec2", "google compute", "bochs", "parallels")
+        ):
+            found.append(f"the firmware's {f} is {v!r}")
+    return "; ".join(found) or None
+
+
+def cpu_description() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        for ln in open("/proc/cpuinfo").read().splitlines():
             if ln.startswith("model name"):
                 model = ln.split(":", 1)[1].strip()
                 break
-        if " hypervisor" in text:
-            hyper = " (virtual machine: the 'hypervisor' CPU flag is set)"
     except OSError:
         pass
-    return model + hyper
+    why = hypervisor()
+    return model + (f" (virtual machine: {why})" if why else "")
 
 
 def closest_presets(cpu: str | None = None) -> list[str]:

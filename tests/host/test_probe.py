@@ -137,3 +137,19 @@ def test_measure_errors():
         P.measure(presets=["pentium"])
     with pytest.raises(ValueError, match=r"line_max=0 is out of range: allowed 16K"):
         P.measure(line_max=0)  # once accepted, running the whole probe
+
+
+def test_hypervisor_names_what_says_so(tmp_path):
+    """The CPU flag, Xen's sysfs file and a DMI vendor each name a virtual machine; none, bare metal."""
+    from pagesim.host.probe import hypervisor
+
+    bare = "processor\t: 0\nflags\t\t: fpu vme sse2 avx2\n"
+    assert hypervisor(bare, str(tmp_path)) is None
+    assert hypervisor(bare.replace("avx2", "avx2 hypervisor"), str(tmp_path)) == "the 'hypervisor' CPU flag is set"
+    (tmp_path / "hypervisor").mkdir()
+    (tmp_path / "hypervisor" / "type").write_text("xen\n")
+    dmi = tmp_path / "class" / "dmi" / "id"
+    dmi.mkdir(parents=True)
+    (dmi / "sys_vendor").write_text("QEMU\n")
+    (dmi / "product_name").write_text("Standard PC (Q35 + ICH9, 2009)\n")
+    assert hypervisor(bare, str(tmp_path)) == "/sys/hypervisor/type says xen; the firmware's sys_vendor is 'QEMU'"
