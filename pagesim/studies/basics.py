@@ -171,3 +171,31 @@ def record_first_simulation(F, walks, machine):
         faults == 16,
         why="size / page size: each page of a fresh region faults once, at its first touch: 64 KiB / 4 KiB = 16",
     )
+
+
+def nested_costs(machine="skylake", quick: bool = False, seed: int = 0):
+    """Uniform random accesses over 256 MiB (64 MiB with ``quick``) on ``machine`` bare metal and
+    virtualised (host 4K and 2M pages), with 4K and 2M guest pages: walks per 1,000 accesses and
+    the references of a walk, the guest's and the host's (the host's table and walk caches shaped
+    like the guest's: docs/nested.md)."""
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
+
+    m = get_machine(machine)
+    size, n = (64 << 20, 20_000) if quick else (256 << 20, 100_000)
+    rows = []
+    for label, mm in (("bare metal", m), ("host 4K pages", m.virtualised("4K")), ("host 2M pages", m.virtualised("2M"))):
+        for page in ("4K", "2M"):
+            ds = simulate(mm, "random", working_set=size, accesses=n, page_size=page, seed=seed)
+            walks, refs = int(ds["walks"].sum()), int(ds["walk_refs"].sum())
+            host = int(ds["host_walk_refs"].sum()) if "host_walk_refs" in ds else 0
+            rows.append(
+                {
+                    "setting": label,
+                    "guest page": page,
+                    "walks per 1,000 accesses": 1000 * walks / n,
+                    "guest refs per walk": (refs - host) / max(walks, 1),
+                    "host refs per walk": host / max(walks, 1),
+                    "refs per walk": refs / max(walks, 1),
+                }
+            )
+    return pd.DataFrame(rows).round(2)

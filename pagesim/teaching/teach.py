@@ -220,6 +220,15 @@ QUESTIONS: dict[str, Question] = {
         _return_misses,
         _return_how,
     ),
+    "nested-walk-refs": Question(
+        "{machine} in a virtual machine, its memory backed by {host} host pages: how many memory references does one TLB miss "
+        "to a {page} guest page make when no walk cache helps?",
+        lambda machine, page, host: _nested(machine, page, host)[2],
+        lambda machine, page, host: (
+            "{0} guest levels, and before each guest entry is read its guest-physical address is translated by a {1}-level host walk: "
+            "{0} x ({1} + 1); then the data's guest-physical address needs a host walk too: + {1} = {2}"
+        ).format(*_nested(machine, page, host)),
+    ),
     "unused-share": Question(
         "A {file} file in {page} pages: what share of the page memory is unused (%)?",
         _unused,
@@ -259,6 +268,16 @@ QUESTIONS: dict[str, Question] = {
         ),
     ),
 }
+
+
+def _nested(machine, page, host):
+    """Guest levels, host levels and the references of one two-dimensional walk with no walk cache."""
+    m = _m(machine)
+    p, h = m.check_page_size(page), m.check_page_size(host, "host")
+    if m.walker.kind != "radix":
+        raise ValueError(f"machine {m.name!r} has a {m.walker.kind} walker: nested paging is modelled for radix walkers")
+    g, n = m.walker.leaf_refs(p), m.walker.leaf_refs(h)  # the host's table shaped like the guest's
+    return g, n, g * (n + 1) + n
 
 
 def _walk_hint(machine, page):
@@ -312,6 +331,10 @@ HINTS: dict[str, Callable[..., str]] = {
     "faults": lambda size, page, kind="": f"each page of a fresh region faults once, at its first touch: how many {page} pages does {size} take?",
     "tlb-sets": _sets_hint,
     "tlb-return": _return_hint,
+    "nested-walk-refs": lambda machine, page, host: (
+        "the guest's walk reads one entry per guest level, but each entry sits at a guest-physical address the host must translate "
+        "first, with a walk of its own table; and the data's address at the end, too"
+    ),
     "unused-share": lambda file, page: f"the {file} file takes whole {page} pages: round it up, then unused share = (pages - file) / pages",
     "ratio": lambda big, small, what="page boundaries": f"how many {small} pages fit in one {big} page?",
     "pte-bytes": lambda region, page, processes: (
