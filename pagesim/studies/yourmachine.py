@@ -14,6 +14,7 @@ from ..engine.simulate import simulate
 from ..host.linux import thp_mode
 from ..host.probe import HUGE, PAGE, ProbeResult, cache_sizes, l2_reach_4k, preset_reach, thp_direction
 from ..model.layout import Layout
+from ..model.machines import machine as get_machine
 from ..teaching import plotting
 
 
@@ -133,30 +134,161 @@ def located(res: ProbeResult):
     return pd.DataFrame(rows)
 
 
+def _chase(size: int, rng) -> np.ndarray:
+    """The probe's page-stride chase over ``size`` bytes from 1 TiB: a random cycle of one line per
+    4 KiB page, repeated until at least 2**17 loads (and twice at least); the first, cold traversal
+    counts too."""
+    n = int(size) // PAGE
+    order = np.arange(n, dtype=np.int64)[rng.permutation(n)] * PAGE + rng.integers(0, PAGE // 64, n) * 64
+    reps = max(2, -(-(1 << 17) // n))
+    return (CHASE_START + np.tile(order, reps)).astype(np.uint64)
+
+
+CHASE_START = 1 << 40
+
+
+def _chase_sizes(res: ProbeResult) -> list[int]:
+    return [int(x) for x in sorted(res.medians.loc[res.medians["stride"] == "page", "size"].unique()) if not int(x) & (int(x) - 1)]
+
+
 def simulated_chase(res: ProbeResult, preset: str | None = None, seed: int = 0):
     """pagesim's walks per load for the probe's page-stride chase on ``preset`` (default: the
-    closest), 4K and 2M pages, at every measured size that is a power of two. The chase visits the same random cycle of one
-    line per 4 KiB page; it is repeated until at least 2**17 loads (and twice at least), and the
-    first, cold traversal is included in the count."""
+    closest), 4K and 2M pages, at every measured size that is a power of two (:func:`_chase`)."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     name = preset or res.presets[0]
     rng = np.random.default_rng(seed)
     rows = []
-    start = 1 << 40
-    for size in sorted(res.medians.loc[res.medians["stride"] == "page", "size"].unique()):
-        if int(size) & (int(size) - 1):
-            continue
-        n = int(size) // PAGE
-        order = np.arange(n, dtype=np.int64)[rng.permutation(n)] * PAGE + rng.integers(0, PAGE // 64, n) * 64
-        reps = max(2, -(-(1 << 17) // n))
-        addrs = (start + np.tile(order, reps)).astype(np.uint64)
+    for size in _chase_sizes(res):
+        addrs = _chase(size, rng)
         for page, p in (("4K", PAGE), ("2M", HUGE)):
             span = -(-int(size) // HUGE) * HUGE
-            ds = simulate(name, addresses=addrs, layout=Layout.single(span, p, start=start, name="[ probe ]"), specialize=False)
+            ds = simulate(name, addresses=addrs, layout=Layout.single(span, p, start=CHASE_START, name="[ probe ]"), specialize=False)
             walks = int(ds["walks"].values.sum())  # numpy's sum, as in probe._simulated_faults
             rows.append({"size": int(size), "working set MiB": int(size) / 2**20, "page": page, "preset": name, "walks per load": walks / addrs.size})
     return pd.DataFrame(rows)
+
+
+# the machine models notebook 07 sets beside the probe: the preset on bare metal, and virtualised
+# with the host backing guest memory in 4 KiB or 2 MiB pages (docs/nested.md)
+MODELS = (("bare metal", None), ("VM, host 4K pages", "4K"), ("VM, host 2M pages", "2M"))
+
+
+def simulated_models(res: ProbeResult, preset: str | None = None, seed: int = 0):
+    """The probe's page-stride chase (:func:`_chase`) on ``preset`` under each of :data:`MODELS`,
+    with 4K and 2M guest pages (the THP curve's), at every measured power-of-two size: walks and
+    page-table references per load."""
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
+
+    base = get_machine(preset or res.presets[0])
+    rng = np.random.default_rng(seed)
+    rows = []
+    for size in _chase_sizes(res):
+        addrs = _chase(size, rng)
+        span = -(-int(size) // HUGE) * HUGE
+        for model, host in MODELS:
+            m = base if host is None else base.virtualised(host)
+            for page, p in (("4K", PAGE), ("THP", HUGE)):
+                ds = simulate(m, addresses=addrs, layout=Layout.single(span, p, start=CHASE_START, name="[ probe ]"), specialize=False)
+                n = addrs.size
+                rows.append(
+                    {
+                        "model": model,
+                        "page": page,
+                        "size": int(size),
+                        "working set MiB": int(size) / 2**20,
+                        "walks per load": int(ds["walks"].values.sum()) / n,
+                        "refs per load": int(ds["walk_refs"].values.sum()) / n,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def model_fit(res: ProbeResult, sim):
+    """Which model's walks explain the measured gap between the 4K and THP page-stride curves.
+
+    The two curves share their data-cache behaviour, so their gap d(s) = 4K(s) - THP(s) (ns per
+    load, at each simulated size s) is translation. A model predicts it as t x x(s), x(s) its page-
+    table references per load with 4K pages less with THP; t, the cost of one reference, is fitted
+    per model by least squares (through zero, at least 0): one parameter each, so the residual
+    compares the models' shapes, not their ability to predict t. Per model: t, the RMS error of the
+    predicted 4K/THP ratio (THP(s) + t x(s)) / THP(s) against the measured one, the ratio at the
+    largest size both ways, and the first size where its THP chase walks on most loads."""
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
+
+    k4, thp = res.curve("4K"), res.curve("THP")
+    rows = []
+    for model, g in sim.groupby("model", sort=False):
+        refs = g.pivot(index="size", columns="page", values="refs per load")
+        sizes = [s for s in refs.index if s in k4.index and s in thp.index]
+        if not sizes:
+            continue
+        x = np.array([refs.loc[s, "4K"] - refs.loc[s, "THP"] for s in sizes])
+        d = np.array([k4[s] - thp[s] for s in sizes])
+        t = max(0.0, float((x * d).sum() / (x * x).sum())) if (x * x).sum() > 0 else 0.0
+        base = np.array([thp[s] for s in sizes])
+        measured, predicted = (base + d) / base, (base + t * x) / base
+        walks = g[(g["page"] == "THP")].set_index("size")["walks per load"]
+        over = walks[walks > 0.5]
+        rows.append(
+            {
+                "model": model,
+                "t (ns per reference, fitted)": round(t, 2),
+                "ratio RMS error": float(np.sqrt(((predicted - measured) ** 2).mean())),
+                "largest size": format_size(sizes[-1]),
+                "4K/THP measured": float(measured[-1]),
+                "4K/THP model": float(predicted[-1]),
+                "THP walks on most loads from": format_size(int(over.index.min())) if len(over) else "never",
+            }
+        )
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["best"] = out["ratio RMS error"] == out["ratio RMS error"].min()
+    return out
+
+
+def plot_models(res: ProbeResult, sim, fit):
+    """The measured 4K/THP ratio of the page-stride chase against each model's (its fitted t)."""
+    import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+
+    k4, thp = res.curve("4K"), res.curve("THP")
+    _, ax = plt.subplots(figsize=(7.5, 3.8))
+    sizes = [s for s in sorted(set(sim["size"])) if s in k4.index and s in thp.index]
+    ax.plot([s / 2**20 for s in sizes], [k4[s] / thp[s] for s in sizes], "ko-", ms=4, label="measured here")
+    for _, row in fit.iterrows():
+        refs = sim[sim["model"] == row["model"]].pivot(index="size", columns="page", values="refs per load")
+        t = row["t (ns per reference, fitted)"]
+        ax.plot(
+            [s / 2**20 for s in sizes],
+            [(thp[s] + t * (refs.loc[s, "4K"] - refs.loc[s, "THP"])) / thp[s] for s in sizes],
+            "--",
+            label=f"{row['model']} (t = {t:g} ns)",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("working set (MiB)")
+    ax.set_ylabel("4K / THP latency")
+    ax.axhline(1, color="grey", lw=0.8)
+    ax.set_title("4K / THP latency of the page-stride chase: measured, and each model with its fitted t")
+    ax.legend(fontsize=8)
+    plt.tight_layout()
+    return ax
+
+
+def record_models(F, fit, preset: str, why_vm) -> None:
+    """Section 4: which model fits this machine's 4K/THP gap best, with each model's error."""
+    if not len(fit):
+        return
+    best = fit.loc[fit["ratio RMS error"].idxmin()]
+    errors = ", ".join(f"{r['model']} {r['ratio RMS error']:.3f}" for _, r in fit.iterrows())
+    F.note(
+        "model-fit",
+        f"which model of {preset} explains the measured 4K/THP gap (one fitted cost per reference each)",
+        "pointer-chase probe",
+        f"4K/THP {best['4K/THP measured']:.2f} at {best['largest size']}; " + (f"a virtual machine ({why_vm})" if why_vm else "no hypervisor detected"),
+        f"{best['model']} (ratio RMS error: {errors})",
+        "the cost per reference is fitted per model on the same curve, so the errors compare the models' shapes; "
+        "a measurement of this machine, not document evidence",
+    )
 
 
 def first_walks(sim, threshold: float = 0.5) -> dict:

@@ -105,3 +105,27 @@ def test_yourprogram_shipped_quick_records_nothing():
     F = Findings("t", "t", host=True)
     yourprogram.record_shipped(F, {})
     assert F.items == [] and yourprogram.shipped_text({}) == ""
+
+
+def test_model_fit_finds_the_model_a_gap_was_made_from():
+    """yourmachine.model_fit: a 4K/THP gap built from the host-4K model's references at 3 ns each is
+    fitted best by that model, with t = 3 and no error (the fit's mechanics, not evidence about a machine)."""
+    import pandas as pd
+
+    from pagesim.host.probe import ProbeResult
+    from pagesim.studies import yourmachine as Y
+
+    sizes = [1 << k for k in range(20, 28)]
+    med = pd.DataFrame(
+        [{"size": s, "page": p, "stride": "page", "median_ns": 100.0, "q1_ns": 99, "q3_ns": 101, "loads": 1} for s in sizes for p in ("4K", "THP")]
+    )
+    res = ProbeResult(runs=None, medians=med, faults=None, presets=["skylake"])
+    sim = Y.simulated_models(res)
+    x = sim[sim.model == "VM, host 4K pages"].pivot(index="size", columns="page", values="refs per load")
+    med.loc[med.page == "4K", "median_ns"] = [100 + 3 * (x.loc[s, "4K"] - x.loc[s, "THP"]) for s in sizes]
+    fit = Y.model_fit(res, sim).set_index("model")
+    assert fit["best"].idxmax() == "VM, host 4K pages"
+    assert fit.loc["VM, host 4K pages", "t (ns per reference, fitted)"] == 3.0
+    assert fit.loc["VM, host 4K pages", "ratio RMS error"] < 1e-9 < fit.loc["bare metal", "ratio RMS error"]
+    assert fit.loc["VM, host 4K pages", "THP walks on most loads from"] == "8M"  # splintered: the 4K reach
+    assert fit.loc["bare metal", "THP walks on most loads from"] == "never"
