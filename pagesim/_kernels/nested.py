@@ -15,10 +15,10 @@ every counter):
   2**bits[l]) into it; the guest page of a, number a >> page_shift[z], is at frame
   guest_frame(page, salt 0) in pages of that size, and a's offset in its page is kept.
 - One translation of gPA g: the nested TLB (when there is one) looks up key g >> host_shift in set
-  key mod sets; a hit ends it with no reference. Otherwise the host walks: its
+  key mod sets; a hit ends it with no reference, a miss fills it. Then the host walks: its
   references are the host table's levels for a host page, less the levels the deepest hitting host
   page-walk cache skips (each cache whose skip is below that count is looked up with key
-  g >> its shift, in set key mod its sets, and filled on a miss); then the nested TLB is filled.
+  g >> its shift, in set key mod its sets, and filled on a miss).
 - Every cache is set-associative with exact LRU (a hit or a fill makes the entry the most recent;
   empty ways fill first, lowest first). Counters: host references by (kind, page size), nested TLB
   hits and misses by page size, each host page-walk cache's hits and misses by page size.
