@@ -1,5 +1,5 @@
 """Written by pagesim._kernels.writer for the chain shape (((4, 4, 0, 1, 44, 7, 0), (12, 12, 0, 1, 108, 23, 0)), 0, None, ((4, 4, 0, 1, 1, 0, 0, 1, 39), (4, 4, 0, 1, 2, 4, 1, 2, 30), (8, 8, 0, 1, 4, 12, 3, 3, 21)), False, False). Do not edit."""
-# rules.py e3561687d7e479017ee3
+# rules.py 58b687a772fb04f207e8
 # sets.py e0632969e7567c215f36
 # simd.py 868aa8636b986361957d
 # walks.py 40460ec6300744cb3fb9
