@@ -539,7 +539,11 @@ def test_cli_whole_numbers_written_exactly_are_accepted():
 
 @pytest.mark.parametrize(
     "argv,listed",
-    [([], "machines, simulate, demo, host, trace, probe, warm, exercises, notebooks"), (["trace"], "record"), (["exercises"], "build, grade, samples")],
+    [
+        ([], "machines, simulate, demo, host, trace, measure, probe, warm, exercises, notebooks"),
+        (["trace"], "record"),
+        (["exercises"], "build, grade, samples"),
+    ],
 )
 def test_cli_a_missing_subcommand_is_one_line_listing_them(argv, listed, capsys):
     """(was: the usage, then "the following arguments are required: cmd" / trace_cmd / ex_cmd)"""
