@@ -1,13 +1,13 @@
 """What the generic kernel's rounded key costs: each machine run on the generic kernel of its exact
 features (walker, fault-around, walk log, chain depth, SLB, page-walk caches) and on the one
-``specialize.generic_key`` rounds them to (depth up to 2 or 4; the SLB lookup for every hashed
-walker, the page-walk caches for every radix walker), interleaved, in one process.
+``specialize.generic_key`` rounds them to (the depth up to 2 or 4), interleaved, in one process.
 
     python benchmarks/bench_generic_key.py [--n 2e6] [--rounds 9]
 
 Prints each kernel's first-call CPU time (compile, or load from the cache) and ns of CPU time per
 access, best and median over the rounds, and rounded / exact. Machines: a one-structure radix machine
-without page-walk caches (the case rounding changes most), Skylake and POWER6.
+without page-walk caches (its depth of 1 rounds to 2), Skylake (depth 2: the same kernel both ways,
+the noise floor) and POWER6 (depth 1, an SLB).
 """
 
 from __future__ import annotations

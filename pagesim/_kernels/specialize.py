@@ -14,8 +14,8 @@ from memory instead). Two kinds:
   (``pagesim.engine.stages.preset_shapes()``). (A chain structure's slot start read at run time made a random
   trace 1.35x slower: 17.7 against 13.1 ns/access on the benchmark TLB.)
 - generic (:func:`generic`): each structure's geometry read at run time, one kernel per walker,
-  fault-around, walk log and chain depth (up to 2, or more: :func:`generic_key`), at most 32 in
-  all; mixed page sizes, instruction accesses and shared structures (several processes) need it.
+  fault-around, walk log, chain depth (up to 2, or more: :func:`generic_key`), SLB and page-walk
+  caches, at most 48 in all; mixed page sizes, instruction accesses and shared structures (several processes) need it.
 
 tests/kernels/test_specialize.py checks both kinds against the reference model.
 """
@@ -30,7 +30,7 @@ import sys
 import types
 from pathlib import Path
 
-from . import _jit, rules, writer
+from . import _jit, writer
 from . import translate as K
 
 _loaded: dict[str, object] = {}
@@ -129,14 +129,13 @@ SHALLOW = 2  # chains of at most this many structures share one generic kernel; 
 def generic_key(key: tuple) -> tuple:
     """The kernel that serves ``key`` (walker, fault-around, walk log, chain depth, SLB, page-walk
     caches): the depth rounded up to SHALLOW or MAX_CHAIN (a lookup a chain does not reach is passed
-    over at run time), the SLB lookup written always and the page-walk caches for every radix walker
-    (both read at run time: a machine without them skips them; only radix walkers have page-walk
-    caches). Each kernel written costs 10-25 s of CPU to compile; this way at most 32 serve every
-    machine, where one per exact key made 256 possible (and about 60 in a run of the tests). What it
-    costs at run time: docs/kernels.md."""
+    over at run time), the rest as it is. Each kernel written costs 10-25 s of CPU to compile; this
+    way at most 48 serve every machine (pagesim's walkers have page-walk caches only when radix and
+    an SLB only when hashed), where one per exact key made 96 (and about 60 in a run of the tests,
+    40 now). Rounding the SLB and the page-walk caches too would make 32, but a radix machine
+    without page-walk caches then ran 11-15% slower (docs/kernels.md); the depth costs about 2%."""
     walk_kind, any_fa, log, depth, slb, pwc = key
-    depth = SHALLOW if depth <= SHALLOW else K.MAX_CHAIN
-    return (int(walk_kind), bool(any_fa), bool(log), depth, True, int(walk_kind) == rules.RADIX)
+    return (int(walk_kind), bool(any_fa), bool(log), SHALLOW if depth <= SHALLOW else K.MAX_CHAIN, bool(slb), bool(pwc))
 
 
 def generic_by_key(key: tuple):

@@ -370,19 +370,30 @@ def test_the_documented_example_kernel_is_the_one_written():
     assert doc.read_text(encoding="utf-8") == example_kernel(), "docs/kernel-skylake-4k.py is stale: rewrite it (see this test's docstring)"
 
 
-def test_generic_keys_round_to_at_most_32_kernels():
-    """Every exact set of features (walker, fault-around, walk log, depth 1-4, SLB, page-walk caches)
-    maps to one of at most 32 generic kernels: depth up to 2 or 4, the SLB lookup written always,
-    the page-walk caches for every radix walker (both skipped at run time when absent)."""
+def test_generic_keys_round_to_at_most_48_kernels():
+    """Every set of features a machine can have (walker, fault-around, walk log, depth 1-4, an SLB only
+    with a hashed walker, page-walk caches only with a radix one) maps to one of at most 48 generic
+    kernels: the depth rounded up to 2 or 4, the rest kept."""
     import itertools
 
     from pagesim._kernels import rules
     from pagesim._kernels import specialize as S
 
-    exact = list(itertools.product(range(4), (False, True), (False, True), range(1, K.MAX_CHAIN + 1), (False, True), (False, True)))
+    extras = {
+        rules.RADIX: [(False, False), (False, True)],
+        rules.HASHED: [(False, False), (True, False)],
+        rules.TSB: [(False, False)],
+        rules.VHPT: [(False, False)],
+    }
+    exact = [
+        (w, fa, log, d, slb, pwc)
+        for w, pairs in extras.items()
+        for fa, log, d in itertools.product((False, True), (False, True), range(1, K.MAX_CHAIN + 1))
+        for slb, pwc in pairs
+    ]
+    assert len(exact) == 96
     rounded = {S.generic_key(k) for k in exact}
-    assert len(rounded) == 32
-    assert S.generic_key((rules.RADIX, False, False, 1, False, False)) == (rules.RADIX, False, False, 2, True, True)
-    assert S.generic_key((rules.HASHED, True, False, 3, False, False)) == (rules.HASHED, True, False, K.MAX_CHAIN, True, False)
-    assert S.generic_key((rules.TSB, False, True, 2, False, False)) == (rules.TSB, False, True, 2, True, False)
+    assert len(rounded) == 48
+    assert S.generic_key((rules.RADIX, False, False, 1, False, False)) == (rules.RADIX, False, False, 2, False, False)
+    assert S.generic_key((rules.HASHED, True, False, 3, True, False)) == (rules.HASHED, True, False, K.MAX_CHAIN, True, False)
     assert all(S.generic_key(k) == k for k in rounded)  # a rounded key is its own kernel
