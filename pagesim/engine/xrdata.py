@@ -14,7 +14,8 @@ values and promotion), ``merge_attrs`` and ``get_indexer_nd``. They are used onl
 :func:`verified` says so: the first time a Dataset is built (or runs are concatenated) in a process,
 small Datasets shaped like pagesim's are made both ways and compared (identical, with the same
 variable, coordinate, dimension and attribute order, dtypes and index types). Any difference, or
-any error, and the process keeps to the public paths, which give the same Datasets more slowly.
+any error, and the process keeps to the public paths, which give the same Datasets more slowly
+(with a one-line warning).
 So a new xarray release can make pagesim slower, never wrong. ``PAGESIM_XARRAY=public`` in the
 environment keeps to the public paths from the start.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 import copy
 import os
 import threading
+import warnings
 
 import numpy as np
 
@@ -50,9 +52,17 @@ def _probe(kind: str) -> bool:
     import xarray as xr  # deferred: xarray is slow to import; only Datasets need it
 
     try:
-        return bool(_probe_dataset(xr) if kind == "dataset" else _probe_concat(xr))
+        ok = bool(_probe_dataset(xr) if kind == "dataset" else _probe_concat(xr))
     except Exception:  # noqa: BLE001 - any error in a direct path: the public paths are used
-        return False
+        ok = False
+    if not ok:
+        what = "Datasets" if kind == "dataset" else "a sweep's runs"
+        warnings.warn(
+            f"pagesim: xarray {xr.__version__} differs from what pagesim's fast path for {what} expects: "
+            "the public xarray functions are used instead (same results, slower)",
+            stacklevel=3,
+        )
+    return ok
 
 
 def same(got, want) -> bool:

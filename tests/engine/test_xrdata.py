@@ -43,13 +43,15 @@ def test_the_probe_refuses_a_direct_path_that_differs(monkeypatch):
         return real(xr_, dv, coords, {k: v for k, v in attrs.items() if k != "seed"}, order)
 
     monkeypatch.setattr(X, "_direct", lossy)
-    assert not X._probe("dataset")
+    with pytest.warns(UserWarning, match=r"xarray .* differs from what pagesim's fast path for Datasets expects"):
+        assert not X._probe("dataset")
 
     def broken(*a, **k):
         raise AttributeError("no such internal")
 
     monkeypatch.setattr(X, "_concat_arrays", broken)
-    assert not X._probe("concat")
+    with pytest.warns(UserWarning, match="for a sweep's runs"):
+        assert not X._probe("concat")
 
 
 def test_the_environment_keeps_to_the_public_paths(monkeypatch):
