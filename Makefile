@@ -57,6 +57,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_percall.py
 	$(PY) benchmarks/bench_cpu_name.py
 	$(PY) benchmarks/bench_xrdata.py
+	$(PY) benchmarks/bench_generic_key.py
+	$(PY) benchmarks/bench_nested.py
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
