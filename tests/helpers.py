@@ -1,6 +1,10 @@
-"""Turn a simulate() Dataset into the reference model's counter dict, for exact comparison."""
+"""Turn a simulate() Dataset into the reference model's counter dict, for exact comparison, and
+compare a hypothesis case with the reference model."""
 
 import numpy as np
+from twins.reference import reference_simulate
+
+import pagesim
 
 
 def dataset_counters(ds):
@@ -50,3 +54,15 @@ def dataset_counters(ds):
         put("hpt_evictions", ds["hpt_evictions"].values)
         put("hpt_refills", ds["hpt_refills"].values)
     return out, int(np.asarray(ds["pages_touched"]).sum())
+
+
+def assert_matches_reference(case, chunk) -> None:
+    """A hypothesis case (machine, layout, addresses, kinds, seed) through pagesim.simulate in chunks
+    of ``chunk`` and through the reference model: identical counters and touched pages."""
+
+    m, layout, addrs, kinds, seed = case
+    ds = pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=layout, seed=seed, chunk_size=chunk)
+    got, touched = dataset_counters(ds)
+    want, ref_touched = reference_simulate(m, layout, [int(a) for a in addrs], None if kinds is None else list(kinds), seed)
+    assert got == want
+    assert touched == ref_touched

@@ -3,7 +3,7 @@ what a virtualised machine's TLBs hold."""
 
 import numpy as np
 import pytest
-from helpers import dataset_counters
+from helpers import assert_matches_reference, dataset_counters
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from twins.reference import reference_simulate
@@ -83,12 +83,7 @@ def test_the_nested_tlb_and_host_walk_caches_cut_host_references():
 @settings(max_examples=min(settings().max_examples, 80))
 @given(cases(virtualised=True), st.sampled_from([1, 7, 1 << 20]))
 def test_virtualised_kernel_matches_reference(case, chunk):
-    m, layout, addrs, kinds, seed = case
-    ds = pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=layout, seed=seed, chunk_size=chunk)
-    got, touched = dataset_counters(ds)
-    want, ref_touched = reference_simulate(m, layout, [int(a) for a in addrs], None if kinds is None else list(kinds), seed)
-    assert got == want
-    assert touched == ref_touched
+    assert_matches_reference(case, chunk)
 
 
 @pytest.mark.parametrize("name", [n for n in pagesim.machines() if pagesim.machine(n).walker.kind == "radix"])

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from helpers import dataset_counters
+from helpers import assert_matches_reference, dataset_counters
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from twins.reference import reference_simulate
@@ -16,12 +16,7 @@ from pagesim.engine import stages as E
 
 @given(cases(), st.sampled_from([1, 7, 1 << 20]))
 def test_kernel_matches_reference(case, chunk):
-    m, layout, addrs, kinds, seed = case
-    ds = pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=layout, seed=seed, chunk_size=chunk)
-    got, touched = dataset_counters(ds)
-    want, ref_touched = reference_simulate(m, layout, [int(a) for a in addrs], None if kinds is None else list(kinds), seed)
-    assert got == want
-    assert touched == ref_touched
+    assert_matches_reference(case, chunk)
 
 
 @given(cases(cross=True), st.sampled_from([1, 7, 1 << 20]))
