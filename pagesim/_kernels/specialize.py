@@ -132,8 +132,8 @@ def generic_key(key: tuple) -> tuple:
     over at run time), the rest as it is. Each kernel written costs 10-25 s of CPU to compile; this
     way at most 48 serve every machine (pagesim's walkers have page-walk caches only when radix and
     an SLB only when hashed), where one per exact key made 96 (and about 60 in a run of the tests,
-    40 now). Rounding the SLB and the page-walk caches too would make 32, but a radix machine
-    without page-walk caches then ran 11-15% slower (docs/kernels.md); the depth costs about 2%."""
+    40 now). Rounding the SLB and the page-walk caches too would make 32, at a run-time cost the
+    measurements in docs/kernels.md could not separate from noise."""
     walk_kind, any_fa, log, depth, slb, pwc = key
     return (int(walk_kind), bool(any_fa), bool(log), SHALLOW if depth <= SHALLOW else K.MAX_CHAIN, bool(slb), bool(pwc))
 
