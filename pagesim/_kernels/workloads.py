@@ -141,7 +141,7 @@ def gen_blocked_matrix(out, st, n, b, A, B, C):
 
 
 @jit
-def _cell_id(x, y, z, dx, dy, dz, c):
+def cell_id(x, y, z, dx, dy, dz, c):
     """The id of the cell at offset (dx - 1, dy - 1, dz - 1) from cell (x, y, z), periodic; every
     coordinate stays within -1..c, so a compare wraps it (c >= 3)."""
     nx = x + dx - 1
@@ -180,7 +180,7 @@ def gen_md(out, st, slot, c, apc, atom_bytes, base):
         dx = nb % 3
         dy = (nb // 3) % 3
         dz = nb // 9
-        row = _cell_id(x, y, z, dx, dy, dz, c) * apc
+        row = cell_id(x, y, z, dx, dy, dz, c) * apc
     pos = 0
     m = out.shape[0]
     while pos < m:
@@ -189,7 +189,7 @@ def gen_md(out, st, slot, c, apc, atom_bytes, base):
             ph = 1
             u = 0
             dx = dy = dz = 0
-            row = _cell_id(x, y, z, 0, 0, 0, c) * apc
+            row = cell_id(x, y, z, 0, 0, 0, c) * apc
         else:
             out[pos] = base + slot[row + u] * atom_bytes
             u += 1
@@ -220,7 +220,7 @@ def gen_md(out, st, slot, c, apc, atom_bytes, base):
                         if dy == 3:
                             dy = 0
                             dz += 1
-                    row = _cell_id(x, y, z, dx, dy, dz, c) * apc
+                    row = cell_id(x, y, z, dx, dy, dz, c) * apc
         pos += 1
     st[0], st[1], st[2], st[3] = cell, t, ph, u
 

@@ -353,13 +353,19 @@ class MolecularDynamics(Workload):
         per_cell = self.atoms_per_cell * (1 + 27 * self.atoms_per_cell)
         return self.n_cells * per_cell * self.steps
 
-    def _chunks(self, bases, chunk, seed):
+    def slots(self, seed: int) -> np.ndarray:
+        """Where each atom is stored, in cell order (atom k of the cell list at slot[k]): a fraction
+        ``shuffle`` of them moved to random places, drawn from ``seed``."""
         total_atoms = self.n_cells * self.atoms_per_cell
         rng = np.random.default_rng(seed)
         slot = np.arange(total_atoms, dtype=np.int64)
         moved = rng.random(total_atoms) < float(self.shuffle)
         idx = np.flatnonzero(moved)
         slot[idx] = slot[rng.permutation(idx)]
+        return slot
+
+    def _chunks(self, bases, chunk, seed):
+        slot = self.slots(seed)
         state = np.zeros(4, dtype=np.int64)  # cell, atom in cell, neighbour, neighbour atom
         left = self.n_accesses
         while left:

@@ -1,0 +1,319 @@
+"""The documents' kernels timed on this machine with 4 KiB pages and with transparent huge pages,
+beside pagesim's prediction for this machine.
+
+Each kernel (``pagesim._kernels.native``: STREAM's triad, RandomAccess, a blocked DGEMM, the
+strided solver's sweep, the MD neighbour loop) runs on buffers in anonymous mappings aligned to
+2 MiB, one set advised ``MADV_NOHUGEPAGE`` and one ``MADV_HUGEPAGE``, with the same contents. The
+buffers are written before any timing, so page faults are not timed: what differs between the two
+is translation. Runs alternate between the two sets (4K first in one pair, THP first in the next),
+each timed with the process's CPU clock; the gain is the median over pairs of t(4K) / t(THP) - 1,
+with its quartiles.
+
+The prediction simulates the trace the kernel makes: the kernel is run once more recording the
+address of each access (the first ``record`` of them), and pagesim simulates it with 4 KiB and
+with 2 MiB pages on the preset nearest this processor, virtualised when a hypervisor is detected.
+The predicted time with 4 KiB pages is the measured THP time plus the simulated difference in
+translation cycles (TLB hit latency, walks, SLB misses) per access, at this processor's clock:
+
+    predicted gain = (t_THP + (c_4K - c_2M) / f) / t_THP - 1      (per access)
+
+so the prediction takes the measured THP time as its base and adds only what the model says about
+translation; the cycle costs are the preset's (most of them assumptions, listed by
+``machine(name).costs.assumed``). A virtual machine's host page size cannot be seen from inside:
+the prediction assumes the host backs the guest with 4 KiB pages (notebook 07 fits which host
+page size explains this machine's probe best). The clock is the largest ``cpu MHz`` in
+/proc/cpuinfo (2.5 GHz, an assumption, where it gives none).
+
+A measurement here is evidence about this machine, never about a document; on a shared machine
+its spread is wide, so nothing fails on it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._kernels import native
+from ..core.check import check_choice, check_int, check_seed
+from ..core.units import format_size
+from ..engine.simulate import simulate
+from ..model.layout import Layout
+from ..model.machines import machine as get_machine
+from ..sources.workloads import MolecularDynamics
+from .linux import HUGE, anon_huge_kib, why_not
+from .probe import closest_presets, hypervisor, memory_limit
+
+START = 1 << 40  # where the recorded trace's buffers start (whole 2 MiB blocks each)
+TRANSLATION = ("tlb_hit_latency", "walk", "slb_miss")  # the cost components that translation makes
+ASSUMED_HZ = 2.5e9
+PLANE = 1040 << 10  # the strided solver's plane, as notebook 02's (1 MiB + 16 KiB)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel as run here: its buffers (name, bytes), the accesses of one timed run, how to run
+    it (``run(buffers, bases, log)``), and the pagesim workload that makes the same accesses
+    (``workload``, ``params``)."""
+
+    name: str
+    buffers: tuple
+    accesses: int
+    run: object
+    workload: str
+    params: dict = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return sum(b for _, b in self.buffers)
+
+
+def kernels(quick: bool = False, plane: int = PLANE, limit: int | None = None, seed: int = 0) -> dict:
+    """The kernels by name, sized for ``quick`` or full runs. RandomAccess's table is halved until
+    both copies of every buffer fit in ``limit`` bytes (default: :func:`probe.memory_limit`).
+    ``seed`` draws RandomAccess's updates and where MD's atoms are stored, as the workloads'."""
+    limit = memory_limit() if limit is None else int(limit)
+    n = (2 << 20) if quick else (8 << 20)
+    passes = 2 if quick else 4
+    table = (256 << 20) if quick else (1 << 30)
+    while table > (16 << 20) and 2 * table > limit:
+        table //= 2
+    updates = (1 << 20) if quick else (4 << 20)
+    dn, tile = (256, 64) if quick else (512, 64)
+    n_planes, sweeps = 64, 1 if quick else 2
+    per_plane = plane // native.ELEMENT
+    md = MolecularDynamics(atoms=((8 << 20) if quick else (32 << 20)) // 256, atom_bytes=256, atoms_per_cell=8, shuffle=1.0)
+    slot = md.slots(seed)
+    cpd = md.cells_per_side
+    words = md.atom_bytes // native.ELEMENT
+
+    def f64(bufs):
+        return [b.view(np.float64) for b in bufs]
+
+    out = [
+        Kernel(
+            "STREAM triad",
+            (("a", n * 8), ("b", n * 8), ("c", n * 8)),
+            3 * n * passes,
+            lambda bufs, bases, log: native.triad(*f64(bufs), 3.0, passes, *bases, log),
+            "stream",
+            dict(n=n, passes=passes),
+        ),
+        Kernel(
+            "RandomAccess",
+            (("table", table),),
+            updates,
+            lambda bufs, bases, log: native.gups(bufs[0], updates, seed, bases[0], log),
+            "random",
+            dict(size=table, accesses=updates),
+        ),
+        Kernel(
+            "DGEMM",
+            (("A", dn * dn * 8), ("B", dn * dn * 8), ("C", dn * dn * 8)),
+            2 * dn**3 + dn * dn * (-(-dn // tile)),
+            lambda bufs, bases, log: native.dgemm(*f64(bufs), dn, tile, *bases, log),
+            "blocked_matrix",
+            dict(n=dn, block=tile),
+        ),
+        Kernel(
+            "strided solver",
+            (("grid", n_planes * plane),),
+            n_planes * per_plane * sweeps,
+            lambda bufs, bases, log: native.planes(f64(bufs)[0], n_planes, per_plane, 1, per_plane, sweeps, bases[0], log),
+            "planes",
+            dict(planes=n_planes, plane=plane, accesses=n_planes * per_plane * sweeps),
+        ),
+        Kernel(
+            "MD",
+            (("atoms", md.spans()[0][1]),),
+            md.n_accesses,
+            lambda bufs, bases, log: native.md(f64(bufs)[0], slot, cpd, md.atoms_per_cell, words, 1, bases[0], log),
+            "md",
+            dict(atoms=md.atoms, atom_bytes=md.atom_bytes, atoms_per_cell=md.atoms_per_cell, shuffle=md.shuffle),
+        ),
+    ]
+    return {k.name: k for k in out}
+
+
+def bases(k: Kernel) -> list[int]:
+    """Where the recorded trace puts each buffer: from START, each on whole 2 MiB blocks."""
+    out, at = [], START
+    for _, size in k.buffers:
+        out.append(at)
+        at += -(-size // HUGE) * HUGE
+    return out
+
+
+class Buffers:
+    """One anonymous mapping per buffer of ``k``, its usable part 2 MiB-aligned, advised
+    MADV_HUGEPAGE (``thp``) or MADV_NOHUGEPAGE, written with the same values for both kinds."""
+
+    def __init__(self, k: Kernel, thp: bool):
+        self.maps, self.arrays, self.spans = [], [], []
+        advice = mmap.MADV_HUGEPAGE if thp else getattr(mmap, "MADV_NOHUGEPAGE", mmap.MADV_NORMAL)
+        for i, (_, size) in enumerate(k.buffers):
+            span = -(-size // HUGE) * HUGE
+            mm = mmap.mmap(-1, span + HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+            off = (-base) % HUGE
+            mm.madvise(advice, 0, span + HUGE)
+            words = np.frombuffer(mm, dtype=np.uint64)[off // 8 : (off + size) // 8]
+            words[:] = np.arange(words.size, dtype=np.uint64) * np.uint64(2654435761 + i)  # every page written
+            self.maps.append(mm)
+            self.arrays.append(words)
+            self.spans.append((base + off, base + off + span))
+
+    def huge_fraction(self) -> float | None:
+        """The share of the buffers' bytes in huge pages (AnonHugePages), None where it cannot be read."""
+        got = [anon_huge_kib(lo, hi) for lo, hi in self.spans]
+        if any(g is None for g in got):
+            return None
+        return min(1.0, sum(got) * 1024 / sum(hi - lo for lo, hi in self.spans))
+
+    def close(self):
+        self.arrays = []
+        for mm in self.maps:
+            try:
+                mm.close()
+            except BufferError:  # a view outlived the mapping: it is closed when collected
+                pass
+        self.maps = []
+
+
+def cpu_hz() -> tuple[float, str]:
+    """This processor's clock in Hz and where it came from."""
+    try:
+        mhz = [float(ln.split(":", 1)[1]) for ln in open("/proc/cpuinfo") if ln.lower().startswith("cpu mhz")]
+    except (OSError, ValueError):
+        mhz = []
+    if mhz and max(mhz) > 0:
+        return max(mhz) * 1e6, "/proc/cpuinfo"
+    return ASSUMED_HZ, "assumed (no cpu MHz in /proc/cpuinfo)"
+
+
+def models(preset: str | None = None, vm: str | None = None) -> list[tuple[str, object]]:
+    """The machine models a prediction uses: the preset nearest this processor on bare metal and,
+    when ``vm`` (a hypervisor's name) is given, virtualised on 4 KiB host pages (an assumption)."""
+    base = get_machine(preset or closest_presets()[0])
+    out = [("bare metal", base)]
+    if vm:
+        out.append(("VM, host 4K pages", base.virtualised("4K")))
+    return out
+
+
+def translation_cycles(m, trace: np.ndarray, page: int, span: int) -> float:
+    """Simulated translation cycles per access of ``trace`` on ``m`` with ``page``-byte pages."""
+    ds = simulate(m, addresses=trace, layout=Layout.single(span, page, start=START, name="[ here ]"))
+    cyc = ds["cycles"].sel(component=list(TRANSLATION)).values.sum()
+    return float(cyc) / trace.size
+
+
+def predict(k: Kernel, trace: np.ndarray, thp_ns: float, hz: float, mods) -> dict:
+    """Each model's predicted gain (%) of THP over 4 KiB pages for ``k``, from its recorded
+    ``trace`` and the measured THP time per access ``thp_ns`` (module text)."""
+    span = bases(k)[-1] + -(-k.buffers[-1][1] // HUGE) * HUGE - START
+    out = {}
+    for name, m in mods:
+        c4, c2 = (translation_cycles(m, trace, p, span) for p in (4096, HUGE))
+        out[name] = ((thp_ns + (c4 - c2) / hz * 1e9) / thp_ns - 1) * 100
+    return out
+
+
+def record(k: Kernel, bufs: Buffers, n: int) -> np.ndarray:
+    """The addresses of the first ``n`` accesses ``k`` makes (fewer if it makes fewer)."""
+    log = np.zeros(min(int(n), k.accesses), dtype=np.int64)
+    k.run(bufs.arrays, bases(k), log)
+    return log.view(np.uint64)
+
+
+def time_pairs(k: Kernel, small: Buffers, huge: Buffers, repeats: int) -> list[tuple[float, float]]:
+    """``repeats`` pairs of (4K, THP) CPU seconds of one run each, alternating which runs first,
+    after one untimed run of each (it compiles the kernel and warms the caches)."""
+    empty = np.zeros(0, dtype=np.int64)
+    for b in (small, huge):
+        k.run(b.arrays, bases(k), empty)
+    pairs = []
+    for r in range(repeats):
+        got = {}
+        for which in (("4K", "THP") if r % 2 == 0 else ("THP", "4K")):
+            b = small if which == "4K" else huge
+            t0 = time.process_time()
+            k.run(b.arrays, bases(k), empty)
+            got[which] = time.process_time() - t0
+        pairs.append((got["4K"], got["THP"]))
+    return pairs
+
+
+@dataclass
+class Result:
+    """The runs of :func:`run`: one row per kernel (``table``), and what they rest on."""
+
+    table: object  # DataFrame, one row per kernel
+    pairs: dict  # kernel -> [(4K s, THP s), ...]
+    models: list  # model names, the first the one a prediction is judged by
+    preset: str
+    vm: str | None
+    hz: float
+    hz_source: str
+    thp: str | None  # None: THP available; else why not
+
+
+def run(names=None, quick: bool = False, repeats: int = 5, record_n: int | None = None, seed: int = 0, preset: str | None = None, progress=None) -> Result:
+    """Time each kernel of ``names`` (default: all of :func:`kernels`) here with 4 KiB pages and with
+    THP, ``repeats`` pairs each, and predict each gain with pagesim (module text). ``record_n``
+    accesses of each are simulated (default: 2**20 quick, 2**22 full). ``progress(text)`` is
+    called as each kernel starts. Where THP cannot be used here the table says why and has no
+    measured gain."""
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
+
+    repeats = check_int("repeats", repeats, 1, 1000)
+    check_seed(seed)
+    ks = kernels(quick, seed=seed)
+    names = list(ks) if names is None else list(names)
+    for nm in names:
+        check_choice("names", nm, tuple(ks))
+    n_rec = check_int("record_n", record_n if record_n is not None else (1 << 20 if quick else 1 << 22), 1000, 1 << 26)
+    cannot = why_not(False)
+    if cannot:
+        raise RuntimeError(f"the kernels cannot be timed here: {cannot}")
+    vm = hypervisor()
+    mods = models(preset, vm)
+    hz, hz_src = cpu_hz()
+    no_thp = why_not(True)
+    rows, pairs = [], {}
+    for nm in names:
+        k = ks[nm]
+        if progress:
+            progress(f"{nm}: {format_size(k.size)}, {k.accesses:,} accesses a run")
+        small = Buffers(k, thp=False)
+        huge = Buffers(k, thp=True) if no_thp is None else None
+        try:
+            trace = record(k, small, n_rec)
+            row = {"kernel": nm, "buffers": format_size(k.size), "accesses a run": k.accesses}
+            if huge is not None:
+                p = time_pairs(k, small, huge, repeats)
+                pairs[nm] = p
+                ratios = np.array([a / b for a, b in p])
+                q1, med, q3 = np.percentile(ratios, [25, 50, 75])
+                thp_ns = float(np.median([b for _, b in p])) / k.accesses * 1e9
+                row.update(
+                    {
+                        "4K ns/access": float(np.median([a for a, _ in p])) / k.accesses * 1e9,
+                        "THP ns/access": thp_ns,
+                        "THP backed": huge.huge_fraction(),
+                        "measured gain %": (med - 1) * 100,
+                        "measured q1..q3 %": f"{(q1 - 1) * 100:+.1f}..{(q3 - 1) * 100:+.1f}",
+                    }
+                )
+                for model, gain in predict(k, trace, thp_ns, hz, mods).items():
+                    row[f"predicted gain % ({model})"] = gain
+                row["prediction error (points)"] = row[f"predicted gain % ({mods[-1][0]})"] - row["measured gain %"]
+            rows.append(row)
+        finally:
+            small.close()
+            if huge is not None:
+                huge.close()
+    return Result(pd.DataFrame(rows), pairs, [name for name, _ in mods][::-1], mods[0][1].name, vm, hz, hz_src, no_thp)

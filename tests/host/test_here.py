@@ -1,0 +1,127 @@
+"""The documents' kernels as real code: each makes exactly the accesses of the pagesim workload of
+the same name (so the prediction simulates what was timed), and the timing driver on this machine."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from pagesim import machine
+from pagesim.host import here
+from pagesim.host.linux import why_not
+from pagesim.sources.workloads import workload
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise and /proc are Linux's")
+
+KERNELS = here.kernels(quick=True, limit=64 << 20, seed=7)
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_the_kernel_makes_the_accesses_of_its_workload(name):
+    k = KERNELS[name]
+    bufs = here.Buffers(k, thp=False)
+    try:
+        n = min(k.accesses, 300_000)
+        trace = here.record(k, bufs, n)
+    finally:
+        bufs.close()
+    w = workload(k.workload, **k.params)
+    assert [size for _, size in w.spans()] == [size for _, size in k.buffers]
+    assert w.n_accesses == k.accesses
+    expected, _ = next(w.chunks(here.bases(k), n, seed=7))
+    assert trace.size == n
+    first = np.flatnonzero(trace != expected[:n])
+    assert first.size == 0, f"{name}: access {first[:1]} differs: {trace[first[:3]]} against {expected[first[:3]]}"
+
+
+def test_a_record_shorter_than_the_run_stops_writing_at_its_end():
+    k = KERNELS["STREAM triad"]
+    bufs = here.Buffers(k, thp=False)
+    try:
+        for n in (1, 2, 4, 5):  # the triad writes three addresses an element: cuts inside an element too
+            log = np.full(n + 3, -1, dtype=np.int64)
+            k.run(bufs.arrays, here.bases(k), log[:n])
+            assert (log[n:] == -1).all()
+            assert (log[:n] >= here.START).all()
+    finally:
+        bufs.close()
+
+
+def test_the_kernels_compute_what_they_say():
+    """The triad's and DGEMM's results, against numpy's, so the timed code is the kernel it names."""
+    k = KERNELS["STREAM triad"]
+    bufs = here.Buffers(k, thp=False)
+    try:
+        a, b, c = (x.view(np.float64) for x in bufs.arrays)
+        b[:] = np.arange(b.size)
+        c[:] = 2.0
+        k.run(bufs.arrays, here.bases(k), np.zeros(0, dtype=np.int64))
+        assert np.array_equal(a, b + 3.0 * c)
+    finally:
+        bufs.close()
+    k = KERNELS["DGEMM"]
+    bufs = here.Buffers(k, thp=False)
+    try:
+        n = k.params["n"]
+        A, B, C = (x.view(np.float64).reshape(n, n) for x in bufs.arrays)
+        rng = np.random.default_rng(0)
+        A[:], B[:], C[:] = rng.random((n, n)), rng.random((n, n)), 0.0
+        k.run(bufs.arrays, here.bases(k), np.zeros(0, dtype=np.int64))
+        assert np.allclose(C, A @ B)
+    finally:
+        bufs.close()
+
+
+def test_random_access_table_shrinks_to_the_memory_it_may_use():
+    assert KERNELS["RandomAccess"].size == 32 << 20
+    assert here.kernels(quick=True, limit=1 << 40)["RandomAccess"].size == 256 << 20
+
+
+def test_the_prediction_adds_the_simulated_translation_cycles_to_the_measured_thp_time():
+    k = KERNELS["RandomAccess"]
+    bufs = here.Buffers(k, thp=False)
+    try:
+        trace = here.record(k, bufs, 50_000)
+    finally:
+        bufs.close()
+    m = machine("skylake")
+    span = here.bases(k)[-1] + k.size - here.START
+    c4, c2 = (here.translation_cycles(m, trace, p, span) for p in (4096, 2 << 20))
+    assert c4 > c2 > 0  # 32 MiB at random: 4K pages walk on most accesses, 2M pages rarely
+    got = here.predict(k, trace, thp_ns=10.0, hz=2e9, mods=[("bare", m)])["bare"]
+    assert got == pytest.approx(((10.0 + (c4 - c2) / 2.0) / 10.0 - 1) * 100)
+
+
+def test_models_add_the_virtual_machine_only_under_a_hypervisor():
+    assert [n for n, _ in here.models("skylake", None)] == ["bare metal"]
+    names = [n for n, m in here.models("skylake", "kvm")]
+    assert names == ["bare metal", "VM, host 4K pages"]
+    assert here.models("skylake", "kvm")[1][1].host is not None
+
+
+@pytest.mark.skipif(why_not(True) is not None, reason="transparent huge pages are not usable here")
+def test_a_run_times_pairs_and_predicts_each_kernel():
+    seen = []
+    res = here.run(["RandomAccess", "DGEMM"], quick=True, repeats=2, record_n=20_000, preset="skylake", progress=seen.append)
+    t = res.table.set_index("kernel")
+    assert list(t.index) == ["RandomAccess", "DGEMM"] and len(seen) == 2
+    assert all(len(p) == 2 for p in res.pairs.values())
+    assert (t["4K ns/access"] > 0).all() and (t["THP ns/access"] > 0).all()
+    for model in res.models:
+        assert t[f"predicted gain % ({model})"].notna().all()
+    judged = f"predicted gain % ({res.models[0]})"
+    assert np.allclose(t["prediction error (points)"], t[judged] - t["measured gain %"])
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(names=["FFT"]), "names"),
+        (dict(repeats=0), "repeats"),
+        (dict(record_n=10), "record_n"),
+        (dict(seed=-1), "seed"),
+    ],
+)
+def test_bad_arguments_name_the_parameter(kw, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        here.run(quick=True, **kw)
