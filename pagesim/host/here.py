@@ -238,7 +238,7 @@ def time_pairs(k: Kernel, small: Buffers, huge: Buffers, repeats: int) -> list[t
     pairs = []
     for r in range(repeats):
         got = {}
-        for which in (("4K", "THP") if r % 2 == 0 else ("THP", "4K")):
+        for which in ("4K", "THP") if r % 2 == 0 else ("THP", "4K"):
             b = small if which == "4K" else huge
             t0 = time.process_time()
             k.run(b.arrays, bases(k), empty)
