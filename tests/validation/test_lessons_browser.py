@@ -23,7 +23,8 @@ def shots(tmp_path):
 def test_02_shows_one_figure_for_one_set_up(lab, browser, shots):  # noqa: F811
     """Run All on 02 in quick mode: no error, every chart drawn, and the solver's 64 planes of 1040 KiB
     read the same in the bar chart's table, the plane-size sweep and the map (the objects the
-    student's charts are drawn from, printed by a cell added at the end)."""
+    student's charts are drawn from, printed by a cell added at the end); section 7 shows the kernels
+    measured here beside their prediction and the document."""
     name = "02_opteron_cscs.ipynb"
     dest = lab.root / name
     nb = quick_copy(REPO / "notebooks" / name, dest, quick=True)
@@ -43,5 +44,10 @@ def test_02_shows_one_figure_for_one_set_up(lab, browser, shots):  # noqa: F811
         assert m, f"the probe cell printed {cells[-1]['text']!r} {nbp.where()}"
         bar, sweep, cell = (float(x) for x in m.groups())
         assert bar == sweep == cell, f"one set-up, three figures: bar {bar}, sweep {sweep}, map {cell}"
+        # section 7: the kernels timed on this machine, beside the prediction and the document
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        here = cells[next(i for i, c in enumerate(code) if "MH.run(" in c.source)]["text"]
+        shown = all(col in here for col in ("measured here (%)", "prediction error (points)", "document", "RandomAccess"))
+        assert shown or "not timed here" in here, f"section 7 shows no measured-here table: {here[:1500]} {nbp.where()}"
     finally:
         nbp.close()
