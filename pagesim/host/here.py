@@ -19,7 +19,8 @@ translation cycles (TLB hit latency, walks, SLB misses) per access, at this proc
 
 so the prediction takes the measured THP time as its base and adds only what the model says about
 translation; the cycle costs are the preset's (most of them assumptions, listed by
-``machine(name).costs.assumed``). A virtual machine's host page size cannot be seen from inside:
+``machine(name).costs.assumed``), added walk after walk: walks the processor overlaps (independent
+accesses, as RandomAccess's) are charged in full. A virtual machine's host page size cannot be seen from inside:
 the prediction assumes the host backs the guest with 4 KiB pages (notebook 07 fits which host
 page size explains this machine's probe best). The clock is the largest ``cpu MHz`` in
 /proc/cpuinfo (2.5 GHz, an assumption, where it gives none).

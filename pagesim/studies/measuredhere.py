@@ -96,9 +96,10 @@ def describe(res) -> str:
     """What the prediction assumed, in a sentence or two, from the run."""
     m = f"{res.preset}" + (f", virtualised on 4 KiB host pages (a hypervisor was detected: {res.vm})" if res.vm else " on bare metal")
     return (
-        f"Predicted for {m}, at {res.hz / 1e9:.2f} GHz ({res.hz_source}); the cost of a walk reference is the preset's "
-        "assumed cycles (machine(name).costs), so the prediction's error is mostly that assumption's. A host's page size "
-        "cannot be seen from inside a virtual machine: 4 KiB is an assumption (notebook 07 fits which explains this machine)."
+        f"Predicted for {m}, at {res.hz / 1e9:.2f} GHz ({res.hz_source}), with the preset's cycles per walk reference "
+        "(machine(name).costs, mostly assumed) added walk after walk: walks a processor overlaps are charged in full. "
+        "A host's page size cannot be seen from inside a virtual machine: 4 KiB is an assumption (notebook 07 fits which "
+        "explains this machine)."
     )
 
 
