@@ -1,6 +1,6 @@
 """Memory pressure: which pages stay resident under a RAM limit, with clock or LRU reclaim.
 
-Model (tests/reference_pressure.py is the plain twin that must agree on every counter):
+Model (tests/twins/reference_pressure.py is the plain twin that must agree on every counter):
 
 - A page is the unit the backing layout maps (a huge page is resident or swapped as a whole).
 - Touching a page that is not resident faults: a *minor* fault the first time (zero-fill), a

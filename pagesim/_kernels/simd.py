@@ -15,7 +15,7 @@ compiled apart and called ran a random trace at 31 ns an access, against 10.7).
 Sets are padded to a multiple of four ways and padding holds -1, which no tag equals (tags are
 non-negative), so every lane compared is inside the set. Only the way found matters, so both
 searches give the same result whatever the target's vector width (lanes the hardware lacks are
-split by LLVM). specialize.py puts this file's digest into every generated kernel's source, so a
+split by LLVM). writer.py puts this file's digest into every generated kernel's source, so a
 change here compiles every kernel again (numba's cache would not see it)."""
 
 from llvmlite import ir

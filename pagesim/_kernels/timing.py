@@ -1,7 +1,7 @@
 """The timing model's cache kernel: data accesses and page-walk references through one data-cache
 hierarchy, in program order.
 
-Model (the plain-Python twin in tests/reference_timing.py must agree on every counter):
+Model (the plain-Python twin in tests/twins/reference_timing.py must agree on every counter):
 
 - The translate kernel logs every walk as (address, references x 16 + page-size index, index of the
   access in its chunk). Access i's walks come first (translation precedes the load), then, for a

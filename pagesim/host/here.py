@@ -31,16 +31,18 @@ its spread is wide, so nothing fails on it.
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import mmap
+import sys
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._kernels import native
-from ..core.check import check_choice, check_int, check_seed
-from ..core.units import format_size
+from ..core.check import check_bool, check_choice, check_int, check_number, check_seed
+from ..core.units import format_size, parse_size
 from ..engine.simulate import simulate
 from ..model.layout import Layout
 from ..model.machines import machine as get_machine
@@ -72,15 +74,28 @@ class Kernel:
         return sum(b for _, b in self.buffers)
 
 
-def kernels(quick: bool = False, plane: int = PLANE, limit: int | None = None, seed: int = 0) -> dict:
-    """The kernels by name, sized for ``quick`` or full runs. RandomAccess's table is halved until
-    both copies of every buffer fit in ``limit`` bytes (default: :func:`probe.memory_limit`).
-    ``seed`` draws RandomAccess's updates and where MD's atoms are stored, as the workloads'."""
-    limit = memory_limit() if limit is None else int(limit)
+MIN_TABLE = 16 << 20  # RandomAccess's smallest table
+
+
+def kernels(quick: bool = False, plane=PLANE, limit=None, seed: int = 0) -> dict:
+    """The kernels by name, sized for ``quick`` or full runs. RandomAccess's table (a power of two,
+    at least 16 MiB) is halved until its two copies (4K and THP) fit in ``limit`` bytes (default:
+    :func:`probe.memory_limit`); the other kernels' sizes are fixed (``run`` skips a kernel whose two
+    copies do not fit). ``plane``: the strided solver's plane in bytes, a multiple of 8 from 8 bytes
+    to 64 MiB. ``seed`` draws RandomAccess's updates and where MD's atoms are stored, as the
+    workloads' seeds do."""
+    quick = check_bool("quick", quick)
+    plane = parse_size(plane, "plane")
+    if not 8 <= plane <= 64 << 20 or plane % native.ELEMENT:
+        raise ValueError(f"plane={plane!r}: a plane is a whole number of 8-byte elements, 8 bytes to 64 MiB")
+    seed = check_seed(seed)
+    limit = memory_limit() if limit is None else parse_size(limit, "limit")
+    if 2 * MIN_TABLE > limit:
+        raise ValueError(f"limit={format_size(limit)}: RandomAccess needs two copies of its smallest table, {format_size(2 * MIN_TABLE)} at least")
     n = (2 << 20) if quick else (8 << 20)
     passes = 2 if quick else 4
     table = (256 << 20) if quick else (1 << 30)
-    while table > (16 << 20) and 2 * table > limit:
+    while table > MIN_TABLE and 2 * table > limit:
         table //= 2
     updates = (1 << 20) if quick else (4 << 20)
     dn, tile = (256, 64) if quick else (512, 64)
@@ -162,7 +177,7 @@ class Buffers:
             off = (-base) % HUGE
             mm.madvise(advice, 0, span + HUGE)
             words = np.frombuffer(mm, dtype=np.uint64)[off // 8 : (off + size) // 8]
-            words[:] = np.arange(words.size, dtype=np.uint64) * np.uint64(2654435761 + i)  # every page written
+            words.view(np.float64)[:] = 1.0 + np.arange(words.size) * (1e-9 * (i + 1))  # every page written, normal doubles
             self.maps.append(mm)
             self.arrays.append(words)
             self.spans.append((base + off, base + off + span))
@@ -196,25 +211,45 @@ def cpu_hz() -> tuple[float, str]:
 
 
 def models(preset: str | None = None, vm: str | None = None) -> list[tuple[str, object]]:
-    """The machine models a prediction uses: the preset nearest this processor on bare metal and,
-    when ``vm`` (a hypervisor's name) is given, virtualised on 4 KiB host pages (an assumption)."""
-    base = get_machine(preset or closest_presets()[0])
-    out = [("bare metal", base)]
-    if vm:
-        out.append(("VM, host 4K pages", base.virtualised("4K")))
+    """The machine models a prediction uses: ``preset`` (default: the preset nearest this processor)
+    on bare metal and, when ``vm`` (a hypervisor's name) is given, virtualised on 4 KiB host pages
+    (an assumption). The preset must have 4 KiB and 2 MiB pages (THP's)."""
+    if preset is not None and (not isinstance(preset, str) or not preset):
+        raise ValueError(f"preset={preset!r}: give a preset name, or None for the one nearest this processor")
+    name = preset or closest_presets()[0]
+    try:
+        base = get_machine(name)
+        base.check_page_size(4096)
+        base.check_page_size(HUGE)
+        out = [("bare metal", base)]
+        if vm:
+            out.append(("VM, host 4K pages", base.virtualised("4K")))
+    except ValueError as e:
+        raise ValueError(f"preset={name!r} cannot model this machine's 4K and THP runs: {e}") from None
     return out
 
 
-def translation_cycles(m, trace: np.ndarray, page: int, span: int) -> float:
-    """Simulated translation cycles per access of ``trace`` on ``m`` with ``page``-byte pages."""
+def translation_cycles(m, trace: np.ndarray, page: int, span: int, components=TRANSLATION) -> float:
+    """Simulated cycles per access of ``trace`` on ``m`` with ``page``-byte pages, of the cost
+    ``components`` (default: translation's; add "fault" for the first touches' faults)."""
+    return simulated(m, trace, page, span, components)[0]
+
+
+def simulated(m, trace: np.ndarray, page: int, span: int, components=TRANSLATION) -> tuple[float, int]:
+    """(cycles per access of ``components``, page faults) of ``trace`` on ``m`` with ``page``-byte
+    pages, in a fresh mapping of ``span`` bytes from START."""
     ds = simulate(m, addresses=trace, layout=Layout.single(span, page, start=START, name="[ here ]"))
-    cyc = ds["cycles"].sel(component=list(TRANSLATION)).values.sum()
-    return float(cyc) / trace.size
+    cyc = ds["cycles"].sel(component=list(components)).values.sum()
+    return float(cyc) / trace.size, int(ds["faults"].values.sum())
 
 
 def predict(k: Kernel, trace: np.ndarray, thp_ns: float, hz: float, mods) -> dict:
     """Each model's predicted gain (%) of THP over 4 KiB pages for ``k``, from its recorded
     ``trace`` and the measured THP time per access ``thp_ns`` (module text)."""
+    thp_ns = check_number("thp_ns", thp_ns, 0)
+    hz = check_number("hz", hz, 1)
+    if thp_ns <= 0:
+        raise ValueError(f"thp_ns={thp_ns!r}: a time per access above 0")
     span = bases(k)[-1] + -(-k.buffers[-1][1] // HUGE) * HUGE - START
     out = {}
     for name, m in mods:
@@ -225,7 +260,7 @@ def predict(k: Kernel, trace: np.ndarray, thp_ns: float, hz: float, mods) -> dic
 
 def record(k: Kernel, bufs: Buffers, n: int) -> np.ndarray:
     """The addresses of the first ``n`` accesses ``k`` makes (fewer if it makes fewer)."""
-    log = np.zeros(min(int(n), k.accesses), dtype=np.int64)
+    log = np.zeros(min(check_int("n", n, 1), k.accesses), dtype=np.int64)
     k.run(bufs.arrays, bases(k), log)
     return log.view(np.uint64)
 
@@ -272,8 +307,14 @@ def run(names=None, quick: bool = False, repeats: int = 5, record_n: int | None 
 
     repeats = check_int("repeats", repeats, 1, 1000)
     check_seed(seed)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress={progress!r}: give a function of one text, or None")
     ks = kernels(quick, seed=seed)
+    if names is not None and (isinstance(names, str) or not hasattr(names, "__iter__")):
+        raise TypeError(f"names={names!r}: give a list of kernel names (from {', '.join(ks)}), or None for all")
     names = list(ks) if names is None else list(names)
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"names={names!r}: give one or more kernel names, each once")
     for nm in names:
         check_choice("names", nm, tuple(ks))
     n_rec = check_int("record_n", record_n if record_n is not None else (1 << 20 if quick else 1 << 22), 1000, 1 << 26)
@@ -281,21 +322,26 @@ def run(names=None, quick: bool = False, repeats: int = 5, record_n: int | None 
     if cannot:
         raise RuntimeError(f"the kernels cannot be timed here: {cannot}")
     vm = hypervisor()
-    mods = models(preset, vm)
+    mods = models(preset, vm)  # checked before anything is timed
+    room = memory_limit()
     hz, hz_src = cpu_hz()
     no_thp = why_not(True)
     rows, pairs = [], {}
     for nm in names:
         k = ks[nm]
+        if 2 * k.size > room:
+            if progress:
+                progress(f"{nm}: not run, its two copies need {format_size(2 * k.size)} and {format_size(room)} may be used here")
+            continue
         if progress:
             progress(f"{nm}: {format_size(k.size)}, {k.accesses:,} accesses a run")
         small = Buffers(k, thp=False)
         huge = Buffers(k, thp=True) if no_thp is None else None
         try:
-            trace = record(k, small, n_rec)
             row = {"kernel": nm, "buffers": format_size(k.size), "accesses a run": k.accesses}
             if huge is not None:
                 p = time_pairs(k, small, huge, repeats)
+                trace = record(k, small, n_rec)  # after the timed runs, which see the same contents in both sets
                 pairs[nm] = p
                 ratios = np.array([a / b for a, b in p])
                 q1, med, q3 = np.percentile(ratios, [25, 50, 75])
@@ -317,4 +363,61 @@ def run(names=None, quick: bool = False, repeats: int = 5, record_n: int | None 
             small.close()
             if huge is not None:
                 huge.close()
-    return Result(pd.DataFrame(rows), pairs, [name for name, _ in mods][::-1], mods[0][1].name, vm, hz, hz_src, no_thp)
+    return Result(pd.DataFrame(rows, columns=None if rows else ["kernel"]), pairs, [name for name, _ in mods][::-1], mods[0][1].name, vm, hz, hz_src, no_thp)
+
+
+# ------------------------------------------------------------------- one kernel as a program
+def program(name: str = "RandomAccess", quick: bool = True, seed: int = 0) -> list[str]:
+    """The command that runs kernel ``name`` once as a program of its own, on numpy arrays (what
+    notebook 06 gives ``pagesim measure``). Its memory comes from numpy and malloc, unadvised by
+    pagesim: whether it gets huge pages is up to the system and the program's environment (numpy
+    advises huge pages for large arrays; ``pagesim measure`` turns THP off for the child or asks
+    malloc for it)."""
+    check_choice("name", name, tuple(kernels(True)))
+    return [sys.executable, "-m", "pagesim.host.here", name, "--seed", str(check_seed(seed))] + (["--quick"] if quick else [])
+
+
+def numpy_buffers(k: Kernel) -> list[np.ndarray]:
+    """The kernel's buffers as fresh numpy arrays of zeros (pages faulted at first touch)."""
+    return [np.zeros(size // 8, dtype=np.uint64) for _, size in k.buffers]
+
+
+def predict_program(name: str, quick: bool, on_seconds: float, mods, hz: float, seed: int = 0, record_n: int = 1 << 22) -> list[dict]:
+    """For each model: the predicted time off / on of :func:`program` (THP off: 4 KiB pages; on:
+    2 MiB), from its recorded trace, the measured time with THP on (``on_seconds``) and the
+    simulated difference in translation and fault cycles (first touches fault: the arrays start
+    unfaulted, as the program's do), and the faults simulated with each page size. Where the trace
+    is longer than ``record_n`` the cycles of its first ``record_n`` accesses are scaled to the run."""
+    k = kernels(quick, seed=seed)[name]
+    trace = np.zeros(min(int(record_n), k.accesses), dtype=np.int64)
+    bufs = numpy_buffers(k)
+    k.run(bufs, bases(k), trace)
+    del bufs
+    trace = trace.view(np.uint64)
+    span = bases(k)[-1] + -(-k.buffers[-1][1] // HUGE) * HUGE - START
+    rows = []
+    for model, m in mods:
+        (c4, f4), (c2, f2) = (simulated(m, trace, p, span, (*TRANSLATION, "fault")) for p in (4096, HUGE))
+        extra = (c4 - c2) * k.accesses / hz
+        rows.append({"model": model, "time off / on": (on_seconds + extra) / on_seconds, "faults off": f4, "faults on": f2, "accesses simulated": trace.size})
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m pagesim.host.here", description="run one of the documents' kernels once on numpy arrays, as a program (for pagesim measure)"
+    )
+    ap.add_argument("kernel", choices=list(kernels(True)))
+    ap.add_argument("--quick", action="store_true", help="the quick sizes")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    k = kernels(a.quick, seed=check_seed(a.seed))[a.kernel]
+    bufs = numpy_buffers(k)
+    t0 = time.perf_counter()
+    k.run(bufs, bases(k), np.zeros(0, dtype=np.int64))
+    print(f"{k.name}: {format_size(k.size)}, {k.accesses:,} accesses in {time.perf_counter() - t0:.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -73,10 +73,12 @@ def reach() -> dict:
 
 
 def kernels(quick: bool = False, seed: int = 0, m="opteron-k8", progress: bool | None = None, workers: int | None = 1):
-    """The paper's application kinds, where 2 MB pages lose (strided solver, MD) and win, as section 2
-    of notebook 02 shows them: the timed runs of :func:`timed_pairs` on ``m``, priced with the mlp
-    fitted on the Opteron's STREAM (:func:`fitted_mlp`), so that a changed machine or ``PLANE`` is
-    compared on the same footing. ``progress``: a progress bar (default: in full mode only)."""
+    """The table of notebook 02's section 2 in one call (the notebook builds it in steps, to show
+    each: :func:`timed_pairs`, the mlp fit, :func:`timed_kernels`; its "Try this" lines call this one):
+    the paper's application kinds, where 2 MB pages lose (strided solver, MD) and win, timed on ``m``
+    and priced with the mlp fitted on the Opteron's STREAM (:func:`fitted_mlp`), so that a changed
+    machine or ``PLANE`` is compared on the same footing. ``progress``: a progress bar (default: in
+    full mode only)."""
     show = not quick if progress is None else progress
     mlp = fitted_mlp(quick=quick, seed=seed, workers=workers)
     return timed_kernels(timed_pairs(quick=quick, seed=seed, m=m, workers=workers, progress=show), mlp)
@@ -208,7 +210,8 @@ def solver_case(planes: int = 64, plane: int | None = None, quick: bool = False)
     return "planes", dict(planes=int(planes), plane=plane, accesses=solver_accesses(quick)), KERNEL_WORK["solver"][0]
 
 
-#: the kernels whose figures the findings compare, by their labels in KERNELS
+#: the kernels whose figures the findings compare, by their labels in KERNELS (MD's 32 MiB is the size
+#: asked for: its grid of 25 cells a side holds 30.5 MiB)
 MD, RA, FFT = "molecular dynamics (32 MiB)", "single-node RandomAccess (1 GiB)", "single-node FFT (256 MiB)"
 #: the kernels of section 2 (:func:`kernels`), one row each, by label: the row of ``KERNEL_WORK`` that
 #: sets its work per access, and its run, (workload name, parameters), in quick or full mode.

@@ -70,7 +70,7 @@ def run(notebook: str, quick: bool = False, seed: int = 0, repeats: int | None =
         if reason:
             print(f"The kernels are not timed here: {reason}")
             return None
-    return here.run(names, quick=quick, repeats=repeats or (3 if quick else 7), seed=seed, progress=print)
+    return here.run(names, quick=quick, repeats=(3 if quick else 7) if repeats is None else repeats, seed=seed, progress=print)
 
 
 def table(res, notebook: str):
@@ -84,7 +84,7 @@ def table(res, notebook: str):
     for model in res.models:
         out[f"predicted, {model} (%)"] = t[f"predicted gain % ({model})"]
     out["prediction error (points)"] = t["prediction error (points)"]
-    out["document"] = [doc[k][0] for k in t.index]
+    out["document"] = [doc[k][0] if k in doc else "not a kernel of this document" for k in t.index]
     out = out.rename(columns={"measured gain %": "measured here (%)", "measured q1..q3 %": "quartiles (%)"})
     for c in out.columns:
         if out[c].dtype.kind == "f":
@@ -123,7 +123,7 @@ def plot(res, notebook: str):
         ax.bar(x + i * width, t[f"predicted gain % ({model})"], width, label=f"predicted: {model}")
     labelled = False
     for i, k in enumerate(t.index):
-        _, lo, hi = doc[k]
+        _, lo, hi = doc.get(k, ("", None, None))
         if lo is not None:
             top = hi if hi is not None else lo * 2
             ax.fill_between([i - width / 2, i + len(res.models) * width + width / 2], lo, top, color="0.85", zorder=0, label=None if labelled else "document")

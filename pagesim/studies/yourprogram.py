@@ -34,6 +34,10 @@ from ..core.progress import bar as progress_bar
 from ..core.units import format_size, parse_page_size
 from ..engine.simulate import simulate
 from ..engine.sweep import sweep
+from ..host import here
+from ..host import measure as M
+from ..host.linux import why_not as thp_why_not
+from ..host.probe import hypervisor
 from ..model.machines import Structure, machine, machines
 from ..sources.datasets import data_root
 from ..sources.record import count_lines, record, why_not
@@ -749,3 +753,48 @@ def record_shipped(F, shipped: dict) -> None:
             r.text,
             "a recommendation from simulated walks with a stated rule",
         )
+
+
+# ------------------------------------------------------------------------- section 8: measured here
+#: the program section 8 measures: a kernel of pagesim.host.here run once as a program of its own
+MEASURED_KERNEL = "RandomAccess"
+
+
+def measured_program(quick: bool = False, repeat: int | None = None, seed: int = 0, preset: str | None = None):
+    """Section 8: a shipped program (:data:`MEASURED_KERNEL` as a program, ``pagesim.host.here.program``)
+    run here with THP off and on by ``pagesim measure``, beside pagesim's prediction of its time off /
+    on for this machine (``pagesim.host.here.predict_program``: its recorded trace simulated with
+    4 KiB and 2 MiB pages, faults included, added to the measured time with THP on). Returns
+    (the measurement, a table: one row measured here, one per model), or None with the reason
+    printed where it cannot run here. A measurement of this machine, not evidence about a document."""
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
+
+    for thp in (False, True):
+        reason = thp_why_not(thp)
+        if reason:
+            print(f"Not measured here: {reason}")
+            return None
+    cmd = here.program(MEASURED_KERNEL, quick=quick, seed=seed)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)  # untimed: loads (or compiles) the kernel once
+    meas = M.measure(cmd, repeat=check_int("repeat", repeat if repeat is not None else (2 if quick else 5), 1, 100))
+    print(meas.summary())
+    pairs = meas.pairs()
+    on = float(np.median([b.seconds for _, b in pairs]))
+    ratios = meas.ratios()
+    rows = [
+        {
+            "": "measured here",
+            "time off / on": float(np.median(ratios)),
+            "spread": f"{min(ratios):.3f}..{max(ratios):.3f}",
+            "faults off": int(np.median([a.minor_faults for a, _ in pairs])),
+            "faults on": int(np.median([b.minor_faults for _, b in pairs])),
+            "AnonHugePages on": format_size(max(b.anon_huge_peak for _, b in pairs)),
+        }
+    ]
+    hz, _ = here.cpu_hz()
+    for r in here.predict_program(MEASURED_KERNEL, quick, on, here.models(preset, hypervisor()), hz, seed=seed):
+        row = {"": f"predicted: {r['model']}", "time off / on": r["time off / on"], "spread": ""}
+        rows.append(row | {"faults off": r["faults off"], "faults on": r["faults on"]})
+    t = pd.DataFrame(rows).set_index("")
+    t["time off / on"] = t["time off / on"].round(3)
+    return meas, t

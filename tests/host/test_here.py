@@ -117,11 +117,97 @@ def test_a_run_times_pairs_and_predicts_each_kernel():
     "kw, match",
     [
         (dict(names=["FFT"]), "names"),
+        (dict(names="DGEMM"), "names"),
+        (dict(names=5), "names"),
+        (dict(names=[]), "names"),
+        (dict(names=["DGEMM", "DGEMM"]), "names"),
         (dict(repeats=0), "repeats"),
         (dict(record_n=10), "record_n"),
         (dict(seed=-1), "seed"),
+        (dict(seed=2**64), "seed"),
+        (dict(preset="nope"), "preset"),
+        (dict(preset="power6"), "preset='power6'"),
+        (dict(preset=""), "preset"),
+        (dict(progress=5), "progress"),
     ],
 )
 def test_bad_arguments_name_the_parameter(kw, match):
     with pytest.raises((ValueError, TypeError), match=match):
         here.run(quick=True, **kw)
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(plane=12), "plane=12"),
+        (dict(plane=0), "plane=0"),
+        (dict(plane=12.5), "plane"),
+        (dict(plane=1 << 30), "plane"),
+        (dict(seed=2**64), "seed"),
+        (dict(seed=1.5), "seed"),
+        (dict(limit=20 << 20), "limit=20M"),
+        (dict(limit=-5), "limit"),
+        (dict(quick="no"), "quick"),
+    ],
+)
+def test_bad_kernel_sizes_name_the_parameter(kw, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        here.kernels(**kw)
+
+
+def test_a_plane_given_with_a_unit_makes_the_workloads_accesses():
+    k = here.kernels(quick=True, plane="1M", limit=64 << 20)["strided solver"]
+    assert k.params["plane"] == 1 << 20
+    bufs = here.Buffers(k, thp=False)
+    try:
+        trace = here.record(k, bufs, 5000)
+    finally:
+        bufs.close()
+    expected, _ = next(workload(k.workload, **k.params).chunks(here.bases(k), 5000, seed=0))
+    assert np.array_equal(trace, expected)
+
+
+def test_record_and_predict_check_their_numbers():
+    k = KERNELS["DGEMM"]
+    bufs = here.Buffers(k, thp=False)
+    try:
+        with pytest.raises(ValueError, match="n="):
+            here.record(k, bufs, -5)
+        trace = here.record(k, bufs, 2000)
+    finally:
+        bufs.close()
+    mods = here.models("skylake")
+    with pytest.raises(ValueError, match="thp_ns"):
+        here.predict(k, trace, thp_ns=0.0, hz=2e9, mods=mods)
+    with pytest.raises(ValueError, match="hz"):
+        here.predict(k, trace, thp_ns=1.0, hz=0, mods=mods)
+
+
+def test_the_buffers_hold_normal_doubles():
+    k = KERNELS["MD"]
+    bufs = here.Buffers(k, thp=False)
+    try:
+        x = bufs.arrays[0].view(np.float64)
+        assert np.isfinite(x).all() and (np.abs(x) >= np.finfo(np.float64).tiny).all()
+    finally:
+        bufs.close()
+
+
+def test_a_kernel_runs_as_a_program_of_its_own():
+    import subprocess
+
+    cmd = here.program("DGEMM", quick=True, seed=3)
+    assert cmd[1:4] == ["-m", "pagesim.host.here", "DGEMM"] and "--quick" in cmd
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    assert out.startswith("DGEMM: ") and f"{KERNELS['DGEMM'].accesses:,} accesses" in out
+    with pytest.raises(ValueError, match="name"):
+        here.program("FFT")
+
+
+def test_the_program_prediction_counts_fewer_faults_with_huge_pages():
+    rows = here.predict_program("RandomAccess", True, on_seconds=1.0, mods=here.models("skylake", "kvm"), hz=2e9, record_n=200_000)
+    assert [r["model"] for r in rows] == ["bare metal", "VM, host 4K pages"]
+    for r in rows:
+        # 256 MiB touched at random: one fault per 4 KiB page touched against one per 2 MiB page
+        assert r["faults on"] <= (256 << 20) // (2 << 20) < r["faults off"]
+        assert r["time off / on"] > 1.0 and r["accesses simulated"] == 200_000

@@ -168,3 +168,21 @@ def test_exact_checks_say_they_check_the_tool_not_a_measurement(gups):
     for f in exact:
         assert f.why and "not" in f.why and ("check" in f.why), (f.id, f.why)
     assert set(Y.SELF_CHECK) >= {"count", "reuse-vs-simulate", "sweep-vs-simulate", "footprint"}
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="pagesim measure needs Linux")
+def test_section_8_measures_the_program_and_sets_the_prediction_beside_it():
+    from pagesim.host.linux import why_not
+
+    out = Y.measured_program(quick=True, repeat=1, preset="skylake")
+    if why_not(True) is not None:
+        assert out is None
+        return
+    meas, t = out
+    assert len(meas.pairs()) == 1 and all(r.returncode == 0 for r in meas.runs)
+    assert t.index[0] == "measured here" and all(i.startswith("predicted: ") for i in t.index[1:])
+    off, on = meas.pairs()[0]
+    assert t.loc["measured here", "faults off"] == off.minor_faults and t.loc["measured here", "faults on"] == on.minor_faults
+    # THP off: one fault per 4 KiB page the program touches, at least its 256 MiB table's
+    assert off.minor_faults >= (256 << 20) // 4096
+    assert (t["time off / on"] > 0).all()
