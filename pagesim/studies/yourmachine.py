@@ -9,8 +9,10 @@ import subprocess
 
 import numpy as np
 
+from ..core.check import check_choice
 from ..core.units import format_size
 from ..engine.simulate import simulate
+from ..host.here import TRANSLATION
 from ..host.linux import thp_mode
 from ..host.probe import HUGE, PAGE, ProbeResult, cache_sizes, l2_reach_4k, preset_reach, thp_direction
 from ..model.layout import Layout
@@ -176,8 +178,9 @@ MODELS = (("bare metal", None), ("VM, host 4K pages", "4K"), ("VM, host 2M pages
 
 def simulated_models(res: ProbeResult, preset: str | None = None, seed: int = 0):
     """The probe's page-stride chase (:func:`_chase`) on ``preset`` under each of :data:`MODELS`,
-    with 4K and 2M guest pages (the THP curve's), at every measured power-of-two size: walks and
-    page-table references per load."""
+    with 4K and 2M guest pages (the THP curve's), at every measured power-of-two size: walks,
+    page-table references and translation cycles (TLB hit latencies, walks, SLB misses, at the
+    preset's costs) per load."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     base = get_machine(preset or res.presets[0])
@@ -199,27 +202,33 @@ def simulated_models(res: ProbeResult, preset: str | None = None, seed: int = 0)
                         "working set MiB": int(size) / 2**20,
                         "walks per load": int(ds["walks"].values.sum()) / n,
                         "refs per load": int(ds["walk_refs"].values.sum()) / n,
+                        "cycles per load": float(ds["cycles"].sel(component=list(TRANSLATION)).values.sum()) / n,
                     }
                 )
     return pd.DataFrame(rows)
 
 
-def model_fit(res: ProbeResult, sim):
-    """Which model's walks explain the measured gap between the 4K and THP page-stride curves.
+def model_fit(res: ProbeResult, sim, by: str = "cycles per load"):
+    """Which model's translation explains the measured gap between the 4K and THP page-stride curves.
 
     The two curves share their data-cache behaviour, so their gap d(s) = 4K(s) - THP(s) (ns per
-    load, at each simulated size s) is translation. A model predicts it as t x x(s), x(s) its page-
-    table references per load with 4K pages less with THP; t, the cost of one reference, is fitted
-    per model by least squares (through zero, at least 0): one parameter each, so the residual
-    compares the models' shapes, not their ability to predict t. Per model: t, the RMS error of the
-    predicted 4K/THP ratio (THP(s) + t x(s)) / THP(s) against the measured one, the ratio at the
-    largest size both ways, and the first size where its THP chase walks on most loads."""
+    load, at each simulated size s) is translation. A model predicts it as t x x(s), x(s) its
+    translation per load with 4K pages less with THP: ``by`` "cycles per load" (default: TLB hit
+    latencies and walks at the preset's costs, so a level-1 miss that hits level 2 counts) or
+    "refs per load" (page-table references only). t, the cost of one unit, is fitted per model by
+    least squares (through zero, at least 0): one parameter each, so the residual compares the
+    models' shapes, not their ability to predict t (with cycles, a t near one clock period says
+    the preset's costs are right in scale). Per model: t, the RMS error of the predicted 4K/THP
+    ratio (THP(s) + t x(s)) / THP(s) against the measured one, the ratio at the largest size both
+    ways, and the first size where its THP chase walks on most loads."""
+    check_choice("by", by, ("cycles per load", "refs per load"))
+    unit = "ns per cycle" if by == "cycles per load" else "ns per reference"
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     k4, thp = res.curve("4K"), res.curve("THP")
     rows = []
     for model, g in sim.groupby("model", sort=False):
-        refs = g.pivot(index="size", columns="page", values="refs per load")
+        refs = g.pivot(index="size", columns="page", values=by)
         sizes = [s for s in refs.index if s in k4.index and s in thp.index]
         if not sizes:
             continue
@@ -233,7 +242,7 @@ def model_fit(res: ProbeResult, sim):
         rows.append(
             {
                 "model": model,
-                "t (ns per reference, fitted)": round(t, 2),
+                f"t ({unit}, fitted)": round(t, 3),
                 "ratio RMS error": float(np.sqrt(((predicted - measured) ** 2).mean())),
                 "largest size": format_size(sizes[-1]),
                 "4K/THP measured": float(measured[-1]),
@@ -244,6 +253,7 @@ def model_fit(res: ProbeResult, sim):
     out = pd.DataFrame(rows)
     if len(out):
         out["best"] = out["ratio RMS error"] == out["ratio RMS error"].min()
+    out.attrs["by"] = by
     return out
 
 
@@ -256,8 +266,8 @@ def plot_models(res: ProbeResult, sim, fit):
     sizes = [s for s in sorted(set(sim["size"])) if s in k4.index and s in thp.index]
     ax.plot([s / 2**20 for s in sizes], [k4[s] / thp[s] for s in sizes], "ko-", ms=4, label="measured here")
     for _, row in fit.iterrows():
-        refs = sim[sim["model"] == row["model"]].pivot(index="size", columns="page", values="refs per load")
-        t = row["t (ns per reference, fitted)"]
+        refs = sim[sim["model"] == row["model"]].pivot(index="size", columns="page", values=fit.attrs.get("by", "cycles per load"))
+        t = row[next(c for c in fit.columns if c.startswith("t ("))]
         ax.plot(
             [s / 2**20 for s in sizes],
             [(thp[s] + t * (refs.loc[s, "4K"] - refs.loc[s, "THP"])) / thp[s] for s in sizes],

@@ -2,6 +2,7 @@
 one line per section): what each records, on small inputs built by hand."""
 
 import pandas as pd
+import pytest
 
 import pagesim.sources.datasets as D
 from pagesim.studies import mpss, yourmachine, yourprogram
@@ -123,9 +124,32 @@ def test_model_fit_finds_the_model_a_gap_was_made_from():
     sim = Y.simulated_models(res)
     x = sim[sim.model == "VM, host 4K pages"].pivot(index="size", columns="page", values="refs per load")
     med.loc[med.page == "4K", "median_ns"] = [100 + 3 * (x.loc[s, "4K"] - x.loc[s, "THP"]) for s in sizes]
-    fit = Y.model_fit(res, sim).set_index("model")
+    fit = Y.model_fit(res, sim, by="refs per load").set_index("model")
     assert fit["best"].idxmax() == "VM, host 4K pages"
     assert fit.loc["VM, host 4K pages", "t (ns per reference, fitted)"] == 3.0
     assert fit.loc["VM, host 4K pages", "ratio RMS error"] < 1e-9 < fit.loc["bare metal", "ratio RMS error"]
     assert fit.loc["VM, host 4K pages", "THP walks on most loads from"] == "8M"  # splintered: the 4K reach
     assert fit.loc["bare metal", "THP walks on most loads from"] == "never"
+
+
+def test_model_fit_by_cycles_counts_level_two_hits():
+    """By translation cycles (the default), a gap made from the bare-metal model's cycles at 0.4 ns
+    each is fitted best by bare metal, with t = 0.4: the fit reads the cycles column, not the walks."""
+    import pandas as pd
+
+    from pagesim.host.probe import ProbeResult
+    from pagesim.studies import yourmachine as Y
+
+    sizes = [1 << k for k in range(16, 26)]
+    med = pd.DataFrame(
+        [{"size": s, "page": p, "stride": "page", "median_ns": 100.0, "q1_ns": 99, "q3_ns": 101, "loads": 1} for s in sizes for p in ("4K", "THP")]
+    )
+    res = ProbeResult(runs=None, medians=med, faults=None, presets=["skylake"])
+    sim = Y.simulated_models(res)
+    x = sim[sim.model == "bare metal"].pivot(index="size", columns="page", values="cycles per load")
+    med.loc[med.page == "4K", "median_ns"] = [100 + 0.4 * (x.loc[s, "4K"] - x.loc[s, "THP"]) for s in sizes]
+    fit = Y.model_fit(res, sim).set_index("model")
+    assert fit.attrs["by"] == "cycles per load" and fit["best"].idxmax() == "bare metal"
+    assert fit.loc["bare metal", "t (ns per cycle, fitted)"] == 0.4
+    with pytest.raises(ValueError, match="by"):
+        Y.model_fit(res, sim, by="walks")
