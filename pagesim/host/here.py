@@ -367,14 +367,17 @@ def run(names=None, quick: bool = False, repeats: int = 5, record_n: int | None 
 
 
 # ------------------------------------------------------------------- one kernel as a program
-def program(name: str = "RandomAccess", quick: bool = True, seed: int = 0) -> list[str]:
+def program(name: str = "RandomAccess", quick: bool = True, seed: int = 0, limit: int | None = None) -> list[str]:
     """The command that runs kernel ``name`` once as a program of its own, on numpy arrays (what
     notebook 06 gives ``pagesim measure``). Its memory comes from numpy and malloc, unadvised by
     pagesim: whether it gets huge pages is up to the system and the program's environment (numpy
     advises huge pages for large arrays; ``pagesim measure`` turns THP off for the child or asks
-    malloc for it)."""
+    malloc for it). ``limit``: as :func:`kernels`' (give the same to :func:`predict_program`, so
+    both size RandomAccess's table alike)."""
     check_choice("name", name, tuple(kernels(True)))
-    return [sys.executable, "-m", "pagesim.host.here", name, "--seed", str(check_seed(seed))] + (["--quick"] if quick else [])
+    limit = memory_limit() if limit is None else parse_size(limit, "limit")
+    kernels(quick, limit=limit, seed=seed)  # checks the sizes here, not in the child
+    return [sys.executable, "-m", "pagesim.host.here", name, "--seed", str(check_seed(seed)), "--limit", str(limit)] + (["--quick"] if quick else [])
 
 
 def numpy_buffers(k: Kernel) -> list[np.ndarray]:
@@ -382,14 +385,17 @@ def numpy_buffers(k: Kernel) -> list[np.ndarray]:
     return [np.zeros(size // 8, dtype=np.uint64) for _, size in k.buffers]
 
 
-def predict_program(name: str, quick: bool, on_seconds: float, mods, hz: float, seed: int = 0, record_n: int = 1 << 22) -> list[dict]:
+def predict_program(name: str, quick: bool, on_seconds: float, mods, hz: float, seed: int = 0, record_n: int = 1 << 22, limit: int | None = None) -> list[dict]:
     """For each model: the predicted time off / on of :func:`program` (THP off: 4 KiB pages; on:
     2 MiB), from its recorded trace, the measured time with THP on (``on_seconds``) and the
     simulated difference in translation and fault cycles (first touches fault: the arrays start
     unfaulted, as the program's do), and the faults simulated with each page size. Where the trace
     is longer than ``record_n`` the cycles of its first ``record_n`` accesses are scaled to the run."""
-    k = kernels(quick, seed=seed)[name]
-    trace = np.zeros(min(int(record_n), k.accesses), dtype=np.int64)
+    on_seconds = check_number("on_seconds", on_seconds, 0)
+    if on_seconds <= 0:
+        raise ValueError(f"on_seconds={on_seconds!r}: a run time above 0")
+    k = kernels(quick, limit=limit, seed=seed)[name]
+    trace = np.zeros(min(check_int("record_n", record_n, 1), k.accesses), dtype=np.int64)
     bufs = numpy_buffers(k)
     k.run(bufs, bases(k), trace)
     del bufs
@@ -410,8 +416,9 @@ def main(argv=None) -> int:
     ap.add_argument("kernel", choices=list(kernels(True)))
     ap.add_argument("--quick", action="store_true", help="the quick sizes")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--limit", type=int, default=None, help="bytes both copies of RandomAccess's table may take (default: half of what is available)")
     a = ap.parse_args(argv)
-    k = kernels(a.quick, seed=check_seed(a.seed))[a.kernel]
+    k = kernels(a.quick, limit=a.limit, seed=check_seed(a.seed))[a.kernel]
     bufs = numpy_buffers(k)
     t0 = time.perf_counter()
     k.run(bufs, bases(k), np.zeros(0, dtype=np.int64))

@@ -37,7 +37,7 @@ from ..engine.sweep import sweep
 from ..host import here
 from ..host import measure as M
 from ..host.linux import why_not as thp_why_not
-from ..host.probe import hypervisor
+from ..host.probe import hypervisor, memory_limit
 from ..model.machines import Structure, machine, machines
 from ..sources.datasets import data_root
 from ..sources.record import count_lines, record, why_not
@@ -774,7 +774,9 @@ def measured_program(quick: bool = False, repeat: int | None = None, seed: int =
         if reason:
             print(f"Not measured here: {reason}")
             return None
-    cmd = here.program(MEASURED_KERNEL, quick=quick, seed=seed)
+    mods = here.models(preset, hypervisor())  # checked before anything runs
+    limit = memory_limit()
+    cmd = here.program(MEASURED_KERNEL, quick=quick, seed=seed, limit=limit)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)  # untimed: loads (or compiles) the kernel once
     meas = M.measure(cmd, repeat=check_int("repeat", repeat if repeat is not None else (2 if quick else 5), 1, 100))
     print(meas.summary())
@@ -792,7 +794,7 @@ def measured_program(quick: bool = False, repeat: int | None = None, seed: int =
         }
     ]
     hz, _ = here.cpu_hz()
-    for r in here.predict_program(MEASURED_KERNEL, quick, on, here.models(preset, hypervisor()), hz, seed=seed):
+    for r in here.predict_program(MEASURED_KERNEL, quick, on, mods, hz, seed=seed, limit=limit):
         row = {"": f"predicted: {r['model']}", "time off / on": r["time off / on"], "spread": ""}
         rows.append(row | {"faults off": r["faults off"], "faults on": r["faults on"]})
     t = pd.DataFrame(rows).set_index("")

@@ -196,16 +196,20 @@ def test_the_buffers_hold_normal_doubles():
 def test_a_kernel_runs_as_a_program_of_its_own():
     import subprocess
 
-    cmd = here.program("DGEMM", quick=True, seed=3)
-    assert cmd[1:4] == ["-m", "pagesim.host.here", "DGEMM"] and "--quick" in cmd
+    cmd = here.program("DGEMM", quick=True, seed=3, limit=64 << 20)
+    assert cmd[1:4] == ["-m", "pagesim.host.here", "DGEMM"] and "--quick" in cmd and cmd[cmd.index("--limit") + 1] == str(64 << 20)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     assert out.startswith("DGEMM: ") and f"{KERNELS['DGEMM'].accesses:,} accesses" in out
     with pytest.raises(ValueError, match="name"):
         here.program("FFT")
+    with pytest.raises(ValueError, match="limit"):
+        here.program("DGEMM", limit=1 << 20)
 
 
 def test_the_program_prediction_counts_fewer_faults_with_huge_pages():
-    rows = here.predict_program("RandomAccess", True, on_seconds=1.0, mods=here.models("skylake", "kvm"), hz=2e9, record_n=200_000)
+    rows = here.predict_program("RandomAccess", True, on_seconds=1.0, mods=here.models("skylake", "kvm"), hz=2e9, record_n=200_000, limit=1 << 40)
+    with pytest.raises(ValueError, match="on_seconds"):
+        here.predict_program("RandomAccess", True, on_seconds=0.0, mods=here.models("skylake"), hz=2e9)
     assert [r["model"] for r in rows] == ["bare metal", "VM, host 4K pages"]
     for r in rows:
         # 256 MiB touched at random: one fault per 4 KiB page touched against one per 2 MiB page
