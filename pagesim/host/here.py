@@ -73,6 +73,21 @@ class Kernel:
     def size(self) -> int:
         return sum(b for _, b in self.buffers)
 
+    def execute(self, bufs, bases, log) -> None:
+        """Run the kernel once on ``bufs`` (one 8-byte-element array per buffer, each at least the
+        buffer's size), recording into ``log`` (an int64 array; empty: no record), after checking
+        them: the numba code does not check bounds."""
+        if len(bufs) != len(self.buffers):
+            raise ValueError(f"bufs: {self.name} takes {len(self.buffers)} arrays ({', '.join(n for n, _ in self.buffers)}), got {len(bufs)}")
+        for b, (name, size) in zip(bufs, self.buffers):
+            if not isinstance(b, np.ndarray) or b.ndim != 1 or b.dtype.itemsize != 8 or not b.flags.c_contiguous or b.nbytes < size:
+                raise ValueError(f"bufs: {self.name}'s {name} must be a contiguous 1-D array of 8-byte elements, {format_size(size)} at least")
+        if len(bases) != len(self.buffers):
+            raise ValueError(f"bases: one per buffer of {self.name}, got {len(bases)}")
+        if not isinstance(log, np.ndarray) or log.dtype != np.int64 or log.ndim != 1:
+            raise ValueError("log must be a 1-D int64 array (empty: no record)")
+        self.run(bufs, [check_int("bases", int(b), 0, (1 << 62)) for b in bases], log)
+
 
 MIN_TABLE = 16 << 20  # RandomAccess's smallest table
 
@@ -261,7 +276,7 @@ def predict(k: Kernel, trace: np.ndarray, thp_ns: float, hz: float, mods) -> dic
 def record(k: Kernel, bufs: Buffers, n: int) -> np.ndarray:
     """The addresses of the first ``n`` accesses ``k`` makes (fewer if it makes fewer)."""
     log = np.zeros(min(check_int("n", n, 1), k.accesses), dtype=np.int64)
-    k.run(bufs.arrays, bases(k), log)
+    k.execute(bufs.arrays, bases(k), log)
     return log.view(np.uint64)
 
 
@@ -270,14 +285,14 @@ def time_pairs(k: Kernel, small: Buffers, huge: Buffers, repeats: int) -> list[t
     after one untimed run of each (it compiles the kernel and warms the caches)."""
     empty = np.zeros(0, dtype=np.int64)
     for b in (small, huge):
-        k.run(b.arrays, bases(k), empty)
+        k.execute(b.arrays, bases(k), empty)
     pairs = []
     for r in range(repeats):
         got = {}
         for which in ("4K", "THP") if r % 2 == 0 else ("THP", "4K"):
             b = small if which == "4K" else huge
             t0 = time.process_time()
-            k.run(b.arrays, bases(k), empty)
+            k.execute(b.arrays, bases(k), empty)
             got[which] = time.process_time() - t0
         pairs.append((got["4K"], got["THP"]))
     return pairs
@@ -397,7 +412,7 @@ def predict_program(name: str, quick: bool, on_seconds: float, mods, hz: float, 
     k = kernels(quick, limit=limit, seed=seed)[name]
     trace = np.zeros(min(check_int("record_n", record_n, 1), k.accesses), dtype=np.int64)
     bufs = numpy_buffers(k)
-    k.run(bufs, bases(k), trace)
+    k.execute(bufs, bases(k), trace)
     del bufs
     trace = trace.view(np.uint64)
     span = bases(k)[-1] + -(-k.buffers[-1][1] // HUGE) * HUGE - START
@@ -421,7 +436,7 @@ def main(argv=None) -> int:
     k = kernels(a.quick, limit=a.limit, seed=check_seed(a.seed))[a.kernel]
     bufs = numpy_buffers(k)
     t0 = time.perf_counter()
-    k.run(bufs, bases(k), np.zeros(0, dtype=np.int64))
+    k.execute(bufs, bases(k), np.zeros(0, dtype=np.int64))
     print(f"{k.name}: {format_size(k.size)}, {k.accesses:,} accesses in {time.perf_counter() - t0:.3f} s")
     return 0
 

@@ -40,7 +40,7 @@ def test_a_record_shorter_than_the_run_stops_writing_at_its_end():
     try:
         for n in (1, 2, 4, 5):  # the triad writes three addresses an element: cuts inside an element too
             log = np.full(n + 3, -1, dtype=np.int64)
-            k.run(bufs.arrays, here.bases(k), log[:n])
+            k.execute(bufs.arrays, here.bases(k), log[:n])
             assert (log[n:] == -1).all()
             assert (log[:n] >= here.START).all()
     finally:
@@ -55,7 +55,7 @@ def test_the_kernels_compute_what_they_say():
         a, b, c = (x.view(np.float64) for x in bufs.arrays)
         b[:] = np.arange(b.size)
         c[:] = 2.0
-        k.run(bufs.arrays, here.bases(k), np.zeros(0, dtype=np.int64))
+        k.execute(bufs.arrays, here.bases(k), np.zeros(0, dtype=np.int64))
         assert np.array_equal(a, b + 3.0 * c)
     finally:
         bufs.close()
@@ -66,7 +66,7 @@ def test_the_kernels_compute_what_they_say():
         A, B, C = (x.view(np.float64).reshape(n, n) for x in bufs.arrays)
         rng = np.random.default_rng(0)
         A[:], B[:], C[:] = rng.random((n, n)), rng.random((n, n)), 0.0
-        k.run(bufs.arrays, here.bases(k), np.zeros(0, dtype=np.int64))
+        k.execute(bufs.arrays, here.bases(k), np.zeros(0, dtype=np.int64))
         assert np.allclose(C, A @ B)
     finally:
         bufs.close()
@@ -215,3 +215,17 @@ def test_the_program_prediction_counts_fewer_faults_with_huge_pages():
         # 256 MiB touched at random: one fault per 4 KiB page touched against one per 2 MiB page
         assert r["faults on"] <= (256 << 20) // (2 << 20) < r["faults off"]
         assert r["time off / on"] > 1.0 and r["accesses simulated"] == 200_000
+
+
+def test_a_kernel_checks_its_arrays_before_the_numba_code_runs():
+    k = KERNELS["STREAM triad"]
+    small = [np.zeros(8, dtype=np.uint64)] * 3
+    with pytest.raises(ValueError, match="bufs: STREAM triad's a"):
+        k.execute(small, here.bases(k), np.zeros(0, dtype=np.int64))
+    with pytest.raises(ValueError, match="takes 3 arrays"):
+        k.execute(small[:2], here.bases(k), np.zeros(0, dtype=np.int64))
+    bufs = here.numpy_buffers(k)
+    with pytest.raises(ValueError, match="log"):
+        k.execute(bufs, here.bases(k), np.zeros(4, dtype=np.int32))
+    with pytest.raises(ValueError, match="bases"):
+        k.execute(bufs, here.bases(k)[:1], np.zeros(0, dtype=np.int64))
