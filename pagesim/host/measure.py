@@ -96,14 +96,17 @@ class Measurement:
 def _disable_thp() -> None:
     """In the child before exec: no transparent huge pages for it and its children; its own
     process group, so Ctrl-C reaches pagesim alone and pagesim stops the whole group."""
-    os.setpgrp()
+    _own_group()
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0:
         os._exit(126)
 
 
 def _own_group() -> None:
+    """In the child before exec: its own process group, and Ctrl-C no longer held back (pagesim
+    holds it while it starts the child)."""
     os.setpgrp()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _anon_huge(pid: int) -> int:
@@ -124,7 +127,12 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
         old = env.get("GLIBC_TUNABLES", "")
         env["GLIBC_TUNABLES"] = f"{old}:{TUNABLE}" if old else TUNABLE
     t0 = time.perf_counter()
-    p = subprocess.Popen(command, env=env, preexec_fn=_own_group if thp else _disable_thp, stdout=output, stderr=output)
+    # Ctrl-C is held back while the child starts, so that it arrives below, where the child is stopped
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        p = subprocess.Popen(command, env=env, preexec_fn=_own_group if thp else _disable_thp, stdout=output, stderr=output)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     peak = 0
     try:
         while True:

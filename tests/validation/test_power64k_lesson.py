@@ -56,9 +56,9 @@ def sections():
 
 def test_every_section_draws_a_figure():
     found = sections()
-    assert len(found) == 7, list(found)
+    assert len(found) == 8, list(found)
     for head, code in found.items():
-        assert re.search(r"\bS\.plot_\w+\(", code) and "plt.show()" in code, f"{head}: no figure"
+        assert re.search(r"\b(S\.plot_\w+|MH\.plot)\(", code) and "plt.show()" in code, f"{head}: no figure"
 
 
 def test_every_section_records_its_findings_in_one_cell():
