@@ -108,23 +108,26 @@ def test_yourprogram_shipped_quick_records_nothing():
     assert F.items == [] and yourprogram.shipped_text({}) == ""
 
 
-def test_model_fit_finds_the_model_a_gap_was_made_from():
-    """yourmachine.model_fit: a 4K/THP gap built from the host-4K model's references at 3 ns each is
-    fitted best by that model, with t = 3 and no error (the fit's mechanics, not evidence about a machine)."""
-    import pandas as pd
-
+def _planted(sizes, model: str, column: str, cost: float):
+    """A flat probe (100 ns a load at every size) whose 4K curve is raised by ``cost`` times
+    ``model``'s ``column``, 4K less THP: (the probe result, the simulated models)."""
     from pagesim.host.probe import ProbeResult
-    from pagesim.studies import yourmachine as Y
 
-    sizes = [1 << k for k in range(20, 28)]
     med = pd.DataFrame(
         [{"size": s, "page": p, "stride": "page", "median_ns": 100.0, "q1_ns": 99, "q3_ns": 101, "loads": 1} for s in sizes for p in ("4K", "THP")]
     )
     res = ProbeResult(runs=None, medians=med, faults=None, presets=["skylake"])
-    sim = Y.simulated_models(res)
-    x = sim[sim.model == "VM, host 4K pages"].pivot(index="size", columns="page", values="refs per load")
-    med.loc[med.page == "4K", "median_ns"] = [100 + 3 * (x.loc[s, "4K"] - x.loc[s, "THP"]) for s in sizes]
-    fit = Y.model_fit(res, sim, by="refs per load").set_index("model")
+    sim = yourmachine.simulated_models(res)
+    x = sim[sim.model == model].pivot(index="size", columns="page", values=column)
+    med.loc[med.page == "4K", "median_ns"] = [100 + cost * (x.loc[s, "4K"] - x.loc[s, "THP"]) for s in sizes]
+    return res, sim
+
+
+def test_model_fit_finds_the_model_a_gap_was_made_from():
+    """yourmachine.model_fit: a 4K/THP gap built from the host-4K model's references at 3 ns each is
+    fitted best by that model, with t = 3 and no error (the fit's mechanics, not evidence about a machine)."""
+    res, sim = _planted([1 << k for k in range(20, 28)], "VM, host 4K pages", "refs per load", 3)
+    fit = yourmachine.model_fit(res, sim, by="refs per load").set_index("model")
     assert fit["best"].idxmax() == "VM, host 4K pages"
     assert fit.loc["VM, host 4K pages", "t (ns per reference, fitted)"] == 3.0
     assert fit.loc["VM, host 4K pages", "ratio RMS error"] < 1e-9 < fit.loc["bare metal", "ratio RMS error"]
@@ -135,21 +138,9 @@ def test_model_fit_finds_the_model_a_gap_was_made_from():
 def test_model_fit_by_cycles_counts_level_two_hits():
     """By translation cycles (the default), a gap made from the bare-metal model's cycles at 0.4 ns
     each is fitted best by bare metal, with t = 0.4: the fit reads the cycles column, not the walks."""
-    import pandas as pd
-
-    from pagesim.host.probe import ProbeResult
-    from pagesim.studies import yourmachine as Y
-
-    sizes = [1 << k for k in range(16, 26)]
-    med = pd.DataFrame(
-        [{"size": s, "page": p, "stride": "page", "median_ns": 100.0, "q1_ns": 99, "q3_ns": 101, "loads": 1} for s in sizes for p in ("4K", "THP")]
-    )
-    res = ProbeResult(runs=None, medians=med, faults=None, presets=["skylake"])
-    sim = Y.simulated_models(res)
-    x = sim[sim.model == "bare metal"].pivot(index="size", columns="page", values="cycles per load")
-    med.loc[med.page == "4K", "median_ns"] = [100 + 0.4 * (x.loc[s, "4K"] - x.loc[s, "THP"]) for s in sizes]
-    fit = Y.model_fit(res, sim).set_index("model")
+    res, sim = _planted([1 << k for k in range(16, 26)], "bare metal", "cycles per load", 0.4)
+    fit = yourmachine.model_fit(res, sim).set_index("model")
     assert fit.attrs["by"] == "cycles per load" and fit["best"].idxmax() == "bare metal"
     assert fit.loc["bare metal", "t (ns per cycle, fitted)"] == 0.4
     with pytest.raises(ValueError, match="by"):
-        Y.model_fit(res, sim, by="walks")
+        yourmachine.model_fit(res, sim, by="walks")
