@@ -373,6 +373,8 @@ def run(names=None, quick: bool = False, repeats: int = 5, record_n: int | None 
                 for model, gain in predict(k, trace, thp_ns, hz, mods).items():
                     row[f"predicted gain % ({model})"] = gain
                 row["prediction error (points)"] = row[f"predicted gain % ({mods[-1][0]})"] - row["measured gain %"]
+            else:
+                row["not measured"] = no_thp
             rows.append(row)
         finally:
             small.close()

@@ -769,6 +769,7 @@ def measured_program(quick: bool = False, repeat: int | None = None, seed: int =
     printed where it cannot run here. A measurement of this machine, not evidence about a document."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
+    repeat = check_int("repeat", repeat if repeat is not None else (2 if quick else 5), 1, 100)
     for thp in (False, True):
         reason = thp_why_not(thp)
         if reason:
@@ -778,8 +779,10 @@ def measured_program(quick: bool = False, repeat: int | None = None, seed: int =
     limit = memory_limit()
     cmd = here.program(MEASURED_KERNEL, quick=quick, seed=seed, limit=limit)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)  # untimed: loads (or compiles) the kernel once
-    meas = M.measure(cmd, repeat=check_int("repeat", repeat if repeat is not None else (2 if quick else 5), 1, 100))
+    meas = M.measure(cmd, repeat=repeat)
     print(meas.summary())
+    if meas.interrupted:  # the pairs run so far are printed above; nothing is predicted
+        raise KeyboardInterrupt
     pairs = meas.pairs()
     on = float(np.median([b.seconds for _, b in pairs]))
     ratios = meas.ratios()

@@ -229,3 +229,11 @@ def test_a_kernel_checks_its_arrays_before_the_numba_code_runs():
         k.execute(bufs, here.bases(k), np.zeros(4, dtype=np.int32))
     with pytest.raises(ValueError, match="bases"):
         k.execute(bufs, here.bases(k)[:1], np.zeros(0, dtype=np.int64))
+
+
+def test_without_thp_the_table_says_why(monkeypatch):
+    monkeypatch.setattr(here, "why_not", lambda thp, partial=False: "THP is off here" if thp else None)
+    res = here.run(["DGEMM"], quick=True, repeats=1, record_n=2000, preset="skylake")
+    t = res.table.set_index("kernel")
+    assert t.loc["DGEMM", "not measured"] == "THP is off here" and "measured gain %" not in t.columns
+    assert res.thp == "THP is off here" and res.pairs == {}

@@ -186,3 +186,13 @@ def test_section_8_measures_the_program_and_sets_the_prediction_beside_it():
     # THP off: one fault per 4 KiB page the program touches, at least its 256 MiB table's
     assert off.minor_faults >= (256 << 20) // 4096
     assert (t["time off / on"] > 0).all()
+
+
+@pytest.mark.parametrize("kw, match", [(dict(repeat=0), "repeat"), (dict(preset="power6"), "preset")])
+def test_section_8_checks_its_arguments_before_running_anything(kw, match, monkeypatch):
+    ran = []
+    monkeypatch.setattr(Y.subprocess, "run", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(Y, "thp_why_not", lambda thp: None)
+    with pytest.raises(ValueError, match=match):
+        Y.measured_program(quick=True, **kw)
+    assert ran == []
