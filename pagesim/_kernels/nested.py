@@ -47,7 +47,9 @@ def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_
     Guest level l's index bits ``g_bits[l]`` sit above bit ``g_shift[l]``; ``g_leaf[z]``: the
     level of a page of size index z's leaf entry; ``t_frame_bits[l]`` and ``d_frame_bits[z]``:
     the frame numbers' widths of level l's tables and of z's pages in guest RAM. Each cache
-    lookup is written out here (a helper taking the arrays cost 20x in reference counting)."""
+    lookup is written out here, twice: a helper taking the namedtuple cost 20x in reference
+    counting, and an inlined helper taking the arrays and returning (hit, clock) made the random
+    trace of ``benchmarks/bench_nested.py`` 2.8x slower."""
     c_sets, c_mask, c_ways, c_pways, c_base, c_shift, c_skip, last = hc.sets, hc.mask, hc.ways, hc.pways, hc.base, hc.shift, hc.skip, hc.last
     tags, stamps = hc.tags, hc.stamps
     host_refs, ntlb_hits, ntlb_misses, pwc_hits, pwc_misses = cnt.host_refs, cnt.ntlb_hits, cnt.ntlb_misses, cnt.pwc_hits, cnt.pwc_misses

@@ -32,8 +32,6 @@ its spread is wide, so nothing fails on it.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import mmap
 import sys
 import time
 from dataclasses import dataclass, field
@@ -47,7 +45,7 @@ from ..engine.simulate import simulate
 from ..model.layout import Layout
 from ..model.machines import machine as get_machine
 from ..sources.workloads import MolecularDynamics
-from .linux import HUGE, anon_huge_kib, why_not
+from .linux import HUGE, aligned_mapping, anon_huge_kib, close_mapping, whole_huge, why_not
 from .probe import closest_presets, hypervisor, memory_limit
 
 START = 1 << 40  # where the recorded trace's buffers start (whole 2 MiB blocks each)
@@ -174,8 +172,13 @@ def bases(k: Kernel) -> list[int]:
     out, at = [], START
     for _, size in k.buffers:
         out.append(at)
-        at += -(-size // HUGE) * HUGE
+        at += whole_huge(size)
     return out
+
+
+def trace_span(k: Kernel) -> int:
+    """The bytes from START that the recorded trace's buffers cover."""
+    return bases(k)[-1] + whole_huge(k.buffers[-1][1]) - START
 
 
 class Buffers:
@@ -184,18 +187,14 @@ class Buffers:
 
     def __init__(self, k: Kernel, thp: bool):
         self.maps, self.arrays, self.spans = [], [], []
-        advice = mmap.MADV_HUGEPAGE if thp else getattr(mmap, "MADV_NOHUGEPAGE", mmap.MADV_NORMAL)
         for i, (_, size) in enumerate(k.buffers):
-            span = -(-size // HUGE) * HUGE
-            mm = mmap.mmap(-1, span + HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-            base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
-            off = (-base) % HUGE
-            mm.madvise(advice, 0, span + HUGE)
+            span = whole_huge(size)
+            mm, off, start = aligned_mapping(span, thp)
             words = np.frombuffer(mm, dtype=np.uint64)[off // 8 : (off + size) // 8]
             words.view(np.float64)[:] = 1.0 + np.arange(words.size) * (1e-9 * (i + 1))  # every page written, normal doubles
             self.maps.append(mm)
             self.arrays.append(words)
-            self.spans.append((base + off, base + off + span))
+            self.spans.append((start, start + span))
 
     def huge_fraction(self) -> float | None:
         """The share of the buffers' bytes in huge pages (AnonHugePages), None where it cannot be read."""
@@ -207,10 +206,7 @@ class Buffers:
     def close(self):
         self.arrays = []
         for mm in self.maps:
-            try:
-                mm.close()
-            except BufferError:  # a view outlived the mapping: it is closed when collected
-                pass
+            close_mapping(mm)
         self.maps = []
 
 
@@ -244,15 +240,10 @@ def models(preset: str | None = None, vm: str | None = None) -> list[tuple[str, 
     return out
 
 
-def translation_cycles(m, trace: np.ndarray, page: int, span: int, components=TRANSLATION) -> float:
-    """Simulated cycles per access of ``trace`` on ``m`` with ``page``-byte pages, of the cost
-    ``components`` (default: translation's; add "fault" for the first touches' faults)."""
-    return simulated(m, trace, page, span, components)[0]
-
-
 def simulated(m, trace: np.ndarray, page: int, span: int, components=TRANSLATION) -> tuple[float, int]:
     """(cycles per access of ``components``, page faults) of ``trace`` on ``m`` with ``page``-byte
-    pages, in a fresh mapping of ``span`` bytes from START."""
+    pages, in a fresh mapping of ``span`` bytes from START. ``components``: translation's by
+    default; add "fault" for the first touches' faults."""
     ds = simulate(m, addresses=trace, layout=Layout.single(span, page, start=START, name="[ here ]"))
     cyc = ds["cycles"].sel(component=list(components)).values.sum()
     return float(cyc) / trace.size, int(ds["faults"].values.sum())
@@ -265,10 +256,10 @@ def predict(k: Kernel, trace: np.ndarray, thp_ns: float, hz: float, mods) -> dic
     hz = check_number("hz", hz, 1)
     if thp_ns <= 0:
         raise ValueError(f"thp_ns={thp_ns!r}: a time per access above 0")
-    span = bases(k)[-1] + -(-k.buffers[-1][1] // HUGE) * HUGE - START
+    span = trace_span(k)
     out = {}
     for name, m in mods:
-        c4, c2 = (translation_cycles(m, trace, p, span) for p in (4096, HUGE))
+        c4, c2 = (simulated(m, trace, p, span)[0] for p in (4096, HUGE))
         out[name] = ((thp_ns + (c4 - c2) / hz * 1e9) / thp_ns - 1) * 100
     return out
 
@@ -417,7 +408,7 @@ def predict_program(name: str, quick: bool, on_seconds: float, mods, hz: float, 
     k.execute(bufs, bases(k), trace)
     del bufs
     trace = trace.view(np.uint64)
-    span = bases(k)[-1] + -(-k.buffers[-1][1] // HUGE) * HUGE - START
+    span = trace_span(k)
     rows = []
     for model, m in mods:
         (c4, f4), (c2, f2) = (simulated(m, trace, p, span, (*TRANSLATION, "fault")) for p in (4096, HUGE))

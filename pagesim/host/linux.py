@@ -127,6 +127,11 @@ def why_not(thp: bool, partial: bool = False) -> str | None:
     return None
 
 
+def why_not_both() -> str | None:
+    """None if 4 KiB pages and THP can both be compared here; otherwise the first reason not."""
+    return why_not(False) or why_not(True)
+
+
 def anon_huge_kib(start: int, end: int) -> int | None:
     """AnonHugePages of the mapping holding [start, end), from /proc/self/smaps, read only as far as
     that mapping (the kernel writes smaps as it is read: all of it, 700-800 mappings in a notebook's
@@ -144,6 +149,30 @@ def anon_huge_kib(start: int, end: int) -> int | None:
     except OSError:
         return None
     return None
+
+
+def whole_huge(n: int) -> int:
+    """``n`` bytes rounded up to whole 2 MiB blocks."""
+    return -(-int(n) // HUGE) * HUGE
+
+
+def aligned_mapping(span: int, thp: bool) -> tuple[mmap.mmap, int, int]:
+    """An anonymous mapping holding ``span`` bytes that start on a 2 MiB boundary, all of it advised
+    MADV_HUGEPAGE (``thp``) or MADV_NOHUGEPAGE: (the mapping, the offset of the aligned part in it,
+    that part's address)."""
+    mm = mmap.mmap(-1, span + HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+    off = (-base) % HUGE
+    mm.madvise(mmap.MADV_HUGEPAGE if thp else getattr(mmap, "MADV_NOHUGEPAGE", mmap.MADV_NORMAL), 0, span + HUGE)
+    return mm, off, base + off
+
+
+def close_mapping(mm: mmap.mmap) -> None:
+    """Unmap ``mm``; where a view of it outlived its use, the mapping is closed when collected."""
+    try:
+        mm.close()
+    except BufferError:
+        pass
 
 
 def check_region(size, offset=0) -> tuple[int, int]:
@@ -199,10 +228,7 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
         huge_kib = anon_huge_kib(base + off, base + off + n) if thp else 0
         del arr, target
     finally:
-        try:
-            mm.close()
-        except BufferError:  # a view outlived the mapping: close it when collected
-            pass
+        close_mapping(mm)
     start = (1 << 40) + off_in  # 1 TiB: 2 MiB-aligned, so the region sits off_in past a boundary as for real
     page = HUGE if thp else BASE_PAGE
     lay = Layout((Region(start, n, page, "[ anon ]", policy="thp" if thp else "base"),))

@@ -44,7 +44,6 @@ machine are noisy, so only medians and directions are reported, never a check on
 
 from __future__ import annotations
 
-import ctypes
 import mmap
 import os
 import platform
@@ -61,7 +60,7 @@ from ..core.units import format_size, parse_size
 from ..engine.simulate import simulate
 from ..model.layout import Layout
 from ..model.machines import machine
-from .linux import HUGE, anon_huge_kib, thp_mode, why_not
+from .linux import HUGE, aligned_mapping, anon_huge_kib, close_mapping, thp_mode, whole_huge, why_not
 
 PAGE = 4096
 LINE = 64
@@ -251,12 +250,8 @@ class _Region:
         self.size = size
         self.written = 0  # the largest size whose cycle was written
         self.faults = 0  # minor faults this thread took writing cycles into it (None after restart)
-        self.span = -(-size // HUGE) * HUGE
-        self.mm = mmap.mmap(-1, self.span + HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        self.base = ctypes.addressof(ctypes.c_char.from_buffer(self.mm))
-        self.off = (-self.base) % HUGE
-        advice = mmap.MADV_HUGEPAGE if thp else getattr(mmap, "MADV_NOHUGEPAGE", mmap.MADV_NORMAL)
-        self.mm.madvise(advice, 0, self.span + HUGE)
+        self.span = whole_huge(size)
+        self.mm, self.off, self.start = aligned_mapping(self.span, thp)  # start: the aligned part's address
         self.words = np.frombuffer(self.mm, dtype=np.int64)[self.off // 8 : (self.off + self.span) // 8]
 
     def write(self, order: np.ndarray, succ: np.ndarray, size: int) -> int | None:
@@ -282,7 +277,7 @@ class _Region:
         """Take sizes from the smallest again, up to ``keep`` bytes (another stride's cycles): the
         pages beyond are given back (MADV_DONTNEED), and faults are no longer those of populating a
         size, so they are not counted (write returns None)."""
-        keep = min(-(-keep // HUGE) * HUGE, self.span)
+        keep = min(whole_huge(keep), self.span)
         if keep < self.span:
             self.mm.madvise(mmap.MADV_DONTNEED, self.off + keep, self.span - keep)
         self.size = keep
@@ -291,10 +286,7 @@ class _Region:
 
     def close(self):
         self.words = None
-        try:
-            self.mm.close()
-        except BufferError:  # a view outlived the mapping: it is closed when collected
-            pass
+        close_mapping(self.mm)
 
 
 def _cycle(size: int, stride: str, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -344,7 +336,7 @@ def measure_size(
         raise ValueError(f"size={size} holds no element with stride {stride!r}")
     recs = {}
     start = int(order[0])
-    span = -(-size // HUGE) * HUGE
+    span = whole_huge(size)
     for group in [list(pages)] if together else [[p] for p in pages]:
         regs, own = {}, []
         try:
@@ -356,7 +348,7 @@ def measure_size(
                     own.append(reg)
                 real = reg.write(order, succ, size)
                 # huge pages granted (of the whole mapping: only its first ``span`` bytes are touched); page stride only, where they are reported
-                huge = anon_huge_kib(reg.base + reg.off, reg.base + reg.off + span) if page == "THP" and stride == "page" else 0
+                huge = anon_huge_kib(reg.start, reg.start + span) if page == "THP" and stride == "page" else 0
                 recs[page] = {
                     "size": size,
                     "page": page,

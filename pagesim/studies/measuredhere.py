@@ -16,7 +16,7 @@ recorded among a notebook's findings, and nothing fails on a measured figure.
 from __future__ import annotations
 
 from ..host import here
-from ..host.linux import why_not
+from ..host.linux import why_not_both
 from ..sources import datasets as D
 
 #: the kernels each notebook runs here, by the names of ``pagesim.host.here.kernels``
@@ -65,11 +65,10 @@ def run(notebook: str, quick: bool = False, seed: int = 0, repeats: int | None =
     names = NOTEBOOK_KERNELS.get(notebook)
     if names is None:
         raise ValueError(f"notebook={notebook!r}: the kernels run here are 01's and 02's")
-    for thp in (False, True):
-        reason = why_not(thp)
-        if reason:
-            print(f"The kernels are not timed here: {reason}")
-            return None
+    reason = why_not_both()
+    if reason:
+        print(f"The kernels are not timed here: {reason}")
+        return None
     return here.run(names, quick=quick, repeats=(3 if quick else 7) if repeats is None else repeats, seed=seed, progress=print)
 
 

@@ -36,7 +36,7 @@ from ..engine.simulate import simulate
 from ..engine.sweep import sweep
 from ..host import here
 from ..host import measure as M
-from ..host.linux import why_not as thp_why_not
+from ..host.linux import why_not_both
 from ..host.probe import hypervisor, memory_limit
 from ..model.machines import Structure, machine, machines
 from ..sources.datasets import data_root
@@ -770,11 +770,10 @@ def measured_program(quick: bool = False, repeat: int | None = None, seed: int =
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     repeat = check_int("repeat", repeat if repeat is not None else (2 if quick else 5), 1, 100)
-    for thp in (False, True):
-        reason = thp_why_not(thp)
-        if reason:
-            print(f"Not measured here: {reason}")
-            return None
+    reason = why_not_both()
+    if reason:
+        print(f"Not measured here: {reason}")
+        return None
     mods = here.models(preset, hypervisor())  # checked before anything runs
     limit = memory_limit()
     cmd = here.program(MEASURED_KERNEL, quick=quick, seed=seed, limit=limit)

@@ -85,8 +85,8 @@ def test_the_prediction_adds_the_simulated_translation_cycles_to_the_measured_th
     finally:
         bufs.close()
     m = machine("skylake")
-    span = here.bases(k)[-1] + k.size - here.START
-    c4, c2 = (here.translation_cycles(m, trace, p, span) for p in (4096, 2 << 20))
+    span = here.bases(k)[-1] + k.size - here.START  # one 32 MiB buffer: whole 2 MiB blocks
+    c4, c2 = (here.simulated(m, trace, p, span)[0] for p in (4096, 2 << 20))
     assert c4 > c2 > 0  # 32 MiB at random: 4K pages walk on most accesses, 2M pages rarely
     got = here.predict(k, trace, thp_ns=10.0, hz=2e9, mods=[("bare", m)])["bare"]
     assert got == pytest.approx(((10.0 + (c4 - c2) / 2.0) / 10.0 - 1) * 100)

@@ -172,10 +172,10 @@ def test_exact_checks_say_they_check_the_tool_not_a_measurement(gups):
 
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="pagesim measure needs Linux")
 def test_section_8_measures_the_program_and_sets_the_prediction_beside_it():
-    from pagesim.host.linux import why_not
+    from pagesim.host.linux import why_not_both
 
     out = Y.measured_program(quick=True, repeat=1, preset="skylake")
-    if why_not(True) is not None:
+    if why_not_both() is not None:
         assert out is None
         return
     meas, t = out
@@ -192,7 +192,7 @@ def test_section_8_measures_the_program_and_sets_the_prediction_beside_it():
 def test_section_8_checks_its_arguments_before_running_anything(kw, match, monkeypatch):
     ran = []
     monkeypatch.setattr(Y.subprocess, "run", lambda *a, **k: ran.append(a))
-    monkeypatch.setattr(Y, "thp_why_not", lambda thp: None)
+    monkeypatch.setattr(Y, "why_not_both", lambda: None)
     with pytest.raises(ValueError, match=match):
         Y.measured_program(quick=True, **kw)
     assert ran == []
