@@ -13,7 +13,7 @@ from ..core.check import check_choice
 from ..core.units import format_size
 from ..engine.simulate import simulate
 from ..host.here import TRANSLATION
-from ..host.linux import thp_mode
+from ..host.linux import thp_mode, whole_huge
 from ..host.probe import HUGE, PAGE, ProbeResult, cache_sizes, l2_reach_4k, preset_reach, thp_direction
 from ..model.layout import Layout
 from ..model.machines import machine as get_machine
@@ -164,7 +164,7 @@ def simulated_chase(res: ProbeResult, preset: str | None = None, seed: int = 0):
     for size in _chase_sizes(res):
         addrs = _chase(size, rng)
         for page, p in (("4K", PAGE), ("2M", HUGE)):
-            span = -(-int(size) // HUGE) * HUGE
+            span = whole_huge(size)
             ds = simulate(name, addresses=addrs, layout=Layout.single(span, p, start=CHASE_START, name="[ probe ]"), specialize=False)
             walks = int(ds["walks"].values.sum())  # numpy's sum, as in probe._simulated_faults
             rows.append({"size": int(size), "working set MiB": int(size) / 2**20, "page": page, "preset": name, "walks per load": walks / addrs.size})
@@ -188,7 +188,7 @@ def simulated_models(res: ProbeResult, preset: str | None = None, seed: int = 0)
     rows = []
     for size in _chase_sizes(res):
         addrs = _chase(size, rng)
-        span = -(-int(size) // HUGE) * HUGE
+        span = whole_huge(size)
         for model, host in MODELS:
             m = base if host is None else base.virtualised(host)
             for page, p in (("4K", PAGE), ("THP", HUGE)):
