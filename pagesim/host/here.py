@@ -13,14 +13,16 @@ The prediction simulates the trace the kernel makes: the kernel is run once more
 address of each access (the first ``record`` of them), and pagesim simulates it with 4 KiB and
 with 2 MiB pages on the preset nearest this processor, virtualised when a hypervisor is detected.
 The predicted time with 4 KiB pages is the measured THP time plus the simulated difference in
-translation cycles (TLB hit latency, walks, SLB misses) per access, at this processor's clock:
+translation cycles (TLB hit latency, walks, SLB misses) per access, at this processor's clock,
+with walks overlapped up to the preset's walkers (``machine(name).walker.walkers``): none of these
+kernels' addresses depends on a loaded value, so a processor runs their walks side by side:
 
     predicted gain = (t_THP + (c_4K - c_2M) / f) / t_THP - 1      (per access)
 
 so the prediction takes the measured THP time as its base and adds only what the model says about
 translation; the cycle costs are the preset's (most of them assumptions, listed by
-``machine(name).costs.assumed``), added walk after walk: walks the processor overlaps (independent
-accesses, as RandomAccess's) are charged in full. A virtual machine's host page size cannot be seen from inside:
+``machine(name).costs.assumed``), and the walkers' overlap is the most a processor can reach (its
+other limits, the reorder buffer and miss buffers, are not modelled). A virtual machine's host page size cannot be seen from inside:
 the prediction assumes the host backs the guest with 4 KiB pages (notebook 07 fits which host
 page size explains this machine's probe best). The clock is the largest ``cpu MHz`` in
 /proc/cpuinfo (2.5 GHz, an assumption, where it gives none).
@@ -240,12 +242,16 @@ def models(preset: str | None = None, vm: str | None = None) -> list[tuple[str, 
     return out
 
 
-def simulated(m, trace: np.ndarray, page: int, span: int, components=TRANSLATION) -> tuple[float, int]:
+def simulated(m, trace: np.ndarray, page: int, span: int, components=TRANSLATION, overlap: int = 1) -> tuple[float, int]:
     """(cycles per access of ``components``, page faults) of ``trace`` on ``m`` with ``page``-byte
     pages, in a fresh mapping of ``span`` bytes from START. ``components``: translation's by
-    default; add "fault" for the first touches' faults."""
+    default; add "fault" for the first touches' faults. ``overlap``: walks that run at once (the
+    walk component is divided by it; 1: one after the other)."""
+    overlap = check_int("overlap", overlap, 1, 64)
     ds = simulate(m, addresses=trace, layout=Layout.single(span, page, start=START, name="[ here ]"))
-    cyc = ds["cycles"].sel(component=list(components)).values.sum()
+    cyc = ds["cycles"].sel(component=[c for c in components if c != "walk"]).values.sum()
+    if "walk" in components:
+        cyc = cyc + ds["cycles"].sel(component="walk").values.sum() / overlap
     return float(cyc) / trace.size, int(ds["faults"].values.sum())
 
 
@@ -259,7 +265,7 @@ def predict(k: Kernel, trace: np.ndarray, thp_ns: float, hz: float, mods) -> dic
     span = trace_span(k)
     out = {}
     for name, m in mods:
-        c4, c2 = (simulated(m, trace, p, span)[0] for p in (4096, HUGE))
+        c4, c2 = (simulated(m, trace, p, span, overlap=m.walker.walkers)[0] for p in (4096, HUGE))
         out[name] = ((thp_ns + (c4 - c2) / hz * 1e9) / thp_ns - 1) * 100
     return out
 
@@ -411,7 +417,7 @@ def predict_program(name: str, quick: bool, on_seconds: float, mods, hz: float, 
     span = trace_span(k)
     rows = []
     for model, m in mods:
-        (c4, f4), (c2, f2) = (simulated(m, trace, p, span, (*TRANSLATION, "fault")) for p in (4096, HUGE))
+        (c4, f4), (c2, f2) = (simulated(m, trace, p, span, (*TRANSLATION, "fault"), overlap=m.walker.walkers) for p in (4096, HUGE))
         extra = (c4 - c2) * k.accesses / hz
         rows.append({"model": model, "time off / on": (on_seconds + extra) / on_seconds, "faults off": f4, "faults on": f2, "accesses simulated": trace.size})
     return rows

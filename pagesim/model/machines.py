@@ -169,6 +169,10 @@ class Walker:
     - ``tsb``: SPARC software refill: trap, probe a direct-mapped TSB of ``tsb_entries`` per page
       size (1 reference), on a TSB miss walk the tables in software (``sw_walk_refs`` more).
     - ``vhpt``: Itanium short-format VHPT: 1 reference.
+
+    ``walkers``: how many walks the hardware runs at once (1: one after the other). The translation
+    counters do not depend on it; a cost model of independent accesses may overlap their walks up to
+    it (:func:`pagesim.host.here.predict`).
     """
 
     kind: str
@@ -178,11 +182,13 @@ class Walker:
     tsb_entries: int = 0
     sw_walk_refs: int = 3
     hpt_ptegs: int = 0
+    walkers: int = 1
     source: str = ""
     assumed: tuple[str, ...] = ()
 
     def __post_init__(self):
         check_choice("walker kind", self.kind, WALKERS)
+        object.__setattr__(self, "walkers", check_int(f"{self.kind} walker walkers", self.walkers, 1, 64, " concurrent walks"))
         for name in ("level_bits", "pwc"):
             v = getattr(self, name)
             if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__"):

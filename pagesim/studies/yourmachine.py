@@ -9,10 +9,10 @@ import subprocess
 
 import numpy as np
 
-from ..core.check import check_choice
+from ..core.check import check_choice, check_number
 from ..core.units import format_size
 from ..engine.simulate import simulate
-from ..host.here import TRANSLATION
+from ..host.here import TRANSLATION, cpu_hz
 from ..host.linux import thp_mode, whole_huge
 from ..host.probe import HUGE, PAGE, ProbeResult, cache_sizes, l2_reach_4k, preset_reach, thp_direction
 from ..model.layout import Layout
@@ -208,21 +208,29 @@ def simulated_models(res: ProbeResult, preset: str | None = None, seed: int = 0)
     return pd.DataFrame(rows)
 
 
-def model_fit(res: ProbeResult, sim, by: str = "cycles per load"):
+def model_fit(res: ProbeResult, sim, by: str = "cycles per load", hz: float | None = None):
     """Which model's translation explains the measured gap between the 4K and THP page-stride curves.
 
     The two curves share their data-cache behaviour, so their gap d(s) = 4K(s) - THP(s) (ns per
     load, at each simulated size s) is translation. A model predicts it as t x x(s), x(s) its
     translation per load with 4K pages less with THP: ``by`` "cycles per load" (default: TLB hit
     latencies and walks at the preset's costs, so a level-1 miss that hits level 2 counts) or
-    "refs per load" (page-table references only). t, the cost of one unit, is fitted per model by
-    least squares (through zero, at least 0): one parameter each, so the residual compares the
-    models' shapes, not their ability to predict t (with cycles, a t near one clock period says
-    the preset's costs are right in scale). Per model: t, the RMS error of the predicted 4K/THP
-    ratio (THP(s) + t x(s)) / THP(s) against the measured one, the ratio at the largest size both
-    ways, and the first size where its THP chase walks on most loads."""
+    "refs per load" (page-table references only). The predicted 4K/THP ratio is
+    (THP(s) + t x(s)) / THP(s), against the measured one, two ways:
+
+    - **fitted**: t fitted per model by least squares (through zero, at least 0): one parameter
+      each, so its error compares the models' shapes, not their ability to predict t;
+    - **at the clock** (``by`` cycles only): t is one period of ``hz`` (default: this processor's,
+      :func:`pagesim.host.here.cpu_hz`), nothing fitted: the preset's costs predict the gap.
+
+    Per model: t, the RMS error of the ratio both ways, the ratio at the largest size measured and
+    modelled both ways, the first size where its THP chase walks on most loads, and which model is
+    best each way (``best``: fitted; ``best at the clock``)."""
     check_choice("by", by, ("cycles per load", "refs per load"))
     unit = "ns per cycle" if by == "cycles per load" else "ns per reference"
+    clock = None
+    if by == "cycles per load":
+        clock = 1e9 / (cpu_hz()[0] if hz is None else check_number("hz", hz, 1))
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     k4, thp = res.curve("4K"), res.curve("THP")
@@ -239,65 +247,89 @@ def model_fit(res: ProbeResult, sim, by: str = "cycles per load"):
         measured, predicted = (base + d) / base, (base + t * x) / base
         walks = g[(g["page"] == "THP")].set_index("size")["walks per load"]
         over = walks[walks > 0.5]
-        rows.append(
-            {
-                "model": model,
-                f"t ({unit}, fitted)": round(t, 3),
-                "ratio RMS error": float(np.sqrt(((predicted - measured) ** 2).mean())),
-                "largest size": format_size(sizes[-1]),
-                "4K/THP measured": float(measured[-1]),
-                "4K/THP model": float(predicted[-1]),
-                "THP walks on most loads from": format_size(int(over.index.min())) if len(over) else "never",
-            }
-        )
+        row = {
+            "model": model,
+            f"t ({unit}, fitted)": round(t, 3),
+            "ratio RMS error": float(np.sqrt(((predicted - measured) ** 2).mean())),
+            "largest size": format_size(sizes[-1]),
+            "4K/THP measured": float(measured[-1]),
+            "4K/THP model": float(predicted[-1]),
+        }
+        if clock is not None:
+            at_clock = (base + clock * x) / base
+            row["ratio RMS error at the clock"] = float(np.sqrt(((at_clock - measured) ** 2).mean()))
+            row["4K/THP model at the clock"] = float(at_clock[-1])
+        row["THP walks on most loads from"] = format_size(int(over.index.min())) if len(over) else "never"
+        rows.append(row)
     out = pd.DataFrame(rows)
     if len(out):
         out["best"] = out["ratio RMS error"] == out["ratio RMS error"].min()
+        if clock is not None:
+            out["best at the clock"] = out["ratio RMS error at the clock"] == out["ratio RMS error at the clock"].min()
     out.attrs["by"] = by
+    out.attrs["ns per cycle at the clock"] = clock
     return out
 
 
 def plot_models(res: ProbeResult, sim, fit):
-    """The measured 4K/THP ratio of the page-stride chase against each model's (its fitted t)."""
+    """The measured 4K/THP ratio of the page-stride chase against each model's: with its fitted t
+    (dashed) and at the clock (dotted, when the fit was by cycles)."""
     import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     k4, thp = res.curve("4K"), res.curve("THP")
     _, ax = plt.subplots(figsize=(7.5, 3.8))
     sizes = [s for s in sorted(set(sim["size"])) if s in k4.index and s in thp.index]
     ax.plot([s / 2**20 for s in sizes], [k4[s] / thp[s] for s in sizes], "ko-", ms=4, label="measured here")
+    clock = fit.attrs.get("ns per cycle at the clock")
     for _, row in fit.iterrows():
         refs = sim[sim["model"] == row["model"]].pivot(index="size", columns="page", values=fit.attrs.get("by", "cycles per load"))
         t = row[next(c for c in fit.columns if c.startswith("t ("))]
-        ax.plot(
+        (line,) = ax.plot(
             [s / 2**20 for s in sizes],
             [(thp[s] + t * (refs.loc[s, "4K"] - refs.loc[s, "THP"])) / thp[s] for s in sizes],
             "--",
-            label=f"{row['model']} (t = {t:g} ns)",
+            label=f"{row['model']} (fitted t = {t:g} ns)",
         )
+        if clock:
+            ax.plot(
+                [s / 2**20 for s in sizes],
+                [(thp[s] + clock * (refs.loc[s, "4K"] - refs.loc[s, "THP"])) / thp[s] for s in sizes],
+                ":",
+                color=line.get_color(),
+                label=f"{row['model']} (at the clock, t = {clock:.3g} ns)",
+            )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("working set (MiB)")
     ax.set_ylabel("4K / THP latency")
     ax.axhline(1, color="grey", lw=0.8)
-    ax.set_title("4K / THP latency of the page-stride chase: measured, and each model with its fitted t")
+    ax.set_title("4K / THP latency of the page-stride chase: measured, and each model fitted and at the clock")
     ax.legend(fontsize=8)
     plt.tight_layout()
     return ax
 
 
 def record_models(F, fit, preset: str, why_vm) -> None:
-    """Section 4: which model fits this machine's 4K/THP gap best, with each model's error."""
+    """Section 4: which model explains this machine's 4K/THP gap best, fitted and at the clock, with
+    each model's error and its ratio at the largest size."""
     if not len(fit):
         return
     best = fit.loc[fit["ratio RMS error"].idxmin()]
     errors = ", ".join(f"{r['model']} {r['ratio RMS error']:.3f}" for _, r in fit.iterrows())
+    text = f"fitted: {best['model']} (ratio RMS error: {errors})"
+    if "best at the clock" in fit:
+        clock = fit.loc[fit["ratio RMS error at the clock"].idxmin()]
+        errors = ", ".join(f"{r['model']} {r['ratio RMS error at the clock']:.3f}" for _, r in fit.iterrows())
+        largest = ", ".join(f"{r['model']} {r['4K/THP model at the clock']:.2f}" for _, r in fit.iterrows())
+        text += f"; at the preset's costs and this clock, nothing fitted: {clock['model']} (ratio RMS error: {errors}; "
+        text += f"4K/THP at {best['largest size']}: {largest})"
     F.note(
         "model-fit",
-        f"which model of {preset} explains the measured 4K/THP gap (one fitted cost per reference each)",
+        f"which model of {preset} explains the measured 4K/THP gap (fitted: one cost per cycle each; at the clock: none fitted)",
         "pointer-chase probe",
         f"4K/THP {best['4K/THP measured']:.2f} at {best['largest size']}; " + (f"a virtual machine ({why_vm})" if why_vm else "no hypervisor detected"),
-        f"{best['model']} (ratio RMS error: {errors})",
-        "the cost per reference is fitted per model on the same curve, so the errors compare the models' shapes; "
-        "a measurement of this machine, not document evidence",
+        text,
+        "the fitted cost is fitted per model on the same curve, so its errors compare the models' shapes; at the clock, the preset's "
+        "cycle costs (assumptions) predict the gap; a measurement of this machine, not document evidence",
     )
 
 

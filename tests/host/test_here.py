@@ -86,10 +86,30 @@ def test_the_prediction_adds_the_simulated_translation_cycles_to_the_measured_th
         bufs.close()
     m = machine("skylake")
     span = here.bases(k)[-1] + k.size - here.START  # one 32 MiB buffer: whole 2 MiB blocks
-    c4, c2 = (here.simulated(m, trace, p, span)[0] for p in (4096, 2 << 20))
+    assert m.walker.walkers == 2  # Skylake runs two walks at once (datasets/architecture/NOTES.md §1.1)
+    c4, c2 = (here.simulated(m, trace, p, span, overlap=2)[0] for p in (4096, 2 << 20))
     assert c4 > c2 > 0  # 32 MiB at random: 4K pages walk on most accesses, 2M pages rarely
     got = here.predict(k, trace, thp_ns=10.0, hz=2e9, mods=[("bare", m)])["bare"]
     assert got == pytest.approx(((10.0 + (c4 - c2) / 2.0) / 10.0 - 1) * 100)
+
+
+def test_overlapped_walks_divide_the_walk_cycles_only():
+    """RandomAccess's updates are independent, so the prediction lets the preset's walkers run their
+    walks side by side: the walk component is divided by the overlap, the TLB hit latency is not."""
+    k = KERNELS["RandomAccess"]
+    bufs = here.Buffers(k, thp=False)
+    try:
+        trace = here.record(k, bufs, 20_000)
+    finally:
+        bufs.close()
+    m = machine("zen4")
+    span = here.bases(k)[-1] + k.size - here.START
+    walk1, walk6 = (here.simulated(m, trace, 4096, span, ("walk",), overlap=o)[0] for o in (1, 6))
+    hit1, hit6 = (here.simulated(m, trace, 4096, span, ("tlb_hit_latency",), overlap=o)[0] for o in (1, 6))
+    assert walk1 > 0 and walk6 == pytest.approx(walk1 / 6)
+    assert hit1 > 0 and hit6 == hit1
+    with pytest.raises(ValueError, match="overlap"):
+        here.simulated(m, trace, 4096, span, overlap=0)
 
 
 def test_models_add_the_virtual_machine_only_under_a_hypervisor():

@@ -181,3 +181,13 @@ def test_describe_names_each_structures_replacement():
     text = m.describe()
     assert "64 entries, 4-way PLRU" in text and "1536 entries, 12-way LRU" in text
     assert "PDE cache 32 entries (8-way LRU)" in text
+
+
+def test_walkers_come_from_the_references_or_are_labelled():
+    # datasets/architecture/NOTES.md §1.1, Walk concurrency: Skylake 2, Golden Cove 4, Zen 3 6 (Zen 4
+    # unsourced: 6 as Zen 3, an assumption); §2.4: POWER8 up to 4
+    got = {n: pagesim.machine(n).walker.walkers for n in ("skylake", "golden-cove", "zen4", "power8", "opteron-k8")}
+    assert got == {"skylake": 2, "golden-cove": 4, "zen4": 6, "power8": 4, "opteron-k8": 1}
+    assert "walker.walkers" in pagesim.machine("zen4").assumptions
+    with pytest.raises(ValueError, match="walkers=0"):
+        pagesim.Walker("radix", level_bits=(9, 9), walkers=0)

@@ -144,3 +144,30 @@ def test_model_fit_by_cycles_counts_level_two_hits():
     assert fit.loc["bare metal", "t (ns per cycle, fitted)"] == 0.4
     with pytest.raises(ValueError, match="by"):
         yourmachine.model_fit(res, sim, by="walks")
+
+
+def test_model_fit_at_the_clock_fits_nothing():
+    """At the clock, t is one period of the clock given: a gap made from the host-4K model's cycles at
+    0.5 ns each is predicted exactly by that model at 2 GHz, and not at 1 GHz (where t would be 1 ns),
+    whatever the fit finds."""
+    res, sim = _planted([1 << k for k in range(16, 26)], "VM, host 4K pages", "cycles per load", 0.5)
+    at2 = yourmachine.model_fit(res, sim, hz=2e9).set_index("model")
+    assert at2.attrs["ns per cycle at the clock"] == 0.5
+    assert at2["best at the clock"].idxmax() == "VM, host 4K pages"
+    assert at2.loc["VM, host 4K pages", "ratio RMS error at the clock"] < 1e-9
+    at1 = yourmachine.model_fit(res, sim, hz=1e9).set_index("model")
+    assert at1.loc["VM, host 4K pages", "ratio RMS error at the clock"] > 0.01
+    assert at1.loc["VM, host 4K pages", "ratio RMS error"] < 1e-9  # the fit does not see the clock
+    assert "ratio RMS error at the clock" not in yourmachine.model_fit(res, sim, by="refs per load")
+    with pytest.raises(ValueError, match="hz"):
+        yourmachine.model_fit(res, sim, hz=0)
+
+
+def test_record_models_names_the_best_model_both_ways():
+    res, sim = _planted([1 << k for k in range(16, 26)], "VM, host 4K pages", "cycles per load", 0.5)
+    F = Findings("t", "t", host=True)
+    yourmachine.record_models(F, yourmachine.model_fit(res, sim, hz=2e9), "skylake", "KVM")
+    text = F.get("model-fit").simulation
+    assert text.startswith("fitted: VM, host 4K pages (ratio RMS error: bare metal ")
+    assert "at the preset's costs and this clock, nothing fitted: VM, host 4K pages (ratio RMS error: bare metal " in text
+    assert "VM, host 4K pages 0.000" in text and "4K/THP at 32M: bare metal " in text
