@@ -12,8 +12,10 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# setuptools announces every editable install of a package whose data sit outside it (datasets/);
+# the filter keeps that notice out of the log and lets every other warning through
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[test,bench,dask,exercises]"
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e ".[test,bench,dask,exercises]"
 	@touch $(STAMP)
 
 ## Compile the kernels into the cache once (pagesim warm): the generic kernel of each walker, the

@@ -43,15 +43,17 @@ def code(src):
 
 
 def requirements() -> list[str]:
-    """pagesim's own dependencies (pyproject.toml): the autograder's environment installs them,
-    and pagesim itself is shipped in the autograder zip (``autograder_files``, put beside the master
-    by ``pagesim exercises build``), since it is not on PyPI."""
+    """pagesim's own dependencies and its ``notebooks`` extra (pyproject.toml: the notebooks draw
+    figures): the autograder's environment installs them, and pagesim itself is shipped in the
+    autograder zip (``autograder_files``, put beside the master by ``pagesim exercises build``),
+    since it is not on PyPI."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     with open(HERE.parent / "pyproject.toml", "rb") as fh:
-        return list(tomllib.load(fh)["project"]["dependencies"])
+        project = tomllib.load(fh)["project"]
+    return list(project["dependencies"]) + list(project["optional-dependencies"]["notebooks"])
 
 
 EXPORT_NOTE = (

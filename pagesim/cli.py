@@ -29,7 +29,6 @@ import subprocess
 import sys
 import time
 import warnings
-from importlib.metadata import PackageNotFoundError, version
 
 from ._kernels import _jit
 from .core.units import format_size
@@ -496,11 +495,8 @@ def _main(argv=None) -> int:
 
 
 def _version() -> str:
-    """The installed package's version, or the source's own when it is not installed."""
-    try:
-        return version("pagesim")
-    except PackageNotFoundError:
-        return __version__
+    """This copy's version (:mod:`pagesim.core.version`: it names the commit)."""
+    return __version__
 
 
 def _parse(ap: argparse.ArgumentParser, argv: list) -> argparse.Namespace:

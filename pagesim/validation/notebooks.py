@@ -17,6 +17,7 @@ import contextlib
 import datetime
 import errno
 import hashlib
+import importlib.util
 import json
 import os
 import signal
@@ -486,6 +487,15 @@ def report(records: list[dict], names: list[str] | None = None) -> str:
     return render(records, names)
 
 
+# what running the notebooks needs beyond the library: the `notebooks` extra of pyproject.toml
+NOTEBOOK_MODULES = ("papermill", "nbformat", "nbconvert", "jupyter_client", "ipykernel", "matplotlib", "seaborn", "ipywidgets")
+
+
+def missing_modules(names=NOTEBOOK_MODULES) -> list[str]:
+    """The modules of ``names`` that cannot be imported here."""
+    return [n for n in names if importlib.util.find_spec(n) is None]
+
+
 def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="pagesim notebooks", description="execute the notebooks and write the validation report")
@@ -501,6 +511,10 @@ def main(argv=None) -> int:
         "the others' outputs in the output folder are kept, and the report holds every notebook's latest results",
     )
     args = ap.parse_args(argv)
+    missing = missing_modules()
+    if missing:
+        print(f"pagesim notebooks: error: running the notebooks needs {', '.join(missing)}: pip install 'pagesim[notebooks]'", file=sys.stderr)
+        return 2
     every = list_notebooks()
     try:
         nbs = select(every, args.names)
