@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run demo test bench clean lint
+.PHONY: run demo test bench clean lint lock
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "pagesim needs Python 3.10 or newer, found " + sys.version.split()[0])'
@@ -41,6 +41,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/pagesim warm
 	$(PY) -m pytest -n auto --dist loadfile
+
+## The pinned environments, compiled from pyproject.toml with uv: binder/requirements.txt (what
+## Binder installs, Python 3.11 on x86-64 Linux) and .ci/lock.txt (what CI installs, every extra,
+## any Python from 3.10). Rerun after changing a dependency; the newest releases are tested weekly
+## unpinned (.github/workflows/newest.yml).
+lock: $(STAMP)
+	$(PY) -m pip install --quiet uv
+	$(VENV)/bin/uv pip compile pyproject.toml binder/build.in --extra notebooks --extra exercises --extra dask --python-version 3.11 --python-platform x86_64-manylinux_2_28 -o binder/requirements.txt -q
+	$(VENV)/bin/uv pip compile pyproject.toml --extra test --extra bench --extra dask --extra exercises --extra browser --universal --python-version 3.10 -o .ci/lock.txt -q
 
 ## Lint and formatting (ruff, configured in pyproject.toml); .ci/run runs it.
 lint: $(STAMP)
