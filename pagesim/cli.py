@@ -2,7 +2,7 @@
 
     pagesim machines [--sources] [NAME ...]
     pagesim simulate --machine skylake --workload random --working-set 1G --page-size 4K [--accesses N]
-    pagesim simulate --machine skylake --trace FILE [--trace-format lackey|din|hex] --page-size 4K
+    pagesim simulate --machine skylake --trace FILE [--trace-format FORMAT] --page-size 4K
     pagesim demo
     pagesim host [--size 64M ...] [--offset 0]
     pagesim trace record [-o OUT] [--force] [--data-only] [--limit N] -- CMD [ARG ...]
@@ -42,6 +42,7 @@ from .model.costs import summary
 from .model.layout import Layout, Region
 from .model.machines import machine, machines
 from .sources.record import TraceExists, record
+from .sources.traces import FORMATS as TRACE_FORMATS
 from .sources.traces import UnknownTraceFormat, read_trace
 from .sources.workloads import MAX_ACCESSES
 from .system.memory import PhysicalMemory
@@ -149,7 +150,7 @@ def cmd_simulate(args) -> int:
         try:
             trace = read_trace(args.trace, format=args.trace_format or "auto", progress=progress)
         except UnknownTraceFormat as e:
-            raise ValueError(f"{e.reason}: give --trace-format lackey, din or hex") from None
+            raise ValueError(f"{e.reason}: give --trace-format, one of {', '.join(TRACE_FORMATS)}") from None
         ds = simulate(args.machine, trace, page_size=args.page_size, seed=seed, progress=progress)
         print(summary(ds))
         return 0
@@ -373,8 +374,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("simulate", help="simulate one workload on one machine and print a summary")
     s.add_argument("--machine", required=True, help="a preset name (see 'pagesim machines')")
     s.add_argument("--workload", help="sequential, strided, stream, random, pointer_chase, blocked_matrix, md, touch")
-    s.add_argument("--trace", help="a memory trace file instead of a workload (valgrind lackey, din, or hex; .gz allowed)")
-    s.add_argument("--trace-format", choices=("lackey", "din", "hex"), help="the trace file's format (default: told from its first lines)")
+    s.add_argument(
+        "--trace", help="a memory trace file instead of a workload (valgrind lackey, din, hex, pinatrace, drmemtrace's view, perf mem -D, ChampSim; gzip or xz)"
+    )
+    s.add_argument("--trace-format", choices=TRACE_FORMATS, help="the trace file's format (default: told from its contents)")
     s.add_argument("--working-set", help="bytes, or a size such as 64M or 1G")
     s.add_argument("--page-size", help="page size for every region (default: the machine's base page)")
     s.add_argument("--accesses", help="number of accesses, a whole number: 1000, 1_000 or 1e3 (workloads with passes repeat to reach it)")

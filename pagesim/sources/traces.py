@@ -1,12 +1,14 @@
-"""Real programs' memory traces: valgrind lackey, Dinero 'din', and one hex address per line.
+"""Real programs' memory traces: valgrind lackey, Dinero 'din', one hex address per line, Pin's
+pinatrace, DynamoRIO drmemtrace (its text view), ``perf mem report -D`` and ChampSim.
 
 ``read_trace(path)`` checks the whole file once (a malformed line is reported with the file and its
 line number, before anything is simulated), notes which 2 MiB blocks it touches (8 bytes a
 distinct block: a sorted uint64 array), and returns a
 workload that streams the file again in chunks whenever it is simulated: a trace larger than
 memory is never loaded whole, and no line is held whole beyond ``MAX_LINE`` (64 KiB) bytes: a
-longer one is an error naming the file and the line. gzip data is decompressed as it is read
-(recognised by its first bytes; a file named .gz that is not gzip data is an error); a UTF-8
+longer one is an error naming the file and the line (a ChampSim record: its record number). gzip
+and xz data are decompressed as they are read (recognised by their first bytes; a file named .gz
+or .xz that is not such data is an error); a UTF-8
 byte-order mark and CRLF line ends are accepted. ``read_trace(..., progress=True)`` shows the
 bytes checked. A trace whose layout would map more than ``pagesim.model.layout.MAX_PAGES`` pages, or
 need more than ``MAX_REGIONS`` regions (blocks apart from one another), is refused when it is
@@ -21,12 +23,32 @@ Formats
            3 and 4 (escape records: skipped); the address in hex.
   hex      one address per line, hex, with or without 0x; blank lines and # comments skipped;
            every access is a data access.
+  pinatrace  Pin's ``pinatrace`` tool (source/tools/ManualExamples/pinatrace.cpp):
+           ``0xIP: R 0xADDR`` (a read) or ``0xIP: W 0xADDR`` (a write), data accesses only (the
+           tool records no instruction fetch); its closing ``#eof`` and blank lines are skipped.
+  drmemtrace DynamoRIO's drmemtrace as its ``view`` tool prints it (``drrun -t drcachesim
+           -simulator_type view -indir DIR``; the raw trace files need DynamoRIO's reader): record
+           lines ``<record#> <instr#>: <tid> ifetch|read|write <n> byte(s) @ 0xADDR ...``; ifetch
+           is an instruction fetch, read and write data accesses; markers (``<marker: ...>``),
+           the header, prefetches and other records are skipped.
+  perf     ``perf mem report -D`` (raw samples): ``PID TID 0xIP 0xADDR ...`` under its
+           ``# PID, TID, IP, ADDR, ...`` header; each sample is a data access at ADDR. Samples
+           in the kernel's half (ADDR at or above 2**63) or with no address (0) are skipped: a
+           sampled trace, so its counts are of the samples, not of the program's accesses.
+  champsim ChampSim's binary traces (``.champsimtrace``, usually xz- or gzip-compressed): 64-byte
+           little-endian records (ChampSim's ``input_instr``: ip, is_branch, branch_taken, 2
+           destination and 4 source register ids, 2 destination and 4 source memory addresses,
+           0 when unused). Each record is an instruction fetch at ip, then a load at each nonzero
+           source address, then a store at each nonzero destination address, in that order.
+A file compressed with gzip or xz is decompressed as it is read, recognised by its first bytes, as
+is the format (``detect_format``): the file's name is not needed.
 An access is translated at its first byte; one that crosses a page boundary is counted once.
 """
 
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import re
 import zlib
@@ -42,17 +64,29 @@ from ..core.units import parse_page_size
 from ..model.layout import Layout
 from .workloads import Workload
 
-FORMATS = ("lackey", "din", "hex")
+FORMATS = ("lackey", "din", "hex", "pinatrace", "drmemtrace", "perf", "champsim")
+TEXT_FORMATS = FORMATS[:-1]
 MAX_ADDRESS = (1 << 63) - 1
 _LACKEY = re.compile(r"^(I | L| S| M) ?\s*([0-9A-Fa-f]+),(\d+)\s*$")
 _DIN = re.compile(r"^\s*([0-4])\s+(?:0[xX])?([0-9A-Fa-f]+)\b")
 _HEX = re.compile(r"^\s*(?:0[xX])?([0-9A-Fa-f]+)\s*$")
+_PINATRACE = re.compile(r"^0[xX][0-9A-Fa-f]+: ([RW]) 0[xX]([0-9A-Fa-f]+)\s*$")
+_DRMEM = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+(ifetch|read|write)\s+\d+ byte\(s\) @ 0[xX]([0-9A-Fa-f]+)\b")
+_DRMEM_OTHER = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+\S")  # a record of another kind, or a marker
+_DRMEM_HEAD = ("Output format:", "<--record#->", "---", "<...>")
+_PERF = re.compile(r"^\s*-?\d+\s+-?\d+\s+0[xX][0-9A-Fa-f]+\s+0[xX]([0-9A-Fa-f]+)\b")
+_PERF_HEAD = "# PID, TID, IP, ADDR"
 GRANULE_SHIFT = 21  # the layout covers the 2 MiB blocks a trace touches
 
 
 MAX_LINE = 1 << 16  # the longest line read, in bytes: more is not a trace (and is never held whole)
 _BLOCK = 1 << 18  # bytes read at a time
 _GZIP_MAGIC = b"\x1f\x8b"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+# ChampSim's input_instr: 64 bytes, little-endian (ChampSim/ChampSim inc/trace_instruction.h)
+CHAMPSIM_RECORD = np.dtype(
+    [("ip", "<u8"), ("is_branch", "u1"), ("branch_taken", "u1"), ("dst_reg", "u1", 2), ("src_reg", "u1", 4), ("dst_mem", "<u8", 2), ("src_mem", "<u8", 4)]
+)
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
@@ -66,7 +100,7 @@ class UnknownTraceFormat(TraceFormatError):
     as ``--trace-format``."""
 
     def __init__(self, reason: str):
-        super().__init__(f"{reason}: pass format='lackey', 'din' or 'hex'")
+        super().__init__(f"{reason}: pass format= one of {', '.join(repr(f) for f in FORMATS)}")
         self.reason = reason
 
 
@@ -82,12 +116,7 @@ def _lines(path: Path, bar=None):
     its LF or CRLF) is an error, found without reading the rest of it. ``bar``: a tqdm bar advanced by the bytes read from disk
     (compressed bytes for gzip)."""
     with open(path, "rb") as raw:
-        head = raw.read(3)
-        raw.seek(0)
-        gz = head[:2] == _GZIP_MAGIC
-        if not gz and path.suffix == ".gz":
-            raise TraceFormatError(f"{path}: the name ends in .gz but the file is not gzip data (it starts with {head!r})")
-        src = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        src, packed = _unpacked(raw, path)
         carry = b""
         n = 1  # the number of the line that carry begins
         first = True
@@ -95,15 +124,11 @@ def _lines(path: Path, bar=None):
         while True:
             try:
                 block = src.read(_BLOCK)
-            except (EOFError, OSError, zlib.error) as e:
-                if isinstance(e, OSError) and not isinstance(e, gzip.BadGzipFile):
-                    raise  # a disk or permission error: its own message names the file
-                what = "ends early (is the file truncated?)" if isinstance(e, EOFError) else "is damaged"
+            except (EOFError, OSError, zlib.error, lzma.LZMAError) as e:
                 # the decompressor gives nothing of a block it cannot finish: lines of that last
                 # block (up to _BLOCK bytes of text) may still be in the file
                 done = f"lines 1 to {n - 1} were read, in whole blocks" if n > 1 else "no whole block could be read"
-                done += f" of {_BLOCK // 1024} KiB of text (the block it stopped in may hold more lines)"
-                raise TraceFormatError(f"{path}: the gzip data {what}; {done}: {e}") from e
+                _damaged(path, packed, e, done + f" of {_BLOCK // 1024} KiB of text (the block it stopped in may hold more lines)")
             if bar is not None:
                 bar.update(raw.tell() - pos)
                 pos = raw.tell()
@@ -140,6 +165,88 @@ def _lines(path: Path, bar=None):
             yield n, [text]
 
 
+def _unpacked(raw, path: Path):
+    """(a binary stream of the file's contents, "gzip", "xz" or None): gzip and xz data, known by
+    their first bytes, are decompressed as they are read. A name ending in .gz or .xz over other
+    data is an error."""
+    head = raw.read(6)
+    raw.seek(0)
+    if head[:2] == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=raw, mode="rb"), "gzip"
+    if head == _XZ_MAGIC:
+        return lzma.LZMAFile(raw, mode="rb"), "xz"
+    for suffix, what in ((".gz", "gzip"), (".xz", "xz")):
+        if path.suffix == suffix:
+            raise TraceFormatError(f"{path}: the name ends in {suffix} but the file is not {what} data (it starts with {head[:3]!r})")
+    return raw, None
+
+
+def _damaged(path: Path, packed, e: Exception, done: str):
+    """Raise the error for compressed data that cannot be read on (a disk error is raised as it is)."""
+    if isinstance(e, OSError) and not isinstance(e, gzip.BadGzipFile):
+        raise e  # a disk or permission error: its own message names the file
+    what = "ends early (is the file truncated?)" if isinstance(e, EOFError) else "is damaged"
+    raise TraceFormatError(f"{path}: the {packed or 'compressed'} data {what}; {done}: {e}") from e
+
+
+def _records(path: Path, bar=None):
+    """A ChampSim trace's records as ``(number of the first record, array of CHAMPSIM_RECORD)`` per
+    block of about ``_BLOCK`` bytes (decompressed as :func:`_lines` does). A file that does not end
+    on a whole record is an error naming the record."""
+    size = CHAMPSIM_RECORD.itemsize
+    with open(path, "rb") as raw:
+        src, packed = _unpacked(raw, path)
+        carry = b""
+        n = 1
+        pos = 0
+        while True:
+            try:
+                block = src.read(_BLOCK)
+            except (EOFError, OSError, zlib.error, lzma.LZMAError) as e:
+                done = f"records 1 to {n - 1} were read" if n > 1 else "no record could be read"
+                _damaged(path, packed, e, done)
+            if bar is not None:
+                bar.update(raw.tell() - pos)
+                pos = raw.tell()
+            if not block:
+                break
+            buf = carry + block if carry else block
+            whole = len(buf) // size * size
+            carry = buf[whole:]
+            if whole:
+                rec = np.frombuffer(buf[:whole], dtype=CHAMPSIM_RECORD)
+                yield n, rec
+                n += rec.size
+        if carry:
+            raise TraceFormatError(f"{path}, record {n}: incomplete: the file ends {len(carry)} bytes into it (a ChampSim record is {size} bytes)")
+
+
+def _champsim_accesses(path: Path, n0: int, rec: np.ndarray):
+    """The accesses of ChampSim records ``rec`` (the first is record ``n0``): per record, the
+    instruction fetch at ip, the loads at its nonzero source addresses, the stores at its nonzero
+    destination addresses. Raises TraceFormatError naming the first record that is not one."""
+    flags = rec["is_branch"] | rec["branch_taken"]
+    if rec.size and (flags > 1).any():
+        i = int(np.argmax(flags > 1))
+        raise TraceFormatError(
+            f"{path}, record {n0 + i}: is_branch={rec['is_branch'][i]}, branch_taken={rec['branch_taken'][i]}: a ChampSim record holds 0 or 1 "
+            "in each (is this a ChampSim trace, and whole from its start?)"
+        )
+    m = np.empty((rec.size, 7), dtype=np.uint64)
+    m[:, 0] = rec["ip"]
+    m[:, 1:5] = rec["src_mem"]
+    m[:, 5:7] = rec["dst_mem"]
+    keep = m != 0
+    keep[:, 0] = True
+    kinds = np.zeros((rec.size, 7), dtype=np.uint8)
+    kinds[:, 0] = 1
+    a = m[keep]
+    if a.size and int(a.max()) > MAX_ADDRESS:
+        i = int(np.argmax((m > MAX_ADDRESS).any(axis=1)))
+        raise TraceFormatError(f"{path}, record {n0 + i}: an address beyond 2**63-1, the largest address pagesim models")
+    return a, kinds[keep]
+
+
 def _too_long(path: Path, n: int):
     raise TraceFormatError(
         f"{path}, line {n}: longer than {MAX_LINE} bytes, the longest line a trace may have "
@@ -158,14 +265,35 @@ def _check_path(path) -> Path:
 
 
 def detect_format(path) -> str:
-    """Guess a trace file's format from its first meaningful lines."""
+    """The trace file's format, told from its contents (after decompression), not its name: binary
+    data whose first records are ChampSim's is ``champsim``; text is told by its first meaningful
+    lines (module text)."""
     path = _check_path(path)
+    with open(path, "rb") as raw:
+        src, packed = _unpacked(raw, path)
+        try:
+            head = src.read(64 * 256)
+        except (EOFError, OSError, zlib.error, lzma.LZMAError):
+            head = b""  # damaged compressed data: reading it as text below names the error
+    if b"\x00" in head[:4096] and head[:2] not in (b"\xff\xfe", b"\xfe\xff"):  # binary, not UTF-16 text
+        rec = np.frombuffer(head[: len(head) // 64 * 64], dtype=CHAMPSIM_RECORD)
+        if rec.size and ((rec["is_branch"] | rec["branch_taken"]) <= 1).all() and (rec["ip"] != 0).all():
+            return "champsim"
+        raise UnknownTraceFormat(f"{path}: binary data that is not a ChampSim trace (its 64-byte records hold 0 or 1 in bytes 8 and 9, and an ip)")
     for n0, lines in _lines(path):
         for n, s in enumerate(lines, start=n0):
+            if s.startswith(_PERF_HEAD):
+                return "perf"
             if not s.strip() or s.startswith("#"):
                 continue
             if s.startswith("==") or _LACKEY.match(s):
                 return "lackey"
+            if s.strip().startswith(_DRMEM_HEAD) or _DRMEM.match(s):
+                return "drmemtrace"
+            if _PINATRACE.match(s):
+                return "pinatrace"
+            if _PERF.match(s):
+                return "perf"
             if _DIN.match(s) and len(s.split()) >= 2:
                 return "din"
             if _HEX.match(s):
@@ -193,6 +321,30 @@ def _parse_line(s: str, fmt: str):
         if label >= 3:
             return None
         return int(m.group(2), 16), 1 if label == 2 else 0
+    if fmt == "pinatrace":
+        if not s.strip() or s.startswith("#"):
+            return None
+        m = _PINATRACE.match(s)
+        if not m:
+            raise ValueError("expected '0xIP: R 0xADDR' or '0xIP: W 0xADDR' (Pin's pinatrace)")
+        return int(m.group(2), 16), 0
+    if fmt == "drmemtrace":
+        if not s.strip() or s.strip().startswith(_DRMEM_HEAD):
+            return None
+        m = _DRMEM.match(s)
+        if m:
+            return int(m.group(2), 16), 1 if m.group(1) == "ifetch" else 0
+        if _DRMEM_OTHER.match(s):
+            return None  # a marker, a prefetch, a thread's start or end
+        raise ValueError("expected '<record#> <instr#>: <tid> <record>' (drmemtrace's view tool)")
+    if fmt == "perf":
+        if not s.strip() or s.startswith("#"):
+            return None
+        m = _PERF.match(s)
+        if not m:
+            raise ValueError("expected 'PID TID 0xIP 0xADDR ...' (perf mem report -D)")
+        a = int(m.group(1), 16)
+        return None if a == 0 or a > MAX_ADDRESS else (a, 0)  # no address, or the kernel's
     t = s.split("#", 1)[0]
     if not t.strip():
         return None
@@ -208,7 +360,7 @@ def _parse_lines(path: Path, n0: int, lines: list[str], fmt: str):
     addrs: list[int] = []
     kinds: list[int] = []
     add_a, add_k = addrs.append, kinds.append
-    match = {"lackey": _LACKEY, "din": _DIN, "hex": _HEX}[fmt].match
+    match = {"lackey": _LACKEY, "din": _DIN, "hex": _HEX, "pinatrace": _PINATRACE, "drmemtrace": _DRMEM, "perf": _PERF}[fmt].match
     for n, s in enumerate(lines, start=n0):
         m = match(s)  # the common case first: a line that holds an access, read as _parse_line reads it
         if m is not None:
@@ -216,6 +368,14 @@ def _parse_lines(path: Path, n0: int, lines: list[str], fmt: str):
                 a, k = int(m.group(2), 16), m.group(1) == "I "
             elif fmt == "hex":
                 a, k = int(m.group(1), 16), 0
+            elif fmt == "pinatrace":
+                a, k = int(m.group(2), 16), 0
+            elif fmt == "drmemtrace":
+                a, k = int(m.group(2), 16), m.group(1) == "ifetch"
+            elif fmt == "perf":
+                a, k = int(m.group(1), 16), 0
+                if a == 0 or a > MAX_ADDRESS:
+                    continue  # no address, or the kernel's
             elif m.group(1) < "3":
                 a, k = int(m.group(2), 16), m.group(1) == "2"
             else:
@@ -247,8 +407,11 @@ def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
     out_a = np.empty(chunk, dtype=np.uint64)
     out_k = np.empty(chunk, dtype=np.uint8)
     k = 0
-    for n0, lines in _lines(path, bar):
-        a, kk = _parse_lines(path, n0, lines, fmt)
+    if fmt == "champsim":
+        blocks = (_champsim_accesses(path, n0, rec) for n0, rec in _records(path, bar))
+    else:
+        blocks = (_parse_lines(path, n0, lines, fmt) for n0, lines in _lines(path, bar))
+    for a, kk in blocks:
         i = 0
         while i < a.size:
             take = min(chunk - k, a.size - i)
@@ -335,20 +498,35 @@ class Trace(Workload):
         block = max(1 << GRANULE_SHIFT, layout.regions[-1].page_size)
         limit = min(va, (1 << 63) - block)
         path = Path(self.path)
+        for where, addr in self._located(limit):
+            if limit == va:
+                raise ValueError(
+                    f"{path}, {where}: address {addr:#x} is beyond the virtual address space of machine {machine.name!r} "
+                    f"({machine.va_bits}-bit: addresses below {va:#x})"
+                )
+            raise ValueError(
+                f"{path}, {where}: address {addr:#x} lies in the last {block >> 20} MiB below 2**63: a trace is covered by "
+                f"whole {block >> 20} MiB blocks, and regions end below 2**63"
+            )
+
+    def _located(self, limit: int = 0):
+        """(where, address) of each access at or above ``limit`` this workload simulates: where
+        is "line N", or "record N" in a ChampSim trace."""
+        path = Path(self.path)
+        if self.format == "champsim":
+            for n0, rec in _records(path):
+                m = np.stack([rec["ip"], *rec["src_mem"].T, *rec["dst_mem"].T], axis=1)
+                if not self.instructions:
+                    m[:, 0] = 0
+                for i in np.nonzero((m >= np.uint64(max(limit, 1))).any(axis=1))[0]:
+                    yield f"record {n0 + int(i)}", int(m[i][m[i] >= np.uint64(max(limit, 1))][0])
+            return
         for n0, lines in _lines(path):
             for n, s in enumerate(lines, start=n0):
                 r = _parse_line(s, self.format)
                 if r is None or r[0] < limit or (r[1] and not self.instructions):
                     continue
-                if limit == va:
-                    raise ValueError(
-                        f"{path}, line {n}: address {r[0]:#x} is beyond the virtual address space of machine {machine.name!r} "
-                        f"({machine.va_bits}-bit: addresses below {va:#x})"
-                    )
-                raise ValueError(
-                    f"{path}, line {n}: address {r[0]:#x} lies in the last {block >> 20} MiB below 2**63: a trace is covered by "
-                    f"whole {block >> 20} MiB blocks, and regions end below 2**63"
-                )
+                yield f"line {n}", r[0]
 
     def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
         for a, k in _iter_chunks(Path(self.path), self.format, int(chunk), True):

@@ -90,7 +90,7 @@ def shipped_table():
 
 
 def resolve(trace) -> Path:
-    """A shipped trace's name, or the path of any lackey, din or hex file (.gz allowed)."""
+    """A shipped trace's name, or the path of a trace file in any format :mod:`pagesim.sources.traces` reads."""
     if isinstance(trace, str) and trace in SHIPPED:
         return shipped_traces()[trace]
     p = Path(trace)

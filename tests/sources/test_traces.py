@@ -258,6 +258,18 @@ LINE = st.sampled_from(
         "\x0c0x1000",
         "0x10\x0b",
         "caf\u00e9",
+        "0x401000: R 0x7f0000001000",
+        "0x401000: W 0xffffffffffffffff",
+        "0x401000: X 0x10",
+        "#eof",
+        "           1           1:        7 ifetch       4 byte(s) @ 0x0000000000401000 90",
+        "           2           1:        7 read         8 byte(s) @ 0x00007f0000001000 by PC 0x401000",
+        "           3           1:        7 <marker: timestamp 1>",
+        "Output format:",
+        "# PID, TID, IP, ADDR, LOCAL WEIGHT, DSRC, SYMBOL",
+        "20134 20134 0x401000 0x7f0000001000 5 0x1 a:b",
+        "20134 20134 0xffffffff81000000 0xffffffffb752b814 5 0x1 [kernel]:x",
+        "20134 20134 0x401000 0x0 5 0x1 a:b",
     ]
 )
 
@@ -284,7 +296,7 @@ def _reference(text: str, fmt: str, max_line: int):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(LINE, max_size=40), st.sampled_from(T.FORMATS), st.integers(1, 64), st.sampled_from([8, 12, 20, 1 << 16]), st.booleans(), st.booleans())
+@given(st.lists(LINE, max_size=40), st.sampled_from(T.TEXT_FORMATS), st.integers(1, 64), st.sampled_from([8, 12, 20, 1 << 16]), st.booleans(), st.booleans())
 def test_blocks_cut_anywhere_read_as_line_by_line(tmp_path_factory, lines, fmt, block, max_line, crlf, final_newline):
     """Reading in blocks of any size gives what reading line by line gives: the same accesses, or
     an error naming the same line (the first bad one), with line-length limits of several sizes."""
@@ -450,12 +462,12 @@ def test_a_format_that_cannot_be_told_names_the_way_to_give_it(tmp_path, capsys)
 
     f = tmp_path / "binary.hex"
     f.write_text("1000 # the first access\n2000\n1000\n")
-    with pytest.raises(T.UnknownTraceFormat, match=r"binary\.hex, line 1: cannot tell the trace format from .*: pass format='lackey', 'din' or 'hex'$"):
+    with pytest.raises(T.UnknownTraceFormat, match=r"binary\.hex, line 1: cannot tell the trace format from .*: pass format= one of 'lackey', 'din', 'hex', 'pinatrace', 'drmemtrace', 'perf', 'champsim'$"):
         read_trace(f)
     assert read_trace(f, format="hex").accesses == 3
     assert main(["simulate", "--machine", "skylake", "--trace", str(f), "--page-size", "4K", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err == f"pagesim: error: {f}, line 1: cannot tell the trace format from '1000 # the first access': give --trace-format lackey, din or hex\n", err
+    assert err == f"pagesim: error: {f}, line 1: cannot tell the trace format from '1000 # the first access': give --trace-format, one of lackey, din, hex, pinatrace, drmemtrace, perf, champsim\n", err
     assert main(["simulate", "--machine", "skylake", "--trace", str(f), "--trace-format", "hex", "--page-size", "4K", "--quiet"]) == 0
     out, err = capsys.readouterr()
     assert "accesses 3" in out and err == "", (out, err)

@@ -1,0 +1,206 @@
+"""The trace formats analysts have: ChampSim (64-byte records, plain, gzip or xz), DynamoRIO
+drmemtrace's text view, Pin's pinatrace and `perf mem report -D`. Each test writes its traces with a
+writer of its own, from each format's published layout (ChampSim's inc/trace_instruction.h, the
+drmemtrace view tool's output, Pin's pinatrace.cpp, perf-mem's raw dump), and checks that the same
+synthetic program read from each gives the same accesses and identical counters, and that a
+malformed record names the file and the record."""
+
+import gzip
+import lzma
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pagesim
+from pagesim.sources.traces import FORMATS, TraceFormatError, UnknownTraceFormat, detect_format, read_trace
+
+COUNTERS = ("walks", "walk_refs", "faults", "hits", "misses")
+
+
+def program(n: int, seed: int = 0) -> list[tuple[int, list[int], list[int]]]:
+    """(ip, loads, stores) of ``n`` instructions: a loop over code in 3 pages reading up to 4 and
+    writing up to 2 addresses spread over 64 MiB of data."""
+    rng = np.random.default_rng(seed)
+    code, data = 0x400000, 0x7F0000000000
+    out = []
+    for i in range(n):
+        ip = code + (i * 4) % (3 << 12)
+        loads = [data + int(x) * 64 for x in rng.integers(0, 1 << 20, int(rng.integers(0, 5)))]
+        stores = [data + int(x) * 64 for x in rng.integers(0, 1 << 20, int(rng.integers(0, 3)))]
+        out.append((ip, loads, stores))
+    return out
+
+
+def expected(prog, instructions: bool = True):
+    """The accesses in the order every reader gives them: the fetch, the loads, the stores."""
+    out = []
+    for ip, loads, stores in prog:
+        if instructions:
+            out.append((ip, 1))
+        out += [(a, 0) for a in loads] + [(a, 0) for a in stores]
+    return out
+
+
+def champsim_bytes(prog, flags=None) -> bytes:
+    """ChampSim's input_instr, little-endian: u64 ip, u8 is_branch, u8 branch_taken, u8 dst_reg[2],
+    u8 src_reg[4], u64 dst_mem[2], u64 src_mem[4] (64 bytes)."""
+    out = bytearray()
+    for i, (ip, loads, stores) in enumerate(prog):
+        br, taken = (flags or {}).get(i, (i % 7 == 0, i % 14 == 0))
+        dst = stores + [0] * (2 - len(stores))
+        src = loads + [0] * (4 - len(loads))
+        out += struct.pack("<QBB2B4B2Q4Q", ip, br, taken, 1, 0, 2, 3, 0, 0, *dst, *src)
+    assert len(out) == 64 * len(prog)
+    return bytes(out)
+
+
+def drmemtrace_text(prog) -> str:
+    lines = [
+        "Output format:",
+        "<--record#-> <--instr#->: <---tid---> <record details>",
+        "------------------------------------------------------------",
+        "           1           0:     2765542 <marker: version 6>",
+        "           2           0:     2765542 <marker: page size 4096>",
+    ]
+    rec, tid = 3, 2765543
+    for n, (ip, loads, stores) in enumerate(prog, start=1):
+        lines.append(f"{rec:>12} {n:>11}: {tid:>11} ifetch       4 byte(s) @ 0x{ip:016x} 48 89 e7   mov    %rsp, %rdi")
+        rec += 1
+        for kind, addrs in (("read", loads), ("write", stores)):
+            for a in addrs:
+                lines.append(f"{rec:>12} {n:>11}: {tid:>11} {kind:<12} 8 byte(s) @ 0x{a:016x} by PC 0x{ip:016x}")
+                rec += 1
+        if n % 5 == 0:
+            lines.append(f"{rec:>12} {n:>11}: {tid:>11} <marker: timestamp 13362425886720000>")
+            rec += 1
+    return "\n".join(lines) + "\n"
+
+
+def pinatrace_text(prog) -> str:
+    lines = [f"0x{ip:x}: {rw} 0x{a:x}" for ip, loads, stores in prog for rw, addrs in (("R", loads), ("W", stores)) for a in addrs]
+    return "\n".join(lines + ["#eof"]) + "\n"
+
+
+def perf_text(prog) -> str:
+    lines = ["# PID, TID, IP, ADDR, LOCAL WEIGHT, DSRC, SYMBOL"]
+    for ip, loads, stores in prog:
+        for a in loads + stores:
+            lines.append(f"20134 20134 0x{ip:x} 0x{a:x}     1168 0x5080144 /usr/bin/prog:main")
+    lines.append("20134 20134 0xffffffffb63f645c 0xffffffffb752b814      225 0x26a100142 [kernel.kallsyms]:_raw_spin_lock")
+    lines.append("20134 20134 0x401000 0x0        7 0x0 /usr/bin/prog:main")
+    return "\n".join(lines) + "\n"
+
+
+def write(path, fmt, prog, pack=None):
+    data = champsim_bytes(prog) if fmt == "champsim" else {"drmemtrace": drmemtrace_text, "pinatrace": pinatrace_text, "perf": perf_text}[fmt](prog).encode()
+    if pack == "gz":
+        data = gzip.compress(data)
+    elif pack == "xz":
+        data = lzma.compress(data)
+    path.write_bytes(data)
+    return path
+
+
+def accesses(tr):
+    out = []
+    for a, k in tr.chunks(chunk=7):
+        out += list(zip(a.tolist(), [0] * a.size if k is None else k.tolist()))
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["champsim", "drmemtrace", "pinatrace", "perf"])
+@pytest.mark.parametrize("pack", [None, "gz", "xz"])
+def test_each_format_reads_the_program_it_was_written_from(tmp_path, fmt, pack):
+    prog = program(300)
+    p = write(tmp_path / "trace.bin", fmt, prog, pack)  # the name says nothing: the contents do
+    assert detect_format(p) == fmt
+    tr = read_trace(p)
+    full = fmt in ("champsim", "drmemtrace")  # pinatrace and perf mem record data accesses only
+    assert accesses(tr) == expected(prog, instructions=full)
+    assert tr.format == fmt and tr.instr_accesses == (len(prog) if full else 0)
+
+
+def test_the_same_program_gives_identical_counters_in_every_format(tmp_path):
+    prog = program(3000, seed=1)
+    paths = {f: write(tmp_path / f"t.{f}", f, prog, pack) for f, pack in (("champsim", "xz"), ("drmemtrace", "gz"), ("pinatrace", None), ("perf", None))}
+    for instructions, fmts in ((True, ("champsim", "drmemtrace")), (False, ("champsim", "drmemtrace", "pinatrace", "perf"))):
+        results = {}
+        for f in fmts:
+            ds = pagesim.simulate("skylake", read_trace(paths[f], instructions=instructions), page_size="4K")
+            results[f] = {c: ds[c].values.copy() for c in COUNTERS if c in ds}
+        first = results[fmts[0]]
+        assert int(first["walks"].sum()) > 0
+        for f in fmts[1:]:
+            for c, v in first.items():
+                np.testing.assert_array_equal(results[f][c], v, err_msg=f"{f} vs {fmts[0]}: {c} (instructions={instructions})")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 2**16), st.sampled_from([None, "gz", "xz"]))
+def test_champsim_round_trips_any_program(tmp_path_factory, n, seed, pack):
+    prog = program(n, seed)
+    p = write(tmp_path_factory.mktemp("c") / "t.champsimtrace", "champsim", prog, pack)
+    assert accesses(read_trace(p)) == expected(prog)
+    assert [a for a, k in accesses(read_trace(p, instructions=False))] == [a for a, k in expected(prog, False)]
+
+
+def test_a_bad_champsim_record_is_named(tmp_path):
+    prog = program(10)
+    p = tmp_path / "bad.champsimtrace"
+    p.write_bytes(champsim_bytes(prog, flags={6: (7, 0)}))
+    with pytest.raises(TraceFormatError, match=r"bad.champsimtrace, record 7: is_branch=7, branch_taken=0: a ChampSim record holds 0 or 1"):
+        read_trace(p, format="champsim")
+    p.write_bytes(champsim_bytes(prog)[: 64 * 9 + 20])
+    with pytest.raises(TraceFormatError, match=r"record 10: incomplete: the file ends 20 bytes into it \(a ChampSim record is 64 bytes\)"):
+        read_trace(p)
+    big = champsim_bytes([(0x400000, [1 << 63], [])])
+    p.write_bytes(big)
+    with pytest.raises(TraceFormatError, match=r"record 1: an address beyond 2\*\*63-1"):
+        read_trace(p)
+
+
+def test_damaged_or_misnamed_compressed_data_is_named(tmp_path):
+    good = lzma.compress(champsim_bytes(program(2000)))
+    p = tmp_path / "t.champsimtrace.xz"
+    p.write_bytes(good[: len(good) // 2])
+    with pytest.raises(TraceFormatError, match="t.champsimtrace.xz: the xz data ends early"):
+        read_trace(p, format="champsim")
+    p.write_bytes(good[:40] + bytes(200) + good[240:])
+    with pytest.raises(TraceFormatError, match="t.champsimtrace.xz: the xz data (is damaged|ends early)"):
+        read_trace(p, format="champsim")
+    q = tmp_path / "plain.xz"
+    q.write_bytes(champsim_bytes(program(3)))
+    with pytest.raises(TraceFormatError, match="plain.xz: the name ends in .xz but the file is not xz data"):
+        read_trace(q)
+
+
+@pytest.mark.parametrize(
+    "fmt,bad,expect",
+    [
+        ("pinatrace", "0x401000: X 0x7f00", "line 3: expected '0xIP: R 0xADDR' or '0xIP: W 0xADDR'"),
+        ("drmemtrace", "garbage here", "line 3: expected '<record#> <instr#>: <tid> <record>'"),
+        ("perf", "20134 oops", "line 3: expected 'PID TID 0xIP 0xADDR ...'"),
+    ],
+)
+def test_a_malformed_line_names_file_and_line(tmp_path, fmt, bad, expect):
+    good = {
+        "pinatrace": ["0x401000: R 0x7f0000001000", "0x401004: W 0x7f0000002000"],
+        "drmemtrace": ["           1           1:        7 ifetch       4 byte(s) @ 0x0000000000401000 90", "           2           1:        7 <marker: x>"],
+        "perf": ["# PID, TID, IP, ADDR, LOCAL WEIGHT, DSRC, SYMBOL", "1 1 0x401000 0x7f0000001000 5 0x1 a:b"],
+    }[fmt]
+    p = tmp_path / "bad.txt"
+    p.write_text("\n".join(good + [bad]) + "\n")
+    assert detect_format(p) == fmt
+    with pytest.raises(TraceFormatError, match=f"bad.txt, {expect}"):
+        read_trace(p)
+
+
+def test_binary_data_that_is_not_champsim_is_refused(tmp_path):
+    p = tmp_path / "x.bin"
+    p.write_bytes(bytes(range(256)) * 8)
+    with pytest.raises(UnknownTraceFormat, match="binary data that is not a ChampSim trace"):
+        detect_format(p)
+    assert set(FORMATS) >= {"champsim", "drmemtrace", "pinatrace", "perf", "lackey", "din", "hex"}
