@@ -148,7 +148,7 @@ def cmd_simulate(args) -> int:
             raise ValueError("--trace takes no --param, --working-set or --accesses: the trace fixes them")
         progress = _progress(args)
         try:
-            trace = read_trace(args.trace, format=args.trace_format or "auto", progress=progress)
+            trace = read_trace(args.trace, format=args.trace_format or "auto", progress=progress, cache=args.trace_cache)
         except UnknownTraceFormat as e:
             raise ValueError(f"{e.reason}: give --trace-format, one of {', '.join(TRACE_FORMATS)}") from None
         ds = simulate(args.machine, trace, page_size=args.page_size, seed=seed, progress=progress)
@@ -378,6 +378,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace", help="a memory trace file instead of a workload (valgrind lackey, din, hex, pinatrace, drmemtrace's view, perf mem -D, ChampSim; gzip or xz)"
     )
     s.add_argument("--trace-format", choices=TRACE_FORMATS, help="the trace file's format (default: told from its contents)")
+    s.add_argument(
+        "--trace-cache",
+        action="store_true",
+        help="keep the decoded accesses beside the trace (NAME.pagesim, 9 bytes an access), so the trace is parsed once, not once a read",
+    )
     s.add_argument("--working-set", help="bytes, or a size such as 64M or 1G")
     s.add_argument("--page-size", help="page size for every region (default: the machine's base page)")
     s.add_argument("--accesses", help="number of accesses, a whole number: 1000, 1_000 or 1e3 (workloads with passes repeat to reach it)")

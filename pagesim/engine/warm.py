@@ -8,7 +8,7 @@ Stages, each a tiny run through the code path that compiles its kernels:
     fault-around) and every workload generator;
   - raw addresses laid out (``simulate(m, addresses=a)``), the OS stage with a PhysicalMemory, a
     RAM limit, several processes with the data-cache model (the generic kernel with its walk log),
-    reuse distances, the pointer chase;
+    reuse distances, the pointer chase, the trace reader's byte parser;
   - the timing model's kernels (``simulate_timed`` with each cache hierarchy);
   - with ``specialised``: every preset at each of its page sizes with ``specialize='auto'``, which
     compiles the specialised copy of each preset's chain shape (``stages.preset_shapes()``;
@@ -42,6 +42,7 @@ from .._kernels import _jit
 from .._kernels import specialize as S
 from .._kernels.chase import chase
 from .._kernels.reuse import stack_distances
+from .._kernels.textparse import parse_text
 from ..model.machines import machine, machines
 from ..sources.workloads import WORKLOADS
 from ..system.memory import PhysicalMemory
@@ -154,6 +155,8 @@ def _os_and_extras():
     stack_distances(np.arange(10, dtype=np.int64) % 3, 3)
     words = np.zeros(8, dtype=np.int64)
     chase(words, 0, 4)
+    # the trace reader's byte parser, on the read-only bytes it is given
+    parse_text(np.frombuffer(b"0x1000\n", dtype=np.uint8), 0, 2, 64, np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint8), 0)
     return None
 
 

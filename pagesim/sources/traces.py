@@ -51,12 +51,15 @@ import gzip
 import lzma
 import os
 import re
+import struct
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .._kernels import textparse as TP
 from .._kernels.regions import distinct_blocks
 from ..core.check import check_bool, check_choice
 from ..core.progress import bar
@@ -108,13 +111,14 @@ def _short(text: str, n: int = 80) -> str:
     return repr(text if len(text) <= n else text[:n] + "...")
 
 
-def _lines(path: Path, bar=None):
-    """The lines of the file at ``path`` as ``(number of the first line, list of str)`` per block
-    of about ``_BLOCK`` bytes. gzip data (known by its first bytes) is decompressed; a UTF-8 byte
-    order mark is skipped; bytes that are not ASCII become U+FFFD (and then fail to parse); CRLF
-    line ends are accepted. Memory is bounded: a line longer than ``MAX_LINE`` bytes (not counting
-    its LF or CRLF) is an error, found without reading the rest of it. ``bar``: a tqdm bar advanced by the bytes read from disk
-    (compressed bytes for gzip)."""
+def _line_blocks(path: Path, bar=None):
+    """The file at ``path`` as ``(number of the first line, bytes)`` per block of about ``_BLOCK``
+    bytes of whole lines (each ends in LF but perhaps the file's last). gzip and xz data (known by
+    their first bytes) are decompressed; a UTF-8 byte order mark is skipped; UTF-16 is an error.
+    Memory is bounded: a line that runs on past ``MAX_LINE`` bytes beyond a block is an error,
+    found without reading the rest of it (a long line inside a block is the caller's to find).
+    ``bar``: a tqdm bar advanced by the bytes read from disk (compressed bytes for compressed
+    data)."""
     with open(path, "rb") as raw:
         src, packed = _unpacked(raw, path)
         carry = b""
@@ -144,25 +148,39 @@ def _lines(path: Path, bar=None):
             cut = buf.rfind(b"\n") + 1
             carry = buf[cut:]
             if cut:
-                text = buf[:cut].decode("ascii", "replace")
-                if "\r" in text:
-                    text = text.replace("\r\n", "\n")
-                lines = text.split("\n")
-                lines.pop()  # the empty piece after the last newline
-                if cut > MAX_LINE and max(map(len, lines)) > MAX_LINE:
-                    i = next(i for i, s in enumerate(lines) if len(s) > MAX_LINE)
-                    yield n, lines[:i]  # the lines before it are read first (an error there comes first)
-                    _too_long(path, n + i)
-                yield n, lines
-                n += len(lines)
+                yield n, buf[:cut]
+                n += buf.count(b"\n", 0, cut)
             if len(carry) - carry.endswith(b"\r") > MAX_LINE:  # (a CR may be the start of a CRLF)
-                _too_long(path, n)
+                _too_long(path, n)  # after the lines before it, yielded above
         if carry:
-            text = carry.decode("ascii", "replace")
-            text = text[:-1] if text.endswith("\r") else text
-            if len(text) > MAX_LINE:
-                _too_long(path, n)
-            yield n, [text]
+            yield n, carry
+
+
+def _split(block: bytes) -> list[str]:
+    """The lines of a block of :func:`_line_blocks` as text: bytes that are not ASCII become
+    U+FFFD, CRLF line ends are accepted (a CR before each LF, and at the end, is dropped)."""
+    text = block.decode("ascii", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the empty piece after the last newline
+    elif lines[-1].endswith("\r"):
+        lines[-1] = lines[-1][:-1]
+    return lines
+
+
+def _lines(path: Path, bar=None):
+    """The lines of the file at ``path`` as ``(number of the first line, list of str)`` per block
+    of :func:`_line_blocks`; a line longer than ``MAX_LINE`` (not counting its LF or CRLF) is an
+    error, after the lines before it."""
+    for n, block in _line_blocks(path, bar):
+        lines = _split(block)
+        if len(block) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
+            i = next(i for i, s in enumerate(lines) if len(s) > MAX_LINE)
+            yield n, lines[:i]  # the lines before it are read first (an error there comes first)
+            _too_long(path, n + i)
+        yield n, lines
 
 
 def _unpacked(raw, path: Path):
@@ -354,45 +372,41 @@ def _parse_line(s: str, fmt: str):
     return int(m.group(1), 16), 0
 
 
-def _parse_lines(path: Path, n0: int, lines: list[str], fmt: str):
-    """The accesses of ``lines`` (the first is line ``n0`` of the file) as (addresses uint64,
-    kinds uint8) arrays. Raises TraceFormatError naming the file and the first bad line."""
-    addrs: list[int] = []
-    kinds: list[int] = []
-    add_a, add_k = addrs.append, kinds.append
-    match = {"lackey": _LACKEY, "din": _DIN, "hex": _HEX, "pinatrace": _PINATRACE, "drmemtrace": _DRMEM, "perf": _PERF}[fmt].match
-    for n, s in enumerate(lines, start=n0):
-        m = match(s)  # the common case first: a line that holds an access, read as _parse_line reads it
-        if m is not None:
-            if fmt == "lackey":
-                a, k = int(m.group(2), 16), m.group(1) == "I "
-            elif fmt == "hex":
-                a, k = int(m.group(1), 16), 0
-            elif fmt == "pinatrace":
-                a, k = int(m.group(2), 16), 0
-            elif fmt == "drmemtrace":
-                a, k = int(m.group(2), 16), m.group(1) == "ifetch"
-            elif fmt == "perf":
-                a, k = int(m.group(1), 16), 0
-                if a == 0 or a > MAX_ADDRESS:
-                    continue  # no address, or the kernel's
-            elif m.group(1) < "3":
-                a, k = int(m.group(2), 16), m.group(1) == "2"
-            else:
-                continue  # a din escape record
-        else:
-            try:
-                r = _parse_line(s, fmt)
-            except ValueError as e:
-                raise TraceFormatError(f"{path}, line {n}: {e}; got {_short(s)}") from None
-            if r is None:
-                continue
-            a, k = r
-        if a > MAX_ADDRESS:
-            raise TraceFormatError(f"{path}, line {n}: address {_short(hex(a), 40)[1:-1]} is beyond 2**63-1, the largest address pagesim models")
-        add_a(a)
-        add_k(k)
-    return np.array(addrs, dtype=np.uint64), np.array(kinds, dtype=np.uint8)
+def _parse_block(path: Path, n0: int, block: bytes, fmt: str):
+    """The accesses of a block of :func:`_line_blocks` (its first line is line ``n0``) as
+    (addresses uint64, kinds uint8): the numba parser (``pagesim._kernels.textparse``) reads the
+    plain lines, and each line it leaves is read by :func:`_parse_line`, which takes it, skips it
+    or names the error with the file and the line."""
+    buf = np.frombuffer(block, dtype=np.uint8)
+    cap = block.count(b"\n") + 1
+    out_a = np.empty(cap, dtype=np.uint64)
+    out_k = np.empty(cap, dtype=np.uint8)
+    code = TP.FORMATS.index(fmt)
+    pos = k = 0
+    n = n0
+    while True:
+        pos, k, passed, status = TP.parse_text(buf, pos, code, MAX_LINE, out_a, out_k, k)
+        n += passed
+        if status == TP.DONE:
+            return out_a[:k], out_k[:k]
+        if status == TP.TOO_LONG:
+            _too_long(path, n)
+        e = block.find(b"\n", pos)
+        e = len(block) if e < 0 else e
+        (s,) = _split(block[pos:e] + b"\n")
+        try:
+            r = _parse_line(s, fmt)
+        except ValueError as err:
+            raise TraceFormatError(f"{path}, line {n}: {err}; got {_short(s)}") from None
+        if r is not None:
+            if r[0] > MAX_ADDRESS:
+                raise TraceFormatError(f"{path}, line {n}: address {_short(hex(r[0]), 40)[1:-1]} is beyond 2**63-1, the largest address pagesim models")
+            out_a[k], out_k[k] = r
+            k += 1
+        n += 1
+        pos = e + 1
+        if pos >= len(block):
+            return out_a[:k], out_k[:k]
 
 
 def accesses(path, format: str, chunk: int = 1 << 20):  # noqa: A002
@@ -410,7 +424,7 @@ def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
     if fmt == "champsim":
         blocks = (_champsim_accesses(path, n0, rec) for n0, rec in _records(path, bar))
     else:
-        blocks = (_parse_lines(path, n0, lines, fmt) for n0, lines in _lines(path, bar))
+        blocks = (_parse_block(path, n0, block, fmt) for n0, block in _line_blocks(path, bar))
     for a, kk in blocks:
         i = 0
         while i < a.size:
@@ -445,6 +459,8 @@ class Trace(Workload):
     instr_accesses: int = 0
     #: the sorted distinct 2 MiB block numbers the trace touches, as uint64 bytes (8 bytes a block)
     block_data: bytes = field(default=b"", repr=False)
+    #: the parse-once cache of the decoded accesses beside the trace ("" when not kept)
+    cache: str = ""
 
     def spans(self):
         return []
@@ -529,7 +545,8 @@ class Trace(Workload):
                 yield f"line {n}", r[0]
 
     def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
-        for a, k in _iter_chunks(Path(self.path), self.format, int(chunk), True):
+        cached = _cache_read(Path(self.path), self.format, int(chunk)) if self.cache else None
+        for a, k in cached if cached is not None else _iter_chunks(Path(self.path), self.format, int(chunk), True):
             if not self.instructions:
                 keep = k == 0
                 a = a[keep]
@@ -577,27 +594,140 @@ class _Blocks:
         return self.merged
 
 
-def read_trace(path, format: str = "auto", instructions: bool = True, progress: bool = False) -> Trace:  # noqa: A002
+# The parse-once cache: the decoded accesses of a trace in a file beside it (``NAME.pagesim``), a
+# 64-byte header (magic, version, format, the trace's size and mtime in ns, accesses, instruction
+# fetches) and then 9 bytes an access (the address, little-endian, and its kind). It is used while
+# the trace's size and mtime are those it was written for, and rewritten otherwise.
+CACHE_SUFFIX = ".pagesim"
+_CACHE_HEAD = struct.Struct("<8sII4Q16x")
+_CACHE_MAGIC = b"PAGESIMT"
+_CACHE_VERSION = 1
+CACHED = np.dtype([("a", "<u8"), ("k", "u1")])
+
+
+def cache_path(path) -> Path:
+    """Where the parse-once cache of the trace at ``path`` lives: beside it, ``NAME.pagesim``."""
+    p = Path(path)
+    return p.with_name(p.name + CACHE_SUFFIX)
+
+
+def _cache_key(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def _cache_header(path: Path, fmt: str):
+    """(accesses, instruction fetches) of a cache that is valid for the trace at ``path`` read as
+    ``fmt`` ("auto": any format; then also the format), or None."""
+    c = cache_path(path)
+    try:
+        with open(c, "rb") as f:
+            head = f.read(_CACHE_HEAD.size)
+        length = c.stat().st_size
+    except OSError:
+        return None
+    if len(head) != _CACHE_HEAD.size:
+        return None
+    magic, version, code, size, mtime, n, ni = _CACHE_HEAD.unpack(head)
+    if magic != _CACHE_MAGIC or version != _CACHE_VERSION or code >= len(FORMATS) or (size, mtime) != _cache_key(path):
+        return None
+    if fmt != "auto" and FORMATS[code] != fmt or length != _CACHE_HEAD.size + n * CACHED.itemsize:
+        return None
+    return n, ni, FORMATS[code]
+
+
+def _cache_read(path: Path, fmt: str, chunk: int):
+    """The accesses of a valid cache as (addresses, kinds) arrays of ``chunk``, or None."""
+    head = _cache_header(path, fmt)
+    if head is None:
+        return None
+    n = head[0]
+    rec = np.memmap(cache_path(path), dtype=CACHED, mode="r", offset=_CACHE_HEAD.size, shape=(n,)) if n else np.zeros(0, dtype=CACHED)
+    return ((np.ascontiguousarray(rec["a"][i : i + chunk]), np.ascontiguousarray(rec["k"][i : i + chunk])) for i in range(0, n, chunk))
+
+
+class _CacheWriter:
+    """Writes a cache beside the trace as it is read: to a temporary file, renamed into place only
+    when the whole trace was read (a trace with an error leaves no cache)."""
+
+    def __init__(self, path: Path, fmt: str):
+        self.path, self.fmt = path, fmt
+        self.target = cache_path(path)
+        self.tmp = self.target.with_name(f".{self.target.name}.{os.getpid()}.tmp")
+        self.key = _cache_key(path)
+        self.f = open(self.tmp, "wb")
+        self.f.write(bytes(_CACHE_HEAD.size))
+
+    def add(self, a: np.ndarray, k: np.ndarray) -> None:
+        rec = np.empty(a.size, dtype=CACHED)
+        rec["a"], rec["k"] = a, k
+        self.f.write(rec.tobytes())
+
+    def finish(self, n: int, ni: int) -> None:
+        self.f.seek(0)
+        self.f.write(_CACHE_HEAD.pack(_CACHE_MAGIC, _CACHE_VERSION, FORMATS.index(self.fmt), *self.key, n, ni))
+        self.f.flush()
+        os.fsync(self.f.fileno())
+        self.f.close()
+        if _cache_key(self.path) != self.key:  # the trace changed while it was read
+            self.abort()
+            return
+        os.replace(self.tmp, self.target)
+
+    def abort(self) -> None:
+        self.f.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def read_trace(path, format: str = "auto", instructions: bool = True, progress: bool = False, cache: bool = False) -> Trace:  # noqa: A002
     """Check and summarise the trace at ``path``; returns a :class:`Trace` workload to pass to
     ``simulate(machine, trace, page_size=...)``. ``instructions=False`` keeps data accesses only.
     ``progress``: a progress bar of the bytes checked (the check reads the whole file once).
-    The distinct 2 MiB blocks the accesses touch are kept at 8 bytes a block."""
+    The distinct 2 MiB blocks the accesses touch are kept at 8 bytes a block.
+
+    ``cache=True`` keeps the decoded accesses in a file beside the trace (:func:`cache_path`, 9
+    bytes an access): this check writes it, and every later read of the trace (each simulation,
+    and the next ``read_trace`` while the trace's size and modification time are unchanged) reads
+    it instead of parsing the trace again. A directory that cannot be written gets no cache (a
+    :class:`UserWarning` says so); the trace is read as without one."""
     p = _check_path(path)
     check_choice("format", format, ("auto", *FORMATS))
-    for name, v in (("instructions", instructions), ("progress", progress)):
+    for name, v in (("instructions", instructions), ("progress", progress), ("cache", cache)):
         check_bool(name, v)
-    fmt = detect_format(p) if format == "auto" else format
+    known = _cache_header(p, format) if cache else None
+    fmt = known[2] if known else detect_format(p) if format == "auto" else format
+    writer = None
+    if cache and known is None:
+        try:
+            writer = _CacheWriter(p, fmt)
+        except OSError as e:
+            warnings.warn(f"{p}: no parse-once cache ({cache_path(p)} cannot be written: {e.strerror or e}); the trace is read as it is", stacklevel=2)
     n = ni = 0
     blocks = _Blocks()
     bar = _bar(progress, p.stat().st_size, f"checking {p.name}", "B")
     try:
-        for a, k in _iter_chunks(p, fmt, 1 << 18, True, bar):
+        for a, k in _cache_read(p, fmt, 1 << 18) if known else _iter_chunks(p, fmt, 1 << 18, True, bar):
             n += a.size
             ni += int(k.sum())
             blocks.add(a if instructions else a[k == 0])
+            if writer is not None:
+                writer.add(a, k)
+        if writer is not None:
+            writer.finish(n, ni)
+            writer = None
     finally:
+        if writer is not None:
+            writer.abort()
         if bar is not None:
             bar.close()
     if n == 0 or (not instructions and n == ni):
         raise TraceFormatError(f"{p}: the file holds no {'data ' if not instructions else ''}accesses")
-    return Trace(path=str(p), format=fmt, instructions=bool(instructions), accesses=n, instr_accesses=ni, block_data=blocks.flush().tobytes())
+    return Trace(
+        path=str(p),
+        format=fmt,
+        instructions=bool(instructions),
+        accesses=n,
+        instr_accesses=ni,
+        block_data=blocks.flush().tobytes(),
+        cache=str(cache_path(p)) if cache and _cache_header(p, fmt) else "",
+    )

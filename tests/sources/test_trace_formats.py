@@ -204,3 +204,64 @@ def test_binary_data_that_is_not_champsim_is_refused(tmp_path):
     with pytest.raises(UnknownTraceFormat, match="binary data that is not a ChampSim trace"):
         detect_format(p)
     assert set(FORMATS) >= {"champsim", "drmemtrace", "pinatrace", "perf", "lackey", "din", "hex"}
+
+
+def test_the_parse_once_cache_gives_what_parsing_gives(tmp_path, monkeypatch):
+    import os
+
+    import pagesim.sources.traces as T
+
+    prog = program(2000, seed=3)
+    p = write(tmp_path / "t.drmem.gz", "drmemtrace", prog, "gz")
+    plain = read_trace(p)
+    tr = read_trace(p, cache=True)
+    c = T.cache_path(p)
+    assert c.name == "t.drmem.gz.pagesim" and tr.cache == str(c)
+    assert c.stat().st_size == 64 + 9 * tr.accesses
+    assert (tr.accesses, tr.instr_accesses, tr.block_data, tr.format) == (plain.accesses, plain.instr_accesses, plain.block_data, plain.format)
+
+    def no_parsing(*a, **k):
+        raise AssertionError("the trace was parsed again")
+
+    want = accesses(plain)
+    with monkeypatch.context() as mp:
+        mp.setattr(T, "_iter_chunks", no_parsing)
+        again = read_trace(p, cache=True)  # the check reads the cache
+        assert again.block_data == plain.block_data and accesses(again) == want
+        a = pagesim.simulate("zen4", again, page_size="4K")
+    b = pagesim.simulate("zen4", plain, page_size="4K")
+    for name in COUNTERS:
+        np.testing.assert_array_equal(a[name].values, b[name].values)
+    # the trace changes: the cache no longer describes it, and is written again
+    p.write_bytes(gzip.compress(drmemtrace_text(prog[:100]).encode()))
+    os.utime(p, ns=(1, 1))
+    assert read_trace(p, cache=True).accesses == read_trace(p).accesses < plain.accesses
+    assert T._cache_header(p, "auto")[0] == read_trace(p).accesses
+    # another format asked for: the cache is not used for it
+    assert T._cache_header(p, "lackey") is None
+
+
+def test_a_trace_with_an_error_leaves_no_cache(tmp_path):
+    import pagesim.sources.traces as T
+
+    p = tmp_path / "bad.pinatrace"
+    p.write_text("0x401000: R 0x7f0000001000\n0x401004: Q 0x7f0000002000\n")
+    with pytest.raises(TraceFormatError, match="line 2"):
+        read_trace(p, cache=True)
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["bad.pinatrace"]
+    assert not T.cache_path(p).exists()
+
+
+def test_a_cache_that_cannot_be_written_is_skipped_with_a_warning(tmp_path):
+    """Where the cache cannot be written (here its temporary file's name is taken by a directory,
+    as a read-only directory would refuse it, even to root), the trace is read without one."""
+    import os
+
+    import pagesim.sources.traces as T
+
+    p = write(tmp_path / "t.pin", "pinatrace", program(50))
+    (tmp_path / f".t.pin.pagesim.{os.getpid()}.tmp").mkdir()
+    with pytest.warns(UserWarning, match=r"t.pin: no parse-once cache \(.*t.pin.pagesim cannot be written"):
+        tr = read_trace(p, cache=True)
+    assert tr.cache == "" and accesses(tr) == expected(program(50), instructions=False)
+    assert not T.cache_path(p).exists()

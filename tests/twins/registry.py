@@ -311,6 +311,8 @@ NOT_KERNELS = {
     "walks": "the hashed page table's insertion, inlined into the translation kernels: run by the translate and specialize pairs",
     "writer": "writes the translation kernels' source: the kernels it writes are the translate and specialize pairs",
     "simd": "the tag search inlined into the translation kernels, run by the translate and specialize pairs (and tests/kernels/test_simd.py)",
+    "textparse": "the trace reader's byte parser: its reference is pagesim.sources.traces._parse_line (the formats' regular "
+    "expressions), and tests/sources/test_traces.py requires the block reader to give what reading line by line with it gives",
     "native": "the documents' kernels as real code, timed on the host; they count nothing: tests/host/test_here.py checks that each "
     "makes exactly the accesses of its workload generator (the workloads pair's kernels)",
 }

@@ -1,0 +1,129 @@
+"""Reading traces, ns per access, beside the simulation's own cost per access: each format
+pagesim reads, written from one synthetic program (the writers of tests/sources/test_trace_formats.py
+and tests/sources/test_traces.py), then read_trace (the check pass), one stream of its chunks (what
+every simulation of the trace reads), the same two with the parse-once cache (``cache=True``: the
+check that writes it, then a stream from it), and ``simulate`` of the same accesses from memory.
+
+    python benchmarks/bench_trace_parse.py [--instructions 200000] [--repeat 3]
+
+CPU time (time.process_time), ``--repeat`` rounds with the formats interleaved; the table shows the
+best round and the spread (worst - best) in ns per access, and each figure over the simulation's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import lzma
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import pagesim
+import pagesim.sources.traces as T
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sources"))
+from test_trace_formats import champsim_bytes, drmemtrace_text, perf_text, pinatrace_text, program  # noqa: E402
+
+
+def lackey_text(prog) -> str:
+    lines = ["==1== Lackey"]
+    for ip, loads, stores in prog:
+        lines.append(f"I  {ip:08x},4")
+        lines += [f" L {a:08x},8" for a in loads] + [f" S {a:08x},8" for a in stores]
+    return "\n".join(lines) + "\n"
+
+
+def din_text(prog) -> str:
+    return "\n".join(f"2 {ip:x}\n" + "".join(f"0 {a:x}\n" for a in loads) + "".join(f"1 {a:x}\n" for a in stores) for ip, loads, stores in prog)
+
+
+def hex_text(prog) -> str:
+    return "".join(f"0x{a:x}\n" for _, loads, stores in prog for a in loads + stores)
+
+
+WRITERS = {
+    "lackey": lackey_text,
+    "din": din_text,
+    "hex": hex_text,
+    "pinatrace": pinatrace_text,
+    "drmemtrace": drmemtrace_text,
+    "perf": perf_text,
+}
+
+
+def files(prog, d: Path) -> dict:
+    out = {}
+    for fmt, w in WRITERS.items():
+        p = d / f"t.{fmt}"
+        p.write_text(w(prog))
+        out[fmt] = p
+    raw = champsim_bytes(prog)
+    (d / "t.champsimtrace").write_bytes(raw)
+    (d / "t.champsimtrace.xz").write_bytes(lzma.compress(raw))
+    (d / "t.lackey.gz").write_bytes(gzip.compress((d / "t.lackey").read_bytes()))
+    out["champsim"] = d / "t.champsimtrace"
+    out["champsim (xz)"] = d / "t.champsimtrace.xz"
+    out["lackey (gzip)"] = d / "t.lackey.gz"
+    return out
+
+
+def cpu(fn):
+    t = time.process_time()
+    r = fn()
+    return time.process_time() - t, r
+
+
+def stream(tr) -> int:
+    return sum(a.size for a, _ in tr.chunks())
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--instructions", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    prog = program(args.instructions, seed=7)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = files(prog, Path(tmp))
+        names = list(paths)
+        times = {n: {k: [] for k in ("check", "stream", "cached check", "cached stream", "simulate")} for n in names}
+        counts = {}
+        for _ in range(args.repeat):
+            for n in names:
+                p = paths[n]
+                T.cache_path(p).unlink(missing_ok=True)
+                t, tr = cpu(lambda p=p: T.read_trace(p))
+                times[n]["check"].append(t / tr.accesses)
+                counts[n] = tr.accesses
+                t, _ = cpu(lambda tr=tr: stream(tr))
+                times[n]["stream"].append(t / tr.accesses)
+                t, _ = cpu(lambda p=p: T.read_trace(p, cache=True))
+                t, trc = cpu(lambda p=p: T.read_trace(p, cache=True))
+                times[n]["cached check"].append(t / tr.accesses)
+                t, _ = cpu(lambda trc=trc: stream(trc))
+                times[n]["cached stream"].append(t / tr.accesses)
+                a = np.concatenate([c for c, _ in trc.chunks()])
+                lay = tr.covering_layout("4K")
+                pagesim.simulate("skylake", addresses=a[:1000], layout=lay)  # compiled before timing
+                t, _ = cpu(lambda a=a, lay=lay: pagesim.simulate("skylake", addresses=a, layout=lay))
+                times[n]["simulate"].append(t / a.size)
+    print(f"{args.instructions:,} instructions of one synthetic program, each format; CPU ns per access, best of {args.repeat} (spread)")
+    print(f"{'format':<16}{'accesses':>10}  " + "  ".join(f"{k:>22}" for k in ("check", "stream", "cached check", "cached stream", "simulate")))
+    for n in names:
+        sim = min(times[n]["simulate"]) * 1e9
+        cells = []
+        for k in ("check", "stream", "cached check", "cached stream", "simulate"):
+            v = np.array(times[n][k]) * 1e9
+            ratio = "" if k == "simulate" else f" {v.min() / sim:5.1f}x"
+            cells.append(f"{v.min():8.1f} ({v.max() - v.min():5.1f}){ratio:>7}")
+        print(f"{n:<16}{counts[n]:>10,}  " + "  ".join(f"{c:>22}" for c in cells))
+    print("ratios: the figure over the simulation's own ns per access (simulate of the same accesses, from memory, skylake, 4K pages)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
