@@ -15,7 +15,8 @@ with 2 MiB pages on the preset nearest this processor, virtualised when a hyperv
 The predicted time with 4 KiB pages is the measured THP time plus the simulated difference in
 translation cycles (TLB hit latency, walks, SLB misses) per access, at this processor's clock,
 with walks overlapped up to the preset's walkers (``machine(name).walker.walkers``): none of these
-kernels' addresses depends on a loaded value, so a processor runs their walks side by side:
+kernels is a chain of dependent loads (no access waits for the one before it to find its address),
+so a processor runs their walks side by side:
 
     predicted gain = (t_THP + (c_4K - c_2M) / f) / t_THP - 1      (per access)
 
@@ -52,6 +53,7 @@ from .probe import closest_presets, hypervisor, memory_limit
 
 START = 1 << 40  # where the recorded trace's buffers start (whole 2 MiB blocks each)
 TRANSLATION = ("tlb_hit_latency", "walk", "slb_miss")  # the cost components that translation makes
+COMPONENTS = (*TRANSLATION, "fault", "swap")  # the cost components simulated() can add
 ASSUMED_HZ = 2.5e9
 PLANE = 1040 << 10  # the strided solver's plane, as notebook 02's (1 MiB + 16 KiB)
 
@@ -248,6 +250,10 @@ def simulated(m, trace: np.ndarray, page: int, span: int, components=TRANSLATION
     default; add "fault" for the first touches' faults. ``overlap``: walks that run at once (the
     walk component is divided by it; 1: one after the other)."""
     overlap = check_int("overlap", overlap, 1, 64)
+    if isinstance(components, str) or not hasattr(components, "__iter__") or not components:
+        raise TypeError(f"components={components!r}: give a tuple of cost components such as {TRANSLATION!r}")
+    for c in components:
+        check_choice("components", c, COMPONENTS)
     ds = simulate(m, addresses=trace, layout=Layout.single(span, page, start=START, name="[ here ]"))
     cyc = ds["cycles"].sel(component=[c for c in components if c != "walk"]).values.sum()
     if "walk" in components:
@@ -258,10 +264,10 @@ def simulated(m, trace: np.ndarray, page: int, span: int, components=TRANSLATION
 def predict(k: Kernel, trace: np.ndarray, thp_ns: float, hz: float, mods) -> dict:
     """Each model's predicted gain (%) of THP over 4 KiB pages for ``k``, from its recorded
     ``trace`` and the measured THP time per access ``thp_ns`` (module text)."""
-    thp_ns = check_number("thp_ns", thp_ns, 0)
-    hz = check_number("hz", hz, 1)
+    thp_ns = check_number("thp_ns", thp_ns)
+    hz = check_number("hz", hz, 1e6, 1e11)  # a processor's clock: 1 MHz to 100 GHz
     if thp_ns <= 0:
-        raise ValueError(f"thp_ns={thp_ns!r}: a time per access above 0")
+        raise ValueError(f"thp_ns={thp_ns!r}: a time per access above 0 ns")
     span = trace_span(k)
     out = {}
     for name, m in mods:

@@ -657,7 +657,7 @@ class Machine:
             wd = f"software refill through a {w.tsb_entries}-entry TSB per page size, then {w.sw_walk_refs}-load table walk"
         else:
             wd = "short-format VHPT walker"
-        lines.append(f"  walker: {wd}")
+        lines.append(f"  walker: {wd}; {w.walkers} walk{'s' if w.walkers > 1 else ''} at a time")
         if sources:
             lines.append(f"      source: {w.source}")
             for p in w.pwc:
@@ -696,6 +696,8 @@ def _from_toml(d: dict) -> Machine:
         structs.append(Structure(**s))
     w = dict(d.pop("walker"))
     w["pwc"] = tuple(PageWalkCache(**{**p, "assumed": tuple(p.get("assumed", ())) + unsourced(p)}) for p in w.pop("pwc", []))
+    if "walkers" not in w:  # no source gives the concurrent walks: one, a modelling assumption
+        w["assumed"] = tuple(w.get("assumed", ())) + ("walkers",)
     walker = Walker(**w)
     slb = d.pop("slb", None)
     if slb is not None:

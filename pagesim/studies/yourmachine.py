@@ -223,19 +223,23 @@ def model_fit(res: ProbeResult, sim, by: str = "cycles per load", hz: float | No
     - **at the clock** (``by`` cycles only): t is one period of ``hz`` (default: this processor's,
       :func:`pagesim.host.here.cpu_hz`), nothing fitted: the preset's costs predict the gap.
 
-    Per model: t, the RMS error of the ratio both ways, the ratio at the largest size measured and
-    modelled both ways, the first size where its THP chase walks on most loads, and which model is
-    best each way (``best``: fitted; ``best at the clock``)."""
+    Per model: t, the RMS error of the ratio both ways, the number of sizes compared, the ratio at
+    the largest size measured and modelled both ways, the first size where its THP chase walks on
+    most loads, and which model is best each way (``best``: fitted; ``best at the clock``). A
+    probe with no size in common with ``sim`` gives an empty table."""
     check_choice("by", by, ("cycles per load", "refs per load"))
+    if hz is not None:
+        hz = check_number("hz", hz, 1e6, 1e11)  # a processor's clock: 1 MHz to 100 GHz
     unit = "ns per cycle" if by == "cycles per load" else "ns per reference"
     clock = None
     if by == "cycles per load":
-        clock = 1e9 / (cpu_hz()[0] if hz is None else check_number("hz", hz, 1))
+        clock = 1e9 / (cpu_hz()[0] if hz is None else hz)
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     k4, thp = res.curve("4K"), res.curve("THP")
-    rows = []
-    for model, g in sim.groupby("model", sort=False):
+    rows, fitted = [], {}
+    groups = sim.groupby("model", sort=False) if len(sim) and "model" in sim else ()
+    for model, g in groups:
         refs = g.pivot(index="size", columns="page", values=by)
         sizes = [s for s in refs.index if s in k4.index and s in thp.index]
         if not sizes:
@@ -243,6 +247,7 @@ def model_fit(res: ProbeResult, sim, by: str = "cycles per load", hz: float | No
         x = np.array([refs.loc[s, "4K"] - refs.loc[s, "THP"] for s in sizes])
         d = np.array([k4[s] - thp[s] for s in sizes])
         t = max(0.0, float((x * d).sum() / (x * x).sum())) if (x * x).sum() > 0 else 0.0
+        fitted[model] = t
         base = np.array([thp[s] for s in sizes])
         measured, predicted = (base + d) / base, (base + t * x) / base
         walks = g[(g["page"] == "THP")].set_index("size")["walks per load"]
@@ -251,6 +256,7 @@ def model_fit(res: ProbeResult, sim, by: str = "cycles per load", hz: float | No
             "model": model,
             f"t ({unit}, fitted)": round(t, 3),
             "ratio RMS error": float(np.sqrt(((predicted - measured) ** 2).mean())),
+            "sizes": len(sizes),
             "largest size": format_size(sizes[-1]),
             "4K/THP measured": float(measured[-1]),
             "4K/THP model": float(predicted[-1]),
@@ -268,6 +274,7 @@ def model_fit(res: ProbeResult, sim, by: str = "cycles per load", hz: float | No
             out["best at the clock"] = out["ratio RMS error at the clock"] == out["ratio RMS error at the clock"].min()
     out.attrs["by"] = by
     out.attrs["ns per cycle at the clock"] = clock
+    out.attrs["t"] = fitted  # unrounded, as the errors use it
     return out
 
 
@@ -283,12 +290,12 @@ def plot_models(res: ProbeResult, sim, fit):
     clock = fit.attrs.get("ns per cycle at the clock")
     for _, row in fit.iterrows():
         refs = sim[sim["model"] == row["model"]].pivot(index="size", columns="page", values=fit.attrs.get("by", "cycles per load"))
-        t = row[next(c for c in fit.columns if c.startswith("t ("))]
+        t = fit.attrs.get("t", {}).get(row["model"], row[next(c for c in fit.columns if c.startswith("t ("))])
         (line,) = ax.plot(
             [s / 2**20 for s in sizes],
             [(thp[s] + t * (refs.loc[s, "4K"] - refs.loc[s, "THP"])) / thp[s] for s in sizes],
             "--",
-            label=f"{row['model']} (fitted t = {t:g} ns)",
+            label=f"{row['model']} (fitted t = {t:.3g} ns)",
         )
         if clock:
             ax.plot(
@@ -302,7 +309,7 @@ def plot_models(res: ProbeResult, sim, fit):
     ax.set_xlabel("working set (MiB)")
     ax.set_ylabel("4K / THP latency")
     ax.axhline(1, color="grey", lw=0.8)
-    ax.set_title("4K / THP latency of the page-stride chase: measured, and each model fitted and at the clock")
+    ax.set_title("4K / THP latency of the page-stride chase" + (": fitted (dashed), at the clock (dotted)" if clock else ": fitted (dashed)"), fontsize=10)
     ax.legend(fontsize=8)
     plt.tight_layout()
     return ax
@@ -315,7 +322,12 @@ def record_models(F, fit, preset: str, why_vm) -> None:
         return
     best = fit.loc[fit["ratio RMS error"].idxmin()]
     errors = ", ".join(f"{r['model']} {r['ratio RMS error']:.3f}" for _, r in fit.iterrows())
-    text = f"fitted: {best['model']} (ratio RMS error: {errors})"
+    by_cycles = fit.attrs.get("by", "cycles per load") == "cycles per load"
+    unit = "cycle" if by_cycles else "reference"
+    if int(fit["sizes"].min()) < 2:  # one cost fits any one size exactly: no model can be told apart
+        text = f"not told apart: {int(fit['sizes'].min())} size compared, and one fitted cost fits any one size (ratio RMS error: {errors})"
+    else:
+        text = f"fitted: {best['model']} (ratio RMS error: {errors})"
     if "best at the clock" in fit:
         clock = fit.loc[fit["ratio RMS error at the clock"].idxmin()]
         errors = ", ".join(f"{r['model']} {r['ratio RMS error at the clock']:.3f}" for _, r in fit.iterrows())
@@ -324,12 +336,13 @@ def record_models(F, fit, preset: str, why_vm) -> None:
         text += f"4K/THP at {best['largest size']}: {largest})"
     F.note(
         "model-fit",
-        f"which model of {preset} explains the measured 4K/THP gap (fitted: one cost per cycle each; at the clock: none fitted)",
+        f"which model of {preset} explains the measured 4K/THP gap (fitted: one cost per {unit} each" + ("; at the clock: none fitted)" if by_cycles else ")"),
         "pointer-chase probe",
         f"4K/THP {best['4K/THP measured']:.2f} at {best['largest size']}; " + (f"a virtual machine ({why_vm})" if why_vm else "no hypervisor detected"),
         text,
-        "the fitted cost is fitted per model on the same curve, so its errors compare the models' shapes; at the clock, the preset's "
-        "cycle costs (assumptions) predict the gap; a measurement of this machine, not document evidence",
+        f"the cost per {unit} is fitted per model on the same curve, so its errors compare the models' shapes"
+        + ("; at the clock, the preset's cycle costs (assumptions) predict the gap" if by_cycles else "")
+        + "; a measurement of this machine, not document evidence",
     )
 
 

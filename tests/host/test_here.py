@@ -110,6 +110,9 @@ def test_overlapped_walks_divide_the_walk_cycles_only():
     assert hit1 > 0 and hit6 == hit1
     with pytest.raises(ValueError, match="overlap"):
         here.simulated(m, trace, 4096, span, overlap=0)
+    for bad in ("walk", ("walk", "bogus"), ()):
+        with pytest.raises((TypeError, ValueError), match="components"):
+            here.simulated(m, trace, 4096, span, bad)
 
 
 def test_models_add_the_virtual_machine_only_under_a_hypervisor():

@@ -171,3 +171,22 @@ def test_record_models_names_the_best_model_both_ways():
     assert text.startswith("fitted: VM, host 4K pages (ratio RMS error: bare metal ")
     assert "at the preset's costs and this clock, nothing fitted: VM, host 4K pages (ratio RMS error: bare metal " in text
     assert "VM, host 4K pages 0.000" in text and "4K/THP at 32M: bare metal " in text
+
+
+def test_model_fit_of_nothing_in_common_is_empty_and_one_size_names_no_winner():
+    res, sim = _planted([1 << 20], "VM, host 4K pages", "cycles per load", 0.5)
+    empty = yourmachine.model_fit(res, sim.iloc[0:0], hz=2e9)
+    assert len(empty) == 0
+    fit = yourmachine.model_fit(res, sim, hz=2e9)
+    assert set(fit["sizes"]) == {1}
+    F = Findings("t", "t", host=True)
+    yourmachine.record_models(F, fit, "skylake", None)
+    assert F.get("model-fit").simulation.startswith("not told apart: 1 size compared")
+    refs = yourmachine.model_fit(*_planted([1 << k for k in range(20, 24)], "bare metal", "refs per load", 3), by="refs per load")
+    G = Findings("t", "t", host=True)
+    yourmachine.record_models(G, refs, "skylake", None)
+    g = G.get("model-fit")
+    assert "per reference" in g.finding and "clock" not in g.finding + g.simulation + g.why
+    for bad in (0, 1, float("nan"), True, "2e9"):
+        with pytest.raises((ValueError, TypeError), match="hz"):
+            yourmachine.model_fit(res, sim, by="refs per load", hz=bad)
