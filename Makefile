@@ -26,9 +26,11 @@ $(WARM): $(STAMP) $(wildcard pagesim/_kernels/*.py)
 	$(VENV)/bin/pagesim warm
 	@touch $(WARM)
 
-## The main job: execute every notebook with papermill, write build/report.md and HTML copies.
+## The main job: execute every notebook with papermill, write build/report.md and HTML copies,
+## then build the site from what ran (build/site/_build/html/index.html; not executed again). The
+## notebooks' exit status (an error, or a verdict worse than the baseline) is kept, once the site is built.
 run: $(WARM)
-	$(VENV)/bin/pagesim notebooks --out build
+	$(VENV)/bin/pagesim notebooks --out build; rc=$$?; $(PY) -m pagesim.validation.site --out build && exit $$rc
 
 ## A one-page demonstration of the documents' exact counts.
 demo: $(STAMP)

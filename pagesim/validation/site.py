@@ -1,0 +1,200 @@
+"""The published site: a Jupyter Book (version 1, built by Sphinx) of the notebooks as the main job
+executed them, the validation report, START_HERE as the landing page and an API reference from
+the docstrings, with a Binder launch button on every notebook page.
+
+``build(out)`` stages the book in ``out/book`` from what ``pagesim notebooks --out OUT`` wrote
+(``OUT/notebooks/NN_*.ipynb`` with their outputs, ``OUT/report.md``), without executing anything
+again, and builds it into ``out/site`` (``out/site/_build/html/index.html``). The build fails on
+any Sphinx warning (``--warningiserror``): a broken cross-reference, a missing figure or page.
+Before it, every link of every page is checked: a link to another page of the book stays, a link
+to another file of the repository becomes its address on GitHub (``REPOSITORY``), and a link to a
+file that does not exist is an error naming the page and the target.
+
+    python -m pagesim.validation.site --out build        # after pagesim notebooks --out build
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .report import notebooks_dir
+
+#: where the repository is published (the address the README's Binder link assumes)
+REPOSITORY = "https://github.com/pagesim/pagesim"
+BRANCH = "main"
+BINDER = "https://mybinder.org"
+#: the modules whose public names the API reference lists, in order
+API_MODULES = ("pagesim", "pagesim.engine.timing", "pagesim.sources.traces", "pagesim.sources.datasets", "pagesim.host.here", "pagesim.teaching.explain")
+LINK = re.compile(r"(\]\()([^)\s]+)(\))|(href=\")([^\"]+)(\")")
+
+
+class SiteError(RuntimeError):
+    """The site cannot be built as it stands: a page is missing or links to nothing."""
+
+
+def jupyter_slug(text: str) -> str:
+    """A heading's anchor as JupyterLab makes it: its text, spaces as hyphens, case kept."""
+    return text.strip().replace(" ", "-")
+
+
+def _root() -> Path:
+    return notebooks_dir().parent
+
+
+def _relink(text: str, page: Path, book: Path, where: str) -> str:
+    """``text`` (a page's Markdown, the page's path in the repository ``page``) with every relative
+    link checked: one to a page of the book kept, one to another repository file made absolute."""
+    root = _root()
+
+    def fix(m):
+        pre, target, post = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), m.group(5), m.group(6))
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            return m.group(0)
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve()
+        if not dest.exists():
+            raise SiteError(f"{where}: a link to {target!r}, which does not exist ({dest})")
+        try:
+            rel = dest.relative_to(root)
+        except ValueError:
+            raise SiteError(f"{where}: a link to {target!r}, outside the repository") from None
+        if (book / rel).exists():
+            return m.group(0)
+        kind = "tree" if dest.is_dir() else "blob"
+        return f"{pre}{REPOSITORY}/{kind}/{BRANCH}/{rel.as_posix()}{'#' + anchor if anchor else ''}{post}"
+
+    return LINK.sub(fix, text)
+
+
+def _notebook(src: Path, dest: Path, book: Path, repo_path: Path) -> None:
+    nb = json.loads(src.read_text(encoding="utf-8"))
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] == "markdown":
+            text = "".join(cell["source"])
+            cell["source"] = _relink(text, repo_path, book, f"{repo_path.name}, cell {i}").splitlines(True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def api_page() -> str:
+    """The API reference: each public name of :data:`API_MODULES` with its signature and docstring,
+    as written (a literal block, so a docstring is shown, never parsed)."""
+    lines = [
+        "# API reference",
+        "",
+        "The public functions and classes, with their signatures and docstrings as the code has them",
+        f"(the source: [{REPOSITORY}]({REPOSITORY})).",
+        "",
+    ]
+    for modname in API_MODULES:
+        mod = importlib.import_module(modname)
+        names = list(getattr(mod, "__all__", None) or [n for n, v in vars(mod).items() if not n.startswith("_") and getattr(v, "__module__", "") == modname])
+        lines += [f"## `{modname}`", "", "```text", inspect.getdoc(mod) or "", "```", ""]
+        for name in names:
+            obj = getattr(mod, name)
+            if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            try:
+                sig = str(inspect.signature(obj))
+            except (TypeError, ValueError):
+                sig = ""
+            lines += [f"### `{modname}.{name}`", "", "```text", f"{name}{sig}", "", inspect.getdoc(obj) or "(no docstring)", "```", ""]
+    return "\n".join(lines) + "\n"
+
+
+def stage(out: Path, partial: bool = False) -> Path:
+    """The book's sources in ``out/book``, from the executed notebooks and the report in ``out``.
+    ``partial``: a notebook with no executed copy is taken as committed, without outputs (a
+    preview; the published site has every notebook executed)."""
+    out = Path(out)
+    src = notebooks_dir()
+    executed = sorted((out / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    executed = [p for p in executed if not p.name.endswith(".failed.ipynb")]
+    wanted = sorted(p.name for p in src.glob("[0-9][0-9]_*.ipynb"))
+    missing = sorted(set(wanted) - {p.name for p in executed})
+    if missing and not partial:
+        raise SiteError(f"{out / 'notebooks'}: no executed copy of {', '.join(missing)}: run pagesim notebooks --out {out} first")
+    report = out / "report.md"
+    if not report.is_file():
+        raise SiteError(f"{report}: no validation report: run pagesim notebooks --out {out} first")
+    book = out / "book"
+    if book.exists():
+        shutil.rmtree(book)
+    (book / "notebooks").mkdir(parents=True)
+    # the pages first (so links between them resolve), then their text with the links checked
+    names = ["START_HERE.ipynb", *wanted, "glossary.ipynb"]
+    for name in names:
+        (book / "notebooks" / name).touch()
+    (book / "report.md").touch()
+    for name in names:
+        origin = next((p for p in executed if p.name == name), src / name)
+        _notebook(origin, book / "notebooks" / name, book, src / name)
+    binder = f"{BINDER}/v2/gh/{REPOSITORY.split('github.com/')[1]}/{BRANCH}?urlpath=lab/tree/notebooks/START_HERE.ipynb"
+    head = f"[![Launch in Binder]({BINDER}/badge_logo.svg)]({binder})\n\n"
+    (book / "report.md").write_text(head + _relink(report.read_text(encoding="utf-8"), _root() / "report.md", book, "report.md"), encoding="utf-8")
+    (book / "api.md").write_text(head + api_page(), encoding="utf-8")
+    toc = ["format: jb-book", "root: notebooks/START_HERE", "chapters:"]
+    toc += [f"- file: notebooks/{n.removesuffix('.ipynb')}" for n in names[1:]]
+    toc += ["- file: report", "- file: api"]
+    (book / "_toc.yml").write_text("\n".join(toc) + "\n", encoding="utf-8")
+    config = {
+        "title": "pagesim",
+        "author": "The pagesim developers",
+        "only_build_toc_files": True,
+        "execute": {"execute_notebooks": "off"},
+        "repository": {"url": REPOSITORY, "branch": BRANCH, "path_to_book": ""},
+        "launch_buttons": {"binderhub_url": BINDER, "notebook_interface": "jupyterlab"},
+        "html": {"use_repository_button": True},
+        # headings are link targets as JupyterLab makes them (notebooks link [TLB](glossary.ipynb#TLB))
+        "sphinx": {"config": {"myst_heading_anchors": 4, "myst_heading_slug_func": "pagesim.validation.site.jupyter_slug"}},
+    }
+    (book / "_config.yml").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")  # JSON is YAML
+    return book
+
+
+def build(out, quiet: bool = True, partial: bool = False) -> Path:
+    """Stage (:func:`stage`) and build the site in ``out/site``; returns its index page. Any Sphinx
+    warning fails it."""
+    out = Path(out)
+    book = stage(out, partial)
+    site = out / "site"
+    if site.exists():
+        shutil.rmtree(site)
+    jb = "import sys; from jupyter_book.cli.main import main; sys.exit(main())"  # the jupyter-book command, in this Python
+    cmd = [sys.executable, "-c", jb, "build", str(book), "--path-output", str(site), "--warningiserror", "--keep-going", "--builder", "html"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        log = (r.stdout + r.stderr).strip().splitlines()
+        warn = [ln for ln in log if "WARNING" in ln or "ERROR" in ln or "Error" in ln]
+        raise SiteError("the site did not build:\n" + "\n".join((warn or log)[-40:]))
+    index = site / "_build" / "html" / "index.html"
+    if not index.is_file():
+        raise SiteError(f"the site built no {index}")
+    if not quiet:
+        print(f"site: {index}")
+    return index
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pagesim.validation.site", description="build the site from the executed notebooks")
+    ap.add_argument("--out", default="build", help="the folder pagesim notebooks wrote (default build/)")
+    ap.add_argument("--partial", action="store_true", help="take the notebooks not executed yet as committed (a preview)")
+    args = ap.parse_args(argv)
+    try:
+        build(args.out, quiet=False, partial=args.partial)
+    except SiteError as e:
+        print(f"pagesim site: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
