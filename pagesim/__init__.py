@@ -18,6 +18,7 @@ def _starting_the_command() -> bool:
 
 try:  # numba, numpy and xarray take a second or more to import
     from .core.units import format_size, parse_size
+    from .engine.export import load, save
     from .engine.simulate import simulate
     from .engine.sweep import sweep
     from .model.costs import summary
@@ -46,11 +47,13 @@ __all__ = [
     "Structure",
     "Walker",
     "format_size",
+    "load",
     "machine",
     "machines",
     "parse_size",
     "pmap",
     "reach_table",
+    "save",
     "simulate",
     "summary",
     "sweep",

@@ -29,11 +29,13 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 from ._kernels import _jit
 from .core.units import format_size
 from .core.version import __version__
 from .engine import warm as W
+from .engine.export import save
 from .engine.simulate import simulate
 from .host import measure as MEASURE
 from .host.linux import HUGE, check_region, compare_faults, thp_mode, why_not
@@ -142,6 +144,11 @@ def cmd_simulate(args) -> int:
 
     if (args.workload is None) == (args.trace is None):
         raise ValueError("give --workload or --trace (one of them)")
+    if args.out is not None:  # checked before anything runs
+        if not args.out.endswith((".nc", ".zarr")):
+            raise ValueError(f"--out {args.out}: the name must end in .nc (netCDF) or .zarr (a zarr store)")
+        if Path(args.out).exists() and not args.force:
+            raise ValueError(f"--out {args.out} exists: add --force to replace it")
     seed = _whole("--seed", args.seed, 0, SEED_MAX)
     if args.trace is not None:
         if args.param or args.working_set is not None or args.accesses is not None:
@@ -152,8 +159,7 @@ def cmd_simulate(args) -> int:
         except UnknownTraceFormat as e:
             raise ValueError(f"{e.reason}: give --trace-format, one of {', '.join(TRACE_FORMATS)}") from None
         ds = simulate(args.machine, trace, page_size=args.page_size, seed=seed, progress=progress)
-        print(summary(ds))
-        return 0
+        return _report(ds, args)
     if args.trace_format is not None:
         raise ValueError("--trace-format goes with --trace (the format of the trace file), not with --workload")
     params = _parse_params(args.param)
@@ -162,7 +168,14 @@ def cmd_simulate(args) -> int:
     if args.accesses is not None:
         params["accesses"] = _whole("--accesses", args.accesses, 1, MAX_ACCESSES)
     ds = simulate(args.machine, args.workload, page_size=args.page_size, seed=seed, progress=_progress(args), **params)
+    return _report(ds, args)
+
+
+def _report(ds, args) -> int:
+    """Print the summary of ``ds``, and save it to ``--out`` when given."""
     print(summary(ds))
+    if args.out is not None:
+        print(f"saved: {save(ds, args.out, overwrite=args.force)}")
     return 0
 
 
@@ -378,6 +391,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace", help="a memory trace file instead of a workload (valgrind lackey, din, hex, pinatrace, drmemtrace's view, perf mem -D, ChampSim; gzip or xz)"
     )
     s.add_argument("--trace-format", choices=TRACE_FORMATS, help="the trace file's format (default: told from its contents)")
+    s.add_argument("--out", help="also save the result: a .nc (netCDF) or .zarr file, read back with pagesim.load")
+    s.add_argument("--force", action="store_true", help="replace an existing --out file")
     s.add_argument(
         "--trace-cache",
         action="store_true",

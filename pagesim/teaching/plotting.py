@@ -32,7 +32,7 @@ def theme():
     matplotlib, which only drawing needs)."""
     import seaborn as sns  # deferred: seaborn (and matplotlib) are slow to import; only figures need them
 
-    sns.set_theme(style="whitegrid", context="notebook")
+    sns.set_theme(style="whitegrid", context="notebook", palette="colorblind")  # told apart with any colour vision
     return sns
 
 

@@ -1,0 +1,85 @@
+"""Results to files and back: ``save(ds, path)`` writes a simulation's Dataset as netCDF (``.nc``,
+through h5netcdf) or zarr (``.zarr``, a directory), ``load(path)`` reads it back identical
+(``xarray.testing.assert_identical``: values, dimensions, coordinates, every attribute).
+
+Both formats need the ``export`` extra (``pip install "pagesim[export]"``: h5netcdf and zarr). A
+file is written whole or not at all: to a temporary name beside it, renamed into place at the end.
+An existing file or directory is replaced only with ``overwrite=True``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.check import check_bool
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+FORMATS = {".nc": "netCDF (h5netcdf)", ".zarr": "zarr"}
+ENGINES = {".nc": "h5netcdf", ".zarr": "zarr"}  # the module each format needs
+
+
+def _kind(path) -> tuple[Path, str]:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path={path!r}: give a file name ending in {' or '.join(FORMATS)}")
+    p = Path(path)
+    if p.suffix not in FORMATS:
+        raise ValueError(f"path={str(path)!r}: the name must end in .nc (netCDF, through h5netcdf) or .zarr (a zarr store)")
+    return p, p.suffix
+
+
+def _need(suffix: str) -> None:
+    module = ENGINES[suffix]
+    if importlib.util.find_spec(module) is None:
+        raise ModuleNotFoundError(f"{FORMATS[suffix]} needs {module}: pip install 'pagesim[export]'")
+
+
+def save(ds: "xr.Dataset", path, overwrite: bool = False) -> Path:
+    """Write ``ds`` to ``path`` (``.nc``: netCDF through h5netcdf; ``.zarr``: a zarr store);
+    returns the path. ``load(path)`` gives back an identical Dataset."""
+    import xarray as xr  # deferred: xarray is slow to import; only results need it
+
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"ds: give the Dataset a simulation returned, not {type(ds).__name__}")
+    p, suffix = _kind(path)
+    check_bool("overwrite", overwrite)
+    _need(suffix)
+    if p.exists() and not overwrite:
+        raise FileExistsError(f"{p} exists: pass overwrite=True to replace it")
+    if not p.parent.is_dir():
+        raise FileNotFoundError(f"path={str(path)!r}: the folder {p.parent} does not exist")
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        if suffix == ".nc":
+            ds.to_netcdf(tmp, engine="h5netcdf", invalid_netcdf=True)
+        else:
+            ds.to_zarr(tmp, mode="w", consolidated=True, zarr_format=2)  # version 2: its spec has fixed-length strings
+        if p.is_dir():
+            shutil.rmtree(p)
+        os.replace(tmp, p)
+    finally:
+        if tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif tmp.exists():
+            tmp.unlink()
+    return p
+
+
+def load(path) -> "xr.Dataset":
+    """The Dataset :func:`save` wrote to ``path``, read whole into memory."""
+    import xarray as xr  # deferred: xarray is slow to import; only results need it
+
+    p, suffix = _kind(path)
+    _need(suffix)
+    if not p.exists():
+        raise FileNotFoundError(f"path={str(path)!r}: there is no such {FORMATS[suffix]} file")
+    if suffix == ".nc":
+        with xr.open_dataset(p, engine="h5netcdf") as ds:
+            return ds.load()
+    with xr.open_zarr(p, consolidated=True) as ds:
+        return ds.load()
