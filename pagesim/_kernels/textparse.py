@@ -20,8 +20,9 @@ Formats (codes as ``FORMATS``): lackey ``I  HEX,N`` / `` L|S|M HEX,N``, lines st
 blank lines skipped; din ``L HEX ...`` with label 0-4 (3 and 4 skipped); hex ``HEX`` or
 ``0xHEX`` with an optional ``#`` comment, comment lines skipped; pinatrace ``0xIP: R|W 0xHEX``,
 ``#`` lines skipped; drmemtrace ``REC INSTR: TID KIND ...``: KIND ifetch, read or write with
-``N byte(s) @ 0xHEX`` is an access, any other KIND a record to skip; perf ``PID TID 0xIP 0xHEX``,
-``#`` lines skipped, an address of 0 or of the kernel's half skipped.
+``N byte(s) @ 0xHEX`` is an access, any other KIND a record to skip; perf ``PID TID 0xIP
+0x016HEX`` (perf's own spelling of the address), ``#`` lines skipped, an address of 0 or of the
+kernel's half skipped (the comma-separated form goes to the reference).
 """
 
 import numpy as np
@@ -264,9 +265,10 @@ def _perf(buf, i, le):
     if k < 0 or k >= le or buf[k] != SP:
         return 3, np.uint64(0)
     j = _spaces(buf, k, le)
-    if j + 1 < le and buf[j] == 48 and (buf[j + 1] == 120 or buf[j + 1] == 88):
-        v, e, ok = _hex(buf, j + 2, le)
-        if e > j + 2 and (e == le or not _word(buf[e])):
+    # ADDR as perf prints it: "0x016", then the address in hex
+    if j + 4 < le and buf[j] == 48 and buf[j + 1] == 120 and buf[j + 2] == 48 and buf[j + 3] == 49 and buf[j + 4] == 54:
+        v, e, ok = _hex(buf, j + 5, le)
+        if e > j + 5 and (e == le or not _word(buf[e])):
             if not ok or v == 0:  # beyond 2**63 - 1 (the kernel's half), or no address: skipped
                 return 2, np.uint64(0)
             return 0, v

@@ -31,8 +31,10 @@ Formats
            lines ``<record#> <instr#>: <tid> ifetch|read|write <n> byte(s) @ 0xADDR ...``; ifetch
            is an instruction fetch, read and write data accesses; markers (``<marker: ...>``),
            the header, prefetches and other records are skipped.
-  perf     ``perf mem report -D`` (raw samples): ``PID TID 0xIP 0xADDR ...`` under its
-           ``# PID, TID, IP, ADDR, ...`` header; each sample is a data access at ADDR. Samples
+  perf     ``perf mem report -D`` (raw samples): ``PID TID 0xIP 0x016ADDR ...`` under its
+           ``# PID, TID, IP, ADDR, ...`` header (perf prints ADDR after a literal ``0x016``: its
+           format string has ``0x016%x`` for ``0x%016x``), or with ``-t ,`` the same fields
+           separated by commas, ADDR as ``0xADDR``; each sample is a data access at ADDR. Samples
            in the kernel's half (ADDR at or above 2**63) or with no address (0) are skipped: a
            sampled trace, so its counts are of the samples, not of the program's accesses.
   champsim ChampSim's binary traces (``.champsimtrace``, usually xz- or gzip-compressed): 64-byte
@@ -52,6 +54,7 @@ import lzma
 import os
 import re
 import struct
+import tempfile
 import warnings
 import zlib
 from dataclasses import dataclass, field
@@ -75,9 +78,14 @@ _DIN = re.compile(r"^\s*([0-4])\s+(?:0[xX])?([0-9A-Fa-f]+)\b")
 _HEX = re.compile(r"^\s*(?:0[xX])?([0-9A-Fa-f]+)\s*$")
 _PINATRACE = re.compile(r"^0[xX][0-9A-Fa-f]+: ([RW]) 0[xX]([0-9A-Fa-f]+)\s*$")
 _DRMEM = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+(ifetch|read|write)\s+\d+ byte\(s\) @ 0[xX]([0-9A-Fa-f]+)\b")
+_DRMEM_ACCESS = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+(ifetch|read|write)(\s|$)")  # an access record, well formed or not
 _DRMEM_OTHER = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+\S")  # a record of another kind, or a marker
 _DRMEM_HEAD = ("Output format:", "<--record#->", "---", "<...>")
-_PERF = re.compile(r"^\s*-?\d+\s+-?\d+\s+0[xX][0-9A-Fa-f]+\s+0[xX]([0-9A-Fa-f]+)\b")
+# perf's default form prints ADDR as "0x016" and then the address in hex (its format string,
+# tools/perf/builtin-mem.c dump_raw_samples: "%s0x016%"PRIx64); with -t , the fields are
+# separated by commas and ADDR is 0x and the address
+_PERF = re.compile(r"^\s*-?\d+\s+-?\d+\s+0[xX][0-9A-Fa-f]+\s+0x016([0-9A-Fa-f]+)\b")
+_PERF_SEP = re.compile(r"^\s*-?\d+\s*,\s*-?\d+\s*,\s*0[xX][0-9A-Fa-f]+\s*,\s*0[xX]([0-9A-Fa-f]+)\s*(,|$)")
 _PERF_HEAD = "# PID, TID, IP, ADDR"
 GRANULE_SHIFT = 21  # the layout covers the 2 MiB blocks a trace touches
 
@@ -295,9 +303,16 @@ def detect_format(path) -> str:
             head = b""  # damaged compressed data: reading it as text below names the error
     if b"\x00" in head[:4096] and head[:2] not in (b"\xff\xfe", b"\xfe\xff"):  # binary, not UTF-16 text
         rec = np.frombuffer(head[: len(head) // 64 * 64], dtype=CHAMPSIM_RECORD)
-        if rec.size and ((rec["is_branch"] | rec["branch_taken"]) <= 1).all() and (rec["ip"] != 0).all():
+        if not rec.size:
+            raise UnknownTraceFormat(f"{path}: binary data shorter than one ChampSim record ({len(head)} bytes; a record is 64)")
+        bad = ((rec["is_branch"] | rec["branch_taken"]) > 1) | (rec["ip"] == 0)
+        if not bad.any():
             return "champsim"
-        raise UnknownTraceFormat(f"{path}: binary data that is not a ChampSim trace (its 64-byte records hold 0 or 1 in bytes 8 and 9, and an ip)")
+        i = int(np.argmax(bad))
+        raise UnknownTraceFormat(
+            f"{path}: binary data that is not a ChampSim trace: record {i + 1} has is_branch={rec['is_branch'][i]}, "
+            f"branch_taken={rec['branch_taken'][i]}, ip={int(rec['ip'][i]):#x} (a record holds 0 or 1 in each flag, and an ip)"
+        )
     for n0, lines in _lines(path):
         for n, s in enumerate(lines, start=n0):
             if s.startswith(_PERF_HEAD):
@@ -310,7 +325,7 @@ def detect_format(path) -> str:
                 return "drmemtrace"
             if _PINATRACE.match(s):
                 return "pinatrace"
-            if _PERF.match(s):
+            if _PERF.match(s) or _PERF_SEP.match(s):
                 return "perf"
             if _DIN.match(s) and len(s.split()) >= 2:
                 return "din"
@@ -352,15 +367,17 @@ def _parse_line(s: str, fmt: str):
         m = _DRMEM.match(s)
         if m:
             return int(m.group(2), 16), 1 if m.group(1) == "ifetch" else 0
+        if _DRMEM_ACCESS.match(s):
+            raise ValueError("expected '<kind> <n> byte(s) @ 0xADDR' in an ifetch, read or write record (drmemtrace's view tool)")
         if _DRMEM_OTHER.match(s):
             return None  # a marker, a prefetch, a thread's start or end
         raise ValueError("expected '<record#> <instr#>: <tid> <record>' (drmemtrace's view tool)")
     if fmt == "perf":
         if not s.strip() or s.startswith("#"):
             return None
-        m = _PERF.match(s)
+        m = _PERF.match(s) or _PERF_SEP.match(s)
         if not m:
-            raise ValueError("expected 'PID TID 0xIP 0xADDR ...' (perf mem report -D)")
+            raise ValueError("expected 'PID TID 0xIP 0x016ADDR ...' or 'PID,TID,0xIP,0xADDR,...' (perf mem report -D)")
         a = int(m.group(1), 16)
         return None if a == 0 or a > MAX_ADDRESS else (a, 0)  # no address, or the kernel's
     t = s.split("#", 1)[0]
@@ -595,13 +612,15 @@ class _Blocks:
 
 
 # The parse-once cache: the decoded accesses of a trace in a file beside it (``NAME.pagesim``), a
-# 64-byte header (magic, version, format, the trace's size and mtime in ns, accesses, instruction
-# fetches) and then 9 bytes an access (the address, little-endian, and its kind). It is used while
-# the trace's size and mtime are those it was written for, and rewritten otherwise.
+# 64-byte header (magic, version, format, the trace's size, mtime and ctime in ns and inode,
+# accesses, instruction fetches) and then 9 bytes an access (the address, little-endian, and its
+# kind). It is used while the trace's size, mtime, ctime and inode are those it was written for
+# (ctime cannot be set back by a program, so a copy with its mtime kept still counts as changed),
+# and rewritten otherwise.
 CACHE_SUFFIX = ".pagesim"
-_CACHE_HEAD = struct.Struct("<8sII4Q16x")
+_CACHE_HEAD = struct.Struct("<8sII6Q")
 _CACHE_MAGIC = b"PAGESIMT"
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 CACHED = np.dtype([("a", "<u8"), ("k", "u1")])
 
 
@@ -611,9 +630,9 @@ def cache_path(path) -> Path:
     return p.with_name(p.name + CACHE_SUFFIX)
 
 
-def _cache_key(path: Path) -> tuple[int, int]:
+def _cache_key(path: Path) -> tuple[int, int, int, int]:
     st = path.stat()
-    return st.st_size, st.st_mtime_ns
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 def _cache_header(path: Path, fmt: str):
@@ -628,8 +647,8 @@ def _cache_header(path: Path, fmt: str):
         return None
     if len(head) != _CACHE_HEAD.size:
         return None
-    magic, version, code, size, mtime, n, ni = _CACHE_HEAD.unpack(head)
-    if magic != _CACHE_MAGIC or version != _CACHE_VERSION or code >= len(FORMATS) or (size, mtime) != _cache_key(path):
+    magic, version, code, size, mtime, ctime, ino, n, ni = _CACHE_HEAD.unpack(head)
+    if magic != _CACHE_MAGIC or version != _CACHE_VERSION or code >= len(FORMATS) or (size, mtime, ctime, ino) != _cache_key(path):
         return None
     if fmt != "auto" and FORMATS[code] != fmt or length != _CACHE_HEAD.size + n * CACHED.itemsize:
         return None
@@ -643,7 +662,15 @@ def _cache_read(path: Path, fmt: str, chunk: int):
         return None
     n = head[0]
     rec = np.memmap(cache_path(path), dtype=CACHED, mode="r", offset=_CACHE_HEAD.size, shape=(n,)) if n else np.zeros(0, dtype=CACHED)
-    return ((np.ascontiguousarray(rec["a"][i : i + chunk]), np.ascontiguousarray(rec["k"][i : i + chunk])) for i in range(0, n, chunk))
+
+    def chunks():
+        for i in range(0, n, chunk):
+            a, k = np.ascontiguousarray(rec["a"][i : i + chunk]), np.ascontiguousarray(rec["k"][i : i + chunk])
+            if a.size and (int(a.max()) > MAX_ADDRESS or int(k.max()) > 1):  # what a trace would be refused for
+                raise TraceFormatError(f"{cache_path(path)}: the cache of {path.name} is damaged (accesses {i + 1}-{i + a.size}): delete it")
+            yield a, k
+
+    return chunks()
 
 
 class _CacheWriter:
@@ -653,9 +680,10 @@ class _CacheWriter:
     def __init__(self, path: Path, fmt: str):
         self.path, self.fmt = path, fmt
         self.target = cache_path(path)
-        self.tmp = self.target.with_name(f".{self.target.name}.{os.getpid()}.tmp")
         self.key = _cache_key(path)
-        self.f = open(self.tmp, "wb")
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.target.name}.", suffix=".tmp", dir=self.target.parent)  # one per writer
+        self.tmp = Path(tmp)
+        self.f = os.fdopen(fd, "wb")
         self.f.write(bytes(_CACHE_HEAD.size))
 
     def add(self, a: np.ndarray, k: np.ndarray) -> None:
@@ -672,11 +700,29 @@ class _CacheWriter:
         if _cache_key(self.path) != self.key:  # the trace changed while it was read
             self.abort()
             return
-        os.replace(self.tmp, self.target)
+        try:
+            os.replace(self.tmp, self.target)
+        except OSError as e:
+            self.tmp.unlink(missing_ok=True)
+            warnings.warn(f"{self.path}: no parse-once cache ({self.target} cannot be written: {e.strerror or e}); the trace is read as it is", stacklevel=3)
 
     def abort(self) -> None:
         self.f.close()
         self.tmp.unlink(missing_ok=True)
+
+
+def _summary(chunks, instructions: bool, writer):
+    """(accesses, instruction fetches, the distinct 2 MiB blocks) of ``chunks``; each chunk also to
+    ``writer`` when there is one."""
+    n = ni = 0
+    blocks = _Blocks()
+    for a, k in chunks:
+        n += a.size
+        ni += int(k.sum())
+        blocks.add(a if instructions else a[k == 0])
+        if writer is not None:
+            writer.add(a, k)
+    return n, ni, blocks
 
 
 def read_trace(path, format: str = "auto", instructions: bool = True, progress: bool = False, cache: bool = False) -> Trace:  # noqa: A002
@@ -702,24 +748,26 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
             writer = _CacheWriter(p, fmt)
         except OSError as e:
             warnings.warn(f"{p}: no parse-once cache ({cache_path(p)} cannot be written: {e.strerror or e}); the trace is read as it is", stacklevel=2)
-    n = ni = 0
-    blocks = _Blocks()
-    bar = _bar(progress, p.stat().st_size, f"checking {p.name}", "B")
-    try:
-        for a, k in _cache_read(p, fmt, 1 << 18) if known else _iter_chunks(p, fmt, 1 << 18, True, bar):
-            n += a.size
-            ni += int(k.sum())
-            blocks.add(a if instructions else a[k == 0])
+    if known:
+        try:
+            n, ni, blocks = _summary(_cache_read(p, fmt, 1 << 18), instructions, None)
+        except TraceFormatError as e:  # a damaged cache: read the trace itself, and write the cache again
+            warnings.warn(f"{e}; the trace is read again", stacklevel=2)
+            known = None
+            cache_path(p).unlink(missing_ok=True)
+            return read_trace(p, format=format, instructions=instructions, progress=progress, cache=cache)
+    else:
+        bar = _bar(progress, p.stat().st_size, f"checking {p.name}", "B")
+        try:
+            n, ni, blocks = _summary(_iter_chunks(p, fmt, 1 << 18, True, bar), instructions, writer)
             if writer is not None:
-                writer.add(a, k)
-        if writer is not None:
-            writer.finish(n, ni)
-            writer = None
-    finally:
-        if writer is not None:
-            writer.abort()
-        if bar is not None:
-            bar.close()
+                writer.finish(n, ni)
+                writer = None
+        finally:
+            if writer is not None:
+                writer.abort()
+            if bar is not None:
+                bar.close()
     if n == 0 or (not instructions and n == ni):
         raise TraceFormatError(f"{p}: the file holds no {'data ' if not instructions else ''}accesses")
     return Trace(

@@ -16,6 +16,7 @@ file that does not exist is an error naming the page and the target.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import inspect
 import json
@@ -23,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 from .report import notebooks_dir
@@ -33,7 +35,9 @@ BRANCH = "main"
 BINDER = "https://mybinder.org"
 #: the modules whose public names the API reference lists, in order
 API_MODULES = ("pagesim", "pagesim.engine.timing", "pagesim.sources.traces", "pagesim.sources.datasets", "pagesim.host.here", "pagesim.teaching.explain")
-LINK = re.compile(r"(\]\()([^)\s]+)(\))|(href=\")([^\"]+)(\")")
+LINK = re.compile(r"(\]\()([^)\s]+)(\))|((?:href|src)=\")([^\"]+)(\")")
+CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # fenced blocks and code spans: their text is not a link
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class SiteError(RuntimeError):
@@ -49,17 +53,40 @@ def _root() -> Path:
     return notebooks_dir().parent
 
 
+@functools.lru_cache(maxsize=1)
+def _tracked() -> frozenset | None:
+    """The files git tracks in the repository (None outside a checkout): a link to any other file
+    would point at nothing on GitHub."""
+    try:
+        r = subprocess.run(["git", "ls-files", "-z"], cwd=_root(), capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if r.returncode != 0:
+        return None
+    return frozenset(x for x in r.stdout.decode().split("\0") if x)
+
+
 def _relink(text: str, page: Path, book: Path, where: str) -> str:
     """``text`` (a page's Markdown, the page's path in the repository ``page``) with every relative
-    link checked: one to a page of the book kept, one to another repository file made absolute."""
+    link checked, outside code: one to a page of the book kept, one to another repository file
+    (tracked by git) made absolute."""
+    parts, last = [], 0
+    for m in CODE.finditer(text):
+        parts += [_relink_prose(text[last : m.start()], page, book, where), m.group(0)]
+        last = m.end()
+    return "".join(parts + [_relink_prose(text[last:], page, book, where)])
+
+
+def _relink_prose(text: str, page: Path, book: Path, where: str) -> str:
     root = _root()
+    tracked = _tracked()
 
     def fix(m):
         pre, target, post = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), m.group(5), m.group(6))
         if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
             return m.group(0)
         path, _, anchor = target.partition("#")
-        dest = (page.parent / path).resolve()
+        dest = (page.parent / urllib.parse.unquote(path)).resolve()
         if not dest.exists():
             raise SiteError(f"{where}: a link to {target!r}, which does not exist ({dest})")
         try:
@@ -68,6 +95,8 @@ def _relink(text: str, page: Path, book: Path, where: str) -> str:
             raise SiteError(f"{where}: a link to {target!r}, outside the repository") from None
         if (book / rel).exists():
             return m.group(0)
+        if tracked is not None and not dest.is_dir() and rel.as_posix() not in tracked:
+            raise SiteError(f"{where}: a link to {target!r}, a file git does not track (it would not be on GitHub)")
         kind = "tree" if dest.is_dir() else "blob"
         return f"{pre}{REPOSITORY}/{kind}/{BRANCH}/{rel.as_posix()}{'#' + anchor if anchor else ''}{post}"
 
@@ -173,6 +202,7 @@ def build(out, quiet: bool = True, partial: bool = False) -> Path:
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         log = (r.stdout + r.stderr).strip().splitlines()
+        log = [ANSI.sub("", ln) for ln in log]
         warn = [ln for ln in log if "WARNING" in ln or "ERROR" in ln or "Error" in ln]
         raise SiteError("the site did not build:\n" + "\n".join((warn or log)[-40:]))
     index = site / "_build" / "html" / "index.html"

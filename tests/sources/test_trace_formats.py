@@ -84,13 +84,18 @@ def pinatrace_text(prog) -> str:
     return "\n".join(lines + ["#eof"]) + "\n"
 
 
-def perf_text(prog) -> str:
+def perf_text(prog, sep: str | None = None) -> str:
+    """As perf mem report -D prints its samples (tools/perf/builtin-mem.c, dump_raw_samples):
+    "%5d%s%5d%s0x%016llx%s0x016%llx%s" then the weight, the data source and the symbol, so ADDR
+    comes after a literal 0x016; with -t SEP, "%d%s%d%s0x%llx%s0x%llx%s"."""
     lines = ["# PID, TID, IP, ADDR, LOCAL WEIGHT, DSRC, SYMBOL"]
-    for ip, loads, stores in prog:
-        for a in loads + stores:
-            lines.append(f"20134 20134 0x{ip:x} 0x{a:x}     1168 0x5080144 /usr/bin/prog:main")
-    lines.append("20134 20134 0xffffffffb63f645c 0xffffffffb752b814      225 0x26a100142 [kernel.kallsyms]:_raw_spin_lock")
-    lines.append("20134 20134 0x401000 0x0        7 0x0 /usr/bin/prog:main")
+    samples = [(ip, a) for ip, loads, stores in prog for a in loads + stores]
+    samples += [(0xFFFFFFFFB63F645C, 0xFFFFFFFFB752B814), (0x401000, 0)]  # a kernel address, and none: skipped
+    for ip, a in samples:
+        if sep is None:
+            lines.append(f"{20134:5d} {20134:5d} 0x{ip:016x} 0x016{a:x} {1168:5d} 0x{0x5080144:06x} /usr/bin/prog:main")
+        else:
+            lines.append(sep.join(["20134", "20134", f"0x{ip:x}", f"0x{a:x}", "1168", "0x5080144", "/usr/bin/prog:main"]))
     return "\n".join(lines) + "\n"
 
 
@@ -182,14 +187,16 @@ def test_damaged_or_misnamed_compressed_data_is_named(tmp_path):
     [
         ("pinatrace", "0x401000: X 0x7f00", "line 3: expected '0xIP: R 0xADDR' or '0xIP: W 0xADDR'"),
         ("drmemtrace", "garbage here", "line 3: expected '<record#> <instr#>: <tid> <record>'"),
-        ("perf", "20134 oops", "line 3: expected 'PID TID 0xIP 0xADDR ...'"),
+        ("perf", "20134 oops", "line 3: expected 'PID TID 0xIP 0x016ADDR ...'"),
+        ("perf", "20134 20134 0x0000000000401000 0x7f0000001000 5 0x1 a:b", "line 3: expected 'PID TID 0xIP 0x016ADDR ...'"),
+        ("drmemtrace", "           2           1:        7 read         8 byte(s) @ 0xZZ", "line 3: expected '<kind> <n> byte\\(s\\) @ 0xADDR'"),
     ],
 )
 def test_a_malformed_line_names_file_and_line(tmp_path, fmt, bad, expect):
     good = {
         "pinatrace": ["0x401000: R 0x7f0000001000", "0x401004: W 0x7f0000002000"],
         "drmemtrace": ["           1           1:        7 ifetch       4 byte(s) @ 0x0000000000401000 90", "           2           1:        7 <marker: x>"],
-        "perf": ["# PID, TID, IP, ADDR, LOCAL WEIGHT, DSRC, SYMBOL", "1 1 0x401000 0x7f0000001000 5 0x1 a:b"],
+        "perf": ["# PID, TID, IP, ADDR, LOCAL WEIGHT, DSRC, SYMBOL", "    1     1 0x0000000000401000 0x0167f0000001000     5 0x000001 a:b"],
     }[fmt]
     p = tmp_path / "bad.txt"
     p.write_text("\n".join(good + [bad]) + "\n")
@@ -260,8 +267,66 @@ def test_a_cache_that_cannot_be_written_is_skipped_with_a_warning(tmp_path):
     import pagesim.sources.traces as T
 
     p = write(tmp_path / "t.pin", "pinatrace", program(50))
-    (tmp_path / f".t.pin.pagesim.{os.getpid()}.tmp").mkdir()
+    T.cache_path(p).mkdir()  # its name taken by a directory
     with pytest.warns(UserWarning, match=r"t.pin: no parse-once cache \(.*t.pin.pagesim cannot be written"):
         tr = read_trace(p, cache=True)
     assert tr.cache == "" and accesses(tr) == expected(program(50), instructions=False)
-    assert not T.cache_path(p).exists()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["t.pin", "t.pin.pagesim"] and not os.listdir(T.cache_path(p))
+
+
+def test_threads_caching_one_trace_at_once_each_get_it(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pagesim.sources.traces as T
+
+    p = write(tmp_path / "t.pin", "pinatrace", program(20_000, seed=2))
+    with ThreadPoolExecutor(3) as ex:
+        got = list(ex.map(lambda _: read_trace(p, cache=True), range(3)))
+    want = read_trace(p)
+    assert all(t.accesses == want.accesses and t.block_data == want.block_data for t in got)
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["t.pin", "t.pin.pagesim"]
+    assert T._cache_header(p, "auto")[0] == want.accesses
+
+
+def test_a_damaged_or_outdated_cache_is_not_used(tmp_path):
+    import os
+
+    import pagesim.sources.traces as T
+
+    p = write(tmp_path / "t.pin", "pinatrace", program(300, seed=4))
+    want = accesses(read_trace(p))
+    read_trace(p, cache=True)
+    c = T.cache_path(p)
+    raw = bytearray(c.read_bytes())
+    raw[64 + 7] = 0xFF  # the first address's top byte: beyond 2**63-1
+    c.write_bytes(bytes(raw))
+    with pytest.warns(UserWarning, match="is damaged"):
+        tr = read_trace(p, cache=True)
+    assert accesses(tr) == want and T._cache_header(p, "auto") is not None
+    # the same size and mtime, other contents (as cp -p or rsync leave a file): the inode or ctime tells
+    st = p.stat()
+    other = tmp_path / "other.pin"
+    other.write_text(p.read_text().replace(": R 0x7f0000", ": R 0x7f0001"))  # other addresses, the same size
+    assert other.stat().st_size == st.st_size
+    os.replace(other, p)
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert accesses(read_trace(p, cache=True)) == accesses(read_trace(p)) != want
+
+
+def test_perf_with_a_field_separator_reads_the_same_samples(tmp_path):
+    prog = program(200, seed=5)
+    plain = write(tmp_path / "plain.txt", "perf", prog)
+    commas = tmp_path / "commas.txt"
+    commas.write_text(perf_text(prog, sep=","))
+    assert detect_format(commas) == "perf"
+    assert accesses(read_trace(commas)) == accesses(read_trace(plain)) == expected(prog, instructions=False)
+
+
+def test_a_champsim_file_that_is_not_one_names_the_record(tmp_path):
+    p = tmp_path / "t.bin"
+    p.write_bytes(champsim_bytes(program(5), flags={1: (2, 0)}))
+    with pytest.raises(UnknownTraceFormat, match="record 2 has is_branch=2"):
+        detect_format(p)
+    p.write_bytes(champsim_bytes(program(1))[:30])
+    with pytest.raises(UnknownTraceFormat, match=r"shorter than one ChampSim record \(30 bytes"):
+        detect_format(p)

@@ -268,8 +268,11 @@ LINE = st.sampled_from(
         "Output format:",
         "# PID, TID, IP, ADDR, LOCAL WEIGHT, DSRC, SYMBOL",
         "20134 20134 0x401000 0x7f0000001000 5 0x1 a:b",
-        "20134 20134 0xffffffff81000000 0xffffffffb752b814 5 0x1 [kernel]:x",
-        "20134 20134 0x401000 0x0 5 0x1 a:b",
+        "20134 20134 0x0000000000401000 0x0167f0000001000  5 0x000001 a:b",
+        "20134 20134 0xffffffff81000000 0x016ffffffffb752b814 5 0x1 [kernel]:x",
+        "20134 20134 0x401000 0x0160 5 0x1 a:b",
+        "20134,20134,0x401000,0x7f0000001000,5,0x1,a:b",
+        "           2           1:        7 write        8 byte(s) @ 0xZZ",
     ]
 )
 

@@ -46,6 +46,14 @@ def test_stage_keeps_links_between_pages_and_points_others_at_github(tmp_path):
 def test_a_link_to_nothing_is_named_before_building(tmp_path):
     with pytest.raises(S.SiteError, match=r"00_basics.ipynb, cell 0: a link to 'no_such_page.ipynb', which does not exist"):
         S.stage(_run_folder(tmp_path, break_link="no_such_page.ipynb"))
+    with pytest.raises(S.SiteError, match=r"a link to '../.git/config', a file git does not track"):
+        S.stage(_run_folder(tmp_path / "b", break_link="../.git/config"))
+    out = _run_folder(tmp_path / "c")
+    (out / "report.md").write_text('# r\n\n<img src="figs/missing.png">\n')
+    with pytest.raises(S.SiteError, match=r"report.md: a link to 'figs/missing.png', which does not exist"):
+        S.stage(out)
+    (out / "report.md").write_text("# r\n\nWrite a link as `[x](not/a/file)`, and\n\n```\n[y](nor/this)\n```\n[percent](docs/traces%2Emd)\n")
+    assert f"[percent]({S.REPOSITORY}/blob/{S.BRANCH}/docs/traces.md)" in (S.stage(out) / "report.md").read_text()
 
 
 def test_a_run_that_is_not_complete_builds_no_site(tmp_path):
