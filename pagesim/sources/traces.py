@@ -127,41 +127,54 @@ def _line_blocks(path: Path, bar=None):
     found without reading the rest of it (a long line inside a block is the caller's to find).
     ``bar``: a tqdm bar advanced by the bytes read from disk (compressed bytes for compressed
     data)."""
+    carry = b""
+    n = 1  # the number of the line that carry begins
+    first = True
+
+    def done():  # what was read when compressed data cannot be read on
+        # the decompressor gives nothing of a block it cannot finish: lines of that last block (up
+        # to _BLOCK bytes of text) may still be in the file
+        read = f"lines 1 to {n - 1} were read, in whole blocks" if n > 1 else "no whole block could be read"
+        return read + f" of {_BLOCK // 1024} KiB of text (the block it stopped in may hold more lines)"
+
+    for block in _read_blocks(path, bar, done):
+        if first:
+            first = False
+            if block.startswith(_UTF8_BOM):
+                block = block[len(_UTF8_BOM) :]
+            elif block[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                raise TraceFormatError(f"{path}: the file is UTF-16 text; traces are ASCII (convert it, e.g. iconv -f UTF-16 -t ASCII)")
+            if not block:
+                continue
+        buf = carry + block if carry else block
+        cut = buf.rfind(b"\n") + 1
+        carry = buf[cut:]
+        if cut:
+            yield n, buf[:cut]
+            n += buf.count(b"\n", 0, cut)
+        if len(carry) - carry.endswith(b"\r") > MAX_LINE:  # (a CR may be the start of a CRLF)
+            _too_long(path, n)  # after the lines before it, yielded above
+    if carry:
+        yield n, carry
+
+
+def _read_blocks(path: Path, bar, done):
+    """The file's contents (gzip and xz decompressed: :func:`_unpacked`) in blocks of ``_BLOCK``
+    bytes. Compressed data that cannot be read on is an error saying ``done()``: what was read."""
     with open(path, "rb") as raw:
         src, packed = _unpacked(raw, path)
-        carry = b""
-        n = 1  # the number of the line that carry begins
-        first = True
         pos = 0
         while True:
             try:
                 block = src.read(_BLOCK)
             except (EOFError, OSError, zlib.error, lzma.LZMAError) as e:
-                # the decompressor gives nothing of a block it cannot finish: lines of that last
-                # block (up to _BLOCK bytes of text) may still be in the file
-                done = f"lines 1 to {n - 1} were read, in whole blocks" if n > 1 else "no whole block could be read"
-                _damaged(path, packed, e, done + f" of {_BLOCK // 1024} KiB of text (the block it stopped in may hold more lines)")
+                _damaged(path, packed, e, done())
             if bar is not None:
                 bar.update(raw.tell() - pos)
                 pos = raw.tell()
-            if first:
-                first = False
-                if block.startswith(_UTF8_BOM):
-                    block = block[len(_UTF8_BOM) :]
-                elif block[:2] in (b"\xff\xfe", b"\xfe\xff"):
-                    raise TraceFormatError(f"{path}: the file is UTF-16 text; traces are ASCII (convert it, e.g. iconv -f UTF-16 -t ASCII)")
             if not block:
-                break
-            buf = carry + block if carry else block
-            cut = buf.rfind(b"\n") + 1
-            carry = buf[cut:]
-            if cut:
-                yield n, buf[:cut]
-                n += buf.count(b"\n", 0, cut)
-            if len(carry) - carry.endswith(b"\r") > MAX_LINE:  # (a CR may be the start of a CRLF)
-                _too_long(path, n)  # after the lines before it, yielded above
-        if carry:
-            yield n, carry
+                return
+            yield block
 
 
 def _split(block: bytes) -> list[str]:
@@ -220,31 +233,22 @@ def _records(path: Path, bar=None):
     block of about ``_BLOCK`` bytes (decompressed as :func:`_lines` does). A file that does not end
     on a whole record is an error naming the record."""
     size = CHAMPSIM_RECORD.itemsize
-    with open(path, "rb") as raw:
-        src, packed = _unpacked(raw, path)
-        carry = b""
-        n = 1
-        pos = 0
-        while True:
-            try:
-                block = src.read(_BLOCK)
-            except (EOFError, OSError, zlib.error, lzma.LZMAError) as e:
-                done = f"records 1 to {n - 1} were read" if n > 1 else "no record could be read"
-                _damaged(path, packed, e, done)
-            if bar is not None:
-                bar.update(raw.tell() - pos)
-                pos = raw.tell()
-            if not block:
-                break
-            buf = carry + block if carry else block
-            whole = len(buf) // size * size
-            carry = buf[whole:]
-            if whole:
-                rec = np.frombuffer(buf[:whole], dtype=CHAMPSIM_RECORD)
-                yield n, rec
-                n += rec.size
-        if carry:
-            raise TraceFormatError(f"{path}, record {n}: incomplete: the file ends {len(carry)} bytes into it (a ChampSim record is {size} bytes)")
+    carry = b""
+    n = 1
+
+    def done():  # what was read when compressed data cannot be read on
+        return f"records 1 to {n - 1} were read" if n > 1 else "no record could be read"
+
+    for block in _read_blocks(path, bar, done):
+        buf = carry + block if carry else block
+        whole = len(buf) // size * size
+        carry = buf[whole:]
+        if whole:
+            rec = np.frombuffer(buf[:whole], dtype=CHAMPSIM_RECORD)
+            yield n, rec
+            n += rec.size
+    if carry:
+        raise TraceFormatError(f"{path}, record {n}: incomplete: the file ends {len(carry)} bytes into it (a ChampSim record is {size} bytes)")
 
 
 def _champsim_accesses(path: Path, n0: int, rec: np.ndarray):
