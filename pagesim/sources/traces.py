@@ -737,9 +737,10 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
 
     ``cache=True`` keeps the decoded accesses in a file beside the trace (:func:`cache_path`, 9
     bytes an access): this check writes it, and every later read of the trace (each simulation,
-    and the next ``read_trace`` while the trace's size and modification time are unchanged) reads
-    it instead of parsing the trace again. A directory that cannot be written gets no cache (a
-    :class:`UserWarning` says so); the trace is read as without one."""
+    and the next ``read_trace`` while the trace is unchanged: its size, modification and
+    status-change times and inode) reads it instead of parsing the trace again. A damaged cache is
+    read around and written again; a directory that cannot be written gets no cache (a
+    :class:`UserWarning` says so); the trace is then read as without one."""
     p = _check_path(path)
     check_choice("format", format, ("auto", *FORMATS))
     for name, v in (("instructions", instructions), ("progress", progress), ("cache", cache)):
@@ -757,7 +758,6 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
             n, ni, blocks = _summary(_cache_read(p, fmt, 1 << 18), instructions, None)
         except TraceFormatError as e:  # a damaged cache: read the trace itself, and write the cache again
             warnings.warn(f"{e}; the trace is read again", stacklevel=2)
-            known = None
             cache_path(p).unlink(missing_ok=True)
             return read_trace(p, format=format, instructions=instructions, progress=progress, cache=cache)
     else:
