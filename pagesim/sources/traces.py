@@ -70,9 +70,9 @@ from ..core.units import parse_page_size
 from ..model.layout import Layout
 from .workloads import Workload
 
-FORMATS = ("lackey", "din", "hex", "pinatrace", "drmemtrace", "perf", "champsim")
-TEXT_FORMATS = FORMATS[:-1]
-MAX_ADDRESS = (1 << 63) - 1
+TEXT_FORMATS = TP.FORMATS  # the text formats, in the byte parser's order (its format codes)
+FORMATS = (*TEXT_FORMATS, "champsim")
+MAX_ADDRESS = TP.MAX_ADDRESS
 _LACKEY = re.compile(r"^(I | L| S| M) ?\s*([0-9A-Fa-f]+),(\d+)\s*$")
 _DIN = re.compile(r"^\s*([0-4])\s+(?:0[xX])?([0-9A-Fa-f]+)\b")
 _HEX = re.compile(r"^\s*(?:0[xX])?([0-9A-Fa-f]+)\s*$")
@@ -120,8 +120,8 @@ def _short(text: str, n: int = 80) -> str:
 
 
 def _line_blocks(path: Path, bar=None):
-    """The file at ``path`` as ``(number of the first line, bytes)`` per block of about ``_BLOCK``
-    bytes of whole lines (each ends in LF but perhaps the file's last). gzip and xz data (known by
+    """The file at ``path`` as ``(number of the first line, bytes, the number of LFs in them)`` per
+    block of about ``_BLOCK`` bytes of whole lines (each ends in LF but perhaps the file's last). gzip and xz data (known by
     their first bytes) are decompressed; a UTF-8 byte order mark is skipped; UTF-16 is an error.
     Memory is bounded: a line that runs on past ``MAX_LINE`` bytes beyond a block is an error,
     found without reading the rest of it (a long line inside a block is the caller's to find).
@@ -150,12 +150,13 @@ def _line_blocks(path: Path, bar=None):
         cut = buf.rfind(b"\n") + 1
         carry = buf[cut:]
         if cut:
-            yield n, buf[:cut]
-            n += buf.count(b"\n", 0, cut)
+            lf = buf.count(b"\n", 0, cut)
+            yield n, buf[:cut], lf
+            n += lf
         if len(carry) - carry.endswith(b"\r") > MAX_LINE:  # (a CR may be the start of a CRLF)
             _too_long(path, n)  # after the lines before it, yielded above
     if carry:
-        yield n, carry
+        yield n, carry, 0
 
 
 def _read_blocks(path: Path, bar, done):
@@ -195,7 +196,7 @@ def _lines(path: Path, bar=None):
     """The lines of the file at ``path`` as ``(number of the first line, list of str)`` per block
     of :func:`_line_blocks`; a line longer than ``MAX_LINE`` (not counting its LF or CRLF) is an
     error, after the lines before it."""
-    for n, block in _line_blocks(path, bar):
+    for n, block, _ in _line_blocks(path, bar):
         lines = _split(block)
         if len(block) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
             i = next(i for i, s in enumerate(lines) if len(s) > MAX_LINE)
@@ -251,6 +252,16 @@ def _records(path: Path, bar=None):
         raise TraceFormatError(f"{path}, record {n}: incomplete: the file ends {len(carry)} bytes into it (a ChampSim record is {size} bytes)")
 
 
+def _champsim_matrix(rec: np.ndarray) -> np.ndarray:
+    """ChampSim records' addresses in the order they are accessed, one row a record: ip, the 4
+    source (load) addresses, the 2 destination (store) addresses; 0 where unused."""
+    m = np.empty((rec.size, 7), dtype=np.uint64)
+    m[:, 0] = rec["ip"]
+    m[:, 1:5] = rec["src_mem"]
+    m[:, 5:7] = rec["dst_mem"]
+    return m
+
+
 def _champsim_accesses(path: Path, n0: int, rec: np.ndarray):
     """The accesses of ChampSim records ``rec`` (the first is record ``n0``): per record, the
     instruction fetch at ip, the loads at its nonzero source addresses, the stores at its nonzero
@@ -262,10 +273,7 @@ def _champsim_accesses(path: Path, n0: int, rec: np.ndarray):
             f"{path}, record {n0 + i}: is_branch={rec['is_branch'][i]}, branch_taken={rec['branch_taken'][i]}: a ChampSim record holds 0 or 1 "
             "in each (is this a ChampSim trace, and whole from its start?)"
         )
-    m = np.empty((rec.size, 7), dtype=np.uint64)
-    m[:, 0] = rec["ip"]
-    m[:, 1:5] = rec["src_mem"]
-    m[:, 5:7] = rec["dst_mem"]
+    m = _champsim_matrix(rec)
     keep = m != 0
     keep[:, 0] = True
     kinds = np.zeros((rec.size, 7), dtype=np.uint8)
@@ -393,13 +401,14 @@ def _parse_line(s: str, fmt: str):
     return int(m.group(1), 16), 0
 
 
-def _parse_block(path: Path, n0: int, block: bytes, fmt: str):
-    """The accesses of a block of :func:`_line_blocks` (its first line is line ``n0``) as
+def _parse_block(path: Path, n0: int, block: bytes, lf: int, fmt: str):
+    """The accesses of a block of :func:`_line_blocks` (its first line is line ``n0``, ``lf`` the
+    number of LFs in it) as
     (addresses uint64, kinds uint8): the numba parser (``pagesim._kernels.textparse``) reads the
     plain lines, and each line it leaves is read by :func:`_parse_line`, which takes it, skips it
     or names the error with the file and the line."""
     buf = np.frombuffer(block, dtype=np.uint8)
-    cap = block.count(b"\n") + 1
+    cap = lf + 1  # at most one access a line
     out_a = np.empty(cap, dtype=np.uint64)
     out_k = np.empty(cap, dtype=np.uint8)
     code = TP.FORMATS.index(fmt)
@@ -445,7 +454,7 @@ def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
     if fmt == "champsim":
         blocks = (_champsim_accesses(path, n0, rec) for n0, rec in _records(path, bar))
     else:
-        blocks = (_parse_block(path, n0, block, fmt) for n0, block in _line_blocks(path, bar))
+        blocks = (_parse_block(path, n0, block, lf, fmt) for n0, block, lf in _line_blocks(path, bar))
     for a, kk in blocks:
         i = 0
         while i < a.size:
@@ -552,7 +561,7 @@ class Trace(Workload):
         path = Path(self.path)
         if self.format == "champsim":
             for n0, rec in _records(path):
-                m = np.stack([rec["ip"], *rec["src_mem"].T, *rec["dst_mem"].T], axis=1)
+                m = _champsim_matrix(rec)
                 if not self.instructions:
                     m[:, 0] = 0
                 for i in np.nonzero((m >= np.uint64(max(limit, 1))).any(axis=1))[0]:

@@ -541,9 +541,14 @@ class Findings:
             write_atomic({p: json.dumps(data, indent=1)}, f"the findings of {self.notebook}")
 
 
+def host_notebook(name: str) -> bool:
+    """A notebook about the reader's own machine or program: every finding of it is measured there."""
+    return "_your_" in name
+
+
 def is_host(r: dict, f: dict) -> bool:
     """A finding measured on the machine that runs the notebook: a check of pagesim, not a document's figure."""
-    return bool(f.get("host")) or "_your_" in r.get("notebook", "")
+    return bool(f.get("host")) or host_notebook(r.get("notebook", ""))
 
 
 def regressions(records: list[dict], baseline: dict) -> list[str]:
@@ -557,13 +562,11 @@ def regressions(records: list[dict], baseline: dict) -> list[str]:
     one is reported, as a document finding would otherwise slip out of the gate."""
     out = []
     for r in records:
+        if host_notebook(r["notebook"]) or r.get("status") != "ok":
+            continue  # its findings are all measured here; an error is reported on its own
         base = baseline.get(r["notebook"].removesuffix(".ipynb"), {})
         now = {f["id"]: label(f) for f in r.get("findings", [])}
         host = {f["id"] for f in r.get("findings", []) if is_host(r, f)}
-        if "_your_" in r["notebook"]:
-            continue  # every finding of a notebook about your machine or program is measured there
-        if r.get("status") != "ok":
-            continue  # an error is reported on its own
         for fid, was in base.items():
             if fid in host:  # the baseline keeps no host check: a document finding turned into one
                 out.append(f"{r['notebook']}: {fid} was {was}, now a check measured on this machine (not a document finding)")

@@ -237,7 +237,7 @@ def model_fit(res: ProbeResult, sim, by: str = "cycles per load", hz: float | No
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     k4, thp = res.curve("4K"), res.curve("THP")
-    rows, fitted = [], {}
+    rows, curves = [], {}
     groups = sim.groupby("model", sort=False) if len(sim) and "model" in sim else ()
     for model, g in groups:
         refs = g.pivot(index="size", columns="page", values=by)
@@ -247,7 +247,6 @@ def model_fit(res: ProbeResult, sim, by: str = "cycles per load", hz: float | No
         x = np.array([refs.loc[s, "4K"] - refs.loc[s, "THP"] for s in sizes])
         d = np.array([k4[s] - thp[s] for s in sizes])
         t = max(0.0, float((x * d).sum() / (x * x).sum())) if (x * x).sum() > 0 else 0.0
-        fitted[model] = t
         base = np.array([thp[s] for s in sizes])
         measured, predicted = (base + d) / base, (base + t * x) / base
         walks = g[(g["page"] == "THP")].set_index("size")["walks per load"]
@@ -261,10 +260,12 @@ def model_fit(res: ProbeResult, sim, by: str = "cycles per load", hz: float | No
             "4K/THP measured": float(measured[-1]),
             "4K/THP model": float(predicted[-1]),
         }
+        at_clock = None
         if clock is not None:
             at_clock = (base + clock * x) / base
             row["ratio RMS error at the clock"] = float(np.sqrt(((at_clock - measured) ** 2).mean()))
             row["4K/THP model at the clock"] = float(at_clock[-1])
+        curves[model] = (sizes, predicted, at_clock, t)
         row["THP walks on most loads from"] = format_size(int(over.index.min())) if len(over) else "never"
         rows.append(row)
     out = pd.DataFrame(rows)
@@ -274,13 +275,16 @@ def model_fit(res: ProbeResult, sim, by: str = "cycles per load", hz: float | No
             out["best at the clock"] = out["ratio RMS error at the clock"] == out["ratio RMS error at the clock"].min()
     out.attrs["by"] = by
     out.attrs["ns per cycle at the clock"] = clock
-    out.attrs["t"] = fitted  # unrounded, as the errors use it
+    # per model, what the errors were computed from: (sizes, 4K/THP fitted, 4K/THP at the clock or
+    # None, the fitted t unrounded), so a plot draws exactly what the table judges
+    out.attrs["curves"] = curves
     return out
 
 
 def plot_models(res: ProbeResult, sim, fit):
-    """The measured 4K/THP ratio of the page-stride chase against each model's: with its fitted t
-    (dashed) and at the clock (dotted, when the fit was by cycles)."""
+    """The measured 4K/THP ratio of the page-stride chase against each model's, as
+    :func:`model_fit` computed them: with its fitted t (dashed) and at the clock (dotted, when the
+    fit was by cycles)."""
     import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     k4, thp = res.curve("4K"), res.curve("THP")
@@ -288,23 +292,11 @@ def plot_models(res: ProbeResult, sim, fit):
     sizes = [s for s in sorted(set(sim["size"])) if s in k4.index and s in thp.index]
     ax.plot([s / 2**20 for s in sizes], [k4[s] / thp[s] for s in sizes], "ko-", ms=4, label="measured here")
     clock = fit.attrs.get("ns per cycle at the clock")
-    for _, row in fit.iterrows():
-        refs = sim[sim["model"] == row["model"]].pivot(index="size", columns="page", values=fit.attrs.get("by", "cycles per load"))
-        t = fit.attrs.get("t", {}).get(row["model"], row[next(c for c in fit.columns if c.startswith("t ("))])
-        (line,) = ax.plot(
-            [s / 2**20 for s in sizes],
-            [(thp[s] + t * (refs.loc[s, "4K"] - refs.loc[s, "THP"])) / thp[s] for s in sizes],
-            "--",
-            label=f"{row['model']} (fitted t = {t:.3g} ns)",
-        )
-        if clock:
-            ax.plot(
-                [s / 2**20 for s in sizes],
-                [(thp[s] + clock * (refs.loc[s, "4K"] - refs.loc[s, "THP"])) / thp[s] for s in sizes],
-                ":",
-                color=line.get_color(),
-                label=f"{row['model']} (at the clock, t = {clock:.3g} ns)",
-            )
+    for model, (at, fitted, at_clock, t) in fit.attrs.get("curves", {}).items():
+        mib = [s / 2**20 for s in at]
+        (line,) = ax.plot(mib, fitted, "--", label=f"{model} (fitted t = {t:.3g} ns)")
+        if at_clock is not None:
+            ax.plot(mib, at_clock, ":", color=line.get_color(), label=f"{model} (at the clock, t = {clock:.3g} ns)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("working set (MiB)")
     ax.set_ylabel("4K / THP latency")

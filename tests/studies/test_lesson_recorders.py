@@ -190,3 +190,18 @@ def test_model_fit_of_nothing_in_common_is_empty_and_one_size_names_no_winner():
     for bad in (0, 1, float("nan"), True, "2e9"):
         with pytest.raises((ValueError, TypeError), match="hz"):
             yourmachine.model_fit(res, sim, by="refs per load", hz=bad)
+
+
+def test_plot_models_draws_what_the_table_judges():
+    """Each model's dashed (fitted) and dotted (at the clock) lines end at the ratios its row gives."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    res, sim = _planted([1 << k for k in range(16, 26)], "VM, host 4K pages", "cycles per load", 0.5)
+    fit = yourmachine.model_fit(res, sim, hz=2e9)
+    ax = yourmachine.plot_models(res, sim, fit)
+    ends = {ln.get_label(): ln.get_ydata()[-1] for ln in ax.get_lines()}
+    for _, row in fit.iterrows():
+        (fitted,) = [v for k, v in ends.items() if k.startswith(f"{row['model']} (fitted")]
+        (clock,) = [v for k, v in ends.items() if k.startswith(f"{row['model']} (at the clock")]
+        assert fitted == pytest.approx(row["4K/THP model"]) and clock == pytest.approx(row["4K/THP model at the clock"])
