@@ -249,3 +249,121 @@ def sweep(
     ax.set_ylabel(ylabel or (ys[0] if len(ys) == 1 else ""))
     ax.legend(fontsize=8, loc="best")
     return ax
+
+
+def _scaled(text: str, scale: str) -> str:
+    """An axis label, with its scale when the label does not name one."""
+    return text if scale == "linear" or "log" in text else f"{text} ({scale} scale)"
+
+
+def _panel(ax) -> str:
+    """One panel of a figure in words: its title, what it draws, its axes and its legend."""
+    parts = []
+    title = ax.get_title() or ax.get_title("left") or ax.get_title("right")
+    lines = [ln for ln in ax.get_lines() if not str(ln.get_label()).startswith("_")]
+    bars = sum(len(c) for c in ax.containers)
+    images = len(ax.images) + sum(1 for c in ax.collections if type(c).__name__ == "QuadMesh")
+    points = sum(1 for c in ax.collections if type(c).__name__ == "PathCollection")
+    drawn = []
+    if images:
+        drawn.append("a heat map")
+    if bars:
+        drawn.append(f"{bars} bar{'s' if bars > 1 else ''}")
+    if lines:
+        drawn.append(f"{len(lines)} line{'s' if len(lines) > 1 else ''}")
+    elif ax.get_lines() and not bars and not images:
+        drawn.append("lines")
+    if points:
+        drawn.append("points")
+    if not drawn:
+        drawn.append("text and shapes" if ax.texts or ax.patches else "nothing")
+    head = f"'{title}': " if title else ""
+    parts.append(head + " and ".join(drawn))
+    x, y = ax.get_xlabel(), ax.get_ylabel()
+    if images and (x or y):
+        parts.append(f"rows {y or 'unlabelled'}, columns {x or 'unlabelled'}")
+    elif y and x:
+        parts.append(f"{_scaled(y, ax.get_yscale())} against {_scaled(x, ax.get_xscale())}")
+    elif y or x:
+        parts.append(_scaled(y, ax.get_yscale()) if y else _scaled(x, ax.get_xscale()))
+    legend = ax.get_legend()
+    names = [t.get_text() for t in legend.get_texts()] if legend is not None else [str(ln.get_label()) for ln in lines]
+    names = [n for n in names if n]
+    if names:
+        what = legend.get_title().get_text() if legend is not None else ""
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        parts.append(f"for {what + ' ' if what else ''}{shown}")
+    return "; ".join(parts)
+
+
+def describe(fig, limit: int = 400) -> str:
+    """A one-line text description of a matplotlib figure (its alt text), read from what it draws:
+    the title, then each panel's title, kind (lines, bars, points, a heat map), axis labels and
+    legend entries, in at most ``limit`` characters. A figure that describes itself (a
+    ``description`` attribute, as the diagrams of :mod:`pagesim.teaching.diagrams` have) gives
+    its own text, on one line."""
+    own = getattr(fig, "description", None)
+    if isinstance(own, str) and own.strip():
+        return " ".join(own.split())
+    axes = [ax for ax in fig.get_axes() if ax.get_label() != "<colorbar>" and ax.get_visible()]
+    sup = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    panels = [_panel(ax) for ax in axes]
+    if len(panels) == 1:
+        body = "A chart: " + panels[0]
+    else:
+        body = f"{len(panels)} panels: " + " | ".join(f"({i}) {p}" for i, p in enumerate(panels, start=1))
+    text = (f"{sup}. " if sup else "") + body + "."
+    text = " ".join(text.split())  # one line
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _alt_formatter(ip) -> bool:
+    """Wrap the kernel's PNG formatter for figures so its output carries :func:`describe`'s line;
+    False while the kernel has none yet."""
+    from matplotlib.figure import Figure  # deferred: matplotlib is slow to import; only figures need it
+
+    formatter = ip.display_formatter.formatters["image/png"]
+    try:
+        png = formatter.lookup_by_type(Figure)
+    except KeyError:
+        return False
+    if getattr(png, "describes", False):
+        return True
+
+    def with_alt(fig):
+        out = png(fig)
+        if out is None:
+            return None
+        data, meta = out if isinstance(out, tuple) else (out, {})
+        return data, {**(meta or {}), "alt": describe(fig)}
+
+    with_alt.describes = True
+    formatter.for_type(Figure, with_alt)
+    return True
+
+
+def describe_figures() -> None:
+    """Make every matplotlib figure this IPython kernel displays carry its :func:`describe` line as
+    alt text (the output's ``image/png`` metadata, which the published site turns into the image's
+    ``alt``). It loads the plotting backend, which closes any figure open. Outside IPython it does
+    nothing; calling it again changes nothing."""
+    try:
+        from IPython import get_ipython  # deferred: only a notebook kernel has one
+    except ImportError:
+        return
+    ip = get_ipython()
+    if ip is None:
+        return
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    plt.switch_backend(matplotlib.get_backend())  # loaded now: the inline backend registers its PNG formatter as it loads
+    if _alt_formatter(ip):
+        return
+
+    # the inline backend, loaded in this cell, registers its formatter once the cell has run
+    def after_cell(*_):
+        if _alt_formatter(ip):
+            ip.events.unregister("post_run_cell", after_cell)
+
+    ip.events.register("post_run_cell", after_cell)

@@ -16,7 +16,9 @@ file that does not exist is an error naming the page and the target.
 from __future__ import annotations
 
 import argparse
+import base64
 import functools
+import hashlib
 import importlib
 import inspect
 import json
@@ -38,6 +40,8 @@ API_MODULES = ("pagesim", "pagesim.engine.timing", "pagesim.sources.traces", "pa
 LINK = re.compile(r"(\]\()([^)\s]+)(\))|((?:href|src)=\")([^\"]+)(\")")
 CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # fenced blocks and code spans: their text is not a link
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: the staged table of the notebooks' figures and their alt text (SHA-256 of the PNG -> text)
+ALT_FILE = "_alt.json"
 
 
 class SiteError(RuntimeError):
@@ -103,14 +107,44 @@ def _relink_prose(text: str, page: Path, book: Path, where: str) -> str:
     return LINK.sub(fix, text)
 
 
-def _notebook(src: Path, dest: Path, book: Path, repo_path: Path) -> None:
+def _notebook(src: Path, dest: Path, book: Path, repo_path: Path) -> dict:
+    """Stage one notebook (its links checked); returns its figures' alt text by image (the SHA-256
+    of the PNG, the name MyST-NB gives the image's file). A figure without alt text is an error."""
     nb = json.loads(src.read_text(encoding="utf-8"))
+    alts = {}
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] == "markdown":
             text = "".join(cell["source"])
             cell["source"] = _relink(text, repo_path, book, f"{repo_path.name}, cell {i}").splitlines(True)
+        for out in cell.get("outputs", ()):
+            png = out.get("data", {}).get("image/png")
+            if png is None:
+                continue
+            alt = out.get("metadata", {}).get("image/png", {}).get("alt", "").strip()
+            if not alt:
+                raise SiteError(f"{src}, cell {i}: a figure without alt text (the notebook calls pagesim.teaching.plotting.describe_figures() before it draws)")
+            data = "".join(png) if isinstance(png, list) else png
+            alts[hashlib.sha256(base64.b64decode(data)).hexdigest()] = alt
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return alts
+
+
+def _set_alt(app, doctree) -> None:
+    """Sphinx: each notebook figure's alt text, from the staged ``ALT_FILE``."""
+    from docutils import nodes as docutils_nodes  # deferred: only the site build (the site extra) has docutils
+
+    table = json.loads((Path(app.srcdir) / ALT_FILE).read_text(encoding="utf-8")) if (Path(app.srcdir) / ALT_FILE).is_file() else {}
+    for node in doctree.findall(docutils_nodes.image):
+        alt = table.get(Path(str(node.get("uri", ""))).stem)
+        if alt:
+            node["alt"] = alt
+
+
+def setup(app):
+    """The book's own Sphinx extension: figures' alt text (:func:`_set_alt`)."""
+    app.connect("doctree-read", _set_alt)
+    return {"parallel_read_safe": True}
 
 
 def api_page() -> str:
@@ -163,9 +197,11 @@ def stage(out: Path, partial: bool = False) -> Path:
     for name in names:
         (book / "notebooks" / name).touch()
     (book / "report.md").touch()
+    alts = {}
     for name in names:
         origin = next((p for p in executed if p.name == name), src / name)
-        _notebook(origin, book / "notebooks" / name, book, src / name)
+        alts |= _notebook(origin, book / "notebooks" / name, book, src / name)
+    (book / ALT_FILE).write_text(json.dumps(alts, indent=1) + "\n", encoding="utf-8")
     binder = f"{BINDER}/v2/gh/{REPOSITORY.split('github.com/')[1]}/{BRANCH}?urlpath=lab/tree/notebooks/START_HERE.ipynb"
     head = f"[![Launch in Binder]({BINDER}/badge_logo.svg)]({binder})\n\n"
     (book / "report.md").write_text(head + _relink(report.read_text(encoding="utf-8"), _root() / "report.md", book, "report.md"), encoding="utf-8")
@@ -183,7 +219,10 @@ def stage(out: Path, partial: bool = False) -> Path:
         "launch_buttons": {"binderhub_url": BINDER, "notebook_interface": "jupyterlab"},
         "html": {"use_repository_button": True},
         # headings are link targets as JupyterLab makes them (notebooks link [TLB](glossary.ipynb#TLB))
-        "sphinx": {"config": {"myst_heading_anchors": 4, "myst_heading_slug_func": "pagesim.validation.site.jupyter_slug"}},
+        "sphinx": {
+            "config": {"myst_heading_anchors": 4, "myst_heading_slug_func": "pagesim.validation.site.jupyter_slug"},
+            "extra_extensions": ["pagesim.validation.site"],  # figures' alt text (setup below)
+        },
     }
     (book / "_config.yml").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")  # JSON is YAML
     return book

@@ -1,7 +1,7 @@
 """The built site in a real browser (Debian's chromium through playwright, as
-tests/validation/test_browser.py drives it): a notebook page shows its figures, loaded, and the
-report page its verdict table. The site is built from notebook 00 executed in quick mode, the
-other notebooks as committed (``site.build(..., partial=True)``). Runs with ``pytest -m browser``."""
+tests/validation/test_browser.py drives it): a notebook page shows its figures, loaded, each with
+its alt text, and the report page its verdict table. The site is built from notebook 00 executed
+in quick mode, the other notebooks as committed (``site.build(..., partial=True)``). Runs with ``pytest -m browser``."""
 
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ def test_the_site_shows_a_notebooks_figures_and_the_reports_table(built_site, br
     try:
         page.goto((built_site / "notebooks" / "00_basics.html").as_uri())
         page.wait_for_load_state("load")
-        sizes = page.eval_on_selector_all("img", "imgs => imgs.filter(i => i.src.includes('_images')).map(i => [i.complete, i.naturalWidth])")
-        assert sizes and all(done and width > 100 for done, width in sizes), f"the figures of 00_basics did not load: {sizes}"
+        sizes = page.eval_on_selector_all("img", "imgs => imgs.filter(i => i.src.includes('_images')).map(i => [i.complete, i.naturalWidth, i.alt])")
+        assert sizes and all(done and width > 100 for done, width, _ in sizes), f"the figures of 00_basics did not load: {sizes}"
+        assert all("A chart: " in alt or " panels: " in alt for _, _, alt in sizes), f"a figure of 00_basics without its alt text: {sizes}"
         assert page.locator("a[href*='mybinder.org/v2/gh/pagesim/pagesim']").count() >= 1
         page.goto((built_site / "report.html").as_uri())
         page.wait_for_load_state("load")
