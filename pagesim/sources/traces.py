@@ -120,13 +120,14 @@ def _short(text: str, n: int = 80) -> str:
 
 
 def _line_blocks(path: Path, bar=None):
-    """The file at ``path`` as ``(number of the first line, bytes, the number of LFs in them)`` per
-    block of about ``_BLOCK`` bytes of whole lines (each ends in LF but perhaps the file's last). gzip and xz data (known by
-    their first bytes) are decompressed; a UTF-8 byte order mark is skipped; UTF-16 is an error.
-    Memory is bounded: a line that runs on past ``MAX_LINE`` bytes beyond a block is an error,
-    found without reading the rest of it (a long line inside a block is the caller's to find).
-    ``bar``: a tqdm bar advanced by the bytes read from disk (compressed bytes for compressed
-    data)."""
+    """The file at ``path`` as ``(number of the first line, data, start, end, number of LFs in
+    data[start:end])``, whole lines (each ends in LF but perhaps the file's last), per block of
+    about ``_BLOCK`` bytes, without copying the block: the line a block boundary cuts comes as a
+    piece of its own. ``data`` is valid until the next piece is asked for (:func:`_read_blocks`). gzip and xz data (known by their first bytes) are decompressed; a UTF-8
+    byte order mark is skipped; UTF-16 is an error. Memory is bounded: a line that runs on past
+    ``MAX_LINE`` bytes beyond a block is an error, found without reading the rest of it (a long
+    line inside a block is the caller's to find). ``bar``: a tqdm bar advanced by the bytes read
+    from disk (compressed bytes for compressed data)."""
     carry = b""
     n = 1  # the number of the line that carry begins
     first = True
@@ -146,36 +147,50 @@ def _line_blocks(path: Path, bar=None):
                 raise TraceFormatError(f"{path}: the file is UTF-16 text; traces are ASCII (convert it, e.g. iconv -f UTF-16 -t ASCII)")
             if not block:
                 continue
-        buf = carry + block if carry else block
-        cut = buf.rfind(b"\n") + 1
-        carry = buf[cut:]
-        if cut:
-            lf = buf.count(b"\n", 0, cut)
-            yield n, buf[:cut], lf
-            n += lf
+        start = 0
+        if carry:
+            i = block.find(b"\n")
+            if i < 0:
+                carry += block
+            else:
+                head = carry + block[: i + 1]  # the line the boundary cut, whole
+                yield n, head, 0, len(head), 1
+                n += 1
+                carry = b""
+                start = i + 1
+        if not carry:
+            cut = block.rfind(b"\n", start) + 1
+            if cut > start:
+                lf = block.count(b"\n", start, cut)
+                yield n, block, start, cut, lf
+                n += lf
+            carry = block[max(cut, start) :]
         if len(carry) - carry.endswith(b"\r") > MAX_LINE:  # (a CR may be the start of a CRLF)
             _too_long(path, n)  # after the lines before it, yielded above
     if carry:
-        yield n, carry, 0
+        yield n, carry, 0, len(carry), 0
 
 
 def _read_blocks(path: Path, bar, done):
-    """The file's contents (gzip and xz decompressed: :func:`_unpacked`) in blocks of ``_BLOCK``
-    bytes. Compressed data that cannot be read on is an error saying ``done()``: what was read."""
+    """The file's contents (gzip and xz decompressed: :func:`_unpacked`) in blocks of up to
+    ``_BLOCK`` bytes, each a bytearray that the next block overwrites: the caller is done with a
+    block when it asks for the next. Compressed data that cannot be read on is an error saying
+    ``done()``: what was read."""
+    buf = bytearray(_BLOCK)  # one buffer, read into again for each block (no new memory to fault in)
     with open(path, "rb") as raw:
         src, packed = _unpacked(raw, path)
         pos = 0
         while True:
             try:
-                block = src.read(_BLOCK)
+                got = src.readinto(buf)
             except (EOFError, OSError, zlib.error, lzma.LZMAError) as e:
                 _damaged(path, packed, e, done())
             if bar is not None:
                 bar.update(raw.tell() - pos)
                 pos = raw.tell()
-            if not block:
+            if not got:
                 return
-            yield block
+            yield buf if got == len(buf) else buf[:got]
 
 
 def _split(block: bytes) -> list[str]:
@@ -196,7 +211,8 @@ def _lines(path: Path, bar=None):
     """The lines of the file at ``path`` as ``(number of the first line, list of str)`` per block
     of :func:`_line_blocks`; a line longer than ``MAX_LINE`` (not counting its LF or CRLF) is an
     error, after the lines before it."""
-    for n, block, _ in _line_blocks(path, bar):
+    for n, data, start, end, _ in _line_blocks(path, bar):
+        block = data[start:end]
         lines = _split(block)
         if len(block) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
             i = next(i for i, s in enumerate(lines) if len(s) > MAX_LINE)
@@ -401,18 +417,17 @@ def _parse_line(s: str, fmt: str):
     return int(m.group(1), 16), 0
 
 
-def _parse_block(path: Path, n0: int, block: bytes, lf: int, fmt: str):
-    """The accesses of a block of :func:`_line_blocks` (its first line is line ``n0``, ``lf`` the
-    number of LFs in it) as
-    (addresses uint64, kinds uint8): the numba parser (``pagesim._kernels.textparse``) reads the
-    plain lines, and each line it leaves is read by :func:`_parse_line`, which takes it, skips it
-    or names the error with the file and the line."""
-    buf = np.frombuffer(block, dtype=np.uint8)
+def _parse_block(path: Path, n0: int, data: bytes, start: int, end: int, lf: int, fmt: str):
+    """The accesses of ``data[start:end]``, lines of :func:`_line_blocks` (its first line is line
+    ``n0``, ``lf`` the number of LFs in it) as (addresses uint64, kinds uint8): the numba parser
+    (``pagesim._kernels.textparse``) reads the plain lines, and each line it leaves is read by
+    :func:`_parse_line`, which takes it, skips it or names the error with the file and the line."""
+    buf = np.frombuffer(data, dtype=np.uint8)[:end]
     cap = lf + 1  # at most one access a line
     out_a = np.empty(cap, dtype=np.uint64)
     out_k = np.empty(cap, dtype=np.uint8)
     code = TP.FORMATS.index(fmt)
-    pos = k = 0
+    pos, k = start, 0
     n = n0
     while True:
         pos, k, passed, status = TP.parse_text(buf, pos, code, MAX_LINE, out_a, out_k, k)
@@ -421,9 +436,9 @@ def _parse_block(path: Path, n0: int, block: bytes, lf: int, fmt: str):
             return out_a[:k], out_k[:k]
         if status == TP.TOO_LONG:
             _too_long(path, n)
-        e = block.find(b"\n", pos)
-        e = len(block) if e < 0 else e
-        (s,) = _split(block[pos:e] + b"\n")
+        e = data.find(b"\n", pos, end)
+        e = end if e < 0 else e
+        (s,) = _split(data[pos:e] + b"\n")
         try:
             r = _parse_line(s, fmt)
         except ValueError as err:
@@ -435,7 +450,7 @@ def _parse_block(path: Path, n0: int, block: bytes, lf: int, fmt: str):
             k += 1
         n += 1
         pos = e + 1
-        if pos >= len(block):
+        if pos >= end:
             return out_a[:k], out_k[:k]
 
 
@@ -454,7 +469,7 @@ def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
     if fmt == "champsim":
         blocks = (_champsim_accesses(path, n0, rec) for n0, rec in _records(path, bar))
     else:
-        blocks = (_parse_block(path, n0, block, lf, fmt) for n0, block, lf in _line_blocks(path, bar))
+        blocks = (_parse_block(path, n0, data, start, end, lf, fmt) for n0, data, start, end, lf in _line_blocks(path, bar))
     for a, kk in blocks:
         i = 0
         while i < a.size:
@@ -464,7 +479,9 @@ def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
             k += take
             i += take
             if k == chunk:
-                yield out_a.copy(), (out_k.copy() if want_kinds else None)
+                yield out_a, (out_k if want_kinds else None)
+                out_a = np.empty(chunk, dtype=np.uint64)  # a new one: the caller keeps what it was given
+                out_k = np.empty(chunk, dtype=np.uint8)
                 k = 0
     if k:
         yield out_a[:k].copy(), (out_k[:k].copy() if want_kinds else None)
