@@ -123,11 +123,12 @@ def _line_blocks(path: Path, bar=None):
     """The file at ``path`` as ``(number of the first line, data, start, end, number of LFs in
     data[start:end])``, whole lines (each ends in LF but perhaps the file's last), per block of
     about ``_BLOCK`` bytes, without copying the block: the line a block boundary cuts comes as a
-    piece of its own. ``data`` is valid until the next piece is asked for (:func:`_read_blocks`). gzip and xz data (known by their first bytes) are decompressed; a UTF-8
-    byte order mark is skipped; UTF-16 is an error. Memory is bounded: a line that runs on past
-    ``MAX_LINE`` bytes beyond a block is an error, found without reading the rest of it (a long
-    line inside a block is the caller's to find). ``bar``: a tqdm bar advanced by the bytes read
-    from disk (compressed bytes for compressed data)."""
+    piece of its own. ``data`` is valid until the next piece is asked for (:func:`_read_blocks`).
+    gzip and xz data (known by their first bytes) are decompressed; a UTF-8 byte order mark is
+    skipped; UTF-16 is an error. Memory is bounded: a line that runs on past ``MAX_LINE`` bytes
+    beyond a block is an error, found without reading the rest of it (a long line inside a block
+    is the caller's to find). ``bar``: a tqdm bar advanced by the bytes read from disk
+    (compressed bytes for compressed data)."""
     carry = b""
     n = 1  # the number of the line that carry begins
     first = True
