@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
+
+import numpy as np
 
 # Readable axis labels, with units, for the column names the studies use (a label given to a plotting
 # function wins; a column not listed keeps its name).
@@ -251,101 +254,168 @@ def sweep(
     return ax
 
 
-def _scaled(text: str, scale: str) -> str:
-    """An axis label, with its scale when the label does not name one."""
-    return text if scale == "linear" or "log" in text else f"{text} ({scale} scale)"
+def _scaled(text: str, scale: str, axis: str) -> str:
+    """An axis in words: its label, with its scale when not linear and the label does not say it."""
+    if scale == "linear":
+        return text
+    if not text:
+        return f"{scale} {axis} scale"
+    return text if re.search(r"\blog\b", text, re.I) else f"{text} ({scale} scale)"
 
 
-def _panel(ax) -> str:
-    """One panel of a figure in words: its title, what it draws, its axes and its legend."""
-    parts = []
-    title = ax.get_title() or ax.get_title("left") or ax.get_title("right")
-    lines = [ln for ln in ax.get_lines() if not str(ln.get_label()).startswith("_")]
-    bars = sum(len(c) for c in ax.containers)
-    images = len(ax.images) + sum(1 for c in ax.collections if type(c).__name__ == "QuadMesh")
-    points = sum(1 for c in ax.collections if type(c).__name__ == "PathCollection")
+def _area(v) -> float:
+    """The area of a polygon (its vertices, n x 2), by the shoelace formula; 0 for NaN vertices."""
+    if len(v) < 3:
+        return 0.0
+    x, y = v[:, 0], v[:, 1]
+    a = abs(float((x * np.roll(y, -1) - np.roll(x, -1) * y).sum())) / 2
+    return a if a == a else 0.0
+
+
+def _drawn(ax) -> list[str]:
+    """What one set of axes draws, by kind."""
+    from matplotlib.collections import PathCollection, PolyCollection, QuadMesh  # deferred: only figures need matplotlib
+    from matplotlib.container import BarContainer
+    from matplotlib.contour import ContourSet
+
+    bars = sum(len(c.patches) for c in ax.containers if isinstance(c, BarContainer))
+    drawn_lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 0]  # not the empty stand-ins of a legend
+    lines = [ln for ln in drawn_lines if not str(ln.get_label()).startswith("_")]
+    if not lines and not bars and not ax.patches:
+        lines = drawn_lines  # unlabelled lines (beside bars or boxes they are whiskers and error bars)
     drawn = []
-    if images:
+    if ax.images or any(isinstance(c, QuadMesh) for c in ax.collections):
         drawn.append("a heat map")
+    if any(isinstance(c, ContourSet) for c in ax.collections):
+        drawn.append("contours")
     if bars:
         drawn.append(f"{bars} bar{'s' if bars > 1 else ''}")
     if lines:
         drawn.append(f"{len(lines)} line{'s' if len(lines) > 1 else ''}")
-    elif ax.get_lines() and not bars and not images:
-        drawn.append("lines")
-    if points:
+    if any(isinstance(c, PathCollection) and len(c.get_offsets()) for c in ax.collections):
         drawn.append("points")
+    if any(isinstance(c, PolyCollection) and any(_area(path.vertices) > 0 for path in c.get_paths()) for c in ax.collections):
+        drawn.append("shaded areas")
     if not drawn:
-        drawn.append("text and shapes" if ax.texts or ax.patches else "nothing")
-    head = f"'{title}': " if title else ""
-    parts.append(head + " and ".join(drawn))
-    x, y = ax.get_xlabel(), ax.get_ylabel()
-    if images and (x or y):
+        drawn.append("shapes" if ax.patches or ax.artists or drawn_lines else "text" if ax.texts else "nothing")
+    return drawn
+
+
+def _legend_names(legend) -> list[str]:
+    return [t.get_text() for t in legend.get_texts() if t.get_text()] if legend is not None else []
+
+
+def _panel(ax, twins=()) -> str:
+    """One panel of a figure in words: its titles, what it draws, its axes and its legend;
+    ``twins``: axes drawn over it (a second y axis), described after it."""
+    parts = []
+    titles = [t.strip() for t in (ax.get_title("left"), ax.get_title(), ax.get_title("right")) if t.strip()]
+    drawn = _drawn(ax)
+    parts.append((" / ".join(f"'{t}'" for t in titles) + ": " if titles else "") + " and ".join(drawn))
+    x, y = ax.get_xlabel().strip(), ax.get_ylabel().strip()
+    xs, ys = _scaled(x, ax.get_xscale(), "x"), _scaled(y, ax.get_yscale(), "y")
+    if "a heat map" in drawn and (x or y):
         parts.append(f"rows {y or 'unlabelled'}, columns {x or 'unlabelled'}")
-    elif y and x:
-        parts.append(f"{_scaled(y, ax.get_yscale())} against {_scaled(x, ax.get_xscale())}")
-    elif y or x:
-        parts.append(_scaled(y, ax.get_yscale()) if y else _scaled(x, ax.get_xscale()))
+    elif (y or ys) and (x or xs):
+        parts.append(f"{ys} against {xs}")
+    elif ys or xs:
+        parts.append(ys or xs)
     legend = ax.get_legend()
-    names = [t.get_text() for t in legend.get_texts()] if legend is not None else [str(ln.get_label()) for ln in lines]
-    names = [n for n in names if n]
+    names = _legend_names(legend) or [str(ln.get_label()) for ln in ax.get_lines() if len(ln.get_xdata()) and not str(ln.get_label()).startswith("_")]
     if names:
         what = legend.get_title().get_text() if legend is not None else ""
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
         parts.append(f"for {what + ' ' if what else ''}{shown}")
-    return "; ".join(parts)
+    text = "; ".join(parts)
+    for t in twins:
+        text += "; on a second y axis: " + _panel(t)
+    return text
 
 
 def describe(fig, limit: int = 400) -> str:
     """A one-line text description of a matplotlib figure (its alt text), read from what it draws:
-    the title, then each panel's title, kind (lines, bars, points, a heat map), axis labels and
-    legend entries, in at most ``limit`` characters. A figure that describes itself (a
-    ``description`` attribute, as the diagrams of :mod:`pagesim.teaching.diagrams` have) gives
-    its own text, on one line."""
+    the title, then each panel's title, kind (lines, bars, points, a heat map, contours, shaded
+    areas), axis labels and scales, and legend entries (the figure's own legend too), in at most
+    ``limit`` characters (at least 40). A figure that describes itself (a ``description``
+    attribute, as the diagrams of :mod:`pagesim.teaching.diagrams` have) gives its own text, on
+    one line."""
+    if limit < 40:
+        raise ValueError(f"limit={limit!r}: a description needs at least 40 characters")
     own = getattr(fig, "description", None)
     if isinstance(own, str) and own.strip():
         return " ".join(own.split())
     axes = [ax for ax in fig.get_axes() if ax.get_label() != "<colorbar>" and ax.get_visible()]
-    sup = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
-    panels = [_panel(ax) for ax in axes]
-    if len(panels) == 1:
+    # a twin (ax.twinx()) sits where its panel is: it is described with it
+    groups: dict[tuple, list] = {}
+    for ax in axes:
+        groups.setdefault(tuple(round(v, 4) for v in ax.get_position().bounds), []).append(ax)
+    panels = [_panel(g[0], g[1:]) for g in groups.values()]
+    sup = fig._suptitle.get_text().strip() if getattr(fig, "_suptitle", None) is not None else ""
+    if not panels:
+        body = "An empty figure"
+    elif len(panels) == 1:
         body = "A chart: " + panels[0]
     else:
         body = f"{len(panels)} panels: " + " | ".join(f"({i}) {p}" for i, p in enumerate(panels, start=1))
-    text = (f"{sup}. " if sup else "") + body + "."
+    names = [n for lg in getattr(fig, "legends", []) for n in _legend_names(lg)]
+    if names:
+        body += "; legend: " + ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    text = (sup.rstrip(".") + ". " if sup else "") + body.rstrip(".") + "."
     text = " ".join(text.split())  # one line
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
-def _alt_formatter(ip) -> bool:
-    """Wrap the kernel's PNG formatter for figures so its output carries :func:`describe`'s line;
-    False while the kernel has none yet."""
+IMAGE_TYPES = ("image/png", "image/svg+xml", "image/jpeg")
+
+
+def _alt_formatters(ip) -> None:
+    """Wrap the kernel's image formatters for figures (PNG, SVG, JPEG: whichever are on) so each
+    output carries :func:`describe`'s line as its ``alt``; a formatter already wrapped is left."""
     from matplotlib.figure import Figure  # deferred: matplotlib is slow to import; only figures need it
 
-    formatter = ip.display_formatter.formatters["image/png"]
-    try:
-        png = formatter.lookup_by_type(Figure)
-    except KeyError:
-        return False
-    if getattr(png, "describes", False):
-        return True
+    for mime in IMAGE_TYPES:
+        formatter = ip.display_formatter.formatters.get(mime)
+        if formatter is None:
+            continue
+        try:
+            draw = formatter.lookup_by_type(Figure)
+        except KeyError:
+            continue
+        if getattr(draw, "describes", False):
+            continue
+        formatter.for_type(Figure, _with_alt(draw))
 
+
+def _with_alt(draw):
     def with_alt(fig):
-        out = png(fig)
+        out = draw(fig)
         if out is None:
             return None
         data, meta = out if isinstance(out, tuple) else (out, {})
-        return data, {**(meta or {}), "alt": describe(fig)}
+        try:
+            alt = describe(fig)
+        except Exception as e:  # noqa: BLE001 - a figure is never lost for its description
+            alt = f"A figure (its description could not be read: {type(e).__name__})"
+        return data, {**(meta or {}), "alt": alt}
 
     with_alt.describes = True
-    formatter.for_type(Figure, with_alt)
-    return True
+    return with_alt
+
+
+def _rewrap() -> None:
+    """Before each cell: wrap again any figure formatter set anew (a change of figure format)."""
+    from IPython import get_ipython  # deferred: only a notebook kernel has one
+
+    ip = get_ipython()
+    if ip is not None:
+        _alt_formatters(ip)
 
 
 def describe_figures() -> None:
     """Make every matplotlib figure this IPython kernel displays carry its :func:`describe` line as
-    alt text (the output's ``image/png`` metadata, which the published site turns into the image's
-    ``alt``). It loads the plotting backend, which closes any figure open. Outside IPython it does
+    alt text (the output's metadata, which the published site turns into the image's ``alt``),
+    for PNG, SVG and JPEG output, and again after a change of figure format (from the next cell
+    on). It loads the plotting backend, which closes any figure open. Outside IPython it does
     nothing; calling it again changes nothing."""
     try:
         from IPython import get_ipython  # deferred: only a notebook kernel has one
@@ -357,13 +427,7 @@ def describe_figures() -> None:
     import matplotlib
     import matplotlib.pyplot as plt
 
-    plt.switch_backend(matplotlib.get_backend())  # loaded now: the inline backend registers its PNG formatter as it loads
-    if _alt_formatter(ip):
-        return
-
-    # the inline backend, loaded in this cell, registers its formatter once the cell has run
-    def after_cell(*_):
-        if _alt_formatter(ip):
-            ip.events.unregister("post_run_cell", after_cell)
-
-    ip.events.register("post_run_cell", after_cell)
+    plt.switch_backend(matplotlib.get_backend())  # loaded now: the inline backend registers its formatters as it loads
+    _alt_formatters(ip)
+    if _rewrap not in ip.events.callbacks["pre_execute"]:
+        ip.events.register("pre_execute", _rewrap)

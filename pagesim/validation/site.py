@@ -16,9 +16,7 @@ file that does not exist is an error naming the page and the target.
 from __future__ import annotations
 
 import argparse
-import base64
 import functools
-import hashlib
 import importlib
 import inspect
 import json
@@ -40,8 +38,10 @@ API_MODULES = ("pagesim", "pagesim.engine.timing", "pagesim.sources.traces", "pa
 LINK = re.compile(r"(\]\()([^)\s]+)(\))|((?:href|src)=\")([^\"]+)(\")")
 CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # fenced blocks and code spans: their text is not a link
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-#: the staged table of the notebooks' figures and their alt text (SHA-256 of the PNG -> text)
+#: the staged table of the notebooks' image outputs' alt text (page -> texts in order)
 ALT_FILE = "_alt.json"
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
+OUTPUT_IMAGE = re.compile(r"[0-9a-f]{64}")  # MyST-NB's name for an output's image file
 
 
 class SiteError(RuntimeError):
@@ -107,38 +107,50 @@ def _relink_prose(text: str, page: Path, book: Path, where: str) -> str:
     return LINK.sub(fix, text)
 
 
-def _notebook(src: Path, dest: Path, book: Path, repo_path: Path) -> dict:
-    """Stage one notebook (its links checked); returns its figures' alt text by image (the SHA-256
-    of the PNG, the name MyST-NB gives the image's file). A figure without alt text is an error."""
+def _notebook(src: Path, dest: Path, book: Path, repo_path: Path) -> list:
+    """Stage one notebook (its links checked); returns the alt text of its image outputs, in order
+    (one an output, whichever of its image types the page shows). An image without alt text is an
+    error."""
     nb = json.loads(src.read_text(encoding="utf-8"))
-    alts = {}
+    alts = []
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] == "markdown":
             text = "".join(cell["source"])
             cell["source"] = _relink(text, repo_path, book, f"{repo_path.name}, cell {i}").splitlines(True)
         for out in cell.get("outputs", ()):
-            png = out.get("data", {}).get("image/png")
-            if png is None:
+            kinds = [m for m in IMAGE_TYPES if m in out.get("data", {})]
+            if not kinds:
                 continue
-            alt = out.get("metadata", {}).get("image/png", {}).get("alt", "").strip()
-            if not alt:
-                raise SiteError(f"{src}, cell {i}: a figure without alt text (the notebook calls pagesim.teaching.plotting.describe_figures() before it draws)")
-            data = "".join(png) if isinstance(png, list) else png
-            alts[hashlib.sha256(base64.b64decode(data)).hexdigest()] = alt
+            meta = out.get("metadata", {})
+            found = {meta.get(m, {}).get("alt", "").strip() for m in kinds} - {""}
+            if len(found) != 1:
+                what = "no alt text" if not found else f"different alt texts for its {' and '.join(kinds)} ({sorted(found)})"
+                raise SiteError(
+                    f"{src}, cell {i}: an image with {what}: a matplotlib figure gets its alt text from "
+                    'pagesim.teaching.plotting.describe_figures(), any other image from {"alt": ...} in its output\'s metadata for each image type'
+                )
+            alts.append(found.pop())
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return alts
 
 
 def _set_alt(app, doctree) -> None:
-    """Sphinx: each notebook figure's alt text, from the staged ``ALT_FILE``."""
+    """Sphinx: each notebook image's alt text, from the staged ``ALT_FILE`` (the page's image
+    outputs in order; MyST-NB names each output's image file by the SHA-256 of its data)."""
     from docutils import nodes as docutils_nodes  # deferred: only the site build (the site extra) has docutils
+    from sphinx.util import logging as sphinx_logging
 
-    table = json.loads((Path(app.srcdir) / ALT_FILE).read_text(encoding="utf-8")) if (Path(app.srcdir) / ALT_FILE).is_file() else {}
-    for node in doctree.findall(docutils_nodes.image):
-        alt = table.get(Path(str(node.get("uri", ""))).stem)
-        if alt:
-            node["alt"] = alt
+    path = Path(app.srcdir) / ALT_FILE
+    alts = json.loads(path.read_text(encoding="utf-8")).get(app.env.docname) if path.is_file() else None
+    if alts is None:
+        return
+    images = [n for n in doctree.findall(docutils_nodes.image) if OUTPUT_IMAGE.fullmatch(Path(str(n.get("uri", ""))).stem)]
+    if len(images) != len(alts):
+        sphinx_logging.getLogger(__name__).warning(f"{app.env.docname}: {len(images)} output images on the page, {len(alts)} alt texts staged")
+        return
+    for node, alt in zip(images, alts):
+        node["alt"] = alt
 
 
 def setup(app):
@@ -200,7 +212,7 @@ def stage(out: Path, partial: bool = False) -> Path:
     alts = {}
     for name in names:
         origin = next((p for p in executed if p.name == name), src / name)
-        alts |= _notebook(origin, book / "notebooks" / name, book, src / name)
+        alts[f"notebooks/{name.removesuffix('.ipynb')}"] = _notebook(origin, book / "notebooks" / name, book, src / name)
     (book / ALT_FILE).write_text(json.dumps(alts, indent=1) + "\n", encoding="utf-8")
     binder = f"{BINDER}/v2/gh/{REPOSITORY.split('github.com/')[1]}/{BRANCH}?urlpath=lab/tree/notebooks/START_HERE.ipynb"
     head = f"[![Launch in Binder]({BINDER}/badge_logo.svg)]({binder})\n\n"
