@@ -1,4 +1,5 @@
-"""Plotting helpers for the notebooks, built on seaborn. Each returns the matplotlib Axes."""
+"""Plotting helpers for the notebooks, built on seaborn (each returns the matplotlib Axes), and
+each figure's one-line description, its alt text (:func:`describe`, :func:`describe_figures`)."""
 
 from __future__ import annotations
 
