@@ -50,6 +50,7 @@ An access is translated at its first byte; one that crosses a page boundary is c
 from __future__ import annotations
 
 import gzip
+import itertools
 import lzma
 import os
 import re
@@ -64,7 +65,7 @@ import numpy as np
 
 from .._kernels import textparse as TP
 from .._kernels.regions import distinct_blocks
-from ..core.check import check_bool, check_choice
+from ..core.check import check_bool, check_choice, check_int
 from ..core.progress import bar
 from ..core.units import parse_page_size
 from ..model.layout import Layout
@@ -131,7 +132,6 @@ def _line_blocks(path: Path, bar=None):
     (compressed bytes for compressed data)."""
     carry = b""
     n = 1  # the number of the line that carry begins
-    first = True
 
     def done():  # what was read when compressed data cannot be read on
         # the decompressor gives nothing of a block it cannot finish: lines of that last block (up
@@ -139,15 +139,17 @@ def _line_blocks(path: Path, bar=None):
         read = f"lines 1 to {n - 1} were read, in whole blocks" if n > 1 else "no whole block could be read"
         return read + f" of {_BLOCK // 1024} KiB of text (the block it stopped in may hold more lines)"
 
-    for block in _read_blocks(path, bar, done):
-        if first:
-            first = False
-            if block.startswith(_UTF8_BOM):
-                block = block[len(_UTF8_BOM) :]
-            elif block[:2] in (b"\xff\xfe", b"\xfe\xff"):
-                raise TraceFormatError(f"{path}: the file is UTF-16 text; traces are ASCII (convert it, e.g. iconv -f UTF-16 -t ASCII)")
-            if not block:
-                continue
+    blocks = _read_blocks(path, bar, done)
+    head = b""  # the file's first bytes, enough to see a byte order mark however small the blocks
+    for block in blocks:
+        head += block
+        if len(head) >= len(_UTF8_BOM):
+            break
+    if head.startswith(_UTF8_BOM):
+        head = head[len(_UTF8_BOM) :]
+    elif head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise TraceFormatError(f"{path}: the file is UTF-16 text; traces are ASCII (convert it, e.g. iconv -f UTF-16 -t ASCII)")
+    for block in itertools.chain((head,) if head else (), blocks):
         start = 0
         if carry:
             i = block.find(b"\n")
@@ -456,9 +458,12 @@ def _parse_block(path: Path, n0: int, data: bytes, start: int, end: int, lf: int
 
 
 def accesses(path, format: str, chunk: int = 1 << 20):  # noqa: A002
-    """Every access of the trace file at ``path`` in ``format`` (see :func:`detect_format`), checked
-    line by line, as (addresses uint64, kinds uint8: 0 data, 1 instruction) arrays of ``chunk``."""
-    yield from _iter_chunks(Path(path), format, int(chunk), True)
+    """Every access of the trace file at ``path`` in ``format`` (one of ``FORMATS``, or "auto":
+    see :func:`detect_format`), checked line by line, as (addresses uint64, kinds uint8: 0 data,
+    1 instruction) arrays of ``chunk``."""
+    path = _check_path(path)
+    fmt = detect_format(path) if format == "auto" else check_choice("format", format, FORMATS)
+    yield from _iter_chunks(path, fmt, check_int("chunk", chunk, 1), True)
 
 
 def _iter_chunks(path: Path, fmt: str, chunk: int, want_kinds: bool, bar=None):
@@ -593,8 +598,9 @@ class Trace(Workload):
                 yield f"line {n}", r[0]
 
     def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
-        cached = _cache_read(Path(self.path), self.format, int(chunk)) if self.cache else None
-        for a, k in cached if cached is not None else _iter_chunks(Path(self.path), self.format, int(chunk), True):
+        chunk = check_int("chunk", chunk, 1)
+        cached = _cache_read(Path(self.path), self.format, chunk) if self.cache else None
+        for a, k in cached if cached is not None else _iter_chunks(Path(self.path), self.format, chunk, True):
             if not self.instructions:
                 keep = k == 0
                 a = a[keep]

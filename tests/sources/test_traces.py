@@ -299,13 +299,14 @@ def _reference(text: str, fmt: str, max_line: int):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(LINE, max_size=40), st.sampled_from(T.TEXT_FORMATS), st.integers(1, 64), st.sampled_from([8, 12, 20, 1 << 16]), st.booleans(), st.booleans())
-def test_blocks_cut_anywhere_read_as_line_by_line(tmp_path_factory, lines, fmt, block, max_line, crlf, final_newline):
+@given(st.lists(LINE, max_size=40), st.sampled_from(T.TEXT_FORMATS), st.integers(1, 64), st.sampled_from([8, 12, 20, 1 << 16]), st.booleans(), st.booleans(), st.booleans())
+def test_blocks_cut_anywhere_read_as_line_by_line(tmp_path_factory, lines, fmt, block, max_line, crlf, final_newline, bom):
     """Reading in blocks of any size gives what reading line by line gives: the same accesses, or
-    an error naming the same line (the first bad one), with line-length limits of several sizes."""
+    an error naming the same line (the first bad one), with line-length limits of several sizes;
+    a UTF-8 byte order mark is skipped even when the blocks cut it."""
     text = ("\r\n" if crlf else "\n").join(lines) + ("\n" if final_newline and lines else "")
     p = tmp_path_factory.mktemp("b") / "t.txt"
-    p.write_bytes(text.encode("utf-8"))
+    p.write_bytes((T._UTF8_BOM if bom else b"") + text.encode("utf-8"))
     want = _reference(text.encode("utf-8").decode("ascii", "replace"), fmt, max_line)
     saved = T._BLOCK, T.MAX_LINE
     T._BLOCK, T.MAX_LINE = block, max_line
@@ -318,6 +319,28 @@ def test_blocks_cut_anywhere_read_as_line_by_line(tmp_path_factory, lines, fmt, 
             assert got == want
     finally:
         T._BLOCK, T.MAX_LINE = saved
+
+
+def test_chunk_and_format_are_checked(tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_text("0x1000\n0x2000\n")
+    for bad, err in ((0, ValueError), (-1, ValueError), ("3", TypeError), (2.5, TypeError), (True, TypeError)):
+        with pytest.raises(err, match="chunk"):
+            list(T.accesses(p, "hex", chunk=bad))
+        with pytest.raises(err, match="chunk"):
+            list(T.read_trace(p).chunks(chunk=bad))
+    for bad in ("HEX", None, "text"):
+        with pytest.raises((ValueError, TypeError), match="format"):
+            list(T.accesses(p, bad))
+    assert [a.tolist() for a, _ in T.accesses(p, "auto", chunk=1)] == [[0x1000], [0x2000]]
+
+
+def test_a_utf16_mark_cut_by_a_tiny_block_is_still_named(tmp_path, monkeypatch):
+    p = tmp_path / "t.txt"
+    p.write_bytes("0x1000\n".encode("utf-16"))
+    monkeypatch.setattr(T, "_BLOCK", 1)
+    with pytest.raises(TraceFormatError, match="UTF-16"):
+        list(T.accesses(p, "hex"))
 
 
 def test_progress_counts_the_bytes_of_the_file(tmp_path, monkeypatch, capsys):
