@@ -299,7 +299,15 @@ def _reference(text: str, fmt: str, max_line: int):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(LINE, max_size=40), st.sampled_from(T.TEXT_FORMATS), st.integers(1, 64), st.sampled_from([8, 12, 20, 1 << 16]), st.booleans(), st.booleans(), st.booleans())
+@given(
+    st.lists(LINE, max_size=40),
+    st.sampled_from(T.TEXT_FORMATS),
+    st.integers(1, 64),
+    st.sampled_from([8, 12, 20, 1 << 16]),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
 def test_blocks_cut_anywhere_read_as_line_by_line(tmp_path_factory, lines, fmt, block, max_line, crlf, final_newline, bom):
     """Reading in blocks of any size gives what reading line by line gives: the same accesses, or
     an error naming the same line (the first bad one), with line-length limits of several sizes;
