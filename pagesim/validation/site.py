@@ -8,7 +8,10 @@ again, and builds it into ``out/site`` (``out/site/_build/html/index.html``). Th
 any Sphinx warning (``--warningiserror``): a broken cross-reference, a missing figure or page.
 Before it, every link of every page is checked: a link to another page of the book stays, a link
 to another file of the repository becomes its address on GitHub (``REPOSITORY``), and a link to a
-file that does not exist is an error naming the page and the target.
+file that does not exist is an error naming the page and the target. Every image a notebook
+output holds needs its alt text in the output's metadata (figures get it from
+``pagesim.teaching.plotting.describe_figures``); the book's own Sphinx extension (:func:`setup`)
+puts it on the page's image, and an image without one is an error naming the notebook and cell.
 
     python -m pagesim.validation.site --out build        # after pagesim notebooks --out build
 """
