@@ -273,17 +273,16 @@ def _area(v) -> float:
     return a if a == a else 0.0
 
 
-def _drawn(ax) -> list[str]:
-    """What one set of axes draws, by kind."""
+def _drawn(ax) -> tuple[list[str], list]:
+    """What one set of axes draws, by kind, and its labelled lines (those a legend would name)."""
     from matplotlib.collections import PathCollection, PolyCollection, QuadMesh  # deferred: only figures need matplotlib
     from matplotlib.container import BarContainer
     from matplotlib.contour import ContourSet
 
     bars = sum(len(c.patches) for c in ax.containers if isinstance(c, BarContainer))
     drawn_lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 0]  # not the empty stand-ins of a legend
-    lines = [ln for ln in drawn_lines if not str(ln.get_label()).startswith("_")]
-    if not lines and not bars and not ax.patches:
-        lines = drawn_lines  # unlabelled lines (beside bars or boxes they are whiskers and error bars)
+    labelled = [ln for ln in drawn_lines if not str(ln.get_label()).startswith("_")]
+    lines = labelled or ([] if bars or ax.patches else drawn_lines)  # beside bars or boxes, unlabelled lines are whiskers and error bars
     drawn = []
     if ax.images or any(isinstance(c, QuadMesh) for c in ax.collections):
         drawn.append("a heat map")
@@ -299,7 +298,7 @@ def _drawn(ax) -> list[str]:
         drawn.append("shaded areas")
     if not drawn:
         drawn.append("shapes" if ax.patches or ax.artists or drawn_lines else "text" if ax.texts else "nothing")
-    return drawn
+    return drawn, labelled
 
 
 def _legend_names(legend) -> list[str]:
@@ -311,7 +310,7 @@ def _panel(ax, twins=()) -> str:
     ``twins``: axes drawn over it (a second y axis), described after it."""
     parts = []
     titles = [t.strip() for t in (ax.get_title("left"), ax.get_title(), ax.get_title("right")) if t.strip()]
-    drawn = _drawn(ax)
+    drawn, labelled = _drawn(ax)
     parts.append((" / ".join(f"'{t}'" for t in titles) + ": " if titles else "") + " and ".join(drawn))
     x, y = ax.get_xlabel().strip(), ax.get_ylabel().strip()
     xs, ys = _scaled(x, ax.get_xscale(), "x"), _scaled(y, ax.get_yscale(), "y")
@@ -322,7 +321,7 @@ def _panel(ax, twins=()) -> str:
     elif ys or xs:
         parts.append(ys or xs)
     legend = ax.get_legend()
-    names = _legend_names(legend) or [str(ln.get_label()) for ln in ax.get_lines() if len(ln.get_xdata()) and not str(ln.get_label()).startswith("_")]
+    names = _legend_names(legend) or [str(ln.get_label()) for ln in labelled]
     if names:
         what = legend.get_title().get_text() if legend is not None else ""
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
@@ -366,7 +365,8 @@ def describe(fig, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
-IMAGE_TYPES = ("image/png", "image/svg+xml", "image/jpeg")
+#: the image types a notebook output may hold (and a figure be drawn in)
+IMAGE_TYPES = ("image/png", "image/svg+xml", "image/jpeg", "image/gif")
 
 
 def _alt_formatters(ip) -> None:

@@ -30,6 +30,7 @@ import sys
 import urllib.parse
 from pathlib import Path
 
+from ..teaching.plotting import IMAGE_TYPES
 from .report import notebooks_dir
 
 #: where the repository is published (the address the README's Binder link assumes)
@@ -43,7 +44,6 @@ CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # fenced blocks and code spans:
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 #: the staged table of the notebooks' image outputs' alt text (page -> texts in order)
 ALT_FILE = "_alt.json"
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
 OUTPUT_IMAGE = re.compile(r"[0-9a-f]{64}")  # MyST-NB's name for an output's image file
 
 
