@@ -1,8 +1,10 @@
 """Reading traces, ns per access, beside the simulation's own cost per access: each format
 pagesim reads, written from one synthetic program (the writers of tests/sources/test_trace_formats.py
-and tests/sources/test_traces.py), then read_trace (the check pass), one stream of its chunks (what
-every simulation of the trace reads), the same two with the parse-once cache (``cache=True``: the
-check that writes it, then a stream from it), and ``simulate`` of the same accesses from memory.
+and tests/sources/test_traces.py), then read_trace (the check pass, which parses the file), one
+stream of its chunks parsing the file again (what a simulation reads when the accesses are not kept
+in the process), one stream from the accesses read_trace kept, the same check and stream with the
+parse-once cache file (``cache=True``: the check that writes it, then a stream from it),
+decompression alone (gzip and xz), and ``simulate`` of the same accesses from memory.
 
     python benchmarks/bench_trace_parse.py [--instructions 200000] [--repeat 3]
 
@@ -71,6 +73,9 @@ def files(prog, d: Path) -> dict:
     return out
 
 
+COLUMNS = ("check", "stream", "stream, kept", "cached check", "cached stream", "decompress", "simulate")
+
+
 def cpu(fn):
     t = time.process_time()
     r = fn()
@@ -79,6 +84,24 @@ def cpu(fn):
 
 def stream(tr) -> int:
     return sum(a.size for a, _ in tr.chunks())
+
+
+def without_kept(tr) -> int:
+    """A stream with nothing kept in the process: from the file, or from its parse-once cache."""
+    T._kept.clear()
+    return stream(tr)
+
+
+def decompress(p: Path) -> int:
+    """Read the file decompressed in blocks of the reader's size, and nothing else."""
+    opener = {".gz": gzip.open, ".xz": lzma.open}.get(p.suffix)
+    if opener is None:
+        return 0
+    with opener(p, "rb") as f:
+        buf = bytearray(1 << 18)
+        while f.readinto(buf):
+            pass
+    return 0
 
 
 def main(argv=None) -> int:
@@ -90,7 +113,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         paths = files(prog, Path(tmp))
         names = list(paths)
-        times = {n: {k: [] for k in ("check", "stream", "cached check", "cached stream", "simulate")} for n in names}
+        times = {n: {k: [] for k in COLUMNS} for n in names}
         counts = {}
         for _ in range(args.repeat):
             for n in names:
@@ -100,11 +123,15 @@ def main(argv=None) -> int:
                 times[n]["check"].append(t / tr.accesses)
                 counts[n] = tr.accesses
                 t, _ = cpu(lambda tr=tr: stream(tr))
+                times[n]["stream, kept"].append(t / tr.accesses)
+                t, _ = cpu(lambda tr=tr: without_kept(tr))
                 times[n]["stream"].append(t / tr.accesses)
+                t, _ = cpu(lambda p=p: decompress(p))
+                times[n]["decompress"].append(t / tr.accesses)
                 t, _ = cpu(lambda p=p: T.read_trace(p, cache=True))
                 t, trc = cpu(lambda p=p: T.read_trace(p, cache=True))
                 times[n]["cached check"].append(t / tr.accesses)
-                t, _ = cpu(lambda trc=trc: stream(trc))
+                t, _ = cpu(lambda trc=trc: without_kept(trc))
                 times[n]["cached stream"].append(t / tr.accesses)
                 a = np.concatenate([c for c, _ in trc.chunks()])
                 lay = tr.covering_layout("4K")
@@ -112,11 +139,11 @@ def main(argv=None) -> int:
                 t, _ = cpu(lambda a=a, lay=lay: pagesim.simulate("skylake", addresses=a, layout=lay))
                 times[n]["simulate"].append(t / a.size)
     print(f"{args.instructions:,} instructions of one synthetic program, each format; CPU ns per access, best of {args.repeat} (spread)")
-    print(f"{'format':<16}{'accesses':>10}  " + "  ".join(f"{k:>22}" for k in ("check", "stream", "cached check", "cached stream", "simulate")))
+    print(f"{'format':<16}{'accesses':>10}  " + "  ".join(f"{k:>22}" for k in COLUMNS))
     for n in names:
         sim = min(times[n]["simulate"]) * 1e9
         cells = []
-        for k in ("check", "stream", "cached check", "cached stream", "simulate"):
+        for k in COLUMNS:
             v = np.array(times[n][k]) * 1e9
             ratio = "" if k == "simulate" else f" {v.min() / sim:5.1f}x"
             cells.append(f"{v.min():8.1f} ({v.max() - v.min():5.1f}){ratio:>7}")

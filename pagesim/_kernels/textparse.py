@@ -25,6 +25,8 @@ blank lines skipped; din ``L HEX ...`` with label 0-4 (3 and 4 skipped); hex ``H
 kernel's half skipped (the comma-separated form goes to the reference).
 """
 
+import sys
+
 import numpy as np
 from llvmlite import ir as llvm_ir
 from numba.core import types
@@ -53,6 +55,71 @@ def _at(typingctx, p, i):
     return sig, codegen
 
 
+@intrinsic
+def _at64(typingctx, p, i):
+    """The 8 bytes at address ``p + i`` as one word, the byte at ``p + i`` in its lowest bits (on
+    a little-endian machine; :data:`WORDS` says whether the parser reads words at all). Nothing is
+    checked: every caller keeps ``i + 8`` at or below the line's end."""
+    sig = types.uint64(types.uintp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        a, j = args
+        word = builder.load(builder.inttoptr(builder.add(a, j), llvm_ir.IntType(64).as_pointer()))
+        word.align = 1  # any address
+        return word
+
+    return sig, codegen
+
+
+@intrinsic
+def _cttz(typingctx, x):
+    """The number of trailing zero bits of ``x`` (not 0)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        (v,) = args
+        fnty = llvm_ir.FunctionType(v.type, [v.type, llvm_ir.IntType(1)])
+        fn = builder.module.declare_intrinsic("llvm.cttz", [v.type], fnty)
+        return builder.call(fn, [v, llvm_ir.Constant(llvm_ir.IntType(1), 0)])
+
+    return sig, codegen
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    """The number of bits set in ``x``."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        (v,) = args
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [v.type], llvm_ir.FunctionType(v.type, [v.type]))
+        return builder.call(fn, [v])
+
+    return sig, codegen
+
+
+# Words: the runs of a line (spaces, digits, hex digits, zeros) are found 8 bytes at a time. In each
+# byte of a mask only the top bit counts; a byte's top bit says whether that byte is of the class,
+# computed for each byte on its own (no carry or borrow crosses a byte: every subtraction below is
+# from a byte whose top bit is set, of a value below 0x80).
+WORDS = sys.byteorder == "little"  # a constant in the kernels: elsewhere the byte loops alone run
+ONES = np.uint64(0x0101010101010101)
+HIGHS = np.uint64(0x8080808080808080)
+LOWS = np.uint64(0x7F7F7F7F7F7F7F7F)
+NIBBLES = np.uint64(0x0F0F0F0F0F0F0F0F)
+LFS = np.uint64(0x0A0A0A0A0A0A0A0A)
+SPACES = np.uint64(0x2020202020202020)  # also the bit that makes an ASCII letter lower case
+ZEROS = np.uint64(0x3030303030303030)  # "0" in every byte
+NINES_HIGH = np.uint64(0xB9B9B9B9B9B9B9B9)  # "9" with the top bit set
+AS = np.uint64(0x6161616161616161)  # "a"
+FS_HIGH = np.uint64(0xE6E6E6E6E6E6E6E6)  # "f" with the top bit set
+# drmemtrace's access kinds with the space after them, and " byte(s)", as words
+LOW5, LOW6, LOW7 = np.uint64((1 << 40) - 1), np.uint64((1 << 48) - 1), np.uint64((1 << 56) - 1)
+W_READ = np.uint64(int.from_bytes(b"read ", "little"))
+W_WRITE = np.uint64(int.from_bytes(b"write ", "little"))
+W_IFETCH = np.uint64(int.from_bytes(b"ifetch ", "little"))
+W_BYTES = np.uint64(int.from_bytes(b" byte(s)", "little"))
+
 # each byte's value as a hex digit, -1 for a byte that is not one
 HEX = np.full(256, -1, dtype=np.int64)
 HEX[48:58] = np.arange(10)
@@ -73,39 +140,127 @@ def _word(c):
 
 
 @inline
-def _hex(p, i, le):
-    """(value, position after, ok) of the hex digits at ``i``: ok is False when there are none,
-    more than 16 significant ones, or the value exceeds 2**63 - 1."""
-    v = np.uint64(0)
-    sig = 0
+def _first(mask):
+    """The index of the lowest byte of ``mask`` (not 0) that is not 0."""
+    return np.intp(_cttz(mask) >> np.uint64(3))
+
+
+@inline
+def _digit_mask(w):
+    """The bytes of ``w`` that are decimal digits."""
+    return ((w | HIGHS) - ZEROS) & (NINES_HIGH - (w & LOWS)) & ~w & HIGHS
+
+
+@inline
+def _hex_mask(w):
+    """The bytes of ``w`` that are hex digits (either case)."""
+    lower = w | SPACES
+    return (_digit_mask(w) | (((lower | HIGHS) - AS) & (FS_HIGH - (lower & LOWS)) & ~w)) & HIGHS
+
+
+@inline
+def _equal_mask(w, c):
+    """The bytes of ``w`` equal to the byte repeated in ``c``, each byte on its own (for counting)."""
+    x = w ^ c
+    return ~(((x & LOWS) + LOWS) | x) & HIGHS
+
+
+@inline
+def _find_lf(p, i, end):
+    """The position of the first LF at or after ``i``, or ``end``."""
+    while WORDS and i + 8 <= end:
+        x = _at64(p, i) ^ LFS
+        m = (x - ONES) & ~x & HIGHS  # exact in the lowest byte that is an LF (a borrow only runs upwards)
+        if m != 0:
+            return i + _first(m)
+        i += 8
+    while i < end and _at(p, i) != LF:
+        i += 1
+    return i
+
+
+@inline
+def _spaces(p, i, le):
+    """The position after the spaces at ``i``."""
     j = i
-    while j < le:
-        d = _hexval(_at(p, j))
-        if d < 0:
-            break
-        if sig > 0 or d > 0:
-            sig += 1
-        v = (v << np.uint64(4)) | np.uint64(d)
+    while WORDS and j + 8 <= le:
+        x = _at64(p, j) ^ SPACES  # its lowest byte that is not 0: the first that is not a space
+        if x != 0:
+            return j + _first(x)
+        j += 8
+    while j < le and _at(p, j) == SP:
         j += 1
-    ok = j > i and sig <= 16 and v <= np.uint64(MAX_ADDRESS)
-    return v, j, ok
+    return j
+
+
+@inline
+def _zeros(p, i, le):
+    """The position after the "0" bytes at ``i``."""
+    j = i
+    while WORDS and j + 8 <= le:
+        x = _at64(p, j) ^ ZEROS
+        if x != 0:
+            return j + _first(x)
+        j += 8
+    while j < le and _at(p, j) == 48:
+        j += 1
+    return j
 
 
 @inline
 def _digits(p, i, le):
     """The position after the decimal digits at ``i`` (``i`` when there are none)."""
     j = i
+    while WORDS and j + 8 <= le:
+        m = ~_digit_mask(_at64(p, j)) & HIGHS
+        if m != 0:
+            return j + _first(m)
+        j += 8
     while j < le and 48 <= _at(p, j) <= 57:
         j += 1
     return j
 
 
 @inline
-def _spaces(p, i, le):
+def _hexrun(p, i, le):
+    """The position after the hex digits at ``i`` (``i`` when there are none)."""
     j = i
-    while j < le and _at(p, j) == SP:
+    while WORDS and j + 8 <= le:
+        m = ~_hex_mask(_at64(p, j)) & HIGHS
+        if m != 0:
+            return j + _first(m)
+        j += 8
+    while j < le and _hexval(_at(p, j)) >= 0:
         j += 1
     return j
+
+
+@inline
+def _pack8(w):
+    """The value of the 8 hex digit bytes of ``w``, its first byte the most significant digit."""
+    d = (w & NIBBLES) + np.uint64(9) * ((w >> np.uint64(6)) & ONES)  # each byte's digit value
+    d = ((d << np.uint64(4)) | (d >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)  # pairs of digits
+    d = ((d << np.uint64(8)) | (d >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)  # fours
+    return ((d << np.uint64(16)) | (d >> np.uint64(32))) & np.uint64(0xFFFFFFFF)
+
+
+@inline
+def _hex(p, i, le):
+    """(value, position after, ok) of the hex digits at ``i``: ok is False when there are none,
+    more than 16 significant ones, or the value exceeds 2**63 - 1."""
+    z = _zeros(p, i, le)
+    j = _hexrun(p, z, le)
+    if j == i or j - z > 16:
+        return np.uint64(0), j, False
+    if WORDS and j - 16 >= i:  # whole words of digits; any before z are zeros
+        v = (_pack8(_at64(p, j - 16)) << np.uint64(32)) | _pack8(_at64(p, j - 8))
+    elif WORDS and j - 8 >= i and j - z <= 8:
+        v = _pack8(_at64(p, j - 8))
+    else:
+        v = np.uint64(0)
+        for t in range(z, j):
+            v = (v << np.uint64(4)) | np.uint64(_hexval(_at(p, t)))
+    return v, j, v <= np.uint64(MAX_ADDRESS)
 
 
 @inline
@@ -120,9 +275,7 @@ def _prefixed_hex(p, i, le):
 def _skip_prefixed_hex(p, i, le):
     """The position after ``0x`` or ``0X`` and one or more hex digits at ``i`` of any value, or -1."""
     if i + 1 < le and _at(p, i) == 48 and (_at(p, i + 1) == 120 or _at(p, i + 1) == 88):
-        j = i + 2
-        while j < le and _hexval(_at(p, j)) >= 0:
-            j += 1
+        j = _hexrun(p, i + 2, le)
         if j > i + 2:
             return j
     return -1
@@ -225,6 +378,21 @@ def _drmemtrace(p, i, le):
     j = _spaces(p, k, le)
     if j >= le:
         return 3, np.uint64(0)
+    if WORDS and j + 16 <= le:  # an access's kind and the space after it, read as one word
+        w = _at64(p, j)
+        isr = (w & LOW5) == W_READ
+        isw = (w & LOW6) == W_WRITE
+        isi = (w & LOW7) == W_IFETCH
+        if isr or isw or isi:
+            t = j + 4 + isw + 2 * isi
+            kind = 1 if isi else 0
+            j = _spaces(p, t, le)
+            k = _digits(p, j, le)
+            if k > j and k + 11 <= le and _at64(p, k) == W_BYTES and _at(p, k + 8) == SP and _at(p, k + 9) == 64 and _at(p, k + 10) == SP:
+                v, e, ok = _prefixed_hex(p, k + 11, le)
+                if ok and (e >= le or not _word(_at(p, e))):
+                    return kind, v
+            return 3, np.uint64(0)
     t = j
     while t < le and _at(p, t) > SP:
         t += 1
@@ -310,11 +478,9 @@ def _run(buf, pos, parse, max_line, out_a, out_k, k):
     addr = buf.ctypes.data  # the line functions read through it: no array passed, no reference counting per line
     lines = 0
     while pos < end:
-        e = pos
-        while e < end and buf[e] != LF:
-            e += 1
+        e = _find_lf(addr, pos, end)
         le = e
-        if le > pos and buf[le - 1] == CR:
+        if le > pos and _at(addr, le - 1) == CR:
             le -= 1
         if le - pos > max_line:
             return pos, k, lines, TOO_LONG
@@ -347,3 +513,18 @@ def parse_text(buf, pos, fmt, max_line, out_a, out_k, k):
     if fmt == 4:
         return _run(buf, pos, _drmemtrace, max_line, out_a, out_k, k)
     return _run(buf, pos, _perf, max_line, out_a, out_k, k)
+
+
+@jit
+def count_lf(buf, start, end):
+    """The number of LF bytes in ``buf[start:end]`` (uint8)."""
+    p = buf.ctypes.data
+    n = 0
+    i = start
+    while WORDS and i + 8 <= end:
+        n += _popcount(_equal_mask(_at64(p, i), LFS))
+        i += 8
+    while i < end:
+        n += _at(p, i) == LF
+        i += 1
+    return n

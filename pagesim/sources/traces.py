@@ -58,6 +58,7 @@ import struct
 import tempfile
 import warnings
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,7 +165,7 @@ def _line_blocks(path: Path, bar=None):
         if not carry:
             cut = block.rfind(b"\n", start) + 1
             if cut > start:
-                lf = block.count(b"\n", start, cut)
+                lf = TP.count_lf(np.frombuffer(block, dtype=np.uint8), start, cut)
                 yield n, block, start, cut, lf
                 n += lf
             carry = block[max(cut, start) :]
@@ -599,8 +600,10 @@ class Trace(Workload):
 
     def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
         chunk = check_int("chunk", chunk, 1)
-        cached = _cache_read(Path(self.path), self.format, chunk) if self.cache else None
-        for a, k in cached if cached is not None else _iter_chunks(Path(self.path), self.format, chunk, True):
+        path = Path(self.path)
+        kept = _kept_chunks(path, self.format, chunk)
+        cached = _cache_read(path, self.format, chunk) if self.cache and kept is None else None
+        for a, k in kept if kept is not None else cached if cached is not None else _iter_chunks(path, self.format, chunk, True):
             if not self.instructions:
                 keep = k == 0
                 a = a[keep]
@@ -748,9 +751,46 @@ class _CacheWriter:
         self.tmp.unlink(missing_ok=True)
 
 
-def _summary(chunks, instructions: bool, writer):
+# The decoded accesses of the traces parsed last, kept in this process so that the simulations
+# after read_trace do not parse the file again: at most KEEP_BYTES of them (9 bytes an access), the
+# least recently read dropped first. A trace whose file changed since (its size, mtime, ctime or
+# inode) is parsed again. A trace larger than KEEP_BYTES is not kept: each simulation parses it, or
+# reads its parse-once cache file (read_trace(..., cache=True)).
+KEEP_BYTES = 256 << 20
+_kept: OrderedDict = OrderedDict()  # (path, format) -> (file key, addresses, kinds)
+
+
+def _keep(path: Path, fmt: str, key, parts) -> None:
+    a = np.concatenate([x for x, _ in parts]) if parts else np.zeros(0, dtype=np.uint64)
+    k = np.concatenate([x for _, x in parts]) if parts else np.zeros(0, dtype=np.uint8)
+    _kept.pop((str(path), fmt), None)
+    while _kept and sum(v[1].nbytes + v[2].nbytes for v in _kept.values()) + a.nbytes + k.nbytes > KEEP_BYTES:
+        _kept.popitem(last=False)
+    _kept[(str(path), fmt)] = (key, a, k)
+
+
+def _kept_chunks(path: Path, fmt: str, chunk: int):
+    """The kept accesses of the trace at ``path`` as (addresses, kinds) arrays of ``chunk`` (copies:
+    the caller may change them), or None when they are not kept or the file changed since."""
+    got = _kept.get((str(path), fmt))
+    if got is None:
+        return None
+    try:
+        same = _cache_key(path) == got[0]
+    except OSError:
+        same = False
+    if not same:
+        del _kept[(str(path), fmt)]
+        return None
+    _kept.move_to_end((str(path), fmt))
+    _, a, k = got
+    return ((a[i : i + chunk].copy(), k[i : i + chunk].copy()) for i in range(0, a.size, chunk))
+
+
+def _summary(chunks, instructions: bool, writer, parts=None):
     """(accesses, instruction fetches, the distinct 2 MiB blocks) of ``chunks``; each chunk also to
-    ``writer`` when there is one."""
+    ``writer`` when there is one, and to the list ``parts`` while the accesses fit in
+    ``KEEP_BYTES`` (``parts`` is emptied when they do not)."""
     n = ni = 0
     blocks = _Blocks()
     for a, k in chunks:
@@ -759,6 +799,10 @@ def _summary(chunks, instructions: bool, writer):
         blocks.add(a if instructions else a[k == 0])
         if writer is not None:
             writer.add(a, k)
+        if parts is not None and n * CACHED.itemsize <= KEEP_BYTES:
+            parts.append((a, k))
+        elif parts:
+            parts.clear()
     return n, ni, blocks
 
 
@@ -766,7 +810,10 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
     """Check and summarise the trace at ``path``; returns a :class:`Trace` workload to pass to
     ``simulate(machine, trace, page_size=...)``. ``instructions=False`` keeps data accesses only.
     ``progress``: a progress bar of the bytes checked (the check reads the whole file once).
-    The distinct 2 MiB blocks the accesses touch are kept at 8 bytes a block.
+    The distinct 2 MiB blocks the accesses touch are kept at 8 bytes a block, and the decoded
+    accesses of a trace of up to ``KEEP_BYTES`` / 9 accesses are kept in this process, so that
+    the simulations of the trace read them instead of parsing the file again (while it is
+    unchanged).
 
     ``cache=True`` keeps the decoded accesses in a file beside the trace (:func:`cache_path`, 9
     bytes an access): this check writes it, and every later read of the trace (each simulation,
@@ -795,8 +842,11 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
             return read_trace(p, format=format, instructions=instructions, progress=progress, cache=cache)
     else:
         bar = _bar(progress, p.stat().st_size, f"checking {p.name}", "B")
+        key, parts = _cache_key(p), []
         try:
-            n, ni, blocks = _summary(_iter_chunks(p, fmt, 1 << 18, True, bar), instructions, writer)
+            n, ni, blocks = _summary(_iter_chunks(p, fmt, 1 << 18, True, bar), instructions, writer, parts)
+            if n * CACHED.itemsize <= KEEP_BYTES:
+                _keep(p, fmt, key, parts)
             if writer is not None:
                 writer.finish(n, ni)
                 writer = None

@@ -98,7 +98,11 @@ def test_bad_arguments(tmp_path):
         read_trace(p)
 
 
-def test_trace_equals_the_same_addresses_in_memory(tmp_path):
+@pytest.mark.parametrize("kept", [True, False])
+def test_trace_equals_the_same_addresses_in_memory(tmp_path, monkeypatch, kept):
+    """From the accesses kept in the process, and parsed again from the file."""
+    if not kept:
+        monkeypatch.setattr(T, "KEEP_BYTES", 0)
     rng = np.random.default_rng(3)
     addrs = (0x7F0000000000 + rng.integers(0, 64 << 20, 5000)).tolist()
     kinds = rng.integers(0, 2, 5000).tolist()
@@ -110,6 +114,43 @@ def test_trace_equals_the_same_addresses_in_memory(tmp_path):
     b = pagesim.simulate("skylake", addresses=np.array(addrs, dtype=np.uint64), kinds=np.array(kinds), layout=lay)
     for v in ("walks", "hits", "misses", "faults", "walk_refs"):
         assert (a[v].values == b[v].values).all(), v
+    assert (str(p), "din") in T._kept if kept else (str(p), "din") not in T._kept
+
+
+def _parses(monkeypatch):
+    """The list that each parse of a trace file (T._iter_chunks) appends to."""
+    calls, real = [], T._iter_chunks
+    monkeypatch.setattr(T, "_iter_chunks", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    return calls
+
+
+def test_a_trace_is_parsed_once_in_a_process(tmp_path, monkeypatch):
+    p = tmp_path / "t.hex"
+    p.write_text("0x1000\n0x2000\n0x3000\n")
+    tr = read_trace(p)
+    calls = _parses(monkeypatch)
+    assert [a.tolist() for a, _ in tr.chunks(chunk=2)] == [[0x1000, 0x2000], [0x3000]]
+    for a, _ in tr.chunks():
+        a[:] = 0  # what a caller does with its chunk does not change the next read
+    assert np.concatenate([a for a, _ in tr.chunks()]).tolist() == [0x1000, 0x2000, 0x3000] and calls == []
+    p.write_text("0x5000\n")  # a changed file is parsed again
+    assert [a.tolist() for a, _ in tr.chunks()] == [[0x5000]] and calls == [p]
+
+
+def test_what_is_kept_is_bounded(tmp_path, monkeypatch):
+    """Up to KEEP_BYTES (9 bytes an access): a larger trace is not kept, and the trace read least
+    recently is dropped for a new one."""
+    monkeypatch.setattr(T, "KEEP_BYTES", 9 * 5)
+    monkeypatch.setattr(T, "_kept", T.OrderedDict())
+    paths = []
+    for name, n in (("a", 3), ("b", 2), ("c", 6), ("d", 2)):
+        paths.append(tmp_path / f"{name}.hex")
+        paths[-1].write_text("".join(f"0x{i + 1:x}000\n" for i in range(n)))
+        read_trace(paths[-1])
+    assert [Path(k[0]).name for k in T._kept] == ["b.hex", "d.hex"]  # c is too large; a made way for d
+    calls = _parses(monkeypatch)
+    trs = [T.Trace(path=str(p), format="hex") for p in paths]
+    assert [sum(a.size for a, _ in t.chunks()) for t in trs] == [3, 2, 6, 2] and [q.name for q in calls] == ["a.hex", "c.hex"]
 
 
 @pytest.mark.skipif(not SAMPLE.is_file(), reason="the sample trace is not in this checkout")

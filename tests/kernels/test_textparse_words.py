@@ -1,0 +1,161 @@
+"""The trace parser reads a line's runs 8 bytes at a time (pagesim/_kernels/textparse.py). Each
+word-at-a-time function is checked against its plain definition, byte by byte, on any bytes at
+any offset and line end; whole lines with bytes changed anywhere read exactly as the regular
+expressions that define each format read them; and a machine that reads byte by byte only (the
+parser's path where words are not little-endian) gives the same accesses."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numba
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pagesim.sources.traces as T
+from pagesim._kernels import textparse as TP
+
+# the bytes the runs are made of and the ones around them, any byte beyond, and the same biased in
+BYTES = st.one_of(st.sampled_from(b" 0123456789abcdefABCDEFxX:@()\n\r\t\x0b\x0c/`gG\xb0\xa0\xff\x8a"), st.integers(0, 255))
+# runs of each class the parser reads (spaces, zeros, decimal and hex digits), 0-20 bytes long,
+# between any bytes
+RUN = st.sampled_from([b" ", b"0", b"0123456789", b"0123456789abcdefABCDEF"]).flatmap(lambda cls: st.lists(st.sampled_from(cls), max_size=20).map(bytes))
+DATA = st.lists(st.one_of(RUN, st.lists(BYTES, max_size=3).map(bytes)), max_size=8).map(b"".join)
+
+
+@numba.njit
+def _runs(buf, i, le):
+    p = buf.ctypes.data
+    v, j, ok = TP._hex(p, i, le)
+    return TP._spaces(p, i, le), TP._zeros(p, i, le), TP._digits(p, i, le), TP._hexrun(p, i, le), TP._find_lf(p, i, le), v, j, ok
+
+
+def _plain(data: bytes, i: int, le: int):
+    def run(ok):
+        j = i
+        while j < le and ok(data[j]):
+            j += 1
+        return j
+
+    hexdigit = set(b"0123456789abcdefABCDEF")
+    z = run(lambda c: c == 48)
+    h = run(lambda c: c in hexdigit)
+    digits = data[z:h]
+    v = int(digits, 16) if digits else 0
+    ok = h > i and len(digits) <= 16 and v <= TP.MAX_ADDRESS
+    return run(lambda c: c == 32), z, run(lambda c: 48 <= c <= 57), h, run(lambda c: c != 10), v, h, ok
+
+
+@settings(max_examples=400, deadline=None)
+@given(DATA, st.data())
+def test_each_run_is_found_as_byte_by_byte(data, draw):
+    """At every offset, with the line ending at the end of the bytes and at a drawn place."""
+    buf = np.frombuffer(data + b"\x00" * 8, dtype=np.uint8)[: len(data)]  # bytes beyond the line: never read
+    cut = draw.draw(st.integers(0, len(data)))
+    for le in {len(data), cut}:
+        for i in range(le + 1):
+            got, want = _runs(buf, i, le), _plain(data, i, le)
+            assert got[:5] == want[:5] and got[6:] == want[6:], (data, i, le)
+            if want[7]:  # the value, where there is one
+                assert int(got[5]) == want[5], (data, i, le)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(BYTES, max_size=200).map(bytes), st.data())
+def test_line_feeds_are_counted(data, draw):
+    end = draw.draw(st.integers(0, len(data)))
+    start = draw.draw(st.integers(0, end))
+    assert TP.count_lf(np.frombuffer(data, dtype=np.uint8), start, end) == data.count(b"\n", start, end)
+
+
+VALID = {
+    "lackey": ["I  0400ab12,4", " L 7ff000001000,8", " S 00000000deadbeef,8"],
+    "din": ["0 7ff000001000", "2 0x400000", "1 00000000000001000 extra"],
+    "hex": ["0x00007f0002801900", "7fffffffffffffff", "0xabc # comment"],
+    "pinatrace": ["0x400000: R 0x7f0002801900", "0x0000000000400008: W 0x00007f0000056440"],
+    "drmemtrace": [
+        "           3           1:     2765543 ifetch       4 byte(s) @ 0x0000000000400000 48 89 e7   mov    %rsp, %rdi",
+        "           4           1:     2765543 read         8 byte(s) @ 0x00007f0002801900 by PC 0x0000000000400000",
+        "          12           9:     2765543 write        8 byte(s) @ 0x00007f000355a880 by PC 0x0000000000400008",
+        "      123456      100000:          7 <marker: timestamp 13342123>",
+    ],
+    "perf": ["20134 20134 0x0000000000400000 0x0167f0002801900  1168 0x5080144 /usr/bin/prog:main", "-1 -1 0x401000 0x016ffff  5 0x1 a:b"],
+}
+
+
+def _by_reference(lines, fmt):
+    out = []
+    for n, s in enumerate(lines, start=1):
+        try:
+            r = T._parse_line(s.decode("ascii", "replace"), fmt)
+        except ValueError:
+            return n
+        if r is not None:
+            if r[0] > T.MAX_ADDRESS:
+                return n
+            out.append(r)
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(sorted(VALID)), st.data())
+def test_lines_with_any_byte_changed_read_as_the_regular_expressions_read_them(tmp_path_factory, fmt, draw):
+    """Valid lines of a format with bytes replaced, inserted or deleted anywhere (line feeds
+    excepted): the parser takes each line as the format's regular expressions do, or names the
+    same first bad line."""
+    lines = []
+    for _ in range(draw.draw(st.integers(1, 6))):
+        s = bytearray(draw.draw(st.sampled_from(VALID[fmt])).encode())
+        for _ in range(draw.draw(st.integers(0, 3))):
+            at = draw.draw(st.integers(0, len(s)))
+            c = draw.draw(BYTES.filter(lambda c: c != 10))
+            op = draw.draw(st.sampled_from(["put", "insert", "delete"]))
+            if op == "insert" or at == len(s):
+                s.insert(at, c)
+            elif op == "put":
+                s[at] = c
+            else:
+                del s[at]
+        lines.append(bytes(s))
+    p = tmp_path_factory.mktemp("w") / "t.txt"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    want = _by_reference([s.rstrip(b"\r") for s in lines], fmt)
+    try:
+        got = [(int(a), int(k)) for aa, kk in T._iter_chunks(p, fmt, 7, True) for a, k in zip(aa, kk)]
+    except T.TraceFormatError as e:
+        assert isinstance(want, int), f"{e} where the reference reads {want}"
+        assert f"t.txt, line {want}: " in str(e)
+        return
+    assert got == want
+
+
+def test_a_machine_that_reads_byte_by_byte_gives_the_same_accesses(tmp_path):
+    """The parser's byte loops alone (what runs where words are not little-endian): compiled in
+    a process that takes the machine for a big-endian one, with a cache of its own."""
+    text = {fmt: "\n".join(v) + "\n" for fmt, v in VALID.items()}
+    for fmt, t in text.items():
+        (tmp_path / f"t.{fmt}").write_text(t)
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.byteorder = "big"
+        import pagesim.sources.traces as T
+        from pagesim._kernels import textparse as TP
+        assert not TP.WORDS
+        for fmt in {sorted(text)!r}:
+            got = [(int(a), int(k)) for aa, kk in T._iter_chunks(T.Path({str(tmp_path)!r}) / f"t.{{fmt}}", fmt, 5, True) for a, k in zip(aa, kk)]
+            print(fmt, got)
+        """
+    )
+    env = {**os.environ, "PAGESIM_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600, check=True).stdout
+    for line in out.splitlines():
+        fmt, got = line.split(" ", 1)
+        want = _by_reference([s.encode() for s in VALID[fmt]], fmt)
+        assert got == str(want), fmt
+        assert TP.WORDS and [(int(a), int(k)) for aa, kk in T._iter_chunks(tmp_path / f"t.{fmt}", fmt, 5, True) for a, k in zip(aa, kk)] == want
+    assert len(out.splitlines()) == len(VALID)
+    assert Path(tmp_path / "cache").is_dir()
