@@ -71,31 +71,27 @@ def _at64(typingctx, p, i):
     return sig, codegen
 
 
-@intrinsic
-def _cttz(typingctx, x):
-    """The number of trailing zero bits of ``x`` (not 0)."""
-    sig = types.uint64(types.uint64)
+def _bit_count(name: str, doc: str):
+    """An intrinsic that applies LLVM's bit-counting intrinsic ``name`` to a uint64 (for
+    ``llvm.cttz``, with a zero argument declared impossible)."""
 
-    def codegen(context, builder, signature, args):
-        (v,) = args
-        fnty = llvm_ir.FunctionType(v.type, [v.type, llvm_ir.IntType(1)])
-        fn = builder.module.declare_intrinsic("llvm.cttz", [v.type], fnty)
-        return builder.call(fn, [v, llvm_ir.Constant(llvm_ir.IntType(1), 0)])
+    def count(typingctx, x):
+        sig = types.uint64(types.uint64)
 
-    return sig, codegen
+        def codegen(context, builder, signature, args):
+            (v,) = args
+            flags = [llvm_ir.Constant(llvm_ir.IntType(1), 0)] if name == "llvm.cttz" else []
+            fnty = llvm_ir.FunctionType(v.type, [v.type] + [f.type for f in flags])
+            return builder.call(builder.module.declare_intrinsic(name, [v.type], fnty), [v, *flags])
+
+        return sig, codegen
+
+    count.__doc__ = doc
+    return intrinsic(count)
 
 
-@intrinsic
-def _popcount(typingctx, x):
-    """The number of bits set in ``x``."""
-    sig = types.uint64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        (v,) = args
-        fn = builder.module.declare_intrinsic("llvm.ctpop", [v.type], llvm_ir.FunctionType(v.type, [v.type]))
-        return builder.call(fn, [v])
-
-    return sig, codegen
+_cttz = _bit_count("llvm.cttz", "The number of trailing zero bits of ``x`` (not 0).")
+_popcount = _bit_count("llvm.ctpop", "The number of bits set in ``x``.")
 
 
 # Words: the runs of a line (spaces, digits, hex digits, zeros) are found 8 bytes at a time. In each

@@ -14,6 +14,7 @@ import numba
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from twins.reference_traces import reference_read
 
 import pagesim.sources.traces as T
 from pagesim._kernels import textparse as TP
@@ -86,20 +87,6 @@ VALID = {
 }
 
 
-def _by_reference(lines, fmt):
-    out = []
-    for n, s in enumerate(lines, start=1):
-        try:
-            r = T._parse_line(s.decode("ascii", "replace"), fmt)
-        except ValueError:
-            return n
-        if r is not None:
-            if r[0] > T.MAX_ADDRESS:
-                return n
-            out.append(r)
-    return out
-
-
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(sorted(VALID)), st.data())
 def test_lines_with_any_byte_changed_read_as_the_regular_expressions_read_them(tmp_path_factory, fmt, draw):
@@ -121,8 +108,9 @@ def test_lines_with_any_byte_changed_read_as_the_regular_expressions_read_them(t
                 del s[at]
         lines.append(bytes(s))
     p = tmp_path_factory.mktemp("w") / "t.txt"
-    p.write_bytes(b"\n".join(lines) + b"\n")
-    want = _by_reference([s.rstrip(b"\r") for s in lines], fmt)
+    data = b"\n".join(lines) + b"\n"
+    p.write_bytes(data)
+    want = reference_read(data.decode("ascii", "replace"), fmt)
     try:
         got = [(int(a), int(k)) for aa, kk in T._iter_chunks(p, fmt, 7, True) for a, k in zip(aa, kk)]
     except T.TraceFormatError as e:
@@ -154,8 +142,8 @@ def test_a_machine_that_reads_byte_by_byte_gives_the_same_accesses(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600, check=True).stdout
     for line in out.splitlines():
         fmt, got = line.split(" ", 1)
-        want = _by_reference([s.encode() for s in VALID[fmt]], fmt)
+        want = reference_read(text[fmt], fmt)
         assert got == str(want), fmt
-        assert TP.WORDS and [(int(a), int(k)) for aa, kk in T._iter_chunks(tmp_path / f"t.{fmt}", fmt, 5, True) for a, k in zip(aa, kk)] == want
+        assert [(int(a), int(k)) for aa, kk in T._iter_chunks(tmp_path / f"t.{fmt}", fmt, 5, True) for a, k in zip(aa, kk)] == want
     assert len(out.splitlines()) == len(VALID)
     assert Path(tmp_path / "cache").is_dir()

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from twins.reference_traces import reference_read
 
 import pagesim
 import pagesim.sources.traces as T
@@ -318,27 +319,6 @@ LINE = st.sampled_from(
 )
 
 
-def _reference(text: str, fmt: str, max_line: int):
-    """Line by line with _parse_line, as the format describes it: the accesses, or the line of the
-    first error (a malformed line, an address beyond 2**63-1, a line longer than max_line)."""
-    out = []
-    lines = text.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for n, s in enumerate(lines, start=1):
-        if len(s) > max_line:
-            return n
-        try:
-            r = T._parse_line(s, fmt)
-        except ValueError:
-            return n
-        if r is not None:
-            if r[0] > T.MAX_ADDRESS:
-                return n
-            out.append(r)
-    return out
-
-
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(LINE, max_size=40),
@@ -356,7 +336,7 @@ def test_blocks_cut_anywhere_read_as_line_by_line(tmp_path_factory, lines, fmt, 
     text = ("\r\n" if crlf else "\n").join(lines) + ("\n" if final_newline and lines else "")
     p = tmp_path_factory.mktemp("b") / "t.txt"
     p.write_bytes((T._UTF8_BOM if bom else b"") + text.encode("utf-8"))
-    want = _reference(text.encode("utf-8").decode("ascii", "replace"), fmt, max_line)
+    want = reference_read(text.encode("utf-8").decode("ascii", "replace"), fmt, max_line)
     saved = T._BLOCK, T.MAX_LINE
     T._BLOCK, T.MAX_LINE = block, max_line
     try:
