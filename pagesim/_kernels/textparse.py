@@ -176,31 +176,29 @@ def _find_lf(p, i, end):
 
 
 @inline
-def _spaces(p, i, le):
-    """The position after the spaces at ``i``."""
+def _repeats(p, i, le, c, word):
+    """The position after the bytes ``c`` at ``i`` (``word``: ``c`` in every byte)."""
     j = i
     while WORDS and j + 8 <= le:
-        x = _at64(p, j) ^ SPACES  # its lowest byte that is not 0: the first that is not a space
+        x = _at64(p, j) ^ word  # its lowest byte that is not 0: the first that is not c
         if x != 0:
             return j + _first(x)
         j += 8
-    while j < le and _at(p, j) == SP:
+    while j < le and _at(p, j) == c:
         j += 1
     return j
 
 
 @inline
+def _spaces(p, i, le):
+    """The position after the spaces at ``i``."""
+    return _repeats(p, i, le, SP, SPACES)
+
+
+@inline
 def _zeros(p, i, le):
     """The position after the "0" bytes at ``i``."""
-    j = i
-    while WORDS and j + 8 <= le:
-        x = _at64(p, j) ^ ZEROS
-        if x != 0:
-            return j + _first(x)
-        j += 8
-    while j < le and _at(p, j) == 48:
-        j += 1
-    return j
+    return _repeats(p, i, le, 48, ZEROS)
 
 
 @inline
