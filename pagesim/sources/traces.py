@@ -56,6 +56,7 @@ import os
 import re
 import struct
 import tempfile
+import threading
 import warnings
 import zlib
 from collections import OrderedDict
@@ -755,34 +756,44 @@ class _CacheWriter:
 # after read_trace do not parse the file again: at most KEEP_BYTES of them (9 bytes an access), the
 # least recently read dropped first. A trace whose file changed since (its size, mtime, ctime or
 # inode) is parsed again. A trace larger than KEEP_BYTES is not kept: each simulation parses it, or
-# reads its parse-once cache file (read_trace(..., cache=True)).
+# reads its parse-once cache file (read_trace(..., cache=True)). While a trace is being kept, its
+# chunks and their concatenation are both in memory for a moment (twice its size).
 KEEP_BYTES = 256 << 20
 _kept: OrderedDict = OrderedDict()  # (path, format) -> (file key, addresses, kinds)
+_kept_lock = threading.Lock()  # simulations of a sweep's threads read _kept at once
 
 
 def _keep(path: Path, fmt: str, key, parts) -> None:
+    size = sum(a.nbytes + k.nbytes for a, k in parts)
+    with _kept_lock:  # room first, then the concatenation
+        _kept.pop((str(path), fmt), None)
+        while _kept and sum(v[1].nbytes + v[2].nbytes for v in _kept.values()) + size > KEEP_BYTES:
+            _kept.popitem(last=False)
     a = np.concatenate([x for x, _ in parts]) if parts else np.zeros(0, dtype=np.uint64)
     k = np.concatenate([x for _, x in parts]) if parts else np.zeros(0, dtype=np.uint8)
-    _kept.pop((str(path), fmt), None)
-    while _kept and sum(v[1].nbytes + v[2].nbytes for v in _kept.values()) + a.nbytes + k.nbytes > KEEP_BYTES:
-        _kept.popitem(last=False)
-    _kept[(str(path), fmt)] = (key, a, k)
+    parts.clear()
+    with _kept_lock:
+        _kept[(str(path), fmt)] = (key, a, k)
 
 
 def _kept_chunks(path: Path, fmt: str, chunk: int):
     """The kept accesses of the trace at ``path`` as (addresses, kinds) arrays of ``chunk`` (copies:
     the caller may change them), or None when they are not kept or the file changed since."""
-    got = _kept.get((str(path), fmt))
+    with _kept_lock:
+        got = _kept.get((str(path), fmt))
     if got is None:
         return None
     try:
         same = _cache_key(path) == got[0]
     except OSError:
         same = False
-    if not same:
-        del _kept[(str(path), fmt)]
-        return None
-    _kept.move_to_end((str(path), fmt))
+    with _kept_lock:
+        if not same:
+            if _kept.get((str(path), fmt)) is got:
+                del _kept[(str(path), fmt)]
+            return None
+        if (str(path), fmt) in _kept:
+            _kept.move_to_end((str(path), fmt))
     _, a, k = got
     return ((a[i : i + chunk].copy(), k[i : i + chunk].copy()) for i in range(0, a.size, chunk))
 
@@ -825,8 +836,8 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
     check_choice("format", format, ("auto", *FORMATS))
     for name, v in (("instructions", instructions), ("progress", progress), ("cache", cache)):
         check_bool(name, v)
-    known = _cache_header(p, format) if cache else None
-    fmt = known[2] if known else detect_format(p) if format == "auto" else format
+    fmt = detect_format(p) if format == "auto" else format
+    known = _cache_header(p, fmt) if cache else None
     writer = None
     if cache and known is None:
         try:

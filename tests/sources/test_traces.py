@@ -2,8 +2,10 @@
 with the file and line number; the real lackey sample runs through simulate."""
 
 import gzip
+import os
 import subprocess
 import sys
+import threading
 import tracemalloc
 from pathlib import Path
 
@@ -530,3 +532,37 @@ def test_a_format_that_cannot_be_told_names_the_way_to_give_it(tmp_path, capsys)
     assert "accesses 3" in out and err == "", (out, err)
     assert main(["simulate", "--machine", "skylake", "--trace", str(f), "--trace-format", "din", "--quiet"]) == 2
     assert "binary.hex, line 1: expected 'label address'" in capsys.readouterr().err  # the format given is the one read
+
+
+def test_threads_reading_a_changed_trace_at_once(tmp_path):
+    """Threads of a sweep that find the kept accesses stale at the same moment each parse the
+    file again; none fails."""
+    p = tmp_path / "t.hex"
+    p.write_text("0x1000\n0x2000\n")
+    errors, sizes = [], []
+    for _ in range(20):
+        tr = read_trace(p)
+        os.utime(p, ns=(1, 1))  # changed: what is kept is stale
+        barrier = threading.Barrier(4)
+
+        def run(tr=tr, barrier=barrier):
+            barrier.wait()
+            try:
+                sizes.append(sum(a.size for a, _ in tr.chunks()))
+            except Exception as e:  # noqa: BLE001 (collected for the assertion)
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=run) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == [] and sizes == [2] * 80
+
+
+def test_auto_reads_the_format_of_the_contents_whatever_cache_is_beside_them(tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_bytes(b"1 2: 3 read 8 byte(s) @ 0x7f001000\n2 3: 3 ifetch 4 byte(s) @ 0x401000\n")
+    assert read_trace(p, format="din", cache=True).format == "din"
+    tr = read_trace(p, cache=True)
+    assert tr.format == "drmemtrace" and [a.tolist() for a, _ in tr.chunks()] == [[0x7F001000, 0x401000]]
