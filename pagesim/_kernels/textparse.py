@@ -202,31 +202,30 @@ def _zeros(p, i, le):
 
 
 @inline
-def _digits(p, i, le):
-    """The position after the decimal digits at ``i`` (``i`` when there are none)."""
+def _class_end(p, i, le, mask):
+    """The position after the bytes at ``i`` of the class ``mask`` gives (``_digit_mask`` or
+    ``_hex_mask``: it sets the top bit of each byte of a word that is of the class)."""
     j = i
     while WORDS and j + 8 <= le:
-        m = ~_digit_mask(_at64(p, j)) & HIGHS
+        m = ~mask(_at64(p, j)) & HIGHS
         if m != 0:
             return j + _first(m)
         j += 8
-    while j < le and 48 <= _at(p, j) <= 57:
+    while j < le and mask(np.uint64(_at(p, j))) != 0:  # one byte as a word: its own top bit alone
         j += 1
     return j
 
 
 @inline
+def _digits(p, i, le):
+    """The position after the decimal digits at ``i`` (``i`` when there are none)."""
+    return _class_end(p, i, le, _digit_mask)
+
+
+@inline
 def _hexrun(p, i, le):
     """The position after the hex digits at ``i`` (``i`` when there are none)."""
-    j = i
-    while WORDS and j + 8 <= le:
-        m = ~_hex_mask(_at64(p, j)) & HIGHS
-        if m != 0:
-            return j + _first(m)
-        j += 8
-    while j < le and _hexval(_at(p, j)) >= 0:
-        j += 1
-    return j
+    return _class_end(p, i, le, _hex_mask)
 
 
 @inline
@@ -372,7 +371,7 @@ def _drmemtrace(p, i, le):
     j = _spaces(p, k, le)
     if j >= le:
         return 3, np.uint64(0)
-    if WORDS and j + 16 <= le:  # an access's kind and the space after it, read as one word
+    if WORDS and j + 8 <= le:  # an access's kind and the space after it, read as one word
         w = _at64(p, j)
         isr = (w & LOW5) == W_READ
         isw = (w & LOW6) == W_WRITE

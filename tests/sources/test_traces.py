@@ -540,9 +540,9 @@ def test_threads_reading_a_changed_trace_at_once(tmp_path):
     p = tmp_path / "t.hex"
     p.write_text("0x1000\n0x2000\n")
     errors, sizes = [], []
-    for _ in range(20):
+    for i in range(20):
         tr = read_trace(p)
-        os.utime(p, ns=(1, 1))  # changed: what is kept is stale
+        os.utime(p, ns=(i + 1, i + 1))  # changed: what is kept is stale
         barrier = threading.Barrier(4)
 
         def run(tr=tr, barrier=barrier):
