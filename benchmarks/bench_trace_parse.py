@@ -1,15 +1,19 @@
 """Reading traces, ns per access, beside the simulation's own cost per access: each format
 pagesim reads, written from one synthetic program (the writers of tests/sources/test_trace_formats.py
-and tests/sources/test_traces.py), then read_trace (the check pass, which parses the file), one
+and tests/sources/test_traces.py), then the parser alone over the file's blocks already read (and
+decompressed) into memory, read_trace (the check pass, which reads and parses the file), one
 stream of its chunks parsing the file again (what a simulation reads when the accesses are not kept
 in the process), one stream from the accesses read_trace kept, the same check and stream with the
 parse-once cache file (``cache=True``: the check that writes it, then a stream from it),
-decompression alone (gzip and xz), and ``simulate`` of the same accesses from memory.
+decompression alone (gzip and xz), and ``simulate`` of the same accesses from memory: of the
+addresses alone (every access a data access, the fastest kernel), and of the trace as read (with
+its instruction fetches, where the format has them: what a simulation of the file runs).
 
     python benchmarks/bench_trace_parse.py [--instructions 200000] [--repeat 3]
 
 CPU time (time.process_time), ``--repeat`` rounds with the formats interleaved; the table shows the
-best round and the spread (worst - best) in ns per access, and each figure over the simulation's.
+best round and the spread (worst - best) in ns per access, and each figure over the simulation's
+of the addresses alone; the last column is the stream over the simulation of the trace as read.
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ def files(prog, d: Path) -> dict:
     return out
 
 
-COLUMNS = ("check", "stream", "stream, kept", "cached check", "cached stream", "decompress", "simulate")
+COLUMNS = ("parse", "check", "stream", "stream, kept", "cached check", "cached stream", "decompress", "simulate", "simulate, as read")
 
 
 def cpu(fn):
@@ -90,6 +94,21 @@ def without_kept(tr) -> int:
     """A stream with nothing kept in the process: from the file, or from its parse-once cache."""
     T._kept.clear()
     return stream(tr)
+
+
+def in_memory(p: Path, fmt: str) -> list:
+    """The file's blocks as the parser takes them, read (and decompressed) beforehand."""
+    if fmt == "champsim":
+        return [(n0, rec.copy()) for n0, rec in T._records(p)]
+    return [(n0, bytes(data), start, end, lf) for n0, data, start, end, lf in T._line_blocks(p)]
+
+
+def parse(p: Path, fmt: str, blocks: list) -> int:
+    """The parser alone: the accesses of each block in memory (the numba byte parser for text,
+    the record reader for ChampSim)."""
+    if fmt == "champsim":
+        return sum(T._champsim_accesses(p, n0, rec)[0].size for n0, rec in blocks)
+    return sum(T._parse_block(p, n0, data, start, end, lf, fmt)[0].size for n0, data, start, end, lf in blocks)
 
 
 def decompress(p: Path) -> int:
@@ -122,6 +141,10 @@ def main(argv=None) -> int:
                 t, tr = cpu(lambda p=p: T.read_trace(p))
                 times[n]["check"].append(t / tr.accesses)
                 counts[n] = tr.accesses
+                blocks = in_memory(p, tr.format)
+                t, got = cpu(lambda p=p, tr=tr, blocks=blocks: parse(p, tr.format, blocks))
+                assert got == tr.accesses, (n, got, tr.accesses)
+                times[n]["parse"].append(t / tr.accesses)
                 t, _ = cpu(lambda tr=tr: stream(tr))
                 times[n]["stream, kept"].append(t / tr.accesses)
                 t, _ = cpu(lambda tr=tr: without_kept(tr))
@@ -133,22 +156,27 @@ def main(argv=None) -> int:
                 times[n]["cached check"].append(t / tr.accesses)
                 t, _ = cpu(lambda trc=trc: without_kept(trc))
                 times[n]["cached stream"].append(t / tr.accesses)
-                a = np.concatenate([c for c, _ in trc.chunks()])
+                parts = list(trc.chunks())
+                a = np.concatenate([c for c, _ in parts])
+                k = np.concatenate([c for _, c in parts]) if tr.has_kinds else None
                 lay = tr.covering_layout("4K")
-                pagesim.simulate("skylake", addresses=a[:1000], layout=lay)  # compiled before timing
-                t, _ = cpu(lambda a=a, lay=lay: pagesim.simulate("skylake", addresses=a, layout=lay))
-                times[n]["simulate"].append(t / a.size)
+                for column, kinds in (("simulate", None), ("simulate, as read", k)):
+                    pagesim.simulate("skylake", addresses=a[:1000], kinds=None if kinds is None else kinds[:1000], layout=lay)  # compiled first
+                    t, _ = cpu(lambda a=a, kinds=kinds, lay=lay: pagesim.simulate("skylake", addresses=a, kinds=kinds, layout=lay))
+                    times[n][column].append(t / a.size)
     print(f"{args.instructions:,} instructions of one synthetic program, each format; CPU ns per access, best of {args.repeat} (spread)")
-    print(f"{'format':<16}{'accesses':>10}  " + "  ".join(f"{k:>22}" for k in COLUMNS))
+    print(f"{'format':<16}{'accesses':>10}  " + "  ".join(f"{k:>22}" for k in COLUMNS) + f"{'parse, stream / as read':>25}")
     for n in names:
         sim = min(times[n]["simulate"]) * 1e9
         cells = []
         for k in COLUMNS:
             v = np.array(times[n][k]) * 1e9
-            ratio = "" if k == "simulate" else f" {v.min() / sim:5.1f}x"
+            ratio = "" if k.startswith("simulate") else f" {v.min() / sim:5.1f}x"
             cells.append(f"{v.min():8.1f} ({v.max() - v.min():5.1f}){ratio:>7}")
-        print(f"{n:<16}{counts[n]:>10,}  " + "  ".join(f"{c:>22}" for c in cells))
-    print("ratios: the figure over the simulation's own ns per access (simulate of the same accesses, from memory, skylake, 4K pages)")
+        as_read = [min(times[n][k]) / min(times[n]["simulate, as read"]) for k in ("parse", "stream")]
+        print(f"{n:<16}{counts[n]:>10,}  " + "  ".join(f"{c:>22}" for c in cells) + f"{as_read[0]:>17.1f}x, {as_read[1]:.1f}x")
+    print("ratios: the figure over the simulation's own ns per access (simulate of the same addresses from memory, all data accesses,")
+    print("skylake, 4K pages); parse, stream / as read: each over simulate of the trace as read (its instruction fetches as such)")
     return 0
 
 

@@ -73,7 +73,7 @@ def _at64(typingctx, p, i):
 
 def _bit_count(name: str, doc: str):
     """An intrinsic that applies LLVM's bit-counting intrinsic ``name`` to a uint64 (for
-    ``llvm.cttz``, with a zero argument declared impossible)."""
+    ``llvm.cttz``, defined for 0: 64)."""
 
     def count(typingctx, x):
         sig = types.uint64(types.uint64)
@@ -90,8 +90,43 @@ def _bit_count(name: str, doc: str):
     return intrinsic(count)
 
 
-_cttz = _bit_count("llvm.cttz", "The number of trailing zero bits of ``x`` (not 0).")
+_cttz = _bit_count("llvm.cttz", "The number of trailing zero bits of ``x`` (64 for 0).")
 _popcount = _bit_count("llvm.ctpop", "The number of bits set in ``x``.")
+
+
+def _bitmap(ranges, doc: str):
+    """An intrinsic ``f(p, i)``: the 64 bytes at address ``p + i`` as a bitmap (bit t for the byte
+    at ``p + i + t``), a bit set where the byte lies in one of the inclusive byte ranges
+    ``ranges``. One vector compare per range (LLVM lowers it to what the machine has: two AVX2
+    compares, four SSE2 or NEON ones); the bits come in this order where :data:`WORDS` holds.
+    Nothing is checked: every caller keeps ``i + 64`` at or below the buffer's end."""
+
+    def bitmap(typingctx, p, i):
+        sig = types.uint64(types.uintp, types.intp)
+
+        def codegen(context, builder, signature, args):
+            a, j = args
+            vt = llvm_ir.VectorType(llvm_ir.IntType(8), 64)
+            v = builder.load(builder.inttoptr(builder.add(a, j), vt.as_pointer()))
+            v.align = 1
+            hit = None
+            for lo, hi in ranges:  # lo <= c <= hi as one unsigned compare of c - lo
+                d = builder.sub(v, llvm_ir.Constant(vt, [lo] * 64))
+                h = builder.icmp_unsigned("<=", d, llvm_ir.Constant(vt, [hi - lo] * 64))
+                hit = h if hit is None else builder.or_(hit, h)
+            return builder.bitcast(hit, llvm_ir.IntType(64))
+
+        return sig, codegen
+
+    bitmap.__doc__ = doc
+    return intrinsic(bitmap)
+
+
+_lf_bits = _bitmap(((10, 10),), "The LF bytes of the 64 at ``p + i``.")
+_space_bits = _bitmap(((32, 32),), "The spaces of the 64 bytes at ``p + i``.")
+_zero_bits = _bitmap(((48, 48),), 'The "0" bytes of the 64 at ``p + i``.')
+_digit_bits = _bitmap(((48, 57),), "The decimal digits of the 64 bytes at ``p + i``.")
+_hex_bits = _bitmap(((48, 57), (97, 102), (65, 70)), "The hex digits (either case) of the 64 bytes at ``p + i``.")
 
 
 # Words: the runs of a line (spaces, digits, hex digits, zeros) are found 8 bytes at a time. In each
@@ -164,6 +199,11 @@ def _equal_mask(w, c):
 @inline
 def _find_lf(p, i, end):
     """The position of the first LF at or after ``i``, or ``end``."""
+    while WORDS and i + 64 <= end:
+        m = _lf_bits(p, i)
+        if m != 0:
+            return i + np.intp(_cttz(m))
+        i += 64
     while WORDS and i + 8 <= end:
         x = _at64(p, i) ^ LFS
         m = (x - ONES) & ~x & HIGHS  # exact in the lowest byte that is an LF (a borrow only runs upwards)
@@ -173,6 +213,38 @@ def _find_lf(p, i, end):
     while i < end and _at(p, i) != LF:
         i += 1
     return i
+
+
+# Windows: a line's runs are found in bitmaps of its first 64 bytes (or of 64 bytes from a later
+# place in it), one for each class, computed together at the start; the end of a run is then a
+# shift and a count of trailing bits, with no loop and no reload. A window is the tuple
+# (q, n, spaces, zeros, digits, hex digits, end): bitmaps of the bytes [q, n) of the line (n at
+# most q + 64 and at most the line's end; the bits from n up are clear) and the buffer's end, from
+# which a later window may be made. Where 64 bytes from q are not in the buffer (or words are not
+# read) the window holds no bytes (n = q), and the word loops find every run.
+
+
+@inline
+def _window(p, q, le, end):
+    """The window of the line's bytes from ``q`` (the line ends at ``le``, the buffer at ``end``)."""
+    if WORDS and q + 64 <= end:
+        n = min(le - q, 64)
+        keep = ~np.uint64(0) if n == 64 else (np.uint64(1) << np.uint64(n)) - np.uint64(1)
+        return q, q + n, _space_bits(p, q) & keep, _zero_bits(p, q) & keep, _digit_bits(p, q) & keep, _hex_bits(p, q) & keep, end
+    zero = np.uint64(0)
+    return q, q, zero, zero, zero, zero, end
+
+
+@inline
+def _in_window(i, le, q, n, bits):
+    """(the position after the run at ``i`` of the bytes set in ``bits``, a window's bitmap of
+    the bytes [q, n); whether that is the run's end). Not the end when ``i`` is beyond the
+    window's bytes (``i`` is returned) or the run reaches the window's last byte before the
+    line's end (``n`` is returned: the run goes on from there). ``i`` is at least ``q``."""
+    if i >= n:
+        return i, False
+    r = i + np.intp(_cttz(~(bits >> np.uint64(i - q))))  # the bits from n - (i - q) up are set: r <= n
+    return r, r < n or n == le
 
 
 @inline
@@ -190,15 +262,17 @@ def _repeats(p, i, le, c, word):
 
 
 @inline
-def _spaces(p, i, le):
-    """The position after the spaces at ``i``."""
-    return _repeats(p, i, le, SP, SPACES)
+def _spaces(p, i, le, w):
+    """The position after the spaces at ``i`` (``w``: a window, :func:`_window`)."""
+    r, done = _in_window(i, le, w[0], w[1], w[2])
+    return r if done else _repeats(p, r, le, SP, SPACES)
 
 
 @inline
-def _zeros(p, i, le):
+def _zeros(p, i, le, w):
     """The position after the "0" bytes at ``i``."""
-    return _repeats(p, i, le, 48, ZEROS)
+    r, done = _in_window(i, le, w[0], w[1], w[3])
+    return r if done else _repeats(p, r, le, 48, ZEROS)
 
 
 @inline
@@ -217,15 +291,17 @@ def _class_end(p, i, le, mask):
 
 
 @inline
-def _digits(p, i, le):
+def _digits(p, i, le, w):
     """The position after the decimal digits at ``i`` (``i`` when there are none)."""
-    return _class_end(p, i, le, _digit_mask)
+    r, done = _in_window(i, le, w[0], w[1], w[4])
+    return r if done else _class_end(p, r, le, _digit_mask)
 
 
 @inline
-def _hexrun(p, i, le):
+def _hexrun(p, i, le, w):
     """The position after the hex digits at ``i`` (``i`` when there are none)."""
-    return _class_end(p, i, le, _hex_mask)
+    r, done = _in_window(i, le, w[0], w[1], w[5])
+    return r if done else _class_end(p, r, le, _hex_mask)
 
 
 @inline
@@ -238,17 +314,21 @@ def _pack8(w):
 
 
 @inline
-def _hex(p, i, le):
+def _hex(p, i, le, w):
     """(value, position after, ok) of the hex digits at ``i``: ok is False when there are none,
     more than 16 significant ones, or the value exceeds 2**63 - 1."""
-    z = _zeros(p, i, le)
-    j = _hexrun(p, z, le)
+    z = _zeros(p, i, le, w)
+    j = _hexrun(p, z, le, w)
     if j == i or j - z > 16:
         return np.uint64(0), j, False
-    if WORDS and j - 16 >= i:  # whole words of digits; any before z are zeros
-        v = (_pack8(_at64(p, j - 16)) << np.uint64(32)) | _pack8(_at64(p, j - 8))
-    elif WORDS and j - 8 >= i and j - z <= 8:
-        v = _pack8(_at64(p, j - 8))
+    if WORDS and j >= 16:  # the 16 bytes before j, in the buffer (positions count from its start)
+        hi, lo = _at64(p, j - 16), _at64(p, j - 8)
+        g = 16 - (j - i)  # of them, the bytes before i: cleared (a byte that is no digit would spill into the next)
+        if g >= 8:
+            hi, lo = np.uint64(0), lo & (~np.uint64(0) << np.uint64(8 * (g - 8)))
+        elif g > 0:
+            hi &= ~np.uint64(0) << np.uint64(8 * g)
+        v = (_pack8(hi) << np.uint64(32)) | _pack8(lo)  # digits before z are zeros
     else:
         v = np.uint64(0)
         for t in range(z, j):
@@ -257,25 +337,25 @@ def _hex(p, i, le):
 
 
 @inline
-def _prefixed_hex(p, i, le):
+def _prefixed_hex(p, i, le, w):
     """``0x`` or ``0X`` and hex digits at ``i``: (value, position after, ok) as :func:`_hex`."""
     if i + 1 < le and _at(p, i) == 48 and (_at(p, i + 1) == 120 or _at(p, i + 1) == 88):
-        return _hex(p, i + 2, le)
+        return _hex(p, i + 2, le, w)
     return np.uint64(0), i, False
 
 
 @inline
-def _skip_prefixed_hex(p, i, le):
+def _skip_prefixed_hex(p, i, le, w):
     """The position after ``0x`` or ``0X`` and one or more hex digits at ``i`` of any value, or -1."""
     if i + 1 < le and _at(p, i) == 48 and (_at(p, i + 1) == 120 or _at(p, i + 1) == 88):
-        j = _hexrun(p, i + 2, le)
+        j = _hexrun(p, i + 2, le, w)
         if j > i + 2:
             return j
     return -1
 
 
 @inline
-def _lackey(p, i, le):
+def _lackey(p, i, le, w):
     """A lackey line at bytes [i, le) of address p that is not all spaces: (kind, value) as :func:`_line`."""
     if le - i >= 2 and _at(p, i) == 61 and _at(p, i + 1) == 61:  # "=="
         return 2, np.uint64(0)
@@ -288,29 +368,29 @@ def _lackey(p, i, le):
         kind = 0
     else:
         return 3, np.uint64(0)
-    j = _spaces(p, i + 2, le)
-    v, j, ok = _hex(p, j, le)
+    j = _spaces(p, i + 2, le, w)
+    v, j, ok = _hex(p, j, le, w)
     if not ok or j >= le or _at(p, j) != 44:  # ","
         return 3, np.uint64(0)
-    k = _digits(p, j + 1, le)
-    if k == j + 1 or _spaces(p, k, le) != le:
+    k = _digits(p, j + 1, le, w)
+    if k == j + 1 or _spaces(p, k, le, w) != le:
         return 3, np.uint64(0)
     return kind, v
 
 
 @inline
-def _din(p, i, le):
+def _din(p, i, le, w):
     """A din line at bytes [i, le) of address p that is not all spaces: (kind, value) as :func:`_line`."""
-    j = _spaces(p, i, le)
+    j = _spaces(p, i, le, w)
     label = np.int64(_at(p, j)) - 48
     if not 0 <= label <= 4 or j + 1 >= le or _at(p, j + 1) != SP:
         return 3, np.uint64(0)
-    j = _spaces(p, j + 1, le)
+    j = _spaces(p, j + 1, le, w)
     if j + 1 < le and _at(p, j) == 48 and (_at(p, j + 1) == 120 or _at(p, j + 1) == 88):
         if j + 2 >= le or _hexval(_at(p, j + 2)) < 0:
             return 3, np.uint64(0)
         j += 2
-    v, k, ok = _hex(p, j, le)
+    v, k, ok = _hex(p, j, le, w)
     if not ok or (k < le and _word(_at(p, k))):
         return 3, np.uint64(0)
     if label >= 3:
@@ -319,70 +399,70 @@ def _din(p, i, le):
 
 
 @inline
-def _hexline(p, i, le):
+def _hexline(p, i, le, w):
     """A hex line at bytes [i, le) of address p that is not all spaces: (kind, value) as :func:`_line`."""
-    j = _spaces(p, i, le)
+    j = _spaces(p, i, le, w)
     if _at(p, j) == 35:  # "#": a comment line
         return 2, np.uint64(0)
     if j + 1 < le and _at(p, j) == 48 and (_at(p, j + 1) == 120 or _at(p, j + 1) == 88):
         if j + 2 >= le or _hexval(_at(p, j + 2)) < 0:
             return 3, np.uint64(0)
         j += 2
-    v, k, ok = _hex(p, j, le)
+    v, k, ok = _hex(p, j, le, w)
     if not ok:
         return 3, np.uint64(0)
-    k = _spaces(p, k, le)
+    k = _spaces(p, k, le, w)
     if k == le or _at(p, k) == 35:
         return 0, v
     return 3, np.uint64(0)
 
 
 @inline
-def _pinatrace(p, i, le):
+def _pinatrace(p, i, le, w):
     """A pinatrace line at bytes [i, le) of address p that is not all spaces: (kind, value) as :func:`_line`."""
     if _at(p, i) == 35:
         return 2, np.uint64(0)
-    j = _skip_prefixed_hex(p, i, le)
+    j = _skip_prefixed_hex(p, i, le, w)
     if j < 0 or j + 4 > le or _at(p, j) != 58 or _at(p, j + 1) != SP or (_at(p, j + 2) != 82 and _at(p, j + 2) != 87) or _at(p, j + 3) != SP:
         return 3, np.uint64(0)
-    v, k, ok = _prefixed_hex(p, j + 4, le)
-    if not ok or _spaces(p, k, le) != le:
+    v, k, ok = _prefixed_hex(p, j + 4, le, w)
+    if not ok or _spaces(p, k, le, w) != le:
         return 3, np.uint64(0)
     return 0, v
 
 
 @inline
-def _drmemtrace(p, i, le):
+def _drmemtrace(p, i, le, w):
     """A drmemtrace line at bytes [i, le) of address p that is not all spaces: (kind, value) as :func:`_line`."""
-    j = _spaces(p, i, le)
-    k = _digits(p, j, le)
+    j = _spaces(p, i, le, w)
+    k = _digits(p, j, le, w)
     if k == j or k >= le or _at(p, k) != SP:
         return 3, np.uint64(0)
-    j = _spaces(p, k, le)
-    k = _digits(p, j, le)
+    j = _spaces(p, k, le, w)
+    k = _digits(p, j, le, w)
     if k == j or k >= le or _at(p, k) != 58:  # ":"
         return 3, np.uint64(0)
-    j = _spaces(p, k + 1, le)
+    j = _spaces(p, k + 1, le, w)
     if j == k + 1:
         return 3, np.uint64(0)
-    k = _digits(p, j, le)
+    k = _digits(p, j, le, w)
     if k == j or k >= le or _at(p, k) != SP:
         return 3, np.uint64(0)
-    j = _spaces(p, k, le)
+    j = _spaces(p, k, le, w)
     if j >= le:
         return 3, np.uint64(0)
     if WORDS and j + 8 <= le:  # an access's kind and the space after it, read as one word
-        w = _at64(p, j)
-        isr = (w & LOW5) == W_READ
-        isw = (w & LOW6) == W_WRITE
-        isi = (w & LOW7) == W_IFETCH
+        kw = _at64(p, j)
+        isr = (kw & LOW5) == W_READ
+        isw = (kw & LOW6) == W_WRITE
+        isi = (kw & LOW7) == W_IFETCH
         if isr or isw or isi:
             t = j + 4 + isw + 2 * isi
             kind = 1 if isi else 0
-            j = _spaces(p, t, le)
-            k = _digits(p, j, le)
+            j = _spaces(p, t, le, w)
+            k = _digits(p, j, le, w)
             if k > j and k + 11 <= le and _at64(p, k) == W_BYTES and _at(p, k + 8) == SP and _at(p, k + 9) == 64 and _at(p, k + 10) == SP:
-                v, e, ok = _prefixed_hex(p, k + 11, le)
+                v, e, ok = _prefixed_hex(p, k + 11, le, _window(p, k + 11, le, w[6]))  # the address: beyond the first window
                 if ok and (e >= le or not _word(_at(p, e))):
                     return kind, v
             return 3, np.uint64(0)
@@ -401,8 +481,8 @@ def _drmemtrace(p, i, le):
         kind = 0  # write
     if kind < 0:
         return 2, np.uint64(0)  # a marker or a record of another kind
-    j = _spaces(p, t, le)
-    k = _digits(p, j, le)
+    j = _spaces(p, t, le, w)
+    k = _digits(p, j, le, w)
     if j == t or k == j or k + 11 > le:
         return 3, np.uint64(0)
     # " byte(s) @ "
@@ -420,32 +500,32 @@ def _drmemtrace(p, i, le):
         and _at(p, k + 10) == SP
     ):
         return 3, np.uint64(0)
-    v, e, ok = _prefixed_hex(p, k + 11, le)
+    v, e, ok = _prefixed_hex(p, k + 11, le, w)
     if not ok or (e < le and _word(_at(p, e))):
         return 3, np.uint64(0)
     return kind, v
 
 
 @inline
-def _perf(p, i, le):
+def _perf(p, i, le, w):
     """A perf line at bytes [i, le) of address p that is not all spaces: (kind, value) as :func:`_line`."""
     if _at(p, i) == 35:
         return 2, np.uint64(0)
-    j = _spaces(p, i, le)
+    j = _spaces(p, i, le, w)
     for _ in range(2):  # PID, TID
         if j < le and _at(p, j) == 45:
             j += 1
-        k = _digits(p, j, le)
+        k = _digits(p, j, le, w)
         if k == j or k >= le or _at(p, k) != SP:
             return 3, np.uint64(0)
-        j = _spaces(p, k, le)
-    k = _skip_prefixed_hex(p, j, le)  # the IP, of any value
+        j = _spaces(p, k, le, w)
+    k = _skip_prefixed_hex(p, j, le, w)  # the IP, of any value
     if k < 0 or k >= le or _at(p, k) != SP:
         return 3, np.uint64(0)
-    j = _spaces(p, k, le)
+    j = _spaces(p, k, le, w)
     # ADDR as perf prints it: "0x016", then the address in hex
     if j + 4 < le and _at(p, j) == 48 and _at(p, j + 1) == 120 and _at(p, j + 2) == 48 and _at(p, j + 3) == 49 and _at(p, j + 4) == 54:
-        v, e, ok = _hex(p, j + 5, le)
+        v, e, ok = _hex(p, j + 5, le, w)
         if e > j + 5 and (e == le or not _word(_at(p, e))):
             if not ok or v == 0:  # beyond 2**63 - 1 (the kernel's half), or no address: skipped
                 return 2, np.uint64(0)
@@ -454,15 +534,15 @@ def _perf(p, i, le):
 
 
 @inline
-def _line(p, i, le, parse):
+def _line(p, i, le, parse, w):
     """Parse the line at bytes [i, le) of address p with ``parse``, one format's line function: (kind, value), kind 0
     data, 1 instruction, 2 skip, 3 for the reference to read."""
     # a line of spaces is skipped by every format; any other whitespace, or a byte beyond ASCII,
     # fails the strict forms of the line functions where it matters (in what the reference's
     # expressions read), and the line goes to the reference
-    if _spaces(p, i, le) == le:
+    if _spaces(p, i, le, w) == le:
         return 2, np.uint64(0)
-    return parse(p, i, le)
+    return parse(p, i, le, w)
 
 
 @inline
@@ -477,7 +557,7 @@ def _run(buf, pos, parse, max_line, out_a, out_k, k):
             le -= 1
         if le - pos > max_line:
             return pos, k, lines, TOO_LONG
-        kind, v = _line(addr, pos, le, parse)
+        kind, v = _line(addr, pos, le, parse, _window(addr, pos, le, end))
         if kind == 3:
             return pos, k, lines, FALLBACK
         if kind < 2:

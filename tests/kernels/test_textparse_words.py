@@ -1,6 +1,7 @@
-"""The trace parser reads a line's runs 8 bytes at a time (pagesim/_kernels/textparse.py). Each
-word-at-a-time function is checked against its plain definition, byte by byte, on any bytes at
-any offset and line end; whole lines with bytes changed anywhere read exactly as the regular
+"""The trace parser finds a line's runs in bitmaps of 64 bytes and 8 bytes at a time
+(pagesim/_kernels/textparse.py). Each run function is checked against its plain definition, byte
+by byte, on any bytes at any offset and line end, with its window of bitmaps made anywhere before
+it (or none) and any bytes beyond the line's end; whole lines with bytes changed anywhere read exactly as the regular
 expressions that define each format read them; and a machine that reads byte by byte only (the
 parser's path where words are not little-endian) gives the same accesses."""
 
@@ -28,10 +29,13 @@ DATA = st.lists(st.one_of(RUN, st.lists(BYTES, max_size=3).map(bytes)), max_size
 
 
 @numba.njit
-def _runs(buf, i, le):
+def _runs(buf, i, le, q):
+    """The runs at ``i`` of the line ending at ``le``, with the window made at ``q`` (at most
+    ``i``; it holds no bytes where 64 from ``q`` are not in ``buf``)."""
     p = buf.ctypes.data
-    v, j, ok = TP._hex(p, i, le)
-    return TP._spaces(p, i, le), TP._zeros(p, i, le), TP._digits(p, i, le), TP._hexrun(p, i, le), TP._find_lf(p, i, le), v, j, ok
+    w = TP._window(p, q, le, buf.shape[0])
+    v, j, ok = TP._hex(p, i, le, w)
+    return TP._spaces(p, i, le, w), TP._zeros(p, i, le, w), TP._digits(p, i, le, w), TP._hexrun(p, i, le, w), TP._find_lf(p, i, le), v, j, ok
 
 
 def _plain(data: bytes, i: int, le: int):
@@ -51,17 +55,21 @@ def _plain(data: bytes, i: int, le: int):
 
 
 @settings(max_examples=400, deadline=None)
-@given(DATA, st.data())
-def test_each_run_is_found_as_byte_by_byte(data, draw):
-    """At every offset, with the line ending at the end of the bytes and at a drawn place."""
-    buf = np.frombuffer(data + b"\x00" * 8, dtype=np.uint8)[: len(data)]  # bytes beyond the line: never read
+@given(DATA, st.lists(BYTES, max_size=80).map(bytes), st.data())
+def test_each_run_is_found_as_byte_by_byte(data, beyond, draw):
+    """At every offset, with the line ending at the end of its bytes and at a drawn place, any
+    bytes after it in the buffer (runs must stop at the line's end whatever follows), and the
+    window made at the run, 63 bytes before it, halfway from the buffer's start, or nowhere."""
+    buf = np.frombuffer(data + beyond, dtype=np.uint8)
     cut = draw.draw(st.integers(0, len(data)))
     for le in {len(data), cut}:
         for i in range(le + 1):
-            got, want = _runs(buf, i, le), _plain(data, i, le)
-            assert got[:5] == want[:5] and got[6:] == want[6:], (data, i, le)
-            if want[7]:  # the value, where there is one
-                assert int(got[5]) == want[5], (data, i, le)
+            want = _plain(data, i, le)
+            for q in {i, max(i - 63, 0), i // 2}:
+                got = _runs(buf, i, le, q)
+                assert got[:5] == want[:5] and got[6:] == want[6:], (data, beyond, i, le, q)
+                if want[7]:  # the value, where there is one
+                    assert int(got[5]) == want[5], (data, beyond, i, le, q)
 
 
 @settings(max_examples=200, deadline=None)
@@ -87,6 +95,9 @@ VALID = {
 }
 
 
+PLAIN = {fmt: ("\n".join(v * (1 + 128 // len("".join(v)))) + "\n").encode() for fmt, v in VALID.items()}  # 128 bytes or more
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(sorted(VALID)), st.data())
 def test_lines_with_any_byte_changed_read_as_the_regular_expressions_read_them(tmp_path_factory, fmt, draw):
@@ -108,7 +119,7 @@ def test_lines_with_any_byte_changed_read_as_the_regular_expressions_read_them(t
                 del s[at]
         lines.append(bytes(s))
     p = tmp_path_factory.mktemp("w") / "t.txt"
-    data = b"\n".join(lines) + b"\n"
+    data = b"\n".join(lines) + b"\n" + PLAIN[fmt]  # lines after them: the changed ones are read in windows of 64 bytes too
     p.write_bytes(data)
     want = reference_read(data.decode("ascii", "replace"), fmt)
     try:
