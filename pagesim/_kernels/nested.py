@@ -20,7 +20,8 @@ every counter):
   page-walk cache skips (each cache whose skip is below that count is looked up with key
   g >> its shift, in set key mod its sets, and filled on a miss).
 - Every cache is set-associative with exact LRU (a hit or a fill makes the entry the most recent;
-  empty ways fill first, lowest first). Counters: host references by (kind, page size), nested TLB
+  empty ways fill first, lowest first): kept as each set's packed order of up to 16 ways
+  (``rules.lru_touch``, ``rules.order_victim``), or a stamp a way in wider sets. Counters: host references by (kind, page size), nested TLB
   hits and misses by page size, each host page-walk cache's hits and misses by page size.
 """
 
@@ -29,13 +30,15 @@ from collections import namedtuple
 import numpy as np
 
 from ._jit import jit
-from .rules import find_tag, guest_frame, stamp_victim
+from .rules import find_tag, guest_frame, lru_touch, order_victim, stamp_victim
 
 # The host's caches: the nested TLB first (when there is one), then its page-walk caches; each
 # cache c's sets (and sets - 1 when a power of two, else -1), ways (and padded to a multiple of 4),
-# where its ways start in tags and stamps, the shift of its key, the levels it skips (-1: the nested
-# TLB) and the key it looked up last. clock[0] counts lookups.
-Caches = namedtuple("Caches", ["sets", "mask", "ways", "pways", "base", "shift", "skip", "last", "tags", "stamps", "clock"])
+# where its ways start in tags and stamps, where its sets start in orders, the shift of its key, the
+# levels it skips (-1: the nested TLB) and the key it looked up last. orders: each set's packed LRU
+# order (sets of up to 16 ways); stamps: each way's last use (wider sets), clock[0] counting their
+# lookups.
+Caches = namedtuple("Caches", ["sets", "mask", "ways", "pways", "base", "sbase", "shift", "skip", "last", "tags", "orders", "stamps", "clock"])
 # host references by (kind, page size); nested TLB hits and misses by page size; each page-walk
 # cache's hits and misses by page size
 Counts = namedtuple("Counts", ["host_refs", "ntlb_hits", "ntlb_misses", "pwc_hits", "pwc_misses"])
@@ -46,12 +49,12 @@ def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_
     """Replay the ``nlog`` words of ``wlog`` (3 a walk) through the host; returns the words used.
     Guest level l's index bits ``g_bits[l]`` sit above bit ``g_shift[l]``; ``g_leaf[z]``: the
     level of a page of size index z's leaf entry; ``t_frame_bits[l]`` and ``d_frame_bits[z]``:
-    the frame numbers' widths of level l's tables and of z's pages in guest RAM. Each cache
-    lookup is written out here, twice: a helper taking the namedtuple cost 20x in reference
-    counting, and an inlined helper taking the arrays and returning (hit, clock) made the random
-    trace of ``benchmarks/bench_nested.py`` 2.8x slower."""
-    c_sets, c_mask, c_ways, c_pways, c_base, c_shift, c_skip, last = hc.sets, hc.mask, hc.ways, hc.pways, hc.base, hc.shift, hc.skip, hc.last
-    tags, stamps = hc.tags, hc.stamps
+    the frame numbers' widths of level l's tables and of z's pages in guest RAM. One loop looks
+    up every cache of a translation, the nested TLB first (a hit there ends the translation), so
+    the lookup is written once (a helper taking the arrays, inlined, made the random trace of
+    ``benchmarks/bench_nested.py`` 2.8x slower)."""
+    c_sets, c_mask, c_ways, c_pways, c_base, c_sbase = hc.sets, hc.mask, hc.ways, hc.pways, hc.base, hc.sbase
+    c_shift, c_skip, last, tags, orders, stamps = hc.shift, hc.skip, hc.last, hc.tags, hc.orders, hc.stamps
     host_refs, ntlb_hits, ntlb_misses, pwc_hits, pwc_misses = cnt.host_refs, cnt.ntlb_hits, cnt.ntlb_misses, cnt.pwc_hits, cnt.pwc_misses
     ncache = c_sets.shape[0]
     clock = hc.clock[0]
@@ -76,49 +79,51 @@ def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_
             else:  # the data
                 ps = page_shift[z]
                 g = (guest_frame(a >> ps, 0, d_frame_bits[z]) << ps) | (a & ((1 << ps) - 1))
-            # a cache's key equal to the one it looked up last is a hit that changes nothing: that
-            # entry is already the most recent of its set
-            if ntlb:
-                key = g >> host_shift
-                if key == last[0]:
-                    ntlb_hits[z] += 1
-                    continue
-                last[0] = key
-                base = c_base[0] + (key & c_mask[0] if c_mask[0] >= 0 else key % c_sets[0]) * c_pways[0]
-                clock += 1
-                w = find_tag(tags, base, c_pways[0], key)
-                if w >= 0:
-                    stamps[base + w] = clock
-                    ntlb_hits[z] += 1
-                    continue
-                v = stamp_victim(stamps, base, c_ways[0])
-                tags[v] = key
-                stamps[v] = clock
-                ntlb_misses[z] += 1
             best = 0
-            for c in range(ntlb, ncache):
-                if c_skip[c] < host_levels:
-                    key = g >> c_shift[c]
-                    hit = key == last[c]
-                    if not hit:
-                        last[c] = key
-                        base = c_base[c] + (key & c_mask[c] if c_mask[c] >= 0 else key % c_sets[c]) * c_pways[c]
+            walks = True
+            for c in range(ncache):
+                if c >= ntlb and c_skip[c] >= host_levels:
+                    continue
+                key = g >> c_shift[c]
+                # a key equal to the one the cache looked up last is a hit that changes nothing:
+                # that entry is already the most recent of its set
+                hit = key == last[c]
+                if not hit:
+                    last[c] = key
+                    si = key & c_mask[c] if c_mask[c] >= 0 else key % c_sets[c]
+                    base = c_base[c] + si * c_pways[c]
+                    w = find_tag(tags, base, c_pways[c], key)
+                    hit = w >= 0
+                    wy = c_ways[c]
+                    if wy <= 16:
+                        s = c_sbase[c] + si
+                        if hit:
+                            orders[s] = lru_touch(orders[s], w)
+                        else:
+                            v, orders[s] = order_victim(orders[s], wy)
+                            tags[base + v] = key
+                    else:
                         clock += 1
-                        w = find_tag(tags, base, c_pways[c], key)
-                        hit = w >= 0
                         if hit:
                             stamps[base + w] = clock
                         else:
-                            v = stamp_victim(stamps, base, c_ways[c])
+                            v = stamp_victim(stamps, base, wy)
                             tags[v] = key
                             stamps[v] = clock
+                if c < ntlb:  # the nested TLB
                     if hit:
-                        pwc_hits[c - ntlb, z] += 1
-                        if c_skip[c] > best:
-                            best = c_skip[c]
-                    else:
-                        pwc_misses[c - ntlb, z] += 1
-            total += host_levels - best
+                        ntlb_hits[z] += 1
+                        walks = False
+                        break
+                    ntlb_misses[z] += 1
+                elif hit:
+                    pwc_hits[c - ntlb, z] += 1
+                    if c_skip[c] > best:
+                        best = c_skip[c]
+                else:
+                    pwc_misses[c - ntlb, z] += 1
+            if walks:
+                total += host_levels - best
         host_refs[k, z] += total
     hc.clock[0] = clock
     return q

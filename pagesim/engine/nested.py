@@ -50,9 +50,16 @@ class NestedStage:
         self.c_sets, self.c_ways, self.c_shift, self.c_skip = arr(0), arr(1), arr(2), arr(3)
         self.c_pways = -(-self.c_ways // 4) * 4
         self.c_base = np.concatenate(([0], np.cumsum(self.c_sets * self.c_pways)[:-1])).astype(np.int64) if caches else np.zeros(0, dtype=np.int64)
+        self.c_sbase = np.concatenate(([0], np.cumsum(self.c_sets)[:-1])).astype(np.int64) if caches else np.zeros(0, dtype=np.int64)
         size = int((self.c_sets * self.c_pways).sum())
         self.tags = np.full(max(1, size), -1, dtype=np.int64)
         self.stamps = np.zeros(max(1, size), dtype=np.int64)
+        # each set's packed LRU order (sets of up to 16 ways), least recent in the top nibble of its
+        # ways: way 0 first, so empty ways fill lowest first
+        self.orders = np.zeros(max(1, int(self.c_sets.sum())), dtype=np.uint64)
+        for sb, sets, ways in zip(self.c_sbase.tolist(), self.c_sets.tolist(), self.c_ways.tolist()):
+            if ways <= 16:
+                self.orders[sb : sb + sets] = sum(w << 4 * (ways - 1 - w) for w in range(ways))
         self.clock = np.zeros(1, dtype=np.int64)
         nk = len(m.page_sizes)
         self.host_refs = np.zeros((2, nk), dtype=np.int64)
@@ -63,7 +70,19 @@ class NestedStage:
         self.c_mask = np.array([x - 1 if x & (x - 1) == 0 else -1 for x in self.c_sets.tolist()], dtype=np.int64)
         self.last = np.full(len(caches), -1, dtype=np.int64)
         self.caches = N.Caches(
-            self.c_sets, self.c_mask, self.c_ways, self.c_pways, self.c_base, self.c_shift, self.c_skip, self.last, self.tags, self.stamps, self.clock
+            self.c_sets,
+            self.c_mask,
+            self.c_ways,
+            self.c_pways,
+            self.c_base,
+            self.c_sbase,
+            self.c_shift,
+            self.c_skip,
+            self.last,
+            self.tags,
+            self.orders,
+            self.stamps,
+            self.clock,
         )
         self.counts = N.Counts(self.host_refs, self.ntlb_hits, self.ntlb_misses, self.pwc_hits, self.pwc_misses)
 

@@ -100,7 +100,7 @@ def cases(draw, cross=None, wide=False, virtualised=False):
     none, the host's page-walk caches the guest's or none, guest RAM from the largest page up)."""
     m = draw(machines(cross, wide, kinds=("radix",) if virtualised else ("radix", "hashed", "tsb", "vhpt")))
     if virtualised:
-        entries, ways = draw(st.sampled_from([(0, 1), (1, 1), (4, 2), (6, 2), (16, 4)]))
+        entries, ways = draw(st.sampled_from([(0, 1), (1, 1), (4, 2), (6, 2), (16, 4), (16, 16), (34, 17)]))  # sets of up to 16 ways and wider
         pwc = tuple(dataclasses.replace(p, replacement="lru") for p in m.walker.pwc) if draw(st.booleans()) else ()
         host_walker = Walker("radix", level_bits=m.walker.level_bits, base_shift=m.walker.base_shift, pwc=pwc)
         ram = draw(st.sampled_from([r for r in (2 << 20, 64 << 20, 16 << 30) if r >= max(m.page_sizes)]))
