@@ -14,15 +14,16 @@ every counter):
   guest_frame(t, salt l + 1) of guest RAM, and its entry for a is 8 x ((a >> shift[l]) mod
   2**bits[l]) into it; the guest page of a, number a >> page_shift[z], is at frame
   guest_frame(page, salt 0) in pages of that size, and a's offset in its page is kept.
-- One translation of gPA g: the nested TLB (when there is one) looks up key g >> host_shift in set
-  key mod sets; a hit ends it with no reference, a miss fills it. Then the host walks: its
+- One translation of gPA g: the nested TLB (when there is one) looks up key g >> (the host page's
+  shift) in set key mod sets; a hit ends it with no reference, a miss fills it. Then the host walks: its
   references are the host table's levels for a host page, less the levels the deepest hitting host
   page-walk cache skips (each cache whose skip is below that count is looked up with key
   g >> its shift, in set key mod its sets, and filled on a miss).
 - Every cache is set-associative with exact LRU (a hit or a fill makes the entry the most recent;
   empty ways fill first, lowest first): kept as each set's packed order of up to 16 ways
-  (``rules.lru_touch``, ``rules.order_victim``), or a stamp a way in wider sets. Counters: host references by (kind, page size), nested TLB
-  hits and misses by page size, each host page-walk cache's hits and misses by page size.
+  (``rules.lru_touch``, ``rules.order_victim``), or a stamp a way in wider sets. Counters: host
+  references by (kind, page size), nested TLB hits and misses by page size, each host page-walk
+  cache's hits and misses by page size.
 """
 
 from collections import namedtuple
@@ -45,7 +46,7 @@ Counts = namedtuple("Counts", ["host_refs", "ntlb_hits", "ntlb_misses", "pwc_hit
 
 
 @jit
-def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_shift, d_frame_bits, host_shift, host_levels, ntlb, hc, cnt):
+def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_shift, d_frame_bits, host_levels, ntlb, hc, cnt):
     """Replay the ``nlog`` words of ``wlog`` (3 a walk) through the host; returns the words used.
     Guest level l's index bits ``g_bits[l]`` sit above bit ``g_shift[l]``; ``g_leaf[z]``: the
     level of a page of size index z's leaf entry; ``t_frame_bits[l]`` and ``d_frame_bits[z]``:

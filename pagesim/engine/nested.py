@@ -98,7 +98,6 @@ class NestedStage:
             self.t_frame_bits,
             self.page_shift,
             self.d_frame_bits,
-            self.host_shift,
             self.host_levels,
             self.ntlb,
             self.caches,
