@@ -58,19 +58,20 @@ WRITERS = {
     "pinatrace": pinatrace_text,
     "drmemtrace": drmemtrace_text,
     "perf": perf_text,
+    "perf -t ,": lambda prog: perf_text(prog, ","),
 }
 
 
 def files(prog, d: Path) -> dict:
     out = {}
     for fmt, w in WRITERS.items():
-        p = d / f"t.{fmt}"
+        p = d / f"t{len(out)}.{fmt.split()[0]}"
         p.write_text(w(prog))
         out[fmt] = p
     raw = champsim_bytes(prog)
     (d / "t.champsimtrace").write_bytes(raw)
     (d / "t.champsimtrace.xz").write_bytes(lzma.compress(raw))
-    (d / "t.lackey.gz").write_bytes(gzip.compress((d / "t.lackey").read_bytes()))
+    (d / "t.lackey.gz").write_bytes(gzip.compress(out["lackey"].read_bytes()))
     out["champsim"] = d / "t.champsimtrace"
     out["champsim (xz)"] = d / "t.champsimtrace.xz"
     out["lackey (gzip)"] = d / "t.lackey.gz"

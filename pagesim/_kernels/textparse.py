@@ -21,8 +21,8 @@ blank lines skipped; din ``L HEX ...`` with label 0-4 (3 and 4 skipped); hex ``H
 ``0xHEX`` with an optional ``#`` comment, comment lines skipped; pinatrace ``0xIP: R|W 0xHEX``,
 ``#`` lines skipped; drmemtrace ``REC INSTR: TID KIND ...``: KIND ifetch, read or write with
 ``N byte(s) @ 0xHEX`` is an access, any other KIND a record to skip; perf ``PID TID 0xIP
-0x016HEX`` (perf's own spelling of the address), ``#`` lines skipped, an address of 0 or of the
-kernel's half skipped (the comma-separated form goes to the reference).
+0x016HEX`` (perf's own spelling of the address) or, with ``-t ,``, ``PID,TID,0xIP,0xHEX``, ``#`` lines
+skipped, an address of 0 or of the kernel's half skipped.
 """
 
 import sys
@@ -507,30 +507,69 @@ def _drmemtrace(p, i, le, w):
 
 
 @inline
+def _perf_address(p, j, le, w, sep):
+    """perf's ADDR at ``j`` and what may follow it: (kind, value) as :func:`_line`. ``sep``: the
+    comma-separated form (``0xADDR``, then spaces and a comma or the line's end), else the default
+    one (``0x016ADDR``, then a byte that is not a word character, or the line's end)."""
+    if sep:
+        if not (j + 1 < le and _at(p, j) == 48 and (_at(p, j + 1) == 120 or _at(p, j + 1) == 88)):
+            return 3, np.uint64(0)
+        j += 2
+    elif not (j + 4 < le and _at(p, j) == 48 and _at(p, j + 1) == 120 and _at(p, j + 2) == 48 and _at(p, j + 3) == 49 and _at(p, j + 4) == 54):
+        return 3, np.uint64(0)
+    else:
+        j += 5
+    v, e, ok = _hex(p, j, le, w)
+    if e == j:
+        return 3, np.uint64(0)
+    if sep:
+        e = _spaces(p, e, le, w)
+        if e < le and _at(p, e) != 44:
+            return 3, np.uint64(0)
+    elif e < le and _word(_at(p, e)):
+        return 3, np.uint64(0)
+    if not ok or v == 0:  # beyond 2**63 - 1 (the kernel's half), or no address: skipped
+        return 2, np.uint64(0)
+    return 0, v
+
+
+@inline
 def _perf(p, i, le, w):
     """A perf line at bytes [i, le) of address p that is not all spaces: (kind, value) as :func:`_line`."""
     if _at(p, i) == 35:
         return 2, np.uint64(0)
     j = _spaces(p, i, le, w)
-    for _ in range(2):  # PID, TID
+    if j < le and _at(p, j) == 45:
+        j += 1
+    k = _digits(p, j, le, w)  # the PID
+    if k == j:
+        return 3, np.uint64(0)
+    t = _spaces(p, k, le, w)
+    if t < le and _at(p, t) == 44:  # the comma-separated form (-t ,): TID, IP and ADDR between commas
+        j = _spaces(p, t + 1, le, w)
         if j < le and _at(p, j) == 45:
             j += 1
         k = _digits(p, j, le, w)
-        if k == j or k >= le or _at(p, k) != SP:
+        t = _spaces(p, k, le, w)
+        if k == j or t >= le or _at(p, t) != 44:
             return 3, np.uint64(0)
-        j = _spaces(p, k, le, w)
-    k = _skip_prefixed_hex(p, j, le, w)  # the IP, of any value
-    if k < 0 or k >= le or _at(p, k) != SP:
+        k = _skip_prefixed_hex(p, _spaces(p, t + 1, le, w), le, w)  # the IP, of any value
+        t = _spaces(p, k, le, w) if k >= 0 else le
+        if t >= le or _at(p, t) != 44:
+            return 3, np.uint64(0)
+        return _perf_address(p, _spaces(p, t + 1, le, w), le, w, True)
+    if k >= le or _at(p, k) != SP:
         return 3, np.uint64(0)
     j = _spaces(p, k, le, w)
-    # ADDR as perf prints it: "0x016", then the address in hex
-    if j + 4 < le and _at(p, j) == 48 and _at(p, j + 1) == 120 and _at(p, j + 2) == 48 and _at(p, j + 3) == 49 and _at(p, j + 4) == 54:
-        v, e, ok = _hex(p, j + 5, le, w)
-        if e > j + 5 and (e == le or not _word(_at(p, e))):
-            if not ok or v == 0:  # beyond 2**63 - 1 (the kernel's half), or no address: skipped
-                return 2, np.uint64(0)
-            return 0, v
-    return 3, np.uint64(0)
+    if j < le and _at(p, j) == 45:
+        j += 1
+    k = _digits(p, j, le, w)  # the TID
+    if k == j or k >= le or _at(p, k) != SP:
+        return 3, np.uint64(0)
+    k = _skip_prefixed_hex(p, _spaces(p, k, le, w), le, w)  # the IP, of any value
+    if k < 0 or k >= le or _at(p, k) != SP:
+        return 3, np.uint64(0)
+    return _perf_address(p, _spaces(p, k, le, w), le, w, False)
 
 
 @inline
