@@ -13,7 +13,8 @@ its instruction fetches, where the format has them: what a simulation of the fil
 
 CPU time (time.process_time), ``--repeat`` rounds with the formats interleaved; the table shows the
 best round and the spread (worst - best) in ns per access, and each figure over the simulation's
-of the addresses alone; the last column is the stream over the simulation of the trace as read.
+of the addresses alone; the last column is the parser alone and the stream over the simulation of
+the trace as read.
 """
 
 from __future__ import annotations
