@@ -337,9 +337,22 @@ def _hex(p, i, le, w):
 
 
 @inline
+def _has_0x(p, i, le):
+    """Whether ``0x`` or ``0X`` is at ``i``."""
+    return i + 1 < le and _at(p, i) == 48 and (_at(p, i + 1) == 120 or _at(p, i + 1) == 88)
+
+
+@inline
+def _integer(p, i, le, w):
+    """(the position of the decimal digits after an optional "-" at ``i``, the position after them)."""
+    j = i + 1 if i < le and _at(p, i) == 45 else i
+    return j, _digits(p, j, le, w)
+
+
+@inline
 def _prefixed_hex(p, i, le, w):
     """``0x`` or ``0X`` and hex digits at ``i``: (value, position after, ok) as :func:`_hex`."""
-    if i + 1 < le and _at(p, i) == 48 and (_at(p, i + 1) == 120 or _at(p, i + 1) == 88):
+    if _has_0x(p, i, le):
         return _hex(p, i + 2, le, w)
     return np.uint64(0), i, False
 
@@ -347,7 +360,7 @@ def _prefixed_hex(p, i, le, w):
 @inline
 def _skip_prefixed_hex(p, i, le, w):
     """The position after ``0x`` or ``0X`` and one or more hex digits at ``i`` of any value, or -1."""
-    if i + 1 < le and _at(p, i) == 48 and (_at(p, i + 1) == 120 or _at(p, i + 1) == 88):
+    if _has_0x(p, i, le):
         j = _hexrun(p, i + 2, le, w)
         if j > i + 2:
             return j
@@ -386,7 +399,7 @@ def _din(p, i, le, w):
     if not 0 <= label <= 4 or j + 1 >= le or _at(p, j + 1) != SP:
         return 3, np.uint64(0)
     j = _spaces(p, j + 1, le, w)
-    if j + 1 < le and _at(p, j) == 48 and (_at(p, j + 1) == 120 or _at(p, j + 1) == 88):
+    if _has_0x(p, j, le):
         if j + 2 >= le or _hexval(_at(p, j + 2)) < 0:
             return 3, np.uint64(0)
         j += 2
@@ -404,7 +417,7 @@ def _hexline(p, i, le, w):
     j = _spaces(p, i, le, w)
     if _at(p, j) == 35:  # "#": a comment line
         return 2, np.uint64(0)
-    if j + 1 < le and _at(p, j) == 48 and (_at(p, j + 1) == 120 or _at(p, j + 1) == 88):
+    if _has_0x(p, j, le):
         if j + 2 >= le or _hexval(_at(p, j + 2)) < 0:
             return 3, np.uint64(0)
         j += 2
@@ -512,7 +525,7 @@ def _perf_address(p, j, le, w, sep):
     comma-separated form (``0xADDR``, then spaces and a comma or the line's end), else the default
     one (``0x016ADDR``, then a byte that is not a word character, or the line's end)."""
     if sep:
-        if not (j + 1 < le and _at(p, j) == 48 and (_at(p, j + 1) == 120 or _at(p, j + 1) == 88)):
+        if not _has_0x(p, j, le):
             return 3, np.uint64(0)
         j += 2
     elif not (j + 4 < le and _at(p, j) == 48 and _at(p, j + 1) == 120 and _at(p, j + 2) == 48 and _at(p, j + 3) == 49 and _at(p, j + 4) == 54):
@@ -538,18 +551,12 @@ def _perf(p, i, le, w):
     """A perf line at bytes [i, le) of address p that is not all spaces: (kind, value) as :func:`_line`."""
     if _at(p, i) == 35:
         return 2, np.uint64(0)
-    j = _spaces(p, i, le, w)
-    if j < le and _at(p, j) == 45:
-        j += 1
-    k = _digits(p, j, le, w)  # the PID
+    j, k = _integer(p, _spaces(p, i, le, w), le, w)  # the PID
     if k == j:
         return 3, np.uint64(0)
     t = _spaces(p, k, le, w)
     if t < le and _at(p, t) == 44:  # the comma-separated form (-t ,): TID, IP and ADDR between commas
-        j = _spaces(p, t + 1, le, w)
-        if j < le and _at(p, j) == 45:
-            j += 1
-        k = _digits(p, j, le, w)
+        j, k = _integer(p, _spaces(p, t + 1, le, w), le, w)  # the TID
         t = _spaces(p, k, le, w)
         if k == j or t >= le or _at(p, t) != 44:
             return 3, np.uint64(0)
@@ -560,10 +567,7 @@ def _perf(p, i, le, w):
         return _perf_address(p, _spaces(p, t + 1, le, w), le, w, True)
     if k >= le or _at(p, k) != SP:
         return 3, np.uint64(0)
-    j = _spaces(p, k, le, w)
-    if j < le and _at(p, j) == 45:
-        j += 1
-    k = _digits(p, j, le, w)  # the TID
+    j, k = _integer(p, _spaces(p, k, le, w), le, w)  # the TID
     if k == j or k >= le or _at(p, k) != SP:
         return 3, np.uint64(0)
     k = _skip_prefixed_hex(p, _spaces(p, k, le, w), le, w)  # the IP, of any value
