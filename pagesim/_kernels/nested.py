@@ -9,16 +9,22 @@ every counter):
   of its table for a page of size z (the guest's page-walk caches skipped the rest).
 - Each of those r guest table entries, then the data, is at a guest-physical address (gPA) the
   host translates: r + 1 translations a walk, in that order (top level first, the data last).
+- z is the access's page class (``pagesim.engine.stages.MachineParts.classes``): its guest page
+  size, and the host page backing its data (the default host page, or a host region's).
 - Guest-physical addresses (a modelling assumption, ``rules.guest_frame``): level l's table that
   covers a, number t = a >> (shift[l] + bits[l]), is a table page of 8 x 2**bits[l] bytes at frame
   guest_frame(t, salt l + 1) of guest RAM, and its entry for a is 8 x ((a >> shift[l]) mod
   2**bits[l]) into it; the guest page of a, number a >> page_shift[z], is at frame
-  guest_frame(page, salt 0) in pages of that size, and a's offset in its page is kept.
-- One translation of gPA g: the nested TLB (when there is one) looks up key g >> (the host page's
-  shift) in set key mod sets; a hit ends it with no reference, a miss fills it. Then the host walks: its
-  references are the host table's levels for a host page, less the levels the deepest hitting host
-  page-walk cache skips (each cache whose skip is below that count is looked up with key
-  g >> its shift, in set key mod its sets, and filled on a miss).
+  guest_frame(page, salt 0) in pages of that size, and a's offset in its page is kept. Guest RAM
+  is 2**ram_bits bytes; the data of class z is in its host page's range of it, the area d_area[z]
+  (address d_area[z] x 2**ram_bits onwards; the default host page's is area 0, where the tables are).
+- One translation of gPA g backed by host pages of 2**hs bytes (a table entry: the default host
+  page; the data: class z's, d_shift[z]) in area ar: the nested TLB (when there is one) looks up key
+  (g >> hs) | (ar << 56) in set key mod sets; a hit ends it with no reference, a miss fills it.
+  Then the host walks: its references are the host table's levels for that host page (host_levels;
+  the data: d_levels[z]), less the levels the deepest hitting host page-walk cache skips (each cache
+  whose skip is below that count is looked up with key g >> its shift, in set key mod its sets, and
+  filled on a miss).
 - Every cache is set-associative with exact LRU (a hit or a fill makes the entry the most recent;
   empty ways fill first, lowest first): kept as each set's packed order of up to 16 ways
   (``rules.lru_touch``, ``rules.order_victim``), or a stamp a way in wider sets. Counters: host
@@ -46,11 +52,14 @@ Counts = namedtuple("Counts", ["host_refs", "ntlb_hits", "ntlb_misses", "pwc_hit
 
 
 @jit
-def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_shift, d_frame_bits, host_levels, ntlb, hc, cnt):
+def nested_chunk(
+    wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_shift, d_frame_bits, d_area, d_levels, d_shift, ram_bits, host_levels, ntlb, hc, cnt
+):
     """Replay the ``nlog`` words of ``wlog`` (3 a walk) through the host; returns the words used.
     Guest level l's index bits ``g_bits[l]`` sit above bit ``g_shift[l]``; ``g_leaf[z]``: the
-    level of a page of size index z's leaf entry; ``t_frame_bits[l]`` and ``d_frame_bits[z]``:
-    the frame numbers' widths of level l's tables and of z's pages in guest RAM. One loop looks
+    level of class z's leaf entry; ``t_frame_bits[l]`` and ``d_frame_bits[z]``: the frame
+    numbers' widths of level l's tables and of z's pages in guest RAM; ``d_area``, ``d_levels``,
+    ``d_shift``: class z's data area, host levels and host page shift. One loop looks
     up every cache of a translation, the nested TLB first (a hit there ends the translation), so
     the lookup is written once (a helper taking the arrays, inlined, made the random trace of
     ``benchmarks/bench_nested.py`` 2.8x slower)."""
@@ -77,15 +86,20 @@ def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_
                 t = a >> (g_shift[lv] + g_bits[lv])
                 e = (a >> g_shift[lv]) & ((1 << g_bits[lv]) - 1)
                 g = (guest_frame(t, lv + 1, t_frame_bits[lv]) << (3 + g_bits[lv])) | (e << 3)
+                levels = host_levels
+                nkey = g >> c_shift[0] if ntlb else 0
             else:  # the data
                 ps = page_shift[z]
-                g = (guest_frame(a >> ps, 0, d_frame_bits[z]) << ps) | (a & ((1 << ps) - 1))
+                ar = d_area[z]
+                g = (ar << ram_bits) | (guest_frame(a >> ps, 0, d_frame_bits[z]) << ps) | (a & ((1 << ps) - 1))
+                levels = d_levels[z]
+                nkey = (g >> d_shift[z]) | (ar << 56)
             best = 0
             walks = True
             for c in range(ncache):
-                if c >= ntlb and c_skip[c] >= host_levels:
+                if c >= ntlb and c_skip[c] >= levels:
                     continue
-                key = g >> c_shift[c]
+                key = nkey if c < ntlb else g >> c_shift[c]
                 # a key equal to the one the cache looked up last is a hit that changes nothing:
                 # that entry is already the most recent of its set
                 hit = key == last[c]
@@ -124,7 +138,7 @@ def nested_chunk(wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_
                 else:
                     pwc_misses[c - ntlb, z] += 1
             if walks:
-                total += host_levels - best
+                total += levels - best
         host_refs[k, z] += total
     hc.clock[0] = clock
     return q

@@ -17,6 +17,7 @@ import numpy as np
 from .._kernels import nested as N
 from ..core.units import format_size, log2
 from ..model.machines import Machine
+from .stages import machine_parts
 
 
 class NestedStage:
@@ -32,11 +33,19 @@ class NestedStage:
         ram_bits = log2(host.guest_ram)
         self.g_bits = np.array(bits, dtype=np.int64)
         self.g_shift = np.array([g.base_shift + sum(bits[lv + 1 :]) for lv in range(len(bits))], dtype=np.int64)
-        self.g_leaf = np.array([g.leaf_refs(p) - 1 for p in m.page_sizes], dtype=np.int64)
-        self.t_frame_bits = np.array([max(0, ram_bits - 3 - b) for b in bits], dtype=np.int64)
-        self.page_shift = np.array([log2(p) for p in m.page_sizes], dtype=np.int64)
-        self.d_frame_bits = np.array([max(0, ram_bits - log2(p)) for p in m.page_sizes], dtype=np.int64)
+        # by page class (engine.stages.MachineParts.classes): its guest page and its data's host page
+        self.parts = parts = machine_parts(m)
+        pages = [p for p, _ in parts.classes]
+        hosts = [host.page_size if h is None else h for _, h in parts.classes]
         hw = host.walker
+        self.g_leaf = np.array([g.leaf_refs(p) - 1 for p in pages], dtype=np.int64)
+        self.t_frame_bits = np.array([max(0, ram_bits - 3 - b) for b in bits], dtype=np.int64)
+        self.page_shift = np.array([log2(p) for p in pages], dtype=np.int64)
+        self.d_frame_bits = np.array([max(0, ram_bits - log2(p)) for p in pages], dtype=np.int64)
+        self.d_area = np.array([host.page_sizes.index(h) for h in hosts], dtype=np.int64)
+        self.d_levels = np.array([hw.leaf_refs(h) for h in hosts], dtype=np.int64)
+        self.d_shift = np.array([log2(h) for h in hosts], dtype=np.int64)
+        self.ram_bits = ram_bits
         self.host_shift = log2(host.page_size)
         self.host_levels = hw.leaf_refs(host.page_size)
         caches = []  # (sets, ways, shift, skip): the nested TLB first, then the host's page-walk caches
@@ -61,7 +70,7 @@ class NestedStage:
             if ways <= 16:
                 self.orders[sb : sb + sets] = sum(w << 4 * (ways - 1 - w) for w in range(ways))
         self.clock = np.zeros(1, dtype=np.int64)
-        nk = len(m.page_sizes)
+        nk = parts.nc
         self.host_refs = np.zeros((2, nk), dtype=np.int64)
         self.ntlb_hits = np.zeros(nk, dtype=np.int64)
         self.ntlb_misses = np.zeros(nk, dtype=np.int64)
@@ -98,6 +107,10 @@ class NestedStage:
             self.t_frame_bits,
             self.page_shift,
             self.d_frame_bits,
+            self.d_area,
+            self.d_levels,
+            self.d_shift,
+            self.ram_bits,
             self.host_levels,
             self.ntlb,
             self.caches,
@@ -110,27 +123,28 @@ class NestedStage:
     def add_to(self, dv: dict, coords: dict, attrs: dict) -> None:
         """The host's counters into a Dataset's parts: ``walk_refs`` gains the host's references."""
         dims, guest, wattrs = dv["walk_refs"]
-        dv["walk_refs"] = (dims, guest + self.host_refs, {**wattrs, "long_name": "page-table memory references, the guest's and the host's"})
+        dv["walk_refs"] = (dims, guest + self.parts.fold(self.host_refs), {**wattrs, "long_name": "page-table memory references, the guest's and the host's"})
         dv["host_walk_refs"] = (
             ("side", "page_size"),
-            self.host_refs.copy(),
+            self.parts.fold(self.host_refs),
             {"units": "memory references", "long_name": "the host's page-table references of nested walks (translating guest-physical addresses)"},
         )
         if self.ntlb:
             dv["nested_tlb_hits"] = (
                 ("page_size",),
-                self.ntlb_hits.copy(),
+                self.parts.fold(self.ntlb_hits),
                 {"units": "lookups", "long_name": "guest-physical translations found in the nested TLB"},
             )
             dv["nested_tlb_misses"] = (
                 ("page_size",),
-                self.ntlb_misses.copy(),
+                self.parts.fold(self.ntlb_misses),
                 {"units": "lookups", "long_name": "guest-physical translations that walked the host's table"},
             )
         if self.pwc_names:
             coords["host_pwc"] = ("host_pwc", np.array(self.pwc_names))
-            dv["host_pwc_hits"] = (("host_pwc", "page_size"), self.pwc_hits.copy(), {"units": "lookups", "long_name": "host page-walk cache hits"})
-            dv["host_pwc_misses"] = (("host_pwc", "page_size"), self.pwc_misses.copy(), {"units": "lookups", "long_name": "host page-walk cache misses"})
+            fold = self.parts.fold
+            dv["host_pwc_hits"] = (("host_pwc", "page_size"), fold(self.pwc_hits), {"units": "lookups", "long_name": "host page-walk cache hits"})
+            dv["host_pwc_misses"] = (("host_pwc", "page_size"), fold(self.pwc_misses), {"units": "lookups", "long_name": "host page-walk cache misses"})
         h = self.host
         attrs["host"] = json.dumps(
             {
@@ -140,6 +154,7 @@ class NestedStage:
                 "nested_tlb": h.nested_tlb,
                 "nested_tlb_ways": h.nested_tlb_ways,
                 "guest_ram": format_size(h.guest_ram),
+                "regions": [[a, b, format_size(p)] for a, b, p in h.regions],
                 "assumed": list(h.assumed),
             }
         )

@@ -113,16 +113,24 @@ def initial_stamps(sets: int, ways: int, pways: int) -> np.ndarray:
     return np.tile(one, sets)
 
 
-def direct_modes(mp, layout: Layout):
+def region_classes(mp, m: Machine, layout: Layout) -> list[int]:
+    """Each layout region's page class (``MachineParts.classes``): its page size's, or on a
+    virtualised machine's host region the (page, entry) class that region's host page makes."""
+    host = m.host
+    if host is None or not host.regions:
+        return [mp.zidx[r.page_size] for r in layout.regions]
+    return [mp.cidx[(r.page_size, host.page_for(r.start, r.end, r.name))] for r in layout.regions]
+
+
+def direct_modes(mp, layout: Layout, zs: list[int]):
     """Which LIST_* structures (more than 16 ways, in a chain or the SLB) index their entries
     directly in this layout (DIRECT_*; an LRU SLB STAMP_LRU): those whose granules number at most
-    DIRECT_MAX. Returns their modes, idx_off (a key plus its region's offset is the
+    DIRECT_MAX (``zs``: each region's page class). Returns their modes, idx_off (a key plus its region's offset is the
     granule's slot in ``pos``: each direct structure's numbers start where the previous one's end,
     so a lookup reads no start of its own), the size of ``pos`` and the STAMP_LRU structure or -1."""
     cfg = mp.config
     mode, tag_shift, chain = cfg["st_mode"], cfg["tag_shift"], cfg["chain"]
     regs = layout.regions
-    zs = [mp.zidx[r.page_size] for r in regs]
     idx_off = np.zeros((max(1, mp.ns), len(regs)), dtype=np.int64)
     new_mode = mode.copy()
     size = 0
@@ -149,8 +157,21 @@ class MachineParts:
     def __init__(self, m: Machine):
         sizes = list(m.page_sizes)
         self.sizes = sizes
-        self.nk = nk = len(sizes)
+        self.nk = len(sizes)
         self.zidx = {p: i for i, p in enumerate(sizes)}
+        # The kernel's page classes (index z): one a page size, unless a virtualised machine has
+        # host regions: then one a (page size, host page) pair, the default host page's first. A
+        # class looks up the chain of its entries' size (the smaller of its two pages) and counts
+        # as its page size (``fold``); the nested replay translates its data with its host page.
+        host = m.host
+        hosts = host.page_sizes if host is not None and host.regions else (None,)
+        self.classes = [(p, h) for h in hosts for p in sizes]
+        if len(self.classes) > 16:  # a tag holds the class in its low 4 bits (key * 16 + class)
+            raise RuntimeError(f"internal error: {len(self.classes)} page classes, more than 16")
+        self.cidx = {c: i for i, c in enumerate(self.classes)}
+        self.class_size = np.array([self.zidx[p] for p, _ in self.classes], dtype=np.int64)
+        entry = [p if h is None else min(p, h) for p, h in self.classes]  # whose chain a class looks up
+        self.nc = nk = len(self.classes)
         tlbs = list(m.structures)
         structs = tlbs + ([m.slb] if m.slb is not None else [])
         pwcs = list(m.walker.pwc) if m.walker.kind == "radix" else []
@@ -179,13 +200,13 @@ class MachineParts:
         self.wide = [int(s) for s in np.flatnonzero(listed) if s < len(structs)]
         tag_shift = np.zeros((ns, nk), dtype=np.int64)
         for i, s in enumerate(tlbs):
-            for z, p in enumerate(sizes):
-                tag_shift[i, z] = log2(s.entry_size(p))
+            for z, e in enumerate(entry):
+                tag_shift[i, z] = log2(s.entry_size(e))
         if m.slb is not None:
             tag_shift[len(tlbs), :] = rules.SEGMENT_SHIFT
         for j, p in enumerate(pwcs):
             tag_shift[len(structs) + j, :] = m.walker.pwc_shift(p.skip)
-        chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, p)] for k, kind in enumerate(KINDS) for z, p in enumerate(sizes)}
+        chains = {(k, z): [tlbs.index(s) for s in m.chain(kind, e)] for k, kind in enumerate(KINDS) for z, e in enumerate(entry)}
         self.L = L = max(1, max(len(c) for c in chains.values()))
         if L > K.MAX_CHAIN:  # Machine validation rejects such chains; never hand one to the kernel
             raise RuntimeError(f"internal error: a chain of {L} structures, more than the kernel's MAX_CHAIN={K.MAX_CHAIN}")
@@ -217,9 +238,9 @@ class MachineParts:
             set_hash=set_hash,
             tag_shift=tag_shift,
             chain=chain,
-            page_shift=np.array([log2(p) for p in sizes], dtype=np.int64),
+            page_shift=np.array([log2(p) for p, _ in self.classes], dtype=np.int64),
             walk_kind=one(WALK[w.kind]),
-            radix_refs=np.array([w.leaf_refs(p) if w.kind == "radix" else 1 for p in sizes], dtype=np.int64),
+            radix_refs=np.array([w.leaf_refs(p) if w.kind == "radix" else 1 for p, _ in self.classes], dtype=np.int64),
             pwc_struct=np.arange(len(structs), ns, dtype=np.int64),
             pwc_skip=np.array([p.skip for p in pwcs], dtype=np.int64),
             slb_struct=one(len(tlbs) if m.slb is not None else -1),
@@ -240,6 +261,15 @@ class MachineParts:
         self.latency = [s.latency for s in structs]
         self.changes_json = json.dumps(list(m.changes))
         self.assumptions_json = json.dumps(m.assumptions)
+
+    def fold(self, counts: np.ndarray) -> np.ndarray:
+        """``counts`` over the page classes (last axis) as counts over the page sizes (a copy)."""
+        if self.nc == self.nk:
+            return counts.copy()
+        out = np.zeros(counts.shape[:-1] + (self.nk,), dtype=counts.dtype)
+        for c, z in enumerate(self.class_size.tolist()):
+            out[..., z] += counts[..., c]
+        return out
 
     def _arrays(self, items):
         """Where each structure sits, for ``items`` in order of place: (structure, slots, sets)
@@ -323,20 +353,19 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0, dir
     log). ``direct``: let wide chain structures index their entries directly (``direct_modes``;
     simulate_processes does not: its processes' pages share the structures' entries)."""
     mp = machine_parts(m)
-    nk, ns, L, w = mp.nk, mp.ns, mp.L, mp.w
-    zidx = mp.zidx
+    nk, ns, L, w = mp.nc, mp.ns, mp.L, mp.w
     regs = layout.regions
+    zs = region_classes(mp, m, layout)
     reg_pages = np.array([r.pages for r in regs], dtype=np.int64)
     reg_base = np.zeros(len(regs), dtype=np.int64)
     reg_base[1:] = np.cumsum(reg_pages)[:-1]
     total = int(reg_pages.sum())
-    sizes = {r.page_size for r in regs}
-    if direct and len(sizes) == 1:  # one data chain looked up: placed apart (MachineParts.placed)
-        config, order, links, slots = mp.placed(zidx[sizes.pop()])
+    if direct and len(set(zs)) == 1:  # one data chain looked up: placed apart (MachineParts.placed)
+        config, order, links, slots = mp.placed(zs[0])
     else:
         config, order, links, slots = mp.config, mp.order, mp.links, mp.slots
     if direct and mp.wide:
-        mode, idx_off, npos, stamped = direct_modes(mp, layout)
+        mode, idx_off, npos, stamped = direct_modes(mp, layout, zs)
         config = dict(config, st_mode=mode)
     else:
         idx_off, npos, stamped = np.zeros((max(1, ns), len(regs)), dtype=np.int64), 1, -1
@@ -347,7 +376,7 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0, dir
     cfg = K.Config(
         reg_start=np.array([r.start for r in regs], dtype=np.int64),
         reg_end=np.array([r.end for r in regs], dtype=np.int64),
-        reg_size=np.array([zidx[r.page_size] for r in regs], dtype=np.int64),
+        reg_size=np.array(zs, dtype=np.int64),
         reg_base=reg_base,
         reg_fa=np.array([r.fault_around for r in regs], dtype=np.int64),
         any_fa=mp.log if any(r.fault_around > 1 for r in regs) else mp.no_log,
@@ -592,7 +621,7 @@ def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
     mp = machine_parts(m)
     if structs != mp.structs or pwcs != mp.pwcs or not (cfg.chain is mp.config["chain"] or np.array_equal(cfg.chain, mp.config["chain"])):
         raise RuntimeError("internal error: dataset_parts got kernel inputs made for another machine")
-    hits, misses, accesses, walks = tlb_counters(cfg, cnt, mp.chain_pos)
+    hits, misses, accesses, walks = (mp.fold(x) for x in tlb_counters(cfg, cnt, mp.chain_pos))
     sizes = mp.sizes
     nt = mp.nt
     coords = {
@@ -610,17 +639,17 @@ def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
         "hits": (("structure", "page_size"), hits[:nt], {"units": "lookups", "long_name": "lookups that hit"}),
         "misses": (("structure", "page_size"), misses[:nt], {"units": "lookups", "long_name": "lookups that missed (and filled)"}),
         "walks": (("side", "page_size"), walks, {"units": "walks", "long_name": "page-table walks (misses in every structure)"}),
-        "walk_refs": (("side", "page_size"), cnt.walk_refs.copy(), {"units": "memory references", "long_name": "page-table memory references"}),
-        "faults": (("page_size",), cnt.faults.copy(), {"units": "faults", "long_name": "first-touch page faults"}),
+        "walk_refs": (("side", "page_size"), mp.fold(cnt.walk_refs), {"units": "memory references", "long_name": "page-table memory references"}),
+        "faults": (("page_size",), mp.fold(cnt.faults), {"units": "faults", "long_name": "first-touch page faults"}),
     }
     touched_by_region, untouched_by_region = page_counts(page_states(cfg, st), cfg.reg_base, bool(cnt.prefaulted.any()))
-    reg_size = cfg.reg_size  # page-size index of each region
+    reg_size = mp.class_size[cfg.reg_size]  # page-size index of each region
     pages_by_size = np.zeros(len(sizes), dtype=np.int64)
     np.add.at(pages_by_size, reg_size, touched_by_region)
     untouched_by_size = np.zeros(len(sizes), dtype=np.int64)
     np.add.at(untouched_by_size, reg_size, untouched_by_region)
     dv["pages_touched"] = (("page_size",), pages_by_size, {"units": "pages", "long_name": "distinct pages touched"})
-    dv["prefaulted"] = (("page_size",), cnt.prefaulted.copy(), {"units": "pages", "long_name": "pages mapped by fault-around beside the faulting page"})
+    dv["prefaulted"] = (("page_size",), mp.fold(cnt.prefaulted), {"units": "pages", "long_name": "pages mapped by fault-around beside the faulting page"})
     dv["prefaulted_untouched"] = (("page_size",), untouched_by_size, {"units": "pages", "long_name": "prefaulted pages never touched"})
     dv["prefault_waste"] = (
         ("page_size",),
@@ -632,13 +661,13 @@ def dataset_parts(m, layout, cfg, cnt, st, structs, pwcs) -> tuple[dict, dict]:
     dv["pages_mapped"] = (("page_size",), mapped, {"units": "pages", "long_name": "pages the layout maps"})
     if pwcs:
         coords["pwc"] = ("pwc", [p.name for p in pwcs])
-        dv["pwc_hits"] = (("pwc", "page_size"), cnt.hits[nt:].copy(), {"units": "lookups"})
-        dv["pwc_misses"] = (("pwc", "page_size"), cnt.misses[nt:].copy(), {"units": "lookups"})
+        dv["pwc_hits"] = (("pwc", "page_size"), mp.fold(cnt.hits[nt:]), {"units": "lookups"})
+        dv["pwc_misses"] = (("pwc", "page_size"), mp.fold(cnt.misses[nt:]), {"units": "lookups"})
     if m.walker.kind == "tsb":
-        dv["tsb_hits"] = (("side", "page_size"), cnt.tsb_hits.copy(), {"units": "probes"})
-        dv["tsb_misses"] = (("side", "page_size"), cnt.tsb_misses.copy(), {"units": "probes"})
+        dv["tsb_hits"] = (("side", "page_size"), mp.fold(cnt.tsb_hits), {"units": "probes"})
+        dv["tsb_misses"] = (("side", "page_size"), mp.fold(cnt.tsb_misses), {"units": "probes"})
     if m.walker.kind == "hashed":
-        dv["hpt_secondary"] = (("page_size",), cnt.hpt_secondary.copy(), {"units": "walks", "long_name": "walks resolved in the secondary PTEG"})
+        dv["hpt_secondary"] = (("page_size",), mp.fold(cnt.hpt_secondary), {"units": "walks", "long_name": "walks resolved in the secondary PTEG"})
         dv["hpt_evictions"] = ((), int(cnt.hpt_events[0]), {"units": "entries"})
         dv["hpt_refills"] = ((), int(cnt.hpt_events[1]), {"units": "faults", "long_name": "hash faults re-inserting an evicted entry"})
     dv["region_pages_touched"] = (("region",), touched_by_region, {"units": "pages"})

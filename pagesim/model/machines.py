@@ -292,6 +292,16 @@ class Host:
     Where a guest's pages and page tables sit in guest-physical memory (``guest_ram`` bytes, a power
     of two) is a modelling assumption: each guest page and each 4 KiB table page at a pseudo-random
     frame (``pagesim.engine.nested``), as an OS's allocator hands them out after a while.
+
+    ``regions``: parts of the guest's address space whose memory the host backs with other pages
+    than ``page_size``, as (start, end, host page) of guest-virtual addresses, sorted and disjoint
+    (a host that found huge pages for some of the guest's memory and not the rest). A TLB entry
+    for an access there covers the smaller of the guest's page and that region's host page, and
+    the host translates the data's guest-physical address with that page's levels. Each host page
+    size's memory is a range of guest-physical memory of its own (``guest_ram`` bytes, above the
+    ranges before it), where its pages sit pseudo-randomly as the others do; the guest's page
+    tables stay in memory backed by ``page_size`` pages (both modelling assumptions). A layout
+    region of a run must lie inside one of these regions or outside all of them.
     """
 
     page_size: int = 4096
@@ -301,6 +311,7 @@ class Host:
     guest_ram: int = 16 << 30
     source: str = ""
     assumed: tuple[str, ...] = ("walker", "nested_tlb", "nested_tlb_ways", "guest_ram")
+    regions: tuple = ()
 
     def __post_init__(self):
         if not isinstance(self.walker, Walker) or self.walker.kind != "radix":
@@ -319,10 +330,64 @@ class Host:
             raise ValueError(f"host guest_ram={self.guest_ram!r}: give a power of two from 2 MiB (and at least the host page) to 1 PiB")
         object.__setattr__(self, "guest_ram", ram)
         object.__setattr__(self, "assumed", tuple(self.assumed))
+        object.__setattr__(self, "regions", self._check_regions(self.regions))
+
+    def _check_regions(self, regions) -> tuple:
+        """``regions`` as sorted (start, end, page size) int triples, or a clear error."""
+        if isinstance(regions, dict):
+            regions = [(a, b, p) for (a, b), p in regions.items()]
+        try:
+            items = list(regions)
+        except TypeError:
+            raise TypeError(f"host regions must be (start, end, host page) triples or {{(start, end): host page}}, got {regions!r}") from None
+        out = []
+        for r in items:
+            if not isinstance(r, (tuple, list)) or len(r) != 3:
+                raise ValueError(f"host regions: each is (start, end, host page), got {r!r}")
+            p = parse_page_size(r[2], "host regions page size")
+            self.walker.leaf_refs(p)  # raises unless the host table has the page as a leaf
+            a, b = (check_int("host regions start", r[0], 0, (1 << 63) - 1), check_int("host regions end", r[1], 1, (1 << 63) - 1))
+            if b <= a or a % p or b % p:
+                raise ValueError(
+                    f"host regions: [{a:#x}, {b:#x}) must be a non-empty range starting and ending at multiples of its host page ({format_size(p)})"
+                )
+            out.append((a, b, p))
+        out.sort()
+        for (a, b, _), (c, d, _) in zip(out, out[1:]):
+            if c < b:
+                raise ValueError(f"host regions: [{a:#x}, {b:#x}) and [{c:#x}, {d:#x}) overlap")
+        big = [format_size(p) for *_, p in out if p > self.guest_ram]
+        if big:
+            raise ValueError(f"host regions: host pages of {', '.join(big)} are larger than guest_ram={format_size(self.guest_ram)}")
+        if len({p for *_, p in out} | {self.page_size}) > 3:
+            raise ValueError("host regions: at most three host page sizes in all, the default page_size among them")
+        return tuple(out)
+
+    @property
+    def page_sizes(self) -> tuple[int, ...]:
+        """The host page sizes backing guest memory: ``page_size`` first, then the regions' others
+        in increasing order (the order of their guest-physical ranges)."""
+        return (self.page_size,) + tuple(sorted({p for *_, p in self.regions} - {self.page_size}))
+
+    def page_for(self, start: int, end: int, name: str = "") -> int:
+        """The host page backing guest-virtual [start, end): a region's, or ``page_size``; an error
+        when the range is partly inside a region."""
+        for a, b, p in self.regions:
+            if a <= start and end <= b:
+                return p
+            if start < b and a < end:
+                what = f"layout region {name!r}" if name else "the range"
+                raise ValueError(
+                    f"host regions: {what} [{start:#x}, {end:#x}) is partly inside the host region [{a:#x}, {b:#x}); a layout region "
+                    "must lie inside one host region or outside all of them"
+                )
+        return self.page_size
 
     def describe(self) -> str:
         w = self.walker
         text = f"host: {format_size(self.page_size)} pages, radix {len(w.level_bits)} levels ({'/'.join(map(str, w.level_bits))} bits)"
+        if self.regions:
+            text += " (" + ", ".join(f"[{a:#x}, {b:#x}) in {format_size(p)} pages" for a, b, p in self.regions) + ")"
         if w.pwc:
             text += "; page-walk caches: " + ", ".join(f"{p.name} {p.entries} entries ({p.organisation()})" for p in w.pwc)
         text += f"; nested TLB: {f'{self.nested_tlb} entries, {self.nested_tlb_ways}-way LRU' if self.nested_tlb else 'none'}"
@@ -415,14 +480,21 @@ class Machine:
                     f"machine {self.name!r}: host guest_ram={format_size(self.host.guest_ram)} is smaller than "
                     f"its largest page ({format_size(max(self.page_sizes))})"
                 )
+            hp = max(self.host.page_sizes)
             for st in structs:
-                big = [format_size(p) for p in st.sizes if st.entry_size(p) > self.host.page_size]
+                big = [format_size(p) for p in st.sizes if st.entry_size(p) > hp]
                 if big:
                     raise ValueError(
                         f"machine {self.name!r}: structure {st.name!r} caches {', '.join(big)} entries, larger than the host's "
-                        f"{format_size(self.host.page_size)} pages; a TLB entry covers at most the smaller of the guest's and the host's "
+                        f"largest page ({format_size(hp)}); a TLB entry covers at most the smaller of the guest's and the host's "
                         "page (Machine.virtualised caps them)"
                     )
+            bad = [format_size(p) for p in self.host.page_sizes if p not in self.page_sizes]
+            if bad and self.host.regions:
+                raise ValueError(
+                    f"machine {self.name!r}: with host regions, every host page size must be among its page sizes "
+                    f"({', '.join(map(format_size, self.page_sizes))}); not {', '.join(bad)}"
+                )
 
     def _check_one_per_level(self, structs):
         for kind in ("data", "instr"):
@@ -573,10 +645,20 @@ class Machine:
         return dataclasses.replace(self, structures=tuple(others), changes=self.changes + (f"{name} programmed to {format_size(p)}",))
 
     def virtualised(
-        self, host_page="4K", *, nested_tlb: int = 0, nested_tlb_ways: int = 4, host_walker: Walker | None = None, guest_ram="16G", name: str | None = None
+        self,
+        host_page="4K",
+        *,
+        nested_tlb: int = 0,
+        nested_tlb_ways: int = 4,
+        host_walker: Walker | None = None,
+        guest_ram="16G",
+        host_regions=(),
+        name: str | None = None,
     ) -> "Machine":
         """This machine running as a guest under nested paging, with the host backing guest memory in
-        ``host_page`` pages (4K, 2M or 1G on x86-64). See :class:`Host`.
+        ``host_page`` pages (4K, 2M or 1G on x86-64), and the parts of the guest's address space in
+        ``host_regions`` ((start, end, host page) triples, or {(start, end): host page}) in theirs.
+        See :class:`Host`.
 
         The TLBs: an entry covers at most the host page, and a guest page larger than it is cached
         as host-page entries in the structures that hold host-page-sized entries (a structure that
@@ -590,11 +672,17 @@ class Machine:
             raise ValueError(f"machine {self.name!r} is virtualised already")
         if self.walker.kind != "radix":
             raise ValueError(f"virtualised: nested paging is modelled for radix guests (x86-64, Arm); machine {self.name!r} has a {self.walker.kind} walker")
-        hp = self.check_page_size(host_page, "host_page")
+        default = self.check_page_size(host_page, "host_page")
         if host_walker is None:
             lru = tuple(dataclasses.replace(p, replacement="lru") for p in self.walker.pwc)  # the host's caches: LRU
             host_walker = Walker("radix", level_bits=self.walker.level_bits, base_shift=self.walker.base_shift, pwc=lru)
-        host = Host(hp, host_walker, nested_tlb, nested_tlb_ways if nested_tlb else 1, guest_ram, source="virtualised(): modelling assumptions")
+        ways = nested_tlb_ways if nested_tlb else 1
+        host = Host(default, host_walker, nested_tlb, ways, guest_ram, source="virtualised(): modelling assumptions", regions=host_regions)
+        for p in host.page_sizes[1:]:
+            self.check_page_size(p, "host_regions page size")
+        # the structures as the largest host page leaves them: a region on smaller host pages looks
+        # up the chain of its smaller entries (pagesim.engine.stages)
+        hp = max(host.page_sizes)
         large = tuple(p for p in self.page_sizes if p > hp)
         structs = []
         for st in self.structures:
@@ -605,10 +693,12 @@ class Machine:
             elif small:
                 cap = st.max_entry if st.max_entry is None or st.max_entry <= hp else hp
                 structs.append(dataclasses.replace(st, sizes=small, max_entry=cap))
-        label = f"virtualised, host {format_size(hp)} pages" + (f", nested TLB {nested_tlb}" if nested_tlb else "")
+        label = f"virtualised, host {format_size(default)} pages" + (f", nested TLB {nested_tlb}" if nested_tlb else "")
+        if host.regions:
+            label += ", " + ", ".join(f"[{a:#x}, {b:#x}) on {format_size(p)}" for a, b, p in host.regions)
         return dataclasses.replace(
             self,
-            name=name or f"{self.name}-vm-{format_size(hp)}",
+            name=name or f"{self.name}-vm-{format_size(default)}" + ("-mixed" if host.regions else ""),
             title=f"{self.title} ({label})",
             structures=tuple(structs),
             host=host,

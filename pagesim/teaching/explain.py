@@ -164,9 +164,11 @@ def nested_walk(machine, address, page_size=None) -> Translation:
     rows: list[dict] = []
     refs = 0
 
-    def host_walk(gpa: int, what: str) -> None:
+    def host_walk(gpa: int, what: str, hp: int) -> None:
         nonlocal refs
-        rows.append({"step": "translate", "what": f"{what}: guest-physical {gpa:#x}, host page {gpa >> log2(h.page_size):#x}", "value": "", "refs": refs})
+        host_levels = h.walker.leaf_refs(hp)
+        where = f"{what}: guest-physical {gpa:#x}, host {format_size(hp)} page {gpa >> log2(hp):#x}"
+        rows.append({"step": "translate", "what": where, "value": "", "refs": refs})
         for lv in range(host_levels):
             shift = h.walker.base_shift + sum(h.walker.level_bits[lv + 1 :])
             idx = (gpa >> shift) & ((1 << h.walker.level_bits[lv]) - 1)
@@ -181,17 +183,23 @@ def nested_walk(machine, address, page_size=None) -> Translation:
             bits = g.level_bits[lv]
             frame = int(guest_frame.py_func(a >> (shift + bits), lv + 1, ram - 3 - bits))
             gpa = (frame << (3 + bits)) | (((a >> shift) & ((1 << bits) - 1)) << 3)
-            host_walk(gpa, f"guest level {lv + 1} entry ({gnames[lv]})")
+            host_walk(gpa, f"guest level {lv + 1} entry ({gnames[lv]})", h.page_size)
             refs += 1
             rows.append(
                 {"step": f"guest level {lv + 1}", "what": f"read the guest's {gnames[lv]} entry" + (" (leaf)" if lv == top else ""), "value": "", "refs": refs}
             )
         s = log2(p)
         frame = int(guest_frame.py_func(a >> s, 0, max(0, ram - s)))
-    host_walk((frame << s) | (a & (p - 1)), f"the data, in its {format_size(p)} guest page")
+    # the data's host page: a host region's that holds the address, else the default
+    hp = next((q for lo, hi, q in h.regions if lo <= a < hi), h.page_size)
+    area = h.page_sizes.index(hp) << ram  # its range of guest-physical memory
+    host_walk(area | (frame << s) | (a & (p - 1)), f"the data, in its {format_size(p)} guest page", hp)
     t = Translation(rows)
+    data_levels = h.walker.leaf_refs(hp)
     t.title = (
-        f"{m.name}: a {format_size(p)} guest page on {format_size(h.page_size)} host pages, address {a:#x}: "
-        f"{refs} references without walk caches ({top + 1} guest levels x ({host_levels} + 1) + {host_levels})"
+        f"{m.name}: a {format_size(p)} guest page on {format_size(hp)} host pages"
+        + (f" (the guest's tables on {format_size(h.page_size)} ones)" if hp != h.page_size else "")
+        + f", address {a:#x}: "
+        f"{refs} references without walk caches ({top + 1} guest levels x ({host_levels} + 1) + {data_levels})"
     )
     return t

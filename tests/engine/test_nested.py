@@ -80,6 +80,58 @@ def test_the_nested_tlb_and_host_walk_caches_cut_host_references():
     assert got == want
 
 
+def test_a_host_region_on_2m_pages_walks_the_data_with_3_host_levels():
+    """A 4K guest page in a host region on 2M pages, no walk caches: the guest's 4 table entries
+    sit on the default 4K host pages (4 host levels each), the data on a 2M host page (3):
+    4 x (4 + 1) + 3 = 23 references; the same access outside the region makes 24."""
+    r = (1 << 40, (1 << 40) + (1 << 31), "2M")
+    m = _bare().virtualised("4K", host_walker=RADIX4, host_regions=[r])
+    assert int(_one(m, [(1 << 40) + 12345], K4)["walk_refs"].sum()) == 23
+    outside = _bare().virtualised("4K", host_walker=RADIX4, host_regions=[(1 << 41, (1 << 41) + M2, "2M")])
+    assert int(_one(outside, [(1 << 40) + 12345], K4)["walk_refs"].sum()) == 24
+    from pagesim.teaching.explain import nested_walk
+
+    t = nested_walk(m, (1 << 40) + 12345)
+    assert int(t["refs"].iloc[-1]) == 23 and "4K guest page on 2M host pages (the guest's tables on 4K ones)" in t.title
+
+
+def test_a_2m_guest_page_takes_a_2m_entry_only_in_a_host_region_on_2m_pages():
+    """Two accesses 8 KiB apart in one 2M guest page, the default host page 4K: inside a host
+    region on 2M pages the TLB holds one 2M entry (one walk), outside it two 4K entries (two)."""
+    addrs = [(1 << 40) + 100, (1 << 40) + 100 + 8192]
+    inside = _bare().virtualised("4K", host_walker=RADIX4, host_regions={(1 << 40, (1 << 40) + (1 << 31)): "2M"})
+    outside = _bare().virtualised("4K", host_walker=RADIX4, host_regions={(1 << 41, (1 << 41) + M2): "2M"})
+    assert int(_one(inside, addrs, M2)["walks"].sum()) == 1
+    assert int(_one(outside, addrs, M2)["walks"].sum()) == 2
+
+
+def test_a_host_region_on_the_default_host_page_changes_nothing():
+    rng = np.random.default_rng(5)
+    addrs = (1 << 40) + rng.integers(0, 64 << 20, 3000).astype(np.uint64)
+    lay = Layout((Region(1 << 40, 64 << 20, K4, "r"),))
+    plain = pagesim.simulate(pagesim.machine("zen4").virtualised("4K", nested_tlb=16), addresses=addrs, layout=lay)
+    same = pagesim.machine("zen4").virtualised("4K", nested_tlb=16, host_regions=[(1 << 40, (1 << 40) + (64 << 20), "4K")])
+    assert dataset_counters(pagesim.simulate(same, addresses=addrs, layout=lay)) == dataset_counters(plain)
+
+
+def test_host_region_errors_name_the_problem():
+    sky = pagesim.machine("skylake")
+    with pytest.raises(ValueError, match=r"host regions: \[0x0, 0x1000\) must be a non-empty range starting and ending at multiples of its host page \(2M\)"):
+        sky.virtualised("4K", host_regions=[(0, 4096, "2M")])
+    with pytest.raises(ValueError, match="overlap"):
+        sky.virtualised("4K", host_regions=[(0, 4 << 20, "2M"), (2 << 20, 6 << 20, "2M")])
+    with pytest.raises(ValueError, match="larger than guest_ram=64M"):
+        sky.virtualised("4K", guest_ram="64M", host_regions=[(0, 1 << 30, "1G")])
+    with pytest.raises(ValueError, match="each is \\(start, end, host page\\)"):
+        sky.virtualised("4K", host_regions=[(0, 1 << 30)])
+    with pytest.raises(ValueError, match="host regions page size"):
+        sky.virtualised("4K", host_regions=[(0, 1 << 30, "3K")])
+    m = sky.virtualised("4K", host_regions=[(1 << 40, (1 << 40) + (2 << 20), "2M")])
+    lay = Layout((Region(1 << 40, 4 << 20, K4, "heap"),))
+    with pytest.raises(ValueError, match=r"layout region 'heap' \[0x10000000000, 0x10000400000\) is partly inside the host region"):
+        pagesim.simulate(m, addresses=np.array([1 << 40], dtype=np.uint64), layout=lay)
+
+
 @settings(max_examples=min(settings().max_examples, 80))
 @given(cases(virtualised=True), st.sampled_from([1, 7, 1 << 20]))
 def test_virtualised_kernel_matches_reference(case, chunk):

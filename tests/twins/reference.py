@@ -124,7 +124,6 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=N
     slb = RefCache(m.slb.sets, m.slb.ways, m.slb.replacement, rng) if m.slb is not None else None
     w = m.walker
     pwcs = [(p, RefCache(p.entries // p.ways, p.ways, p.replacement, rng)) for p in w.pwc] if w.kind == "radix" else []
-    chains = {(kind, p): m.chain(kind, p) for kind in ("data", "instr") for p in sizes}
     regions = sorted(layout.regions, key=lambda r: r.start)
     state = {}  # page -> 1 touched, 2 prefaulted and not yet touched
     hpt_where = {}  # page -> 1 primary, 2 secondary (absent: not in the table)
@@ -138,16 +137,18 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=N
         ntlb = RefCache(host.nested_tlb // host.nested_tlb_ways, host.nested_tlb_ways, "lru", rng) if host.nested_tlb else None
         host_pwcs = [(pw, RefCache(pw.entries // pw.ways, pw.ways, "lru", rng)) for pw in host.walker.pwc]
 
-    def host_translate(g, z):
-        """The host's references to translate guest-physical address g: the nested TLB, else a
-        walk of the host's table less what its deepest hitting page-walk cache skips."""
+    def host_translate(g, z, hp=None):
+        """The host's references to translate guest-physical address g, in host pages of ``hp``
+        bytes (None: the default host page): the nested TLB, else a walk of the host's table less
+        what its deepest hitting page-walk cache skips."""
+        hp = hp or host.page_size
         if ntlb is not None:
-            key = g >> _log2(host.page_size)
+            key = (g >> _log2(hp)) | (host.page_sizes.index(hp) << 56)
             if ntlb.access(key, key):
                 c[("nested_tlb_hits", z)] += 1
                 return 0
             c[("nested_tlb_misses", z)] += 1
-        levels = host.walker.leaf_refs(host.page_size)
+        levels = host.walker.leaf_refs(hp)
         best = 0
         for pw, cache in host_pwcs:
             if pw.skip < levels:
@@ -205,9 +206,14 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=N
         page = (r.start, (a - r.start) // p)
         c[("accesses", kind, z)] += 1
         hit = False
-        for j, s in enumerate(chains[(kind, p)]):
-            key = a >> _log2(s.entry_size(p))
-            if caches[s.name].access(key, (key, z)):
+        # a virtualised machine's host regions: the data's host page, and the TLB entries it allows
+        hp = None
+        if host is not None and host.regions:
+            hp = next((q for lo, hi, q in host.regions if lo <= r.start and r.end <= hi), host.page_size)
+        e = p if hp is None else min(p, hp)
+        for j, s in enumerate(m.chain(kind, e)):
+            key = a >> _log2(s.entry_size(e))
+            if caches[s.name].access(key, (key, e)):
                 c[("hits", s.name, z)] += 1
                 hit = True
                 break
@@ -253,7 +259,8 @@ def reference_simulate(machine, layout, accesses, kinds=None, seed=0, flush_at=N
                     frame = _guest_frame(table, lv + 1, _log2(host.guest_ram) - 3 - bits)
                     host_refs += host_translate(frame * (8 << bits) + 8 * ((a >> shift) % (1 << bits)), z)
                 frame = _guest_frame(a // p, 0, _log2(host.guest_ram) - _log2(p))
-                host_refs += host_translate(frame * p + a % p, z)
+                area = host.page_sizes.index(hp) if hp is not None else 0
+                host_refs += host_translate(area * host.guest_ram + frame * p + a % p, z, hp)
                 c[("host_walk_refs", kind, z)] += host_refs
                 refs += host_refs
         elif w.kind == "hashed":

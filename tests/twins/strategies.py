@@ -104,7 +104,7 @@ def cases(draw, cross=None, wide=False, virtualised=False):
         pwc = tuple(dataclasses.replace(p, replacement="lru") for p in m.walker.pwc) if draw(st.booleans()) else ()
         host_walker = Walker("radix", level_bits=m.walker.level_bits, base_shift=m.walker.base_shift, pwc=pwc)
         ram = draw(st.sampled_from([r for r in (2 << 20, 64 << 20, 16 << 30) if r >= max(m.page_sizes)]))
-        m = m.virtualised(draw(st.sampled_from(m.page_sizes)), nested_tlb=entries, nested_tlb_ways=ways, host_walker=host_walker, guest_ram=ram)
+        host = dict(host_page=draw(st.sampled_from(m.page_sizes)), nested_tlb=entries, nested_tlb_ways=ways, host_walker=host_walker, guest_ram=ram)
     nreg = draw(st.integers(1, 3))
     regions, at = [], 1 << 33
     for i in range(nreg):
@@ -115,6 +115,19 @@ def cases(draw, cross=None, wide=False, virtualised=False):
         at += npages * p
         if draw(st.booleans()):
             at += draw(st.sampled_from([1 << 28, 1 << 30]))  # another SLB segment / PWC tag
+    if virtualised:
+        # host regions: some layout regions (and whatever else their host pages' bounds take in
+        # whole) on other host pages, or none
+        hosted = []
+        for r in regions:
+            if not draw(st.booleans()):
+                continue
+            h = draw(st.sampled_from([p for p in m.page_sizes if p <= ram]))
+            lo, hi = r.start // h * h, -(-r.end // h) * h
+            cut = any(lo < o.end and o.start < hi and not (lo <= o.start and o.end <= hi) for o in regions)
+            if not cut and not any(lo < b and a < hi for a, b, _ in hosted):
+                hosted.append((lo, hi, h))
+        m = m.virtualised(**host, host_regions=hosted)
     layout = Layout(tuple(regions))
     seed = draw(st.integers(0, 2**32))
     n = draw(st.integers(1, 2000 if wide else 400))
