@@ -146,7 +146,7 @@ def simulate(
     specialize: run a copy of the kernel compiled for the shape of this machine's data chain (ways,
         replacement, power-of-two sets; same results, 2-4x faster than the generic kernel; the first
         compile of a new shape takes 3-6 s of CPU, then it is cached on disk). Needs every
-        access to be a data access to one page size. "auto" (the default) uses it then if the chain
+        access to be a data access to one page size (and, with host regions, on one host page). "auto" (the default) uses it then if the chain
         has a preset's shape (``pagesim warm`` compiles those) or the run has at least
         ``pagesim.engine.stages.SPECIALIZE_MIN_ACCESSES`` (100,000) accesses; the choice depends on the
         call's inputs only, never on what ran before. False: the generic kernel.
@@ -193,6 +193,9 @@ def simulate(
         if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and (fault_around != 1 or policy != "base"):
             # the covering regions take the fault-around and OS policy asked for, as generated layouts do
             layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name, r.mode, fault_around, policy) for r in layout.regions))
+        if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and m.host is not None and m.host.regions:
+            # the covering regions cut where a host region starts or ends (a region lies inside one or outside all)
+            layout = layout.split_at([b for lo, hi, _ in m.host.regions for b in (lo, hi)])
     else:
         if not isinstance(layout, Layout):
             raise TypeError(f"layout must be a pagesim Layout, got {type(layout).__name__}")

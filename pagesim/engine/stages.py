@@ -465,7 +465,10 @@ def choose_kernel(specialize, cfg, w):
     data_only = not ((isinstance(w, Addresses) and w.kinds is not None and bool(np.any(w.kinds))) or getattr(w, "has_kinds", False))
     if specialize is False or len(zs) != 1 or not data_only:
         if specialize is True:
-            raise ValueError("specialize=True needs data accesses only and one page size in the layout")
+            raise ValueError(
+                "specialize=True needs data accesses only and one page size in the layout (on a virtualised machine with host regions, "
+                "every layout region on the same host page too)"
+            )
         return S.generic(cfg, log)
     shape = S.chain_shape(cfg, zs.pop(), log)
     if shape is None:

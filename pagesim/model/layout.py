@@ -114,6 +114,20 @@ class Layout:
         _check_total(sum(r.pages for r in regs))
         object.__setattr__(self, "regions", regs)
 
+    def split_at(self, bounds) -> "Layout":
+        """This layout with each region cut at the addresses of ``bounds`` strictly inside it that
+        are multiples of its page size (the pieces keep its name, the later ones with ``@start``)."""
+        cuts = sorted({int(b) for b in bounds})
+        out = []
+        for r in self.regions:
+            at = [b for b in cuts if r.start < b < r.end and b % r.page_size == 0]
+            if not at:
+                out.append(r)
+                continue
+            for i, (s, e) in enumerate(zip([r.start] + at, at + [r.end])):
+                out.append(Region(s, e - s, r.page_size, r.name if i == 0 else f"{r.name} @{s:#x}", r.mode, r.fault_around, r.policy))
+        return Layout(tuple(out))
+
     @classmethod
     def single(cls, length, page_size, start=DEFAULT_BASE, name: str = "[ anon ]", fault_around: int = 1) -> "Layout":
         return cls((Region.covering(start, length, page_size, name, fault_around=fault_around),))

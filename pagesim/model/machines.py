@@ -273,6 +273,27 @@ class Costs:
         object.__setattr__(self, "assumed", tuple(self.assumed))
 
 
+def host_region_triples(regions) -> list:
+    """Host regions as given ((start, end, host page) triples, or {(start, end): host page}) as a
+    list of triples, or an error naming the form."""
+    form = "host_regions must be (start, end, host page) triples or {(start, end): host page}"
+    if isinstance(regions, dict):
+        items = list(regions.items())
+        if not all(isinstance(k, (tuple, list)) and len(k) == 2 for k, _ in items):
+            raise ValueError(f"{form}; got the key(s) {[k for k, _ in items if not (isinstance(k, (tuple, list)) and len(k) == 2)]!r}")
+        return [(k[0], k[1], v) for k, v in items]
+    if isinstance(regions, (str, bytes)):
+        raise TypeError(f"{form}, got {regions!r}")
+    try:
+        items = list(regions)
+    except TypeError:
+        raise TypeError(f"{form}, got {type(regions).__name__} {regions!r}") from None
+    for r in items:
+        if not isinstance(r, (tuple, list)) or len(r) != 3:
+            raise ValueError(f"{form}; each is (start, end, host page), got {r!r}")
+    return [tuple(r) for r in items]
+
+
 @dataclass(frozen=True)
 class Host:
     """The hypervisor's side of a virtualised machine: nested (two-dimensional) paging.
@@ -333,35 +354,46 @@ class Host:
         object.__setattr__(self, "regions", self._check_regions(self.regions))
 
     def _check_regions(self, regions) -> tuple:
-        """``regions`` as sorted (start, end, page size) int triples, or a clear error."""
-        if isinstance(regions, dict):
-            regions = [(a, b, p) for (a, b), p in regions.items()]
-        try:
-            items = list(regions)
-        except TypeError:
-            raise TypeError(f"host regions must be (start, end, host page) triples or {{(start, end): host page}}, got {regions!r}") from None
+        """``regions`` as sorted (start, end, page size) int triples, adjacent ones on the same page
+        merged, or a clear error."""
         out = []
-        for r in items:
-            if not isinstance(r, (tuple, list)) or len(r) != 3:
-                raise ValueError(f"host regions: each is (start, end, host page), got {r!r}")
-            p = parse_page_size(r[2], "host regions page size")
-            self.walker.leaf_refs(p)  # raises unless the host table has the page as a leaf
-            a, b = (check_int("host regions start", r[0], 0, (1 << 63) - 1), check_int("host regions end", r[1], 1, (1 << 63) - 1))
+        for a, b, p in host_region_triples(regions):
+            p = parse_page_size(p, "host_regions page size")
+            try:
+                self.walker.leaf_refs(p)
+            except ValueError:
+                what = f"host_regions page size={format_size(p)} is not a page of the host's table"
+                raise ValueError(f"{what} (it maps {format_size(self.page_size)} pages)") from None
+            a, b = (check_int("host_regions start", a, 0, (1 << 63) - 1), check_int("host_regions end", b, 1, 1 << 63))
             if b <= a or a % p or b % p:
                 raise ValueError(
-                    f"host regions: [{a:#x}, {b:#x}) must be a non-empty range starting and ending at multiples of its host page ({format_size(p)})"
+                    f"host_regions: [{a:#x}, {b:#x}) must be a non-empty range starting and ending at multiples of its host page ({format_size(p)})"
                 )
             out.append((a, b, p))
         out.sort()
-        for (a, b, _), (c, d, _) in zip(out, out[1:]):
-            if c < b:
-                raise ValueError(f"host regions: [{a:#x}, {b:#x}) and [{c:#x}, {d:#x}) overlap")
-        big = [format_size(p) for *_, p in out if p > self.guest_ram]
+        merged: list = []
+        for a, b, p in out:
+            if merged and merged[-1][1] > a:
+                c, d, _ = merged[-1]
+                raise ValueError(f"host_regions: [{c:#x}, {d:#x}) and [{a:#x}, {b:#x}) overlap")
+            if merged and merged[-1][1] == a and merged[-1][2] == p:
+                merged[-1] = (merged[-1][0], b, p)
+            else:
+                merged.append((a, b, p))
+        big = [format_size(p) for *_, p in merged if p > self.guest_ram]
         if big:
-            raise ValueError(f"host regions: host pages of {', '.join(big)} are larger than guest_ram={format_size(self.guest_ram)}")
-        if len({p for *_, p in out} | {self.page_size}) > 3:
-            raise ValueError("host regions: at most three host page sizes in all, the default page_size among them")
-        return tuple(out)
+            raise ValueError(f"host_regions: host pages of {', '.join(big)} are larger than guest_ram={format_size(self.guest_ram)}")
+        sizes = {p for *_, p in merged} | {self.page_size}
+        if len(sizes) > 3:
+            raise ValueError("host_regions: at most three host page sizes in all, the default page among them")
+        # each host page size's memory is a guest_ram range of its own: all of them within the host table's reach
+        reach = self.walker.base_shift + sum(self.walker.level_bits)
+        if len(sizes) > 1 and len(sizes) * self.guest_ram > 1 << reach:
+            raise ValueError(
+                f"host_regions: {len(sizes)} host page sizes of guest_ram={format_size(self.guest_ram)} each take "
+                f"{format_size(len(sizes) * self.guest_ram)} of guest-physical memory, beyond the host table's {reach}-bit reach"
+            )
+        return tuple(merged)
 
     @property
     def page_sizes(self) -> tuple[int, ...]:
@@ -376,10 +408,10 @@ class Host:
             if a <= start and end <= b:
                 return p
             if start < b and a < end:
-                what = f"layout region {name!r}" if name else "the range"
+                what = name if name.startswith("the ") else f"layout region {name!r}" if name else "the range"
                 raise ValueError(
-                    f"host regions: {what} [{start:#x}, {end:#x}) is partly inside the host region [{a:#x}, {b:#x}); a layout region "
-                    "must lie inside one host region or outside all of them"
+                    f"host_regions: {what} [{start:#x}, {end:#x}) overlaps the host region [{a:#x}, {b:#x}) without lying inside it; "
+                    f"{'a guest page' if name.startswith('the ') else 'a layout region'} must lie inside one host region or outside all of them"
                 )
         return self.page_size
 
@@ -388,6 +420,10 @@ class Host:
         text = f"host: {format_size(self.page_size)} pages, radix {len(w.level_bits)} levels ({'/'.join(map(str, w.level_bits))} bits)"
         if self.regions:
             text += " (" + ", ".join(f"[{a:#x}, {b:#x}) in {format_size(p)} pages" for a, b, p in self.regions) + ")"
+            text += (
+                f"; the TLBs above as the largest host page leaves them: a guest page on a smaller host page takes entries of the "
+                f"smaller of the two (outside the regions, at most {format_size(self.page_size)})"
+            )
         if w.pwc:
             text += "; page-walk caches: " + ", ".join(f"{p.name} {p.entries} entries ({p.organisation()})" for p in w.pwc)
         text += f"; nested TLB: {f'{self.nested_tlb} entries, {self.nested_tlb_ways}-way LRU' if self.nested_tlb else 'none'}"
@@ -489,10 +525,14 @@ class Machine:
                         f"largest page ({format_size(hp)}); a TLB entry covers at most the smaller of the guest's and the host's "
                         "page (Machine.virtualised caps them)"
                     )
+            top = 1 << min(self.va_bits, 63)
+            beyond = [f"[{a:#x}, {b:#x})" for a, b, _ in self.host.regions if b > top]
+            if beyond:
+                raise ValueError(f"machine {self.name!r}: host_regions {', '.join(beyond)} reach beyond its {min(self.va_bits, 63)}-bit address space")
             bad = [format_size(p) for p in self.host.page_sizes if p not in self.page_sizes]
             if bad and self.host.regions:
                 raise ValueError(
-                    f"machine {self.name!r}: with host regions, every host page size must be among its page sizes "
+                    f"machine {self.name!r}: with host_regions, every host page size must be among its page sizes "
                     f"({', '.join(map(format_size, self.page_sizes))}); not {', '.join(bad)}"
                 )
 
@@ -537,7 +577,7 @@ class Machine:
         """Structures a ``kind`` ('data' or 'instr') access to a page of ``page_size`` looks up, in order."""
         return sorted((s for s in self.structures if s.serves(kind) and s.holds(page_size)), key=lambda s: s.level)
 
-    def reach(self, page_size, side: str = "data", structure: str | None = None, programmed: bool = False) -> int:
+    def reach(self, page_size, side: str = "data", structure: str | None = None, programmed: bool = False, host_page=None) -> int:
         """Bytes mapped without a miss. With ``structure``: that structure's entries x entry size.
         Without: the largest level's reach for ``side`` (the levels are filled together, so their
         contents overlap; the documents quote the largest level, e.g. 2048 x 4K = 8 MiB).
@@ -545,8 +585,18 @@ class Machine:
         A programmable structure (UltraSPARC III Cu's T512_1) holds nothing until it is programmed,
         so by default it adds no reach. With ``programmed=True`` each programmable structure that can
         hold ``page_size`` is first programmed to it (:meth:`programmed_for`): the reach when the OS
-        programs it, as Solaris does once 8 or more pages of one large size are mapped."""
+        programs it, as Solaris does once 8 or more pages of one large size are mapped.
+
+        On a virtualised machine with host regions, ``host_page`` says which host page backs the
+        pages (default: the host's default page): their entries cover the smaller of the two."""
         p = self.check_page_size(page_size)
+        if host_page is not None and (self.host is None or not self.host.regions):
+            raise ValueError(f"reach: host_page={host_page!r} applies to a virtualised machine with host_regions; {self.name!r} has none")
+        if self.host is not None and self.host.regions:
+            hp = self.host.page_size if host_page is None else parse_page_size(host_page, "host_page")
+            if hp not in self.host.page_sizes:
+                raise ValueError(f"reach: host_page={format_size(hp)} is not one of the host's pages ({', '.join(map(format_size, self.host.page_sizes))})")
+            p = min(p, hp)  # the entries such a page takes
         if programmed:
             return self.programmed_for(p, side)[0].reach(p, side, structure)
         if structure is not None:
@@ -676,10 +726,10 @@ class Machine:
         if host_walker is None:
             lru = tuple(dataclasses.replace(p, replacement="lru") for p in self.walker.pwc)  # the host's caches: LRU
             host_walker = Walker("radix", level_bits=self.walker.level_bits, base_shift=self.walker.base_shift, pwc=lru)
+        for *_, q in host_region_triples(host_regions):
+            self.check_page_size(q, "host_regions page size")
         ways = nested_tlb_ways if nested_tlb else 1
         host = Host(default, host_walker, nested_tlb, ways, guest_ram, source="virtualised(): modelling assumptions", regions=host_regions)
-        for p in host.page_sizes[1:]:
-            self.check_page_size(p, "host_regions page size")
         # the structures as the largest host page leaves them: a region on smaller host pages looks
         # up the chain of its smaller entries (pagesim.engine.stages)
         hp = max(host.page_sizes)
@@ -698,7 +748,7 @@ class Machine:
             label += ", " + ", ".join(f"[{a:#x}, {b:#x}) on {format_size(p)}" for a, b, p in host.regions)
         return dataclasses.replace(
             self,
-            name=name or f"{self.name}-vm-{format_size(default)}" + ("-mixed" if host.regions else ""),
+            name=name or f"{self.name}-vm-{format_size(default)}" + "".join(f"+{format_size(p)}" for p in host.page_sizes[1:]),
             title=f"{self.title} ({label})",
             structures=tuple(structs),
             host=host,

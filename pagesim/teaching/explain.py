@@ -190,8 +190,8 @@ def nested_walk(machine, address, page_size=None) -> Translation:
             )
         s = log2(p)
         frame = int(guest_frame.py_func(a >> s, 0, max(0, ram - s)))
-    # the data's host page: a host region's that holds the address, else the default
-    hp = next((q for lo, hi, q in h.regions if lo <= a < hi), h.page_size)
+    # the data's host page: that of the host region holding its guest page, else the default
+    hp = h.page_for(a - a % p, a - a % p + p, f"the {format_size(p)} guest page of {a:#x}")
     area = h.page_sizes.index(hp) << ram  # its range of guest-physical memory
     host_walk(area | (frame << s) | (a & (p - 1)), f"the data, in its {format_size(p)} guest page", hp)
     t = Translation(rows)

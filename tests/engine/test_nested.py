@@ -116,20 +116,57 @@ def test_a_host_region_on_the_default_host_page_changes_nothing():
 
 def test_host_region_errors_name_the_problem():
     sky = pagesim.machine("skylake")
-    with pytest.raises(ValueError, match=r"host regions: \[0x0, 0x1000\) must be a non-empty range starting and ending at multiples of its host page \(2M\)"):
+    with pytest.raises(ValueError, match=r"host_regions: \[0x0, 0x1000\) must be a non-empty range starting and ending at multiples of its host page \(2M\)"):
         sky.virtualised("4K", host_regions=[(0, 4096, "2M")])
     with pytest.raises(ValueError, match="overlap"):
         sky.virtualised("4K", host_regions=[(0, 4 << 20, "2M"), (2 << 20, 6 << 20, "2M")])
     with pytest.raises(ValueError, match="larger than guest_ram=64M"):
-        sky.virtualised("4K", guest_ram="64M", host_regions=[(0, 1 << 30, "1G")])
-    with pytest.raises(ValueError, match="each is \\(start, end, host page\\)"):
+        from pagesim.model.machines import Host
+
+        Host(K4, RADIX4, guest_ram="64M", regions=[(0, 1 << 30, "1G")])
+    with pytest.raises(ValueError, match=r"each is \(start, end, host page\)"):
         sky.virtualised("4K", host_regions=[(0, 1 << 30)])
-    with pytest.raises(ValueError, match="host regions page size"):
-        sky.virtualised("4K", host_regions=[(0, 1 << 30, "3K")])
+    with pytest.raises(ValueError, match=r"host_regions must be .* got the key\(s\) \[1099511627776\]"):
+        sky.virtualised("4K", host_regions={1 << 40: "2M"})
+    with pytest.raises(ValueError, match="host_regions page size=16K is not supported by machine 'skylake'"):
+        sky.virtualised("4K", host_regions=[(0, 1 << 30, "16K")])
+    with pytest.raises(ValueError, match="reach beyond its 48-bit address space"):
+        sky.virtualised("4K", host_regions=[(1 << 48, (1 << 48) + M2, "2M")])
+    with pytest.raises(ValueError, match="beyond the host table's 48-bit reach"):
+        sky.virtualised("4K", guest_ram="128T", host_regions=[(0, M2, "2M"), (G1, 2 * G1, "1G")])
     m = sky.virtualised("4K", host_regions=[(1 << 40, (1 << 40) + (2 << 20), "2M")])
     lay = Layout((Region(1 << 40, 4 << 20, K4, "heap"),))
-    with pytest.raises(ValueError, match=r"layout region 'heap' \[0x10000000000, 0x10000400000\) is partly inside the host region"):
+    with pytest.raises(ValueError, match=r"layout region 'heap' \[0x10000000000, 0x10000400000\) overlaps the host region .* without lying inside it"):
         pagesim.simulate(m, addresses=np.array([1 << 40], dtype=np.uint64), layout=lay)
+    with pytest.raises(ValueError, match="needs data accesses only and one page size in the layout .* on the same host page"):
+        lay2 = Layout((Region(1 << 40, M2, K4, "in"), Region((1 << 40) + M2, M2, K4, "out")))
+        pagesim.simulate(m, addresses=np.array([1 << 40], dtype=np.uint64), layout=lay2, specialize=True)
+    from pagesim.teaching.explain import nested_walk
+
+    with pytest.raises(ValueError, match=r"the 1G guest page of 0x10000000005 \[0x10000000000, 0x10040000000\) overlaps the host region"):
+        nested_walk(m, (1 << 40) + 5, "1G")
+
+
+def test_host_regions_merge_name_and_reach():
+    sky = pagesim.machine("skylake")
+    m = sky.virtualised("4K", host_regions=[(0, M2, "2M"), (M2, 2 * M2, "2M")])
+    assert m.host.regions == ((0, 2 * M2, M2),) and m.name == "skylake-vm-4K+2M"
+    assert sky.virtualised("4K", host_regions=[(0, M2, "4K")]).name == "skylake-vm-4K"
+    assert m.reach("2M") == sky.virtualised("4K").reach("2M") and m.reach("2M", host_page="2M") == sky.virtualised("2M").reach("2M")
+    with pytest.raises(ValueError, match="applies to a virtualised machine with host_regions"):
+        sky.reach("2M", host_page="2M")
+
+
+def test_raw_addresses_are_laid_out_around_host_regions():
+    """Without a layout, the regions covering the addresses are cut at the host regions' bounds:
+    the same counts as a layout made by hand."""
+    b = 1 << 40
+    m = pagesim.machine("skylake").virtualised("4K", nested_tlb=16, host_regions=[(b + M2, b + 2 * M2, "2M")])
+    addrs = np.array([b + M2 - 64, b + M2 + 64, b + M2 - 4096, b + 2 * M2 + 8], dtype=np.uint64)
+    got = pagesim.simulate(m, addresses=addrs)
+    lay = Layout((Region(b, M2, K4, "a"), Region(b + M2, M2, K4, "b"), Region(b + 2 * M2, M2, K4, "c")))
+    assert dataset_counters(got) == dataset_counters(pagesim.simulate(m, addresses=addrs, layout=lay))
+    assert list(got["region"].values) == ["[ trace ] 0", "[ trace ] 0 @0x10000200000", "[ trace ] 0 @0x10000400000"]
 
 
 @settings(max_examples=min(settings().max_examples, 80))

@@ -67,3 +67,18 @@ def test_blocks_colliding_in_the_seen_table():
         a = (blocks[rng.integers(0, blocks.size, n)] << np.uint64(21)) + rng.integers(0, 1 << 21, n, dtype=np.uint64)
         got = distinct_blocks(a, 21)
         assert np.array_equal(got, unique_blocks(a, 21)) and got.size == blocks.size
+
+
+def test_split_at_cuts_regions_at_page_aligned_bounds_only():
+    from pagesim import Region
+
+    lay = Layout((Region(0, 8 << 20, 4096, "a", fault_around=4), Region(16 << 20, 4 << 20, 2 << 20, "b")))
+    cut = lay.split_at([4096, 1 << 20, 17 << 20, 18 << 20, 1 << 40])
+    assert [(r.start, r.end, r.name) for r in cut.regions] == [
+        (0, 4096, "a"),
+        (4096, 1 << 20, "a @0x1000"),
+        (1 << 20, 8 << 20, "a @0x100000"),
+        (16 << 20, 18 << 20, "b"),
+        (18 << 20, 20 << 20, "b @0x1200000"),
+    ]  # 17 MiB is inside a 2 MiB page of b: not a cut
+    assert all(r.fault_around == 4 for r in cut.regions[:3]) and sum(r.pages for r in cut.regions) == sum(r.pages for r in lay.regions)

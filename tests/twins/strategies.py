@@ -127,6 +127,9 @@ def cases(draw, cross=None, wide=False, virtualised=False):
             cut = any(lo < o.end and o.start < hi and not (lo <= o.start and o.end <= hi) for o in regions)
             if not cut and not any(lo < b and a < hi for a, b, _ in hosted):
                 hosted.append((lo, hi, h))
+        reach = m.walker.base_shift + sum(m.walker.level_bits)  # the host table's, shaped like the guest's
+        if len({h for *_, h in hosted} | {host["host_page"]}) * ram > 1 << reach:
+            hosted = []  # each host page's guest memory would not fit in the host table's reach
         m = m.virtualised(**host, host_regions=hosted)
     layout = Layout(tuple(regions))
     seed = draw(st.integers(0, 2**32))
