@@ -13,7 +13,7 @@ import json
 import numpy as np
 
 from ..core.check import check_bool, check_int, check_number, check_seed
-from ..core.units import parse_page_size
+from ..core.units import format_size, parse_page_size
 from ..model.layout import DEFAULT_BASE, Layout, Region
 from ..model.machines import REPLACEMENTS, Machine
 from ..model.machines import machine as get_machine
@@ -195,7 +195,14 @@ def simulate(
             layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name, r.mode, fault_around, policy) for r in layout.regions))
         if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and m.host is not None and m.host.regions:
             # the covering regions cut where a host region starts or ends (a region lies inside one or outside all)
-            layout = layout.split_at([b for lo, hi, _ in m.host.regions for b in (lo, hi)])
+            bounds = [b for lo, hi, _ in m.host.regions for b in (lo, hi)]
+            layout = layout.split_at(bounds)
+            uncut = [b for b in bounds for r in layout.regions if r.start < b < r.end]
+            if uncut:
+                raise ValueError(
+                    f"host_regions: the addresses are laid out in {format_size(p)} pages, and a host region's bound {uncut[0]:#x} falls "
+                    f"inside one: give a page_size that divides every host region's start and end, or a layout"
+                )
     else:
         if not isinstance(layout, Layout):
             raise TypeError(f"layout must be a pagesim Layout, got {type(layout).__name__}")

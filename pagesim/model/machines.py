@@ -361,10 +361,11 @@ class Host:
             p = parse_page_size(p, "host_regions page size")
             try:
                 self.walker.leaf_refs(p)
-            except ValueError:
-                what = f"host_regions page size={format_size(p)} is not a page of the host's table"
-                raise ValueError(f"{what} (it maps {format_size(self.page_size)} pages)") from None
-            a, b = (check_int("host_regions start", a, 0, (1 << 63) - 1), check_int("host_regions end", b, 1, 1 << 63))
+            except ValueError as e:
+                raise ValueError(f"host_regions page size={format_size(p)} is not a page of the host's table: {e}") from None
+            a, b = parse_size(a, "host_regions start"), parse_size(b, "host_regions end")
+            if a > (1 << 63) - 1 or b > 1 << 63:
+                raise ValueError(f"host_regions: [{a:#x}, {b:#x}) is beyond the 2**63 bytes of address space pagesim simulates")
             if b <= a or a % p or b % p:
                 raise ValueError(
                     f"host_regions: [{a:#x}, {b:#x}) must be a non-empty range starting and ending at multiples of its host page ({format_size(p)})"
@@ -375,7 +376,7 @@ class Host:
         for a, b, p in out:
             if merged and merged[-1][1] > a:
                 c, d, _ = merged[-1]
-                raise ValueError(f"host_regions: [{c:#x}, {d:#x}) and [{a:#x}, {b:#x}) overlap")
+                raise ValueError(f"host_regions: [{c:#x}, {d:#x}) and [{a:#x}, {b:#x}) overlap; host regions must be disjoint")
             if merged and merged[-1][1] == a and merged[-1][2] == p:
                 merged[-1] = (merged[-1][0], b, p)
             else:
@@ -727,7 +728,11 @@ class Machine:
             lru = tuple(dataclasses.replace(p, replacement="lru") for p in self.walker.pwc)  # the host's caches: LRU
             host_walker = Walker("radix", level_bits=self.walker.level_bits, base_shift=self.walker.base_shift, pwc=lru)
         for *_, q in host_region_triples(host_regions):
-            self.check_page_size(q, "host_regions page size")
+            try:
+                self.check_page_size(q, "host_regions page size")
+            except ValueError as e:
+                sizes = ", ".join(map(format_size, self.page_sizes))
+                raise ValueError(f"{e}" if sizes in str(e) else f"{e}; machine {self.name!r} has {sizes}") from None
         ways = nested_tlb_ways if nested_tlb else 1
         host = Host(default, host_walker, nested_tlb, ways, guest_ram, source="virtualised(): modelling assumptions", regions=host_regions)
         # the structures as the largest host page leaves them: a region on smaller host pages looks

@@ -118,7 +118,7 @@ def test_host_region_errors_name_the_problem():
     sky = pagesim.machine("skylake")
     with pytest.raises(ValueError, match=r"host_regions: \[0x0, 0x1000\) must be a non-empty range starting and ending at multiples of its host page \(2M\)"):
         sky.virtualised("4K", host_regions=[(0, 4096, "2M")])
-    with pytest.raises(ValueError, match="overlap"):
+    with pytest.raises(ValueError, match="overlap; host regions must be disjoint"):
         sky.virtualised("4K", host_regions=[(0, 4 << 20, "2M"), (2 << 20, 6 << 20, "2M")])
     with pytest.raises(ValueError, match="larger than guest_ram=64M"):
         from pagesim.model.machines import Host
@@ -149,6 +149,13 @@ def test_host_region_errors_name_the_problem():
 
 def test_host_regions_merge_name_and_reach():
     sky = pagesim.machine("skylake")
+    assert sky.virtualised("4K", host_regions=[("1T", "1026G", "2M")]).host.regions == ((1 << 40, (1 << 40) + 2 * G1, M2),)
+    b = 1 << 40
+    m1 = sky.virtualised("4K", host_regions=[(b + M2, b + 3 * M2, "2M")])
+    with pytest.raises(ValueError, match="laid out in 1G pages, and a host region's bound 0x10000200000 falls inside one"):
+        pagesim.simulate(m1, addresses=(b + np.arange(0, 6 * M2, 4096)).astype(np.uint64), page_size="1G")
+    with pytest.raises(ValueError, match="outside 1KiB..16GiB.*; machine 'skylake' has 4K, 2M, 1G"):
+        sky.virtualised("4K", host_regions=[(0, 1 << 40, "512G")])
     m = sky.virtualised("4K", host_regions=[(0, M2, "2M"), (M2, 2 * M2, "2M")])
     assert m.host.regions == ((0, 2 * M2, M2),) and m.name == "skylake-vm-4K+2M"
     assert sky.virtualised("4K", host_regions=[(0, M2, "4K")]).name == "skylake-vm-4K"
