@@ -115,7 +115,7 @@ def initial_stamps(sets: int, ways: int, pways: int) -> np.ndarray:
 
 def region_classes(mp, m: Machine, layout: Layout) -> list[int]:
     """Each layout region's page class (``MachineParts.classes``): its page size's, or on a
-    virtualised machine's host region the (page, entry) class that region's host page makes."""
+    virtualised machine with host regions its (page size, host page) pair's."""
     host = m.host
     if host is None or not host.regions:
         return [mp.zidx[r.page_size] for r in layout.regions]
@@ -125,8 +125,8 @@ def region_classes(mp, m: Machine, layout: Layout) -> list[int]:
 def direct_modes(mp, layout: Layout, zs: list[int]):
     """Which LIST_* structures (more than 16 ways, in a chain or the SLB) index their entries
     directly in this layout (DIRECT_*; an LRU SLB STAMP_LRU): those whose granules number at most
-    DIRECT_MAX (``zs``: each region's page class). Returns their modes, idx_off (a key plus its region's offset is the
-    granule's slot in ``pos``: each direct structure's numbers start where the previous one's end,
+    DIRECT_MAX (``zs``: each region's page class). Returns their modes, idx_off (a key plus its
+    region's offset is the granule's slot in ``pos``: each direct structure's numbers start where the previous one's end,
     so a lookup reads no start of its own), the size of ``pos`` and the STAMP_LRU structure or -1."""
     cfg = mp.config
     mode, tag_shift, chain = cfg["st_mode"], cfg["tag_shift"], cfg["chain"]
