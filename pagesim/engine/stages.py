@@ -119,7 +119,7 @@ def region_classes(mp, m: Machine, layout: Layout) -> list[int]:
     host = m.host
     if host is None or not host.regions:
         return [mp.zidx[r.page_size] for r in layout.regions]
-    return [mp.cidx[(r.page_size, host.page_for(r.start, r.end, r.name))] for r in layout.regions]
+    return [mp.cidx[(r.page_size, host.page_for(r.start, r.end, f"layout region {r.name!r}"))] for r in layout.regions]
 
 
 def direct_modes(mp, layout: Layout, zs: list[int]):

@@ -278,10 +278,10 @@ def host_region_triples(regions) -> list:
     list of triples, or an error naming the form."""
     form = "host_regions must be (start, end, host page) triples or {(start, end): host page}"
     if isinstance(regions, dict):
-        items = list(regions.items())
-        if not all(isinstance(k, (tuple, list)) and len(k) == 2 for k, _ in items):
-            raise ValueError(f"{form}; got the key(s) {[k for k, _ in items if not (isinstance(k, (tuple, list)) and len(k) == 2)]!r}")
-        return [(k[0], k[1], v) for k, v in items]
+        bad = [k for k in regions if not (isinstance(k, (tuple, list)) and len(k) == 2)]
+        if bad:
+            raise ValueError(f"{form}; got the key(s) {bad!r}")
+        return [(k[0], k[1], v) for k, v in regions.items()]
     if isinstance(regions, (str, bytes)):
         raise TypeError(f"{form}, got {regions!r}")
     try:
@@ -402,17 +402,16 @@ class Host:
         in increasing order (the order of their guest-physical ranges)."""
         return (self.page_size,) + tuple(sorted({p for *_, p in self.regions} - {self.page_size}))
 
-    def page_for(self, start: int, end: int, name: str = "") -> int:
-        """The host page backing guest-virtual [start, end): a region's, or ``page_size``; an error
-        when the range is partly inside a region."""
+    def page_for(self, start: int, end: int, what: str = "the range") -> int:
+        """The host page backing guest-virtual [start, end) (``what``, for the error): a region's,
+        or ``page_size``; an error when the range is partly inside a region."""
         for a, b, p in self.regions:
             if a <= start and end <= b:
                 return p
             if start < b and a < end:
-                what = name if name.startswith("the ") else f"layout region {name!r}" if name else "the range"
                 raise ValueError(
                     f"host_regions: {what} [{start:#x}, {end:#x}) overlaps the host region [{a:#x}, {b:#x}) without lying inside it; "
-                    f"{'a guest page' if name.startswith('the ') else 'a layout region'} must lie inside one host region or outside all of them"
+                    "it must lie inside one host region or outside all of them"
                 )
         return self.page_size
 
