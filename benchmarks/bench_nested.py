@@ -4,9 +4,12 @@ interleaved, in one process.
     python benchmarks/bench_nested.py [--n 2e6] [--repeat 5] [--machine skylake]
 
 Traces over 1 GiB from 1 TiB: uniformly random (almost every access walks: the nested replay's
-worst case) and a hot/cold mix (90% of accesses in 16 MiB). For each, the machine bare metal,
-virtualised on 4K host pages, on 2M host pages with a 32-entry nested TLB, and on 4K host pages
-with the lower half of the range on 2M ones (host regions); CPU ns per access, best and median of
+worst case), a hot/cold mix (90% of accesses in 16 MiB) and a sequential sweep in 64-byte steps
+(one walk every 64 accesses). For each, the machine bare metal,
+virtualised on 4K host pages, on 2M host pages with a 32-entry nested TLB, on 4K host pages
+with the lower half of the range on 2M ones (host regions), and on 4K host pages with
+``specialize=False`` (the generic translation kernel and nested replay, which read the
+structures' geometry at run time); CPU ns per access, best and median of
 the repeats, and each against bare metal.
 """
 
@@ -34,6 +37,7 @@ def main(argv=None) -> None:
     uniform = start + (rng.integers(0, 1 << 30, n).astype(np.uint64) & ~np.uint64(7))
     hot = rng.random(n) < 0.9
     mixed = np.where(hot, start + (rng.integers(0, 16 << 20, n).astype(np.uint64) & ~np.uint64(7)), uniform)
+    sweep = start + (np.arange(n, dtype=np.uint64) * np.uint64(64)) % np.uint64(1 << 30)
     lay = Layout((Region(1 << 40, 1 << 29, 4096, "low"), Region((1 << 40) + (1 << 29), 1 << 29, 4096, "high")))
     base = pagesim.machine(a.machine)
     half = {(1 << 40, (1 << 40) + (1 << 29)): "2M"}  # a layout region of its own, below
@@ -42,16 +46,18 @@ def main(argv=None) -> None:
         "host 4K pages": base.virtualised("4K"),
         "host 2M pages, nested TLB 32": base.virtualised("2M", nested_tlb=32),
         "host 4K, half on 2M": base.virtualised("4K", host_regions=half),
+        "host 4K, specialize=False": base.virtualised("4K"),
     }
+    generic = {"host 4K, specialize=False"}  # the generic translation kernel and nested replay
     print(f"{a.machine}, {n:,} accesses over 1 GiB, 4 KiB guest pages; CPU ns/access, best (median) of {a.repeat} interleaved")
-    for trace, addrs in (("random", uniform), ("90% in 16 MiB", mixed)):
-        for m in machines.values():  # compile or load, untimed
-            pagesim.simulate(m, addresses=addrs, layout=lay)
+    for trace, addrs in (("random", uniform), ("90% in 16 MiB", mixed), ("sequential", sweep)):
+        for k, m in machines.items():  # compile or load, untimed
+            pagesim.simulate(m, addresses=addrs, layout=lay, specialize="auto" if k not in generic else False)
         t = {k: [] for k in machines}
         for _ in range(a.repeat):
             for k, m in machines.items():
                 c = time.process_time()
-                pagesim.simulate(m, addresses=addrs, layout=lay)
+                pagesim.simulate(m, addresses=addrs, layout=lay, specialize="auto" if k not in generic else False)
                 t[k].append((time.process_time() - c) / n * 1e9)
         b = min(t["bare metal"])
         for k, v in t.items():

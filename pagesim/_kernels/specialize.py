@@ -153,14 +153,29 @@ def generic_by_key(key: tuple):
     return fn
 
 
+def nested(shape):
+    """The ``run_chunk`` of the nested replay for the host caches' ``shape`` (writer.nested: the
+    nested TLB or not, each cache's sets, ways and levels skipped), or the generic replay for None."""
+    fn = _by_key.get(("nested", shape))
+    if fn is None:
+        with _lock:
+            fn = _by_key.get(("nested", shape))
+            if fn is None:
+                fn = _by_key[("nested", shape)] = _rendered("nested", shape, lambda: writer.nested(shape))
+                _record("nested", shape)
+    return fn
+
+
 def by_key(kind: str, key: tuple):
     """A kernel by what ``PAGESIM_RECORD_KERNELS`` recorded (``pagesim/data/kernels.json``):
-    ("shape", chain shape) or ("generic", key)."""
+    ("shape", chain shape), ("generic", key) or ("nested", host caches' shape or None)."""
     if kind == "shape":
         return kernel(key)
     if kind == "generic":
         return generic_by_key(key)
-    raise ValueError(f"kind={kind!r} is not a kernel kind: 'shape' or 'generic'")
+    if kind == "nested":
+        return nested(key)
+    raise ValueError(f"kind={kind!r} is not a kernel kind: 'shape', 'generic' or 'nested'")
 
 
 def _record(kind: str, key: tuple) -> None:

@@ -24,6 +24,11 @@ sets the layout's ``direct`` index, the structure's hash table, ``list``, or ``s
 policy (what a hit and a miss do to the set's order: ``policies/``). The state updates the written
 code calls live in ``rules.py``, ``sets.py`` and ``walks.py``, numba functions inlined where called.
 
+:func:`nested` writes a virtualised machine's nested replay (``nested.py`` states its model) the
+same two ways: the host caches' geometry written in as constants, or one loop reading it at run
+time. Its lookups are the translation kernels' (``lookup_scan`` with the LRU policy) for sets of up
+to 16 ways, and stamps for wider sets.
+
 A specialised kernel counts in local scalars (one kind, one page size: every counter's index is
 known) and returns them; ``run_chunk`` adds them to the arrays. Counting in the arrays, every
 increment is a load and a store that LLVM must order against the stores to ``tags`` (a random
@@ -433,8 +438,8 @@ def _arrays(ctx) -> list[str]:
     return out
 
 
-def _module(doc: str, kernel: list[str], run_chunk: list[str]) -> str:
-    return "\n".join([f'"""{doc} Do not edit."""', *DIGESTS, *IMPORTS, "", "", "@jit", *kernel, "", "", *run_chunk, ""])
+def _module(doc: str, kernel: list[str], run_chunk: list[str], imports: list[str] = ()) -> str:
+    return "\n".join([f'"""{doc} Do not edit."""', *DIGESTS, *IMPORTS, *imports, "", "", "@jit", *kernel, "", "", *run_chunk, ""])
 
 
 # ------------------------------------------------------------------------------------ specialised
@@ -737,3 +742,148 @@ def generic(walk_kind: int, any_fa: bool, log_walks: bool, depth: int = K.MAX_CH
     ]
     what = f"walker {walk_kind}, fault-around {bool(any_fa)}, walk log {bool(log_walks)}, depth {ctx.depth}, SLB {slb}, page-walk caches {pwc}"
     return _module(f"Written by pagesim._kernels.writer: the generic kernel for {what}.", kernel, run)
+
+
+# ----------------------------------------------------------------------------------- nested replay
+
+NESTED_PARAMS = (
+    "wlog, nlog, kinds, g_shift, g_bits, g_leaf, t_frame_bits, page_shift, d_frame_bits, d_area, d_levels, d_shift, ram_bits, host_levels, ntlb, hc, cnt"
+)
+
+
+def _host_lookup(s: Site, wide: bool | str) -> list[str]:
+    """One host cache's lookup of ``key``, setting ``hit``: sets of up to 16 ways as the LRU
+    policy's scan (``policies/lru.py``); wider sets by stamps (each way's last use, ``clock``
+    counting the lookups; the way with the smallest stamp, the lowest on a tie, is the victim, so
+    empty ways fill first, lowest first). ``wide``: a constant, or the test read at run time."""
+    scan = lookup_scan(s)
+    victim = f"min_way(stamps, base, {s.w})" if isinstance(s.w, int) and s.w <= MAX_MIN_LANES else f"stamp_victim(stamps, base, {s.w}) - base"
+    stamp = [
+        f"base = {s.b} + ({s.setx}) * {s.p}",
+        _find(s),
+        "hit = hw >= 0",
+        "clock += 1",
+        *_if_hit(["stamps[base + hw] = clock"], [f"victim = {victim}", "tags[base + victim] = key", "stamps[base + victim] = clock"]),
+    ]
+    if wide is True:
+        return stamp
+    if wide is False:
+        return scan
+    return [f"if {wide}:", *_indent(stamp, 4), "else:", *_indent(scan, 4)]
+
+
+def _host_cache(ntlb: int, q: str, site: Site, wide, skip: str, last: str, shift: str) -> list[str]:
+    """The lookup of a host cache (``q``: its index among the page-walk caches) in one translation (the nested TLB's key is ``nkey``, a
+    page-walk cache's ``g >> shift``), with its ``last`` key memo (the key it looked up last is its
+    most recent entry: a hit that changes nothing) and its counters; a nested TLB hit ends the
+    translation (``walks`` false), a page-walk cache hit raises ``best`` to the levels it skips."""
+    memo = [f"hit = key == {last}", "if not hit:", f"    {last} = key", *_indent(_host_lookup(site, wide), 4)]
+    if ntlb:
+        return ["key = nkey", *memo, "if hit:", "    ntlb_hits[z] += 1", "    walks = False", "else:", "    ntlb_misses[z] += 1"]
+    return [
+        f"key = g >> {shift}",
+        *memo,
+        "if hit:",
+        f"    pwc_hits[{q}, z] += 1",
+        f"    if {skip} > best:",
+        f"        best = {skip}",
+        "else:",
+        f"    pwc_misses[{q}, z] += 1",
+    ]
+
+
+def nested(shape) -> str:
+    """The nested replay's module (``nested.py`` states the model and its arguments): for ``shape``
+    (1 with a nested TLB first, else 0; then each host cache's (sets, ways, levels skipped)) with
+    that geometry written in as constants, or for ``shape`` None one loop over the caches reading it
+    at run time. Constants let LLVM unroll the way search and keep each cache's last key in a
+    register: the random trace of ``benchmarks/bench_nested.py`` on Skylake's host caches replayed
+    its walks about 2-3x faster than with the geometry read at run time (docs/speed.md)."""
+    pre = [
+        "c_sets, c_mask, c_ways, c_pways, c_base, c_sbase = hc.sets, hc.mask, hc.ways, hc.pways, hc.base, hc.sbase",
+        "c_shift, c_skip, last, tags, order, stamps = hc.shift, hc.skip, hc.last, hc.tags, hc.orders, hc.stamps",
+        "host_refs, ntlb_hits, ntlb_misses, pwc_hits, pwc_misses = cnt.host_refs, cnt.ntlb_hits, cnt.ntlb_misses, cnt.pwc_hits, cnt.pwc_misses",
+        "ncache = c_sets.shape[0]",
+        "clock = hc.clock[0]",
+        "all_data = kinds.shape[0] == 0",
+    ]
+    if shape is None:
+        site = Site(
+            "c_pways[c]",
+            "c_ways[c]",
+            K.ORDER_LRU,
+            _setx(None, False, "c_mask[c]", "c_sets[c]"),
+            "c_sets[c]",
+            "c_base[c]",
+            "c_sbase[c]",
+            tag="key",
+            sfx="c",
+        )
+        caches = [
+            "for c in range(ncache):",
+            "    if c < ntlb:",
+            *_indent(_host_cache(1, "", site, "c_ways[c] > 16", "c_skip[c]", "last[c]", "c_shift[c]"), 8),
+            "        if not walks:",
+            "            break",
+            "    elif c_skip[c] < levels:",
+            *_indent(_host_cache(0, "c - ntlb", site, "c_ways[c] > 16", "c_skip[c]", "last[c]", "c_shift[c]"), 8),
+        ]
+        post: list[str] = []
+        what = "the generic nested replay (host caches read at run time)"
+    else:
+        has_ntlb, geo = shape[0], shape[1]
+        caches, post, base, sbase = [], [], 0, 0
+        for c, (sets, ways, skip) in enumerate(geo):
+            pways = -(-ways // 4) * 4
+            site = Site(pways, ways, K.ORDER_LRU, _setx(sets & (sets - 1) == 0, sets == 1, str(sets - 1), str(sets)), sets, base, sbase, tag="key", sfx=str(c))
+            pre += [f"sh{c} = c_shift[{c}]", f"last{c} = last[{c}]"]
+            post += [f"last[{c}] = last{c}"]
+            block = _host_cache(1 if c < has_ntlb else 0, str(c - has_ntlb), site, ways > 16, str(skip), f"last{c}", f"sh{c}")
+            caches += block if c < has_ntlb else [f"if walks and {skip} < levels:", *_indent(block, 4)]
+            base += sets * pways
+            sbase += sets
+        what = f"the nested replay for the host caches {shape}"
+    loop = [
+        "a = wlog[q]",
+        "rz = wlog[q + 1]",
+        "i = wlog[q + 2]",
+        "q += 3",
+        "r = rz >> 4",
+        "z = rz & 15",
+        "k = 0 if all_data else np.int64(kinds[i])",
+        "top = g_leaf[z]",
+        "total = 0",
+        "for step in range(r + 1):",
+        "    if step < r:  # the entry of guest level lv, top first",
+        "        lv = top - r + 1 + step",
+        "        t = a >> (g_shift[lv] + g_bits[lv])",
+        "        e = (a >> g_shift[lv]) & ((1 << g_bits[lv]) - 1)",
+        "        g = (guest_frame(t, lv + 1, t_frame_bits[lv]) << (3 + g_bits[lv])) | (e << 3)",
+        "        levels = host_levels",
+        "        nkey = g >> c_shift[0] if ntlb else 0",
+        "    else:  # the data",
+        "        ps = page_shift[z]",
+        "        ar = d_area[z]",
+        "        g = (ar << ram_bits) | (guest_frame(a >> ps, 0, d_frame_bits[z]) << ps) | (a & ((1 << ps) - 1))",
+        "        levels = d_levels[z]",
+        "        nkey = (g >> d_shift[z]) | (ar << 56)",
+        "    best = 0",
+        "    walks = True",
+        *_indent(caches, 4),
+        "    if walks:",
+        "        total += levels - best",
+        "host_refs[k, z] += total",
+    ]
+    kernel = [
+        f"def replay({NESTED_PARAMS}):",
+        '    """Replay the ``nlog`` words of ``wlog`` (3 a walk) through the host; returns the words used."""',
+        *_indent(pre, 4),
+        "    q = 0",
+        "    while q + 3 <= nlog:",
+        *_indent(loop, 8),
+        *_indent(post, 4),
+        "    hc.clock[0] = clock",
+        "    return q",
+    ]
+    run = [f"def run_chunk({NESTED_PARAMS}) -> int:", '    """The nested replay of one chunk\'s walk log."""', f"    return replay({NESTED_PARAMS})"]
+    return _module(f"Written by pagesim._kernels.writer: {what}.", kernel, run, ["from pagesim._kernels.rules import guest_frame"])

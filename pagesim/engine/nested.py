@@ -11,19 +11,26 @@ and page-walk caches (``pagesim/_kernels/nested.py`` states the model). The Data
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 import numpy as np
 
 from .._kernels import nested as N
+from .._kernels import specialize as S
 from ..core.units import format_size, log2
-from ..model.machines import Machine
-from .stages import machine_parts
+from ..model.machines import Machine, machine, machines
+from .stages import SPECIALIZE_MIN_ACCESSES, machine_parts
 
 
 class NestedStage:
-    """The chunk hook of a virtualised run: its host caches, kept across chunks, and its counters."""
+    """The chunk hook of a virtualised run: its host caches, kept across chunks, and its counters.
+    The replay has the host caches' geometry written in as constants (``_kernels/writer.py``'s
+    ``nested``; compiled once per :attr:`shape`, seconds of CPU, then cached on disk) when
+    ``specialize`` is True, or "auto" and the run has at least ``SPECIALIZE_MIN_ACCESSES``
+    accesses or a preset's host caches (:func:`preset_shapes`, compiled by ``pagesim warm``);
+    otherwise the generic replay reads the geometry at run time. Both count the same."""
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: Machine, specialize="auto", n_accesses: int = 0):
         host = m.host
         if host is None:
             raise ValueError(f"machine {m.name!r} is not virtualised (Machine.virtualised makes one)")
@@ -94,10 +101,14 @@ class NestedStage:
             self.clock,
         )
         self.counts = N.Counts(self.host_refs, self.ntlb_hits, self.ntlb_misses, self.pwc_hits, self.pwc_misses)
+        # what a specialised replay compiles in: the nested TLB or not, each cache's sets, ways and levels skipped
+        self.shape = (self.ntlb, tuple(zip(self.c_sets.tolist(), self.c_ways.tolist(), self.c_skip.tolist())))
+        specialised = specialize is True or (specialize == "auto" and (n_accesses >= SPECIALIZE_MIN_ACCESSES or self.shape in preset_shapes()))
+        self.kernel = S.nested(self.shape if specialised else None)
 
     def __call__(self, a, ka, kcfg, kst):
         nlog = int(kst.wlog_n[0])
-        used = N.nested_chunk(
+        used = self.kernel(
             kst.wlog,
             nlog,
             ka,
@@ -158,3 +169,23 @@ class NestedStage:
                 "assumed": list(h.assumed),
             }
         )
+
+
+@lru_cache(maxsize=None)
+def preset_hosts() -> tuple:
+    """(shape, machine) for each distinct host caches' shape (:attr:`NestedStage.shape`) of the radix
+    presets virtualised, with and without a nested TLB: ``pagesim warm`` compiles their replays.
+    (The host page does not change the shape: the caches' tag shifts are read at run time.)"""
+    hosts = {}
+    for name in machines():
+        m = machine(name)
+        if m.walker.kind == "radix":
+            for entries in (0, 32):
+                vm = m.virtualised(m.base_page, nested_tlb=entries)
+                hosts.setdefault(NestedStage(vm, specialize=False).shape, vm)
+    return tuple(hosts.items())
+
+
+def preset_shapes() -> frozenset:
+    """The host caches' shapes of :func:`preset_hosts`."""
+    return frozenset(shape for shape, _ in preset_hosts())

@@ -150,7 +150,9 @@ def simulate(
         "auto" (the default) uses it then if the chain has a preset's shape (``pagesim warm``
         compiles those) or the run has at least ``pagesim.engine.stages.SPECIALIZE_MIN_ACCESSES``
         (100,000) accesses; the choice depends on the
-        call's inputs only, never on what ran before. False: the generic kernel.
+        call's inputs only, never on what ran before. False: the generic kernel. On a virtualised
+        machine the nested replay is chosen the same way, for its host caches' geometry (any page
+        sizes and accesses).
 
     Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
     """
@@ -240,7 +242,7 @@ def simulate(
     # kernel then logs every walk with its access index, and the hook empties the log. The log holds
     # one chunk's walks: a chunk is at most chunk_size accesses and never more than the workload has
     # (a 24 MiB log zeroed for a 1,000-access run took 4 ms); run_chunks checks every chunk fits.
-    nested = NestedStage(m_eff) if m_eff.host is not None else None
+    nested = NestedStage(m_eff, specialize, w.n_accesses) if m_eff.host is not None else None
     if nested is not None and _chunk_hook is not None:
         raise ValueError(f"machine {m.name!r} is virtualised: the timing model does not replay nested walks through caches (simulate() counts them)")
     hook = nested if nested is not None else _chunk_hook

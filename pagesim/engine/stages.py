@@ -402,7 +402,9 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0, dir
         memo_shift=np.zeros(2, dtype=np.int64),
         memo_z=np.zeros(2, dtype=np.int64),
         run=np.zeros(2, dtype=np.int64),
-        wlog=np.zeros(3 * log_walks if log_walks else 1, dtype=np.int64),
+        # only the words written are read (wlog_n counts them): np.empty, as a log of 24 MiB that
+        # glibc hands out from its heap after the first run is otherwise zeroed on every call
+        wlog=np.empty(3 * log_walks if log_walks else 1, dtype=np.int64),
         wlog_n=np.zeros(1, dtype=np.int64),
     )
     cnt = K.Counters(

@@ -47,6 +47,7 @@ from ..model.machines import machine, machines
 from ..sources.workloads import WORKLOADS
 from ..system.memory import PhysicalMemory
 from ..system.pressure import Ram
+from .nested import preset_hosts
 from .processes import simulate_processes
 from .simulate import simulate
 from .timing import hierarchies, simulate_timed
@@ -137,6 +138,7 @@ def _generic():
         simulate(name, "random", working_set="16M", accesses=1000, specialize=False)
     for name in ("skylake", "power6"):  # fault-around (page-cache and file mappings)
         simulate(name, "touch", size="1M", pattern="random", accesses=8, fault_around=16, specialize=False)
+    simulate(machine("skylake").virtualised("4K"), "random", working_set="16M", accesses=1000, specialize=False)  # the generic nested replay
     return f"{len(WORKLOADS)} workloads"
 
 
@@ -162,30 +164,41 @@ def _os_and_extras():
 
 def _presets():
     """Every preset at each of its page sizes: compiles (once, cached) the specialised copy of each
-    chain shape, which ``specialize='auto'`` uses for presets at any run length."""
+    chain shape, which ``specialize='auto'`` uses for presets at any run length; then the nested
+    replay of each radix preset's host caches (``nested.preset_hosts``)."""
     before = len(S.loaded())
     n = 0
     for name in machines():
         for p in machine(name).page_sizes:
             simulate(name, "random", working_set="16M", accesses=1000, page_size=p)
             n += 1
-    return f"{n} machine and page-size pairs, {len(S.loaded()) - before} kernels loaded"
+    hosts = preset_hosts()
+    for _, vm in hosts:
+        simulate(vm, "random", working_set="16M", accesses=1000)
+    return f"{n} machine and page-size pairs, {len(hosts)} host caches' shapes, {len(S.loaded()) - before} kernels loaded"
 
 
 KERNELS_FILE = "data/kernels.json"
 
 
 def _recorded():
-    """The translation kernels listed in ``pagesim/data/kernels.json`` (what the notebooks load),
-    each compiled for the one signature every translation kernel is called with, or loaded from the
-    cache if it is there."""
-    simulate("skylake", "random", working_set="16M", accesses=1000)  # one kernel called: its signature
-    sigs = {sig for fn in S.loaded() for sig in fn.__globals__["translate_chunk"].signatures}
+    """The kernels listed in ``pagesim/data/kernels.json`` (what the notebooks load), each compiled
+    for the one signature every kernel of its kind is called with, or loaded from the cache if it
+    is there."""
+    simulate("skylake", "random", working_set="16M", accesses=1000)  # one kernel of each kind called: its signature
+    simulate(machine("skylake").virtualised("4K"), "random", working_set="16M", accesses=1000, specialize=False)
+    jitted = {"nested": "replay"}  # a kind's numba function, else "translate_chunk"
+    sigs = {}
+    for fn in S.loaded():
+        for name in ("translate_chunk", "replay"):
+            if name in fn.__globals__:
+                sigs.setdefault(name, set()).update(fn.__globals__[name].signatures)
     keys = json.loads(files("pagesim").joinpath(KERNELS_FILE).read_text(encoding="utf-8"))
     for kind, key in keys:
         fn = S.by_key(kind, S.key_from_json(key))
-        for sig in sigs:
-            fn.__globals__["translate_chunk"].compile(sig)
+        name = jitted.get(kind, "translate_chunk")
+        for sig in sigs[name]:
+            fn.__globals__[name].compile(sig)
     return f"{len(keys)} kernels"
 
 

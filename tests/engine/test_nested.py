@@ -10,7 +10,7 @@ from twins.reference import reference_simulate
 from twins.strategies import cases
 
 import pagesim
-from pagesim import Layout, Machine, Region, Structure, Walker
+from pagesim import Layout, Machine, PageWalkCache, Region, Structure, Walker
 
 K4, M2, G1 = 4096, 2 << 20, 1 << 30
 RADIX4 = Walker("radix", level_bits=(9, 9, 9, 9))  # no page-walk caches
@@ -245,3 +245,41 @@ def test_the_step_by_step_walk_counts_what_the_simulator_counts(name, host_page,
     assert int(cached["walk_refs"].sum()) <= int(ds["walk_refs"].sum())
     with pytest.raises(ValueError, match="is not virtualised"):
         nested_walk("skylake", a)
+
+
+# Host caches the specialised replay is checked on: no caches, the presets' walk caches, a nested
+# TLB of sets up to 16 ways and of wider sets (stamps), sets that are not a power of two.
+_SIX = (PageWalkCache("PDE6", 3, 12, 2), PageWalkCache("PDPTE", 2, 6, 6), PageWalkCache("PML4-wide", 1, 20, 20))
+SPECIALISED_HOSTS = {
+    "no caches": dict(host_walker=RADIX4),
+    "skylake's walk caches": {},
+    "nested TLB 32 x 4": dict(nested_tlb=32),
+    "nested TLB 34 x 17": dict(nested_tlb=34, nested_tlb_ways=17),
+    "nested TLB 6 x 2, caches of 3 and 1 sets": dict(nested_tlb=6, nested_tlb_ways=2, host_walker=Walker("radix", level_bits=(9, 9, 9, 9), pwc=_SIX)),
+}
+
+
+@pytest.mark.parametrize("host", SPECIALISED_HOSTS.values(), ids=SPECIALISED_HOSTS.keys())
+@pytest.mark.parametrize("regions", [False, True], ids=["one host page", "host regions"])
+def test_the_specialised_replay_counts_as_the_reference(host, regions, monkeypatch):
+    """The nested replay with the host caches' geometry written in (what runs of 100,000 accesses
+    or more use) against the plain-Python twin: 4K and 2M guest pages, instruction accesses, chunks
+    of 7 accesses, and a 2M host region or none."""
+    from pagesim._kernels import specialize as S
+    from pagesim.engine import nested as NE
+
+    monkeypatch.setattr(NE, "SPECIALIZE_MIN_ACCESSES", 0)  # every run's replay specialised
+    used = []
+    real = S.nested
+    monkeypatch.setattr(S, "nested", lambda shape: used.append(shape) or real(shape))
+    hosted = [((1 << 40) + (8 << 20), (1 << 40) + (16 << 20), "2M")] if regions else []
+    m = pagesim.machine("skylake").virtualised("4K", guest_ram=2 << 30, host_regions=hosted, **host)
+    lay = Layout((Region(1 << 40, 8 << 20, K4, "a"), Region((1 << 40) + (8 << 20), 8 << 20, K4, "b"), Region((1 << 40) + (16 << 20), 16 << 20, M2, "c")))
+    rng = np.random.default_rng(11)
+    hot = (1 << 40) + rng.integers(0, 1 << 20, 3000)
+    addrs = np.where(rng.random(3000) < 0.5, hot, (1 << 40) + rng.integers(0, 32 << 20, 3000)).astype(np.uint64)
+    kinds = (rng.random(3000) < 0.2).astype(np.uint8)
+    got, _ = dataset_counters(pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=lay, chunk_size=7))
+    want, _ = reference_simulate(m, lay, [int(a) for a in addrs], [int(k) for k in kinds])
+    assert used and all(shape is not None for shape in used)
+    assert got == want

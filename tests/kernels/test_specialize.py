@@ -271,6 +271,7 @@ def test_recorded_kernels_list_renders_and_adds_to_the_presets():
 
     from pagesim._kernels import specialize as S
     from pagesim._kernels import writer
+    from pagesim.engine.nested import preset_shapes as nested_preset_shapes
 
     entries = json.loads(files("pagesim").joinpath("data/kernels.json").read_text(encoding="utf-8"))
     keys = [(kind, S.key_from_json(key)) for kind, key in entries]
@@ -279,6 +280,9 @@ def test_recorded_kernels_list_renders_and_adds_to_the_presets():
         if kind == "shape":
             assert key not in E.preset_shapes()
             assert "Written by pagesim._kernels.writer for the chain shape" in writer.specialised(key)
+        elif kind == "nested":
+            assert key not in nested_preset_shapes()
+            assert "Written by pagesim._kernels.writer: the" in writer.nested(key)
         else:
             assert kind == "generic" and len(key) == 6
             assert "the generic kernel for walker" in writer.generic(*key)
