@@ -71,7 +71,10 @@ Config = namedtuple(
         "chain",  # int64[2, K, L]; -1 ends a chain
         "reg_start",
         "reg_end",
-        "reg_size",
+        "reg_size",  # int64[R]: the page class each region's accesses are translated as
+        # int64[R]: the page class each region's walks are logged as (the nested replay's: a host
+        # region's classes that look up the same chain are translated as one)
+        "reg_class",
         "reg_base",  # int64[R]
         "reg_fa",  # int64[R]: pages one fault maps (1: demand paging)
         "page_shift",  # int64[K]

@@ -395,7 +395,7 @@ def _fault(ctx) -> list[str]:
     ]
 
 
-LOG = ["q = wlog_n[0]", "wlog[q] = a", "wlog[q + 1] = wr * 16 + z", "wlog[q + 2] = i", "wlog_n[0] = q + 3"]
+LOG = ["q = wlog_n[0]", "wlog[q] = a", "wlog[q + 1] = wr * 16 + reg_class[lo]", "wlog[q + 2] = i", "wlog_n[0] = q + 3"]
 
 
 @dataclass
@@ -434,7 +434,7 @@ def _arrays(ctx) -> list[str]:
     if ctx.walk_kind == rules.TSB:
         out += ["tsb = st.tsb", "tsb_mask = cfg.tsb_mask[0]", "sw_walk_refs = cfg.sw_walk_refs[0]"]
     if ctx.log_walks:
-        out += ["wlog, wlog_n = st.wlog, st.wlog_n"]
+        out += ["wlog, wlog_n, reg_class = st.wlog, st.wlog_n, cfg.reg_class"]
     return out
 
 

@@ -146,7 +146,8 @@ def simulate(
     specialize: run a copy of the kernel compiled for the shape of this machine's data chain (ways,
         replacement, power-of-two sets; same results, 2-4x faster than the generic kernel; the first
         compile of a new shape takes 3-6 s of CPU, then it is cached on disk). Needs every
-        access to be a data access to one page size (and, with host regions, on one host page).
+        access to be a data access to one page size (and, with host regions, TLB entries of one
+        size: each region's guest page no larger than its host page, or one host page for all).
         "auto" (the default) uses it then if the chain has a preset's shape (``pagesim warm``
         compiles those) or the run has at least ``pagesim.engine.stages.SPECIALIZE_MIN_ACCESSES``
         (100,000) accesses; the choice depends on the

@@ -171,6 +171,12 @@ class MachineParts:
         self.cidx = {c: i for i, c in enumerate(self.classes)}
         self.class_size = np.array([self.zidx[p] for p, _ in self.classes], dtype=np.int64)
         entry = [p if h is None else min(p, h) for p, h in self.classes]  # whose chain a class looks up
+        # the class each class is translated as: the first with its page size and entry size (two
+        # such classes look up the same chain, tag shifts and walk; only the nested replay, which
+        # reads the class a walk is logged as, tells them apart), so a layout of one guest page
+        # on host pages no smaller than it is translated as one class (and can be specialised)
+        first = {}
+        self.translated_as = np.array([first.setdefault((p, e), c) for c, ((p, _), e) in enumerate(zip(self.classes, entry))], dtype=np.int64)
         self.nc = nk = len(self.classes)
         tlbs = list(m.structures)
         structs = tlbs + ([m.slb] if m.slb is not None else [])
@@ -355,7 +361,8 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0, dir
     mp = machine_parts(m)
     nk, ns, L, w = mp.nc, mp.ns, mp.L, mp.w
     regs = layout.regions
-    zs = region_classes(mp, m, layout)
+    logged = region_classes(mp, m, layout)
+    zs = [int(mp.translated_as[z]) for z in logged]
     reg_pages = np.array([r.pages for r in regs], dtype=np.int64)
     reg_base = np.zeros(len(regs), dtype=np.int64)
     reg_base[1:] = np.cumsum(reg_pages)[:-1]
@@ -377,6 +384,7 @@ def kernel_inputs(m: Machine, layout: Layout, seed: int, log_walks: int = 0, dir
         reg_start=np.array([r.start for r in regs], dtype=np.int64),
         reg_end=np.array([r.end for r in regs], dtype=np.int64),
         reg_size=np.array(zs, dtype=np.int64),
+        reg_class=np.array(logged, dtype=np.int64),
         reg_base=reg_base,
         reg_fa=np.array([r.fault_around for r in regs], dtype=np.int64),
         any_fa=mp.log if any(r.fault_around > 1 for r in regs) else mp.no_log,
@@ -469,7 +477,7 @@ def choose_kernel(specialize, cfg, w):
         if specialize is True:
             raise ValueError(
                 "specialize=True needs data accesses only and one page size in the layout (on a virtualised machine with host regions, "
-                "every layout region on the same host page too)"
+                "TLB entries of one size too: each region's guest page no larger than its host page, or every region on one host page)"
             )
         return S.generic(cfg, log)
     shape = S.chain_shape(cfg, zs.pop(), log)
