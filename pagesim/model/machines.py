@@ -311,7 +311,7 @@ class Host:
     guest's do.
 
     Where a guest's pages and page tables sit in guest-physical memory (``guest_ram`` bytes, a power
-    of two) is a modelling assumption: each guest page and each 4 KiB table page at a pseudo-random
+    of two within the host table's reach) is a modelling assumption: each guest page and each 4 KiB table page at a pseudo-random
     frame (``pagesim.engine.nested``), as an OS's allocator hands them out after a while.
 
     ``regions``: parts of the guest's address space whose memory the host backs with other pages
@@ -348,7 +348,15 @@ class Host:
             raise ValueError(f"host nested_tlb={self.nested_tlb} is not divisible by nested_tlb_ways={self.nested_tlb_ways}")
         ram = parse_size(self.guest_ram, "host guest_ram")
         if not is_power_of_two(ram) or ram < max(self.page_size, 2 << 20) or ram > 1 << 50:
-            raise ValueError(f"host guest_ram={self.guest_ram!r}: give a power of two from 2 MiB (and at least the host page) to 1 PiB")
+            raise ValueError(
+                f"host guest_ram={self.guest_ram!r}: give a power of two from 2 MiB (and at least the host page) to 1 PiB (and within the host table's reach)"
+            )
+        reach = self.walker.base_shift + sum(self.walker.level_bits)
+        if ram > 1 << reach:
+            raise ValueError(
+                f"host guest_ram={format_size(ram)} is beyond the host table's {reach}-bit reach ({format_size(1 << reach)}): "
+                "give at most that, or a host walker with more levels"
+            )
         object.__setattr__(self, "guest_ram", ram)
         object.__setattr__(self, "assumed", tuple(self.assumed))
         object.__setattr__(self, "regions", self._check_regions(self.regions))

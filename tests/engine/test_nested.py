@@ -134,6 +134,10 @@ def test_host_region_errors_name_the_problem():
         sky.virtualised("4K", host_regions=[(1 << 48, (1 << 48) + M2, "2M")])
     with pytest.raises(ValueError, match="beyond the host table's 48-bit reach"):
         sky.virtualised("4K", guest_ram="128T", host_regions=[(0, M2, "2M"), (G1, 2 * G1, "1G")])
+    with pytest.raises(ValueError, match=r"host guest_ram=1P is beyond the host table's 48-bit reach \(256T\)"):
+        sky.virtualised("4K", guest_ram="1P")
+    with pytest.raises(ValueError, match=r"host guest_ram=16G is beyond the host table's 30-bit reach \(1G\)"):
+        sky.virtualised("4K", host_walker=Walker("radix", level_bits=(9, 9)), guest_ram="16G")
     m = sky.virtualised("4K", host_regions=[(1 << 40, (1 << 40) + (2 << 20), "2M")])
     lay = Layout((Region(1 << 40, 4 << 20, K4, "heap"),))
     with pytest.raises(ValueError, match=r"layout region 'heap' \[0x10000000000, 0x10000400000\) overlaps the host region .* without lying inside it"):

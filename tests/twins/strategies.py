@@ -103,7 +103,8 @@ def cases(draw, cross=None, wide=False, virtualised=False):
         entries, ways = draw(st.sampled_from([(0, 1), (1, 1), (4, 2), (6, 2), (16, 4), (16, 16), (34, 17)]))  # sets of up to 16 ways and wider
         pwc = tuple(dataclasses.replace(p, replacement="lru") for p in m.walker.pwc) if draw(st.booleans()) else ()
         host_walker = Walker("radix", level_bits=m.walker.level_bits, base_shift=m.walker.base_shift, pwc=pwc)
-        ram = draw(st.sampled_from([r for r in (2 << 20, 64 << 20, 16 << 30) if r >= max(m.page_sizes)]))
+        reach = m.walker.base_shift + sum(m.walker.level_bits)  # the host table's, shaped like the guest's
+        ram = draw(st.sampled_from([r for r in (2 << 20, 64 << 20, 16 << 30) if max(m.page_sizes) <= r <= 1 << reach]))
         host = dict(host_page=draw(st.sampled_from(m.page_sizes)), nested_tlb=entries, nested_tlb_ways=ways, host_walker=host_walker, guest_ram=ram)
     nreg = draw(st.integers(1, 3))
     regions, at = [], 1 << 33
@@ -127,7 +128,6 @@ def cases(draw, cross=None, wide=False, virtualised=False):
             cut = any(lo < o.end and o.start < hi and not (lo <= o.start and o.end <= hi) for o in regions)
             if not cut and not any(lo < b and a < hi for a, b, _ in hosted):
                 hosted.append((lo, hi, h))
-        reach = m.walker.base_shift + sum(m.walker.level_bits)  # the host table's, shaped like the guest's
         if len({h for *_, h in hosted} | {host["host_page"]}) * ram > 1 << reach:
             hosted = []  # each host page's guest memory would not fit in the host table's reach
         m = m.virtualised(**host, host_regions=hosted)
