@@ -759,7 +759,7 @@ def _host_lookup(s: Site, wide: bool | str) -> list[str]:
     scan = lookup_scan(s)
     victim = f"min_way(stamps, base, {s.w})" if isinstance(s.w, int) and s.w <= MAX_MIN_LANES else f"stamp_victim(stamps, base, {s.w}) - base"
     stamp = [
-        f"base = {s.b} + ({s.setx}) * {s.p}",
+        *_place(s),
         _find(s),
         "hit = hw >= 0",
         "clock += 1",
@@ -773,10 +773,11 @@ def _host_lookup(s: Site, wide: bool | str) -> list[str]:
 
 
 def _host_cache(ntlb: int, q: str, site: Site, wide, skip: str, last: str, shift: str) -> list[str]:
-    """The lookup of a host cache (``q``: its index among the page-walk caches) in one translation (the nested TLB's key is ``nkey``, a
-    page-walk cache's ``g >> shift``), with its ``last`` key memo (the key it looked up last is its
-    most recent entry: a hit that changes nothing) and its counters; a nested TLB hit ends the
-    translation (``walks`` false), a page-walk cache hit raises ``best`` to the levels it skips."""
+    """The lookup of a host cache in one translation (the nested TLB's key is ``nkey``, a page-walk
+    cache's ``g >> shift``; ``q``: a page-walk cache's index among them), with its ``last`` key
+    memo (the key it looked up last is its most recent entry: a hit that changes nothing) and its
+    counters; a nested TLB hit ends the translation (``walks`` false), a page-walk cache hit raises
+    ``best`` to the levels it skips."""
     memo = [f"hit = key == {last}", "if not hit:", f"    {last} = key", *_indent(_host_lookup(site, wide), 4)]
     if ntlb:
         return ["key = nkey", *memo, "if hit:", "    ntlb_hits[z] += 1", "    walks = False", "else:", "    ntlb_misses[z] += 1"]

@@ -27,7 +27,8 @@ class NestedStage:
     The replay has the host caches' geometry written in as constants (``_kernels/writer.py``'s
     ``nested``; compiled once per :attr:`shape`, seconds of CPU, then cached on disk) when
     ``specialize`` is True, or "auto" and the run has at least ``SPECIALIZE_MIN_ACCESSES``
-    accesses or a preset's host caches (:func:`preset_shapes`, compiled by ``pagesim warm``);
+    accesses or a preset's host caches' :func:`host_shape` (:func:`preset_shapes`, compiled by
+    ``pagesim warm``);
     otherwise the generic replay reads the geometry at run time. Both count the same."""
 
     def __init__(self, m: Machine, specialize="auto", n_accesses: int = 0):
@@ -53,14 +54,9 @@ class NestedStage:
         self.d_levels = np.array([hw.leaf_refs(h) for h in hosts], dtype=np.int64)
         self.d_shift = np.array([log2(h) for h in hosts], dtype=np.int64)
         self.ram_bits = ram_bits
-        self.host_shift = log2(host.page_size)
         self.host_levels = hw.leaf_refs(host.page_size)
-        caches = []  # (sets, ways, shift, skip): the nested TLB first, then the host's page-walk caches
+        caches = host_caches(host)
         self.ntlb = 1 if host.nested_tlb else 0
-        if self.ntlb:
-            caches.append((host.nested_tlb // host.nested_tlb_ways, host.nested_tlb_ways, self.host_shift, -1))
-        for p in hw.pwc:
-            caches.append((p.entries // p.ways, p.ways, hw.pwc_shift(p.skip), p.skip))
         self.pwc_names = [p.name for p in hw.pwc]
         arr = lambda i: np.array([c[i] for c in caches], dtype=np.int64)  # noqa: E731
         self.c_sets, self.c_ways, self.c_shift, self.c_skip = arr(0), arr(1), arr(2), arr(3)
@@ -101,8 +97,7 @@ class NestedStage:
             self.clock,
         )
         self.counts = N.Counts(self.host_refs, self.ntlb_hits, self.ntlb_misses, self.pwc_hits, self.pwc_misses)
-        # what a specialised replay compiles in: the nested TLB or not, each cache's sets, ways and levels skipped
-        self.shape = (self.ntlb, tuple(zip(self.c_sets.tolist(), self.c_ways.tolist(), self.c_skip.tolist())))
+        self.shape = host_shape(host)
         specialised = specialize is True or (specialize == "auto" and (n_accesses >= SPECIALIZE_MIN_ACCESSES or self.shape in preset_shapes()))
         self.kernel = S.nested(self.shape if specialised else None)
 
@@ -171,18 +166,31 @@ class NestedStage:
         )
 
 
+def host_caches(host) -> list[tuple[int, int, int, int]]:
+    """The host's caches as (sets, ways, key shift, levels skipped): the nested TLB first (when
+    there is one; it skips nothing: -1), then the host's page-walk caches."""
+    hw = host.walker
+    caches = [(host.nested_tlb // host.nested_tlb_ways, host.nested_tlb_ways, log2(host.page_size), -1)] if host.nested_tlb else []
+    return caches + [(p.entries // p.ways, p.ways, hw.pwc_shift(p.skip), p.skip) for p in hw.pwc]
+
+
+def host_shape(host) -> tuple:
+    """What a specialised replay compiles in: 1 with a nested TLB, else 0; each cache's sets, ways
+    and levels skipped (the key shifts are read at run time, so the host page does not change it)."""
+    return (1 if host.nested_tlb else 0, tuple((sets, ways, skip) for sets, ways, _, skip in host_caches(host)))
+
+
 @lru_cache(maxsize=None)
 def preset_hosts() -> tuple:
-    """(shape, machine) for each distinct host caches' shape (:attr:`NestedStage.shape`) of the radix
-    presets virtualised, with and without a nested TLB: ``pagesim warm`` compiles their replays.
-    (The host page does not change the shape: the caches' tag shifts are read at run time.)"""
+    """(shape, machine) for each distinct host caches' shape (:func:`host_shape`) of the radix
+    presets virtualised, with and without a nested TLB: ``pagesim warm`` compiles their replays."""
     hosts = {}
     for name in machines():
         m = machine(name)
         if m.walker.kind == "radix":
             for entries in (0, 32):
                 vm = m.virtualised(m.base_page, nested_tlb=entries)
-                hosts.setdefault(NestedStage(vm, specialize=False).shape, vm)
+                hosts.setdefault(host_shape(vm.host), vm)
     return tuple(hosts.items())
 
 

@@ -150,10 +150,9 @@ def simulate(
         size: each region's guest page no larger than its host page, or one host page for all).
         "auto" (the default) uses it then if the chain has a preset's shape (``pagesim warm``
         compiles those) or the run has at least ``pagesim.engine.stages.SPECIALIZE_MIN_ACCESSES``
-        (100,000) accesses; the choice depends on the
-        call's inputs only, never on what ran before. False: the generic kernel. On a virtualised
-        machine the nested replay is chosen the same way, for its host caches' geometry (any page
-        sizes and accesses).
+        (100,000) accesses; the choice depends on the call's inputs only, never on what ran
+        before. False: the generic kernel. On a virtualised machine the nested replay is chosen
+        the same way, for its host caches' geometry (any page sizes and accesses).
 
     Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
     """

@@ -187,18 +187,15 @@ def _recorded():
     is there."""
     simulate("skylake", "random", working_set="16M", accesses=1000)  # one kernel of each kind called: its signature
     simulate(machine("skylake").virtualised("4K"), "random", working_set="16M", accesses=1000, specialize=False)
-    jitted = {"nested": "replay"}  # a kind's numba function, else "translate_chunk"
+    jitted = lambda fn: "replay" if "replay" in fn.__globals__ else "translate_chunk"  # noqa: E731 - a module's numba function
     sigs = {}
     for fn in S.loaded():
-        for name in ("translate_chunk", "replay"):
-            if name in fn.__globals__:
-                sigs.setdefault(name, set()).update(fn.__globals__[name].signatures)
+        sigs.setdefault(jitted(fn), set()).update(fn.__globals__[jitted(fn)].signatures)
     keys = json.loads(files("pagesim").joinpath(KERNELS_FILE).read_text(encoding="utf-8"))
     for kind, key in keys:
         fn = S.by_key(kind, S.key_from_json(key))
-        name = jitted.get(kind, "translate_chunk")
-        for sig in sigs[name]:
-            fn.__globals__[name].compile(sig)
+        for sig in sigs[jitted(fn)]:
+            fn.__globals__[jitted(fn)].compile(sig)
     return f"{len(keys)} kernels"
 
 
