@@ -1077,3 +1077,81 @@ class HPLUpdate(Workload):
 
 
 WORKLOADS.update(hpl_update=HPLUpdate)
+
+
+#: bytes a heap aligns each array to: what glibc's malloc guarantees on x86-64 (MALLOC_ALIGNMENT,
+#: 2 x sizeof(size_t)); Catamount's malloc is not described in the documents (an assumption there)
+HEAP_ALIGN = 16
+
+
+@dataclass(frozen=True)
+class Heap(Workload):
+    """The arrays of another workload laid out as one program's heap lays them: one after another,
+    each at the next multiple of ``align`` bytes after the end of the one before, in one region
+    (span ``heap``). A layout of separate regions starts every array on a page (and by default on a
+    1 GiB boundary), so arrays of the same size line up in the TLB's and the caches' sets; in a heap
+    they do not. ``of``: the workload's name; ``parameters``: its parameters as a JSON object
+    (a string, so the workload stays hashable and its parameters serialisable)."""
+
+    name = "heap"
+    of: str = "stream"
+    parameters: str = "{}"
+    align: int = HEAP_ALIGN
+
+    def __post_init__(self):
+        if not isinstance(self.of, str) or self.of not in WORKLOADS or WORKLOADS[self.of] in (Heap, Addresses):
+            names = ", ".join(sorted(k for k, c in WORKLOADS.items() if c not in (Heap, Addresses)))
+            raise ValueError(f"of={self.of!r} is not a workload a heap can hold: choose one of {names}")
+        import json
+
+        try:
+            kw = json.loads(self.parameters) if isinstance(self.parameters, str) else None
+        except ValueError as e:
+            raise ValueError(f"parameters={self.parameters!r} is not JSON: {e}") from None
+        if not isinstance(kw, dict):
+            raise ValueError(f"parameters={self.parameters!r} must be a JSON object of the workload's parameters, e.g. '{{\"n\": 1000000}}'")
+        align = _count("align", self.align, 1, 1 << 30)
+        if align & (align - 1):
+            raise ValueError(f"align={self.align!r} must be a power of two (bytes)")
+        object.__setattr__(self, "align", align)
+        inner = workload(self.of, **kw)
+        if "work_cycles" in kw:  # the workload's own work per access is the heap's
+            if self.work_cycles not in (Workload.work_cycles, inner.work_cycles):
+                raise ValueError(f"work_cycles={self.work_cycles!r} and the parameters' work_cycles={inner.work_cycles!r} differ: give one")
+            object.__setattr__(self, "work_cycles", inner.work_cycles)
+        offsets, at = [], 0
+        for _, n in inner.spans():
+            at = -(-at // align) * align
+            offsets.append(at)
+            at += n
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_offsets", tuple(offsets))
+        object.__setattr__(self, "_length", at)
+
+    @property
+    def inner(self) -> Workload:
+        """The workload whose arrays the heap holds."""
+        return self._inner
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        """Each array's offset from the heap's start, in the order of the workload's spans."""
+        return self._offsets
+
+    def spans(self):
+        return [("heap", self._length)]
+
+    @property
+    def n_accesses(self):
+        return self._inner.n_accesses
+
+    @property
+    def label(self) -> str:
+        return f"heap({self._inner.label})"
+
+    def chunks(self, bases, chunk: int = 1 << 20, seed: int = 0):
+        b = int(bases[0])
+        yield from self._inner.chunks([b + o for o in self._offsets], chunk, seed)
+
+
+WORKLOADS.update(heap=Heap)

@@ -1,6 +1,8 @@
 """The models behind notebook 02's single-node FFT and PCHAN rows (001_ec4ce787d7978bc9.txt, tables 2
 and 3): the shape of the access streams they generate, nothing about the document's figures."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -101,3 +103,17 @@ def test_pchan_case_is_the_sourced_scheme():
     w = workload(wl, **kw)
     assert wl == "stencil_rk" and w.fields == 5 and w.radius == 2 and w.arrays == 10
     assert work == S.KERNEL_WORK["PCHAN stencil"][0]
+
+
+def test_the_timed_runs_lay_each_kernels_arrays_out_in_one_heap():
+    """Notebook 02's timed runs hold a workload's arrays back to back in one heap: PCHAN's ten arrays
+    then share no set of the K8's 4-way L2 TLB, and its 4 KB pages walk on under 1% of accesses (as
+    separate regions on 1 GiB boundaries they walked on over a quarter)."""
+    runs = S.timed_runs({24: S.scaling_case("PCHAN", 24, quick=True)})[24]
+    for p, ds in runs.items():
+        assert ds.attrs["workload"] == "heap", p
+        assert json.loads(json.loads(ds.attrs["workload_params"])["parameters"]) == S.scaling_case("PCHAN", 24, quick=True)[1]
+    n = int(runs["4K"]["accesses"].sum())
+    assert int(runs["4K"]["walks"].sum()) < 0.01 * n
+    # the ten arrays span more than the eight 2 MB entries' 16 MB: the 2 MB pages walk all the time
+    assert int(runs["2M"]["walks"].sum()) > 0.1 * n

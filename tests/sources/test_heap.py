@@ -1,0 +1,94 @@
+"""workloads.Heap: another workload's arrays one after another in one region, as a heap holds them."""
+
+import json
+
+import numpy as np
+import pytest
+
+import pagesim
+from pagesim.engine.simulate import place
+from pagesim.sources.workloads import HEAP_ALIGN, Heap, workload
+
+CASES = [
+    ("stream", dict(n=1000)),
+    ("stream", dict(n=1001)),
+    ("stencil_rk", dict(nx=9, ny=8, nz=7, fields=2, radius=2)),
+    ("blocked_matrix", dict(n=16, block=8)),
+    ("ffte", dict(size=1 << 14, blocks=1)),
+    ("random", dict(size="1M", accesses=3000)),
+]
+
+
+@pytest.mark.parametrize("name,kw", CASES)
+@pytest.mark.parametrize("align", [1, 16, 4096])
+def test_a_heap_gives_the_workloads_addresses_with_its_arrays_back_to_back(name, kw, align):
+    inner = workload(name, **kw)
+    h = workload("heap", of=name, parameters=json.dumps(kw), align=align)
+    spans = inner.spans()
+    # each array at the next multiple of align after the one before, none overlapping
+    at = 0
+    for (_, n), off in zip(spans, h.offsets):
+        assert off == -(-at // align) * align
+        at = off + n
+    assert h.spans() == [("heap", at)]
+    assert h.n_accesses == inner.n_accesses
+    base = (1 << 30) + 4096
+    got = np.concatenate([a for a, _ in h.chunks([base], chunk=777, seed=3)])
+    want = np.concatenate([a for a, _ in inner.chunks([base + o for o in h.offsets], chunk=1 << 20, seed=3)])
+    assert np.array_equal(got, want)
+    assert got.size == inner.n_accesses
+    assert ((got >= base) & (got < base + at)).all()
+
+
+def test_a_heap_runs_under_simulate_with_either_page_size_and_records_its_workload():
+    kw = dict(nx=12, ny=12, nz=12, fields=5, radius=2, accesses=20_000)
+    h = Heap(of="stencil_rk", parameters=json.dumps(kw))
+    for p in ("4K", "2M"):
+        ds = pagesim.simulate("opteron-k8", h, page_size=p)
+        assert int(ds["accesses"].sum()) == h.n_accesses
+        assert ds.attrs["workload"] == "heap"
+        again = workload(ds.attrs["workload"], **json.loads(ds.attrs["workload_params"]))
+        assert again == h
+
+
+def test_arrays_of_one_size_share_no_l2_tlb_sets_in_a_heap():
+    """Ten arrays of 93^3 doubles (a stencil's fields and registers): laid out as separate regions on
+    1 GiB boundaries the same point of every array falls in one set of the K8's 4-way L2 TLB, and an
+    L1 miss walks; in a heap the L2 TLB holds them."""
+    kw = dict(nx=93, ny=93, nz=93, fields=5, radius=2, accesses=300_000)
+    apart = pagesim.simulate("opteron-k8", workload("stencil_rk", **kw), page_size="4K")
+    heap = pagesim.simulate("opteron-k8", Heap(of="stencil_rk", parameters=json.dumps(kw)), page_size="4K")
+    n = int(heap["accesses"].sum())
+    assert int(apart["walks"].sum()) > 0.1 * n
+    assert int(heap["walks"].sum()) < 0.01 * n
+
+
+def test_the_heap_takes_the_workloads_work_per_access():
+    h = Heap(of="stream", parameters=json.dumps({"n": 100, "work_cycles": 2.5}))
+    assert h.work_cycles == 2.5
+    assert Heap(of="stream", parameters='{"n": 100}', work_cycles=3.0).work_cycles == 3.0
+    with pytest.raises(ValueError, match=r"work_cycles=3.0 and the parameters' work_cycles=2.5 differ"):
+        Heap(of="stream", parameters=json.dumps({"n": 100, "work_cycles": 2.5}), work_cycles=3.0)
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(of="heap"), r"of='heap' is not a workload a heap can hold: choose one of .*stream"),
+        (dict(of="addresses"), r"of='addresses' is not a workload a heap can hold"),
+        (dict(of="quicksort"), r"of='quicksort' is not a workload a heap can hold"),
+        (dict(parameters="[1, 2]"), r"parameters='\[1, 2\]' must be a JSON object"),
+        (dict(parameters="{n: 1}"), r"parameters='\{n: 1\}' is not JSON"),
+        (dict(parameters='{"size": 1}'), r"workload 'stream' has no parameter\(s\) \['size'\]"),
+        (dict(align=24), r"align=24 must be a power of two"),
+        (dict(align=0), r"align"),
+    ],
+)
+def test_a_bad_heap_is_refused_by_name(kw, match):
+    with pytest.raises(ValueError, match=match):
+        workload("heap", **kw)
+
+
+def test_the_default_alignment_is_mallocs():
+    assert Heap().align == HEAP_ALIGN == 16
+    assert place(Heap(), 4096).regions[0].name == "heap"
