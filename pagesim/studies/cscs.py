@@ -569,6 +569,23 @@ def timed_scaling(code: str, processors, scale: float = 1.0, quick: bool = False
     return timed_runs({int(p): scaling_case(code, p, scale, quick) for p in processors}, seed=seed, m=m, workers=workers)
 
 
+def layout_walks(code: str = "PCHAN", processors: int = 24, quick: bool = False):
+    """One process of ``code`` on ``processors`` with its arrays in one heap (as the timed runs hold
+    them) and as separate regions on 1 GiB boundaries (the engine's default layout): walks with
+    4 KB and 2 MB pages, and per 1,000 accesses. In separate regions the same point of every array
+    falls in one set of the K8's 4-way L2 TLB."""
+    import pandas as pd  # deferred: pandas is slow to import; only tables need it
+
+    wl, kw, _ = scaling_case(code, processors, quick=quick)
+    rows = []
+    for name, w in (("one heap", in_heap(wl, kw)), ("separate regions, 1 GiB apart", workload(wl, **kw))):
+        for p in ("4K", "2M"):
+            ds = simulate("opteron-k8", w, page_size=p)
+            walks, n = int(ds["walks"].sum()), int(ds["accesses"].sum())
+            rows.append({"layout": name, "page": p, "walks": walks, "walks per 1,000 accesses": round(1000 * walks / n, 1)})
+    return pd.DataFrame(rows).set_index(["layout", "page"]).rename_axis(index=[f"{code}, {processors} processors: layout", "page"])
+
+
 def scaling_table(runs: dict, mlp: float):
     """:func:`timed_scaling`'s runs priced with ``mlp``: processors, the working set of one process,
     walks and the paper's % change with small pages."""

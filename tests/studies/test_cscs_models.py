@@ -117,3 +117,10 @@ def test_the_timed_runs_lay_each_kernels_arrays_out_in_one_heap():
     assert int(runs["4K"]["walks"].sum()) < 0.01 * n
     # the ten arrays span more than the eight 2 MB entries' 16 MB: the 2 MB pages walk all the time
     assert int(runs["2M"]["walks"].sum()) > 0.1 * n
+
+
+def test_layout_walks_sets_the_heap_beside_separate_regions():
+    t = S.layout_walks(quick=True)
+    heap, apart = t.loc["one heap"], t.loc["separate regions, 1 GiB apart"]
+    assert heap.loc["4K", "walks"] * 50 < apart.loc["4K", "walks"]
+    assert heap.loc["2M", "walks"] == apart.loc["2M", "walks"]  # eight fully associative entries: no sets
