@@ -559,6 +559,8 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
                     f"workload {name!r}: accesses={acc:,} is less than one of its {rep} ({one:,} accesses over its working set): "
                     f"it runs 1 ({one:,} accesses); a smaller working_set gives a shorter run",
                 )
+        else:
+            raise ValueError(f"workload {name!r} takes no accesses=: its length comes from its own parameters {sorted(fields)} (give those instead)")
     w = cls(**params)
     n = w.n_accesses
     if n > MAX_ACCESSES:  # one whole pass over a large working set
@@ -1114,7 +1116,11 @@ class Heap(Workload):
         if align & (align - 1):
             raise ValueError(f"align={self.align!r} must be a power of two (bytes)")
         object.__setattr__(self, "align", align)
-        inner = workload(self.of, **kw)
+        cls = WORKLOADS[self.of]
+        if "accesses" in kw and set(kw) <= {f.name for f in dataclasses.fields(cls)}:
+            inner = cls(**kw)  # the workload's own accesses (0: whole, for some), not workload()'s count
+        else:
+            inner = workload(self.of, **kw)
         if "work_cycles" in kw:  # the workload's own work per access is the heap's
             if self.work_cycles not in (Workload.work_cycles, inner.work_cycles):
                 raise ValueError(f"work_cycles={self.work_cycles!r} and the parameters' work_cycles={inner.work_cycles!r} differ: give one")

@@ -92,3 +92,18 @@ def test_a_bad_heap_is_refused_by_name(kw, match):
 def test_the_default_alignment_is_mallocs():
     assert Heap().align == HEAP_ALIGN == 16
     assert place(Heap(), 4096).regions[0].name == "heap"
+
+
+@pytest.mark.parametrize("name", ["stencil_rk", "hpl_update", "stencil", "random"])
+def test_a_heap_holds_any_workload_with_its_own_parameters(name):
+    """The parameters are the workload's own fields: accesses=0 (a whole run, where a workload allows
+    it) is passed to the workload as it is."""
+    kw = {"stencil_rk": dict(nx=8, ny=8, nz=8, accesses=0), "hpl_update": dict(lda=64, nb=8, mc=16, nc=8, accesses=0)}.get(name, {})
+    inner = workload(name, **kw) if "accesses" not in kw else type(workload(name))(**kw)
+    h = workload("heap", of=name, parameters=json.dumps(inner.params()))
+    assert h.inner == inner and h.n_accesses == inner.n_accesses
+
+
+def test_accesses_for_a_heap_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"workload 'heap' takes no accesses=: its length comes from its own parameters"):
+        workload("heap", of="stream", parameters='{"n": 100}', accesses=100)
