@@ -26,6 +26,7 @@ binder/start do so).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -130,8 +131,9 @@ def _generic():
 
     with warnings.catch_warnings():  # whole-pass workloads run one pass, more than 2000: only compiling matters here
         warnings.simplefilter("ignore", UserWarning)
-        for name in WORKLOADS:
-            simulate("skylake", name, accesses=2000, specialize=False)
+        for name, cls in WORKLOADS.items():
+            sized = {f.name for f in dataclasses.fields(cls)} & {"accesses", "max_accesses", "passes", "steps"}
+            simulate("skylake", name, **(dict(accesses=2000) if sized else {}), specialize=False)  # the others at their defaults
     a = (np.arange(2000, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
     simulate("skylake", addresses=a, kinds=(np.arange(2000) % 2).astype(np.uint8), specialize=False)
     for name in ("power6", "ultrasparc-iii", "itanium2"):  # the hashed, TSB and VHPT walkers
