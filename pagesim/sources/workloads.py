@@ -12,6 +12,7 @@ whatever the chunk size.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -1104,8 +1105,6 @@ class Heap(Workload):
         if not isinstance(self.of, str) or self.of not in WORKLOADS or WORKLOADS[self.of] in (Heap, Addresses):
             names = ", ".join(sorted(k for k, c in WORKLOADS.items() if c not in (Heap, Addresses)))
             raise ValueError(f"of={self.of!r} is not a workload a heap can hold: choose one of {names}")
-        import json
-
         try:
             kw = json.loads(self.parameters) if isinstance(self.parameters, str) else None
         except ValueError as e:
