@@ -45,7 +45,7 @@ from .._kernels.chase import chase
 from .._kernels.reuse import stack_distances
 from .._kernels.textparse import parse_text
 from ..model.machines import machine, machines
-from ..sources.workloads import WORKLOADS
+from ..sources.workloads import ACCESS_FIELDS, WORKLOADS
 from ..system.memory import PhysicalMemory
 from ..system.pressure import Ram
 from .nested import preset_hosts
@@ -132,7 +132,7 @@ def _generic():
     with warnings.catch_warnings():  # whole-pass workloads run one pass, more than 2000: only compiling matters here
         warnings.simplefilter("ignore", UserWarning)
         for name, cls in WORKLOADS.items():
-            sized = {f.name for f in dataclasses.fields(cls)} & {"accesses", "max_accesses", "passes", "steps"}
+            sized = {f.name for f in dataclasses.fields(cls)} & set(ACCESS_FIELDS)
             simulate("skylake", name, **(dict(accesses=2000) if sized else {}), specialize=False)  # the others at their defaults
     a = (np.arange(2000, dtype=np.uint64) * np.uint64(4096)) + np.uint64(1 << 40)
     simulate("skylake", addresses=a, kinds=(np.arange(2000) % 2).astype(np.uint8), specialize=False)

@@ -21,6 +21,8 @@ from .._kernels.workloads import gen_blocked_matrix, gen_hot_cold, gen_md, gen_p
 from ..core.check import check_choice, check_fraction, check_int, warn
 from ..core.units import format_size, parse_size
 
+#: the parameters ``workload(name, accesses=...)`` can set, in the order it tries them
+ACCESS_FIELDS = ("accesses", "max_accesses", "passes", "steps")
 MAX_ACCESSES = 1 << 40  # about 10**12: beyond that a run takes days
 ELEMENT = 8  # bytes of one double / pointer
 
@@ -544,7 +546,7 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
                 )
     if accesses is not None:
         acc = _count("accesses", accesses)
-        for target in ("accesses", "max_accesses", "passes", "steps"):
+        for target in ACCESS_FIELDS:
             if target in params:
                 raise ValueError(f"workload {name!r}: give accesses={accesses!r} or {target}={params[target]!r}, not both (accesses sets {target})")
         if "accesses" in fields:
@@ -1092,9 +1094,13 @@ class Heap(Workload):
     """The arrays of another workload laid out as one program's heap lays them: one after another,
     each at the next multiple of ``align`` bytes after the end of the one before, in one region
     (span ``heap``). A layout of separate regions starts every array on a page (and by default on a
-    1 GiB boundary), so arrays of the same size line up in the TLB's and the caches' sets; in a heap
-    they do not. ``of``: the workload's name; ``parameters``: its parameters as a JSON object
-    (a string, so the workload stays hashable and its parameters serialisable)."""
+    1 GiB boundary), so the same element of every array of one size falls in one set of a
+    set-associative TLB or cache. In a heap they line up only when an array's size is a multiple of
+    that structure's set span (sets x page or line size: 512 KiB for a 128-set TLB of 4 KiB pages).
+    glibc's chunk headers and its separate mappings for large arrays are not modelled.
+
+    ``of``: the workload's name; ``parameters``: its parameters as a JSON object (a string, so the
+    workload stays hashable and its parameters serialisable)."""
 
     name = "heap"
     of: str = "stream"

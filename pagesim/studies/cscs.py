@@ -274,8 +274,11 @@ def in_heap(wl: str, kw: dict) -> Heap:
     MODELLING ASSUMPTION: the document does not describe Catamount's allocator; notebook 01 lays its
     arrays back to back too. Laid out as separate regions (the engine's default, each array on a
     1 GiB boundary), arrays of one size fall in the same sets of the 4 KB pages' 4-way L2 TLB and
-    of the caches, which no heap does."""
-    return Heap(of=wl, parameters=json.dumps(kw, sort_keys=True))
+    of the caches; in the heap only arrays whose size is a multiple of the set span do (512 KiB for
+    that TLB: PCHAN's 64^3 cube, on 76 processors, is one). ``kw``'s numpy scalars are taken as
+    Python numbers."""
+    plain = {k: v.item() if isinstance(v, np.generic) else v for k, v in kw.items()}
+    return Heap(of=wl, parameters=json.dumps(plain, sort_keys=True))
 
 
 def timed_runs(cases: dict, seed: int = 0, m="opteron-k8", workers: int | None = 1, progress: bool = False) -> dict:

@@ -124,3 +124,11 @@ def test_layout_walks_sets_the_heap_beside_separate_regions():
     heap, apart = t.loc["one heap"], t.loc["separate regions, 1 GiB apart"]
     assert heap.loc["4K", "walks"] * 50 < apart.loc["4K", "walks"]
     assert heap.loc["2M", "walks"] == apart.loc["2M", "walks"]  # eight fully associative entries: no sets
+
+
+def test_a_timed_run_takes_numpy_numbers_as_parameters():
+    """The heap's parameters are JSON: a numpy integer among a case's parameters is its number."""
+    got = S.timed_runs({"x": ("stream", {"n": np.int64(1000)}, 0.5)})["x"]
+    want = S.timed_runs({"y": ("stream", {"n": 1000}, 0.5)})["y"]
+    assert int(got["4K"]["walks"].sum()) == int(want["4K"]["walks"].sum())
+    assert json.loads(got["4K"].attrs["workload_params"]) == json.loads(want["4K"].attrs["workload_params"])
