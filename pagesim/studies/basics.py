@@ -90,7 +90,8 @@ def reach_map(data, ax=None, title="TLB reach of every preset, by page size (lar
 
 def record_reach(F, data):
     """Findings of the reach section: the presets take their entry counts from the documents
-    themselves, so these are worked arithmetic, not evidence. ``data``: the data side of
+    themselves, so these are worked arithmetic, not evidence; those the documents' own notebooks
+    judge too are counted there (``counted_in``). ``data``: the data side of
     :func:`pagesim.reach_table`. The notebook's appendix lists them."""
     p5, k8 = get_machine("power5+"), get_machine("opteron-k8")
     why = "entries x page size; the preset takes its entries from this document"
@@ -101,6 +102,7 @@ def record_reach(F, data):
         "8M",
         format_size(p5.reach("4K", structure="TLB")),
         p5.reach("4K", structure="TLB") == 8 << 20,
+        counted_in="01_power_64k:coverage-8mb",
         why=why,
     )
     F.arithmetic(
@@ -110,6 +112,7 @@ def record_reach(F, data):
         "16 MB",
         format_size(k8.reach("2M")),
         k8.reach("2M") == 16 << 20,
+        counted_in="02_opteron_cscs:reach-2m",
         why=why,
     )
     us = data.set_index(["machine", "page"])
@@ -131,6 +134,7 @@ def record_reach(F, data):
         "8 entries overall",
         k8_2m,
         k8_2m == 8,
+        counted_in="02_opteron_cscs:entries-2m",
         why="the preset's 2 MB chain, taken from this document",
     )
 
@@ -150,6 +154,7 @@ def record_first_simulation(F, walks, machine):
         "walks rise with the working set",
         f"{w.loc[small, small_page]:.3f} -> {w.loc[big, small_page]:.3f}",
         w.loc[big, small_page] > 0.5 > w.loc[small, small_page],
+        model=True,
         why=why,
     )
     F.arithmetic(
@@ -159,6 +164,7 @@ def record_first_simulation(F, walks, machine):
         "few walks",
         f"{w.loc[big, big_page]:.3f} at {big:.0f} MiB",
         w.loc[big, big_page] < 0.1,
+        model=True,
         why=why,
     )
     faults = touch_faults("power6", size="64K", page="4K")
@@ -169,6 +175,7 @@ def record_first_simulation(F, walks, machine):
         16,
         faults,
         faults == 16,
+        counted_in="01_power_64k:faults-4k",
         why="size / page size: each page of a fresh region faults once, at its first touch: 64 KiB / 4 KiB = 16",
     )
 

@@ -255,6 +255,7 @@ class Findings:
         sensitivity: str = "",
         choices=(),
         change: bool = True,
+        sign_fixed: bool = False,
         **meta,
     ) -> Finding:
         """A figure the document measured on a real machine (a speed-up in %, a miss reduction...).
@@ -267,7 +268,9 @@ class Findings:
         modelling choices the simulated figure rests on (see :meth:`robust`). A figure under a tenth
         of the document's, or over ten times it, is ``contradicted`` (:func:`classify`); the note
         says "no change" for a change the document measured (``change=True``) and "an order of
-        magnitude off" for a level (``change=False``: a share of time, a residual)."""
+        magnitude off" for a level (``change=False``: a share of time, a residual). ``sign_fixed``:
+        the model's set-up fixes the sign (it cannot come out the other way), so the sign is no
+        evidence and a figure outside its band is ``contradicted``, not ``direction``."""
         if sum(x is not None for x in (band, rel, points)) != 1:
             raise ValueError("give exactly one of band=(lo, hi), rel= or points=")
         if isinstance(document, dict):
@@ -312,6 +315,17 @@ class Findings:
                 if change
                 else f"under a tenth of the document's figure ({ratios}): an order of magnitude off"
             )
+            f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
+        if not isinstance(sign_fixed, bool):
+            raise ValueError(f"{id}: sign_fixed must be True or False, got {sign_fixed!r}")
+        if sign_fixed and f.verdict == "direction":
+            for r in flat:
+                if r["verdict"] == "direction":
+                    r["verdict"] = "contradicted"
+            f.verdict = "contradicted"
+            off = [r for r in flat if r["ratio"] is not None and r["verdict"] != "within"]
+            ratios = ", ".join(f"{r['row'] + ' ' if r['row'] != '' else ''}{r['ratio']:.2f}x" for r in off)
+            note = f"the model's set-up fixes the sign, so only the size is evidence, and it is outside the band ({ratios}): contradicted"
             f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
         far = [r for r in flat if r["verdict"] == "contradicted" and r["ratio"] is not None and r["ratio"] > 1 / NO_CHANGE]
         if far:

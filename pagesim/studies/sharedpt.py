@@ -1123,6 +1123,7 @@ def record_throughput(F, eff, eff2, base, doc):
         rel=0.5,
         unit="%",
         choices=SIM_CHOICES + PRICE_CHOICES,
+        sign_fixed=True,
         why=f"band: the document's figure +-50% (a stated default). The modelled time of section 3's runs ({price}): the walks' references "
         f"served from memory fall {-eff['walk refs from memory']:.0f}%. The work per transaction and the database's locality, which set "
         "the walks' share of the time, are not stated: the sweeps below show how far the figure moves with them. In the model "

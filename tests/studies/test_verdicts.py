@@ -193,3 +193,17 @@ def test_a_row_that_a_sweep_puts_in_its_band_says_so():
     assert f.verdict != "within" and "in its band at none" in f.robustness[0]
     assert "Power 575 in its band at 960" in f.robustness[0] and "JS22 in its band at 240" in f.robustness[0]
     assert "so that row's verdict rests on the value chosen" in f.robustness[0]
+
+
+def test_a_sign_the_set_up_fixes_is_no_evidence():
+    """A model that cannot give the other sign earns nothing for the sign: outside the band it is
+    contradicted, with its ratio; inside it stays within (the size is the evidence)."""
+    F = Findings("x", "doc")
+    f = F.measured("tput", "throughput up 9%", "s", 9, 27.5, rel=0.5, unit="%", sign_fixed=True)
+    assert f.verdict == "contradicted" and "fixes the sign" in f.why and "3.06x" in f.why
+    assert F.measured("tput2", "same, sign free", "s", 9, 27.5, rel=0.5, unit="%").verdict == "direction"
+    assert F.measured("tput3", "in band", "s", 9, 10, rel=0.5, unit="%", sign_fixed=True).verdict == "within"
+    rows = F.measured("rows", "two rows", "s", {"a": 10, "b": 20}, {"a": 11, "b": 50}, rel=0.5, sign_fixed=True)
+    assert rows.verdict == "contradicted" and [r["verdict"] for r in rows.rows] == ["within", "contradicted"]
+    with pytest.raises(ValueError, match="sign_fixed must be True or False"):
+        F.measured("bad", "x", "s", 9, 10, rel=0.5, sign_fixed="yes")
