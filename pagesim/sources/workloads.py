@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels.workloads import gen_blocked_matrix, gen_hot_cold, gen_md, gen_planes, gen_pointer_chase, gen_sequential, gen_triad, gen_uniform_random
-from ..core.check import check_choice, check_fraction, check_int, warn
+from ..core.check import check_choice, check_fraction, check_int, check_number, warn
 from ..core.units import format_size, parse_size
 
 #: the parameters ``workload(name, accesses=...)`` can set, in the order it tries them
@@ -48,6 +48,22 @@ class Workload:
     #: non-translation work per access, in cycles (modelling assumption used by the cost model)
     work_cycles: float = 1.0
 
+    def __post_init__(self):
+        check_number("work_cycles", self.work_cycles, 0, 1e6)
+
+    def __init_subclass__(cls, **kw):
+        # every workload checks work_cycles first, whatever its own __post_init__ checks
+        super().__init_subclass__(**kw)
+        own = cls.__dict__.get("__post_init__")
+        if own is not None:
+
+            def post_init(self, _own=own):
+                check_number("work_cycles", self.work_cycles, 0, 1e6)
+                _own(self)
+
+            post_init.__doc__ = own.__doc__
+            cls.__post_init__ = post_init
+
     def spans(self) -> list[tuple[str, int]]:
         raise NotImplementedError
 
@@ -61,8 +77,19 @@ class Workload:
 
     def chunks(self, bases, chunk: int = 1 << 20, seed: int = 0):
         """Yield (addresses uint64, kinds or None) with at most ``chunk`` accesses each."""
-        for a in self._chunks([int(b) for b in bases], int(chunk), int(seed)):
+        for a in self._chunks(*self._checked(bases, chunk, seed)):
             yield a, None
+
+    def _checked(self, bases, chunk, seed) -> tuple[list, int, int]:
+        """``bases`` (an address per span, each where its span fits below 2**64; more are ignored), ``chunk`` (>= 1) and
+        ``seed`` (>= 0), checked before they reach a generator."""
+        spans = self.spans()
+        if isinstance(bases, (str, bytes)) or not hasattr(bases, "__len__") or len(bases) < len(spans):
+            raise ValueError(
+                f"bases={bases!r} must give a base address for each span of {self.name}: {len(spans)} ({', '.join(n for n, _ in spans)}); more are ignored"
+            )
+        out = [check_int(f"bases[{i}]", b, 0, (1 << 64) - 1 - n) for i, (b, (_, n)) in enumerate(zip(bases, spans))]
+        return out, check_int("chunk", chunk, 1), check_int("seed", seed, 0)
 
     def params(self) -> dict:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -484,6 +511,7 @@ class Addresses(Workload):
         return f"addresses({self.n_accesses})"
 
     def chunks(self, bases, chunk=1 << 20, seed=0):
+        chunk = check_int("chunk", chunk, 1)
         for s in range(0, self.addresses.size, chunk):
             yield self.addresses[s : s + chunk], (None if self.kinds is None else self.kinds[s : s + chunk])
 
@@ -1111,21 +1139,32 @@ class Heap(Workload):
         if not isinstance(self.of, str) or self.of not in WORKLOADS or WORKLOADS[self.of] in (Heap, Addresses):
             names = ", ".join(sorted(k for k, c in WORKLOADS.items() if c not in (Heap, Addresses)))
             raise ValueError(f"of={self.of!r} is not a workload a heap can hold: choose one of {names}")
+        if not isinstance(self.parameters, str):
+            raise TypeError(
+                f"parameters must be a JSON string of the workload's parameters, e.g. '{{\"n\": 1000000}}', "
+                f"got {type(self.parameters).__name__} {self.parameters!r}" + (" (json.dumps it)" if isinstance(self.parameters, dict) else "")
+            )
         try:
-            kw = json.loads(self.parameters) if isinstance(self.parameters, str) else None
+            kw = json.loads(self.parameters)
         except ValueError as e:
             raise ValueError(f"parameters={self.parameters!r} is not JSON: {e}") from None
         if not isinstance(kw, dict):
             raise ValueError(f"parameters={self.parameters!r} must be a JSON object of the workload's parameters, e.g. '{{\"n\": 1000000}}'")
+        object.__setattr__(self, "parameters", json.dumps(kw, sort_keys=True))  # one text for one set of parameters
         align = _count("align", self.align, 1, 1 << 30)
         if align & (align - 1):
             raise ValueError(f"align={self.align!r} must be a power of two (bytes)")
         object.__setattr__(self, "align", align)
         cls = WORKLOADS[self.of]
-        if "accesses" in kw and set(kw) <= {f.name for f in dataclasses.fields(cls)}:
-            inner = cls(**kw)  # the workload's own accesses (0: whole, for some), not workload()'s count
-        else:
-            inner = workload(self.of, **kw)
+        if "name" in kw:
+            raise ValueError(f"parameters={self.parameters!r}: 'name' is not a parameter of {self.of!r} (the heap's of= names the workload)")
+        try:
+            if "accesses" in kw and set(kw) <= {f.name for f in dataclasses.fields(cls)}:
+                inner = cls(**kw)  # the workload's own accesses (0: whole, for some), not workload()'s count
+            else:
+                inner = workload(self.of, **kw)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"parameters={self.parameters!r} of heap(of={self.of!r}): {e}") from None
         if "work_cycles" in kw:  # the workload's own work per access is the heap's
             if self.work_cycles not in (Workload.work_cycles, inner.work_cycles):
                 raise ValueError(f"work_cycles={self.work_cycles!r} and the parameters' work_cycles={inner.work_cycles!r} differ: give one")
@@ -1161,7 +1200,7 @@ class Heap(Workload):
         return f"heap({self._inner.label})"
 
     def chunks(self, bases, chunk: int = 1 << 20, seed: int = 0):
-        b = int(bases[0])
+        (b,), chunk, seed = self._checked(bases, chunk, seed)
         yield from self._inner.chunks([b + o for o in self._offsets], chunk, seed)
 
 

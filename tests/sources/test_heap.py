@@ -7,7 +7,7 @@ import pytest
 
 import pagesim
 from pagesim.engine.simulate import place
-from pagesim.sources.workloads import HEAP_ALIGN, Heap, workload
+from pagesim.sources.workloads import HEAP_ALIGN, Addresses, Heap, workload
 
 CASES = [
     ("stream", dict(n=1000)),
@@ -79,7 +79,11 @@ def test_the_heap_takes_the_workloads_work_per_access():
         (dict(of="quicksort"), r"of='quicksort' is not a workload a heap can hold"),
         (dict(parameters="[1, 2]"), r"parameters='\[1, 2\]' must be a JSON object"),
         (dict(parameters="{n: 1}"), r"parameters='\{n: 1\}' is not JSON"),
-        (dict(parameters='{"size": 1}'), r"workload 'stream' has no parameter\(s\) \['size'\]"),
+        (dict(parameters='{"size": 1}'), r"parameters='\{\"size\": 1\}' of heap\(of='stream'\): workload 'stream' has no parameter\(s\) \['size'\]"),
+        (dict(parameters='{"name": "random"}'), r"'name' is not a parameter of 'stream' \(the heap's of= names the workload\)"),
+        (dict(parameters='{"n": 100, "work_cycles": -1}'), r"of heap\(of='stream'\): work_cycles=-1 is out of range"),
+        (dict(parameters='{"n": 100, "work_cycles": NaN}'), r"work_cycles=nan must be a finite number"),
+        (dict(parameters='{"n": 0}'), r"of heap\(of='stream'\): n=0 is out of range"),
         (dict(align=24), r"align=24 must be a power of two"),
         (dict(align=0), r"align"),
     ],
@@ -107,3 +111,58 @@ def test_a_heap_holds_any_workload_with_its_own_parameters(name):
 def test_accesses_for_a_heap_is_refused_by_name():
     with pytest.raises(ValueError, match=r"workload 'heap' takes no accesses=: its length comes from its own parameters"):
         workload("heap", of="stream", parameters='{"n": 100}', accesses=100)
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(parameters={"n": 5}), r"parameters must be a JSON string .* got dict \{'n': 5\} \(json.dumps it\)"),
+        (dict(parameters='{"n": 1000, "work_cycles": null}'), r"of heap\(of='stream'\): work_cycles must be a number, got NoneType"),
+        (dict(parameters='{"n": 1000, "work_cycles": [1]}'), r"work_cycles must be a number, got list"),
+        (dict(parameters='{"n": "big"}'), r"of heap\(of='stream'\): n must be an int, got str"),
+    ],
+)
+def test_a_heap_of_the_wrong_types_is_refused_by_name(kw, match):
+    with pytest.raises(TypeError, match=match):
+        workload("heap", **kw)
+
+
+def test_one_set_of_parameters_is_one_heap():
+    a = workload("heap", of="stream", parameters='{"n": 10, "work_cycles": 2}')
+    b = workload("heap", of="stream", parameters='{"work_cycles":2,"n":10}')
+    assert a == b and hash(a) == hash(b) and a.parameters == b.parameters
+
+
+@pytest.mark.parametrize(
+    "bases,chunk,seed,err,match",
+    [
+        ((), 16, 0, ValueError, r"bases=\(\) must give a base address for each span of heap: 1 \(heap\)"),
+        ((0,), 0, 0, ValueError, r"chunk=0 is out of range: allowed 1.."),
+        ((-4096,), 16, 0, ValueError, r"bases\[0\]=-4096 is out of range"),
+        (((1 << 64) - 8,), 16, 0, ValueError, r"bases\[0\]=.* is out of range"),
+        (("0",), 16, 0, TypeError, r"bases\[0\] must be an int"),
+        ((0,), 16, -1, ValueError, r"seed=-1 is out of range"),
+    ],
+)
+def test_bad_chunks_arguments_are_refused_before_a_generator_runs(bases, chunk, seed, err, match):
+    """chunk=0 looped for ever, and a base no address fits after reached the generator."""
+    with pytest.raises(err, match=match):
+        next(workload("heap", of="stream", parameters='{"n": 100}').chunks(bases, chunk, seed))
+
+
+def test_a_workloads_own_chunks_check_their_arguments_too():
+    w = workload("stream", n=100)
+    with pytest.raises(ValueError, match=r"must give a base address for each span of stream: 3 \(a, b, c\)"):
+        next(w.chunks((0,)))
+    with pytest.raises(ValueError, match="chunk=0"):
+        next(w.chunks((0, 1 << 30, 2 << 30), 0))
+    with pytest.raises(ValueError, match="chunk=0"):
+        next(Addresses(addresses=np.arange(0, 64, 8, dtype=np.uint64)).chunks((), 0))
+
+
+def test_every_workload_checks_its_work_per_access():
+    for name in ("stream", "random", "md", "blocked_matrix", "stencil_rk"):
+        with pytest.raises(ValueError, match="work_cycles=-0.5 is out of range"):
+            workload(name, work_cycles=-0.5)
+        with pytest.raises(TypeError, match="work_cycles must be a number"):
+            workload(name, work_cycles="2")
