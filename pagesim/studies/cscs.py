@@ -676,7 +676,16 @@ def record_reach(F, entries, r: dict) -> None:
         3.5 <= r["reach_4k_both_mib"] <= 4.5,
         why=why,
     )
-    F.arithmetic("reach-2m", "2 MB pages cover 16 Megabytes", "section 3", "16 MB", f"{r['reach_2m_mib']:.0f} MiB", r["reach_2m_mib"] == 16, why=why)
+    F.arithmetic(
+        "reach-2m",
+        "2 MB pages cover 16 Megabytes",
+        "section 3",
+        "16 MB",
+        f"{r['reach_2m_mib']:.0f} MiB (data)",
+        r["reach_2m_mib"] == 16,
+        why=f"{why}; the document's two reaches count differently, as this table does: 4 KB's instruction and data entries, 2 MB's "
+        "8 data entries (the instruction side's 2 MB entries are left out of its 16 Megabytes)",
+    )
     print("section 1:", len(F.items), "findings recorded")
 
 
