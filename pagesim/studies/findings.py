@@ -58,7 +58,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..core.check import check_choice
+from ..core.check import check_choice, check_number
 from ..core.files import write_atomic
 
 VERDICTS = ("exact", "within", "direction", "contradicted", "not reproduced", "arithmetic", "calibrated")
@@ -208,9 +208,15 @@ class Findings:
             raise ValueError(f"{self.notebook}: finding id {f.id!r} is recorded twice")
         if reuses and counted_in:
             raise ValueError(f"{f.id}: give reuses= (a simulated figure restated) or counted_in= (a document figure judged elsewhere), not both")
+        if model and (reuses or counted_in):
+            raise ValueError(f"{f.id}: a prediction of the model (model=True) stands beside no document figure: it neither restates nor is judged elsewhere")
         if counted_in:
-            if not isinstance(counted_in, str) or not counted_in:
+            if not isinstance(counted_in, str) or not counted_in or counted_in == f.id:
                 raise ValueError(f"{f.id}: counted_in={counted_in!r} must name the finding where this document figure is judged")
+            # a finding of this notebook may be recorded later (a section that judges the figure row by row): save() checks it is
+            if figures:
+                raise ValueError(f"{f.id}: its document figure is counted in {counted_in}, so it covers none itself (figures={figures!r})")
+            figures = 0
             f.reuses = counted_in
             note = f"the document's figure is judged in {counted_in}: not counted again"
             f.why = note if not f.why else f"{note}; {f.why}"
@@ -224,6 +230,8 @@ class Findings:
             f.why = note if not f.why else f"{note}; {f.why}"
         f.host = self.host if host is None else bool(host)
         f.model = bool(model)
+        if f.model:
+            figures = 0  # no document figure stands beside it
         if figures is not None:
             if not isinstance(figures, int) or isinstance(figures, bool) or figures < 0:
                 raise ValueError(f"{f.id}: figures must be a whole number >= 0 (how many of the document's measured figures it covers), got {figures!r}")
@@ -276,6 +284,8 @@ class Findings:
         if isinstance(document, dict):
             if not isinstance(simulation, dict) or set(simulation) != set(document) or not document:
                 raise ValueError(f"{id}: document is per row ({', '.join(map(str, document))}); give simulation as a dict of the same rows, got {simulation!r}")
+            if isinstance(band, dict) and set(band) != set(document):
+                raise ValueError(f"{id}: band is per row; give one for each row ({', '.join(map(str, document))}), got {', '.join(map(str, band))}")
             rows = [self._row(k, document[k], simulation[k], band[k] if isinstance(band, dict) else band, rel, points, unit, change) for k in document]
             if all(r["verdict"] == "within" for r in rows):
                 verdict = "within"
@@ -298,12 +308,12 @@ class Findings:
                 None,
                 rows=[{k: v for k, v in r.items() if k not in ("doc_text", "band_text")} for r in rows],
             )
-            meta.setdefault("figures", len(rows))
+            meta.setdefault("figures", 0 if meta.get("counted_in") or meta.get("model") else len(rows))
         else:
             r = self._row("", document, simulation, band, rel, points, unit, change)
             sim_text = f"{_fmt(r['simulation'])}{unit}"
             f = Finding(id, finding, source, r["doc_text"], sim_text, r["verdict"], why, r["band_text"], r["ratio"], sensitivity, (r["low"], r["high"]))
-            meta.setdefault("figures", 1)
+            meta.setdefault("figures", 0 if meta.get("counted_in") or meta.get("model") else 1)
         f.choices = tuple(choices)
         flat = f.rows or [{"row": "", "verdict": f.verdict, "ratio": f.ratio, "document": 1.0, "simulation": 1.0}]
         none = [r for r in flat if r["verdict"] == "contradicted" and r["ratio"] is not None and 0 <= r["ratio"] < NO_CHANGE]
@@ -318,7 +328,7 @@ class Findings:
             f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
         if not isinstance(sign_fixed, bool):
             raise ValueError(f"{id}: sign_fixed must be True or False, got {sign_fixed!r}")
-        if sign_fixed and f.verdict == "direction":
+        if sign_fixed and any(r["verdict"] == "direction" for r in flat):
             for r in flat:
                 if r["verdict"] == "direction":
                     r["verdict"] = "contradicted"
@@ -337,23 +347,38 @@ class Findings:
 
     @staticmethod
     def _row(name, document, simulation, band, rel, points, unit, change=True) -> dict:
+        what = f"row {name!r}: " if name != "" else ""
         if isinstance(document, (tuple, list)):
-            d_lo, d_hi = sorted(float(x) for x in document)
+            if len(document) != 2:
+                raise ValueError(f"{what}document={document!r} must be one figure or a range (low, high)")
+            d_lo, d_hi = sorted(check_number("document", x) for x in document)
             doc_text = f"{_fmt(d_lo)}..{_fmt(d_hi)}{unit}" if d_lo != d_hi else f"{_fmt(d_lo)}{unit}"
         else:
-            d_lo = d_hi = float(document)
+            d_lo = d_hi = check_number("document", document)
             doc_text = f"{_fmt(d_lo)}{unit}"
-        d, s = (d_lo + d_hi) / 2, float(simulation)
+        d, s = (d_lo + d_hi) / 2, check_number("simulation", simulation)
         if band is not None:
-            lo, hi = float(band[0]), float(band[1])
+            if not isinstance(band, (tuple, list)) or len(band) != 2:
+                raise ValueError(f"{what}band={band!r} must be (low, high)")
+            lo, hi = (check_number("band", x) for x in band)
+            if lo > hi:
+                raise ValueError(f"{what}band={band!r}: low above high")
+            if hi < d_lo or lo > d_hi:
+                raise ValueError(f"{what}band={band!r} does not reach the document's figure {_fmt(d_lo)}..{_fmt(d_hi)}: a band is set around it")
             text = f"{_fmt(lo)}..{_fmt(hi)}{unit} (stated)"
         elif rel is not None:
+            if isinstance(rel, bool) or not 0 < check_number("rel", rel) <= 1:
+                raise ValueError(f"{what}rel={rel!r} must be a fraction of the figure in 0 < rel <= 1 (wider bands reach the other sign)")
             lo, hi = min(d_lo * (1 - rel), d_lo * (1 + rel)), max(d_hi * (1 - rel), d_hi * (1 + rel))
             text = f"document +-{rel:.0%}: {_fmt(lo)}..{_fmt(hi)}{unit}"
         else:
+            if isinstance(points, bool) or check_number("points", points) <= 0:
+                raise ValueError(f"{what}points={points!r} must be a positive width in the figure's unit")
             lo, hi = d_lo - points, d_hi + points
             text = f"document +-{_fmt(points)} {'points' if unit == '%' else unit or 'units'}: {_fmt(lo)}..{_fmt(hi)}{unit}"
         verdict, ratio = classify(d, s, lo, hi, change)
+        if verdict == "direction" and d_lo < 0 < d_hi:
+            verdict = "contradicted"  # the document's own range has both signs: a sign outside the band agrees with nothing
         return {"row": name, "document": d, "simulation": s, "low": lo, "high": hi, "verdict": verdict, "ratio": ratio, "doc_text": doc_text, "band_text": text}
 
     def direction(
@@ -542,6 +567,10 @@ class Findings:
 
     def save(self, result_path) -> None:
         """Write the findings as JSON (when ``result_path`` is set) and print the verdict counts."""
+        ids = {f.id for f in self.items}
+        lost = [f"{f.id} -> {f.reuses}" for f in self.items for t in f.reuses.split(", ") if f.reuses and ":" not in t and t not in ids]
+        if lost:
+            raise FindingFailed(f"{self.notebook}: findings name no finding of this notebook as where their figure is counted: {'; '.join(lost)}")
         missing = self.unswept()
         if missing:
             raise FindingFailed(f"{self.notebook}: within findings rest on modelling choices never swept with Findings.robust: {'; '.join(missing)}")

@@ -71,11 +71,40 @@ def counts(records: list[dict]) -> dict:
     return c
 
 
-def counted(records: list[dict]) -> list[dict]:
-    """``records`` with only the findings the headline counts: the documents' own, each figure once
-    (no restatement of another finding's simulated figure, no prediction of the model alone, no
-    check on this machine)."""
-    return [dict(r, findings=[f for f in r.get("findings", []) if not f.get("reuses") and not is_host(r, f) and not f.get("model")]) for r in records]
+def restated(records: list[dict], r: dict, f: dict) -> bool:
+    """Whether ``f`` (of record ``r``) restates findings the headline counts: every finding its
+    ``reuses`` names (an id of its notebook, or 'notebook:id') is there and counted (not measured on
+    this machine, not a prediction of the model). One that names a finding not there, or not
+    counted, is counted itself, so its figure is not lost; a notebook not among ``records`` (a run
+    of some notebooks) is taken on trust. A chain of restatements is not counted again when it ends
+    at a counted finding; a chain that goes round is counted, each of its findings."""
+    return _restated(records, r, f, set())
+
+
+def _restated(records, r, f, seen) -> bool:
+    if not f.get("reuses"):
+        return False
+    stem = lambda x: str(x.get("notebook", "")).removesuffix(".ipynb")  # noqa: E731
+    seen = seen | {(stem(r), f.get("id"))}
+    for target in (t.strip() for t in str(f["reuses"]).split(",")):
+        nb, _, fid = target.rpartition(":")
+        rec = r if not nb else next((x for x in records if stem(x) == nb), None)
+        if rec is None:
+            continue
+        g = next((x for x in rec.get("findings", []) if x.get("id") == fid), None)
+        if g is None or (stem(rec), fid) in seen or is_host(rec, g) or g.get("model"):
+            return False
+        if g.get("reuses") and not _restated(records, rec, g, seen):  # a chain that ends nowhere counted, or goes round
+            return False
+    return True
+
+
+def counted(records: list[dict], only: dict | None = None) -> list[dict]:
+    """``records`` (or the one record ``only`` among them) with only the findings the headline
+    counts: the documents' own, each figure once (no restatement of another finding's simulated
+    figure, no prediction of the model alone, no check on this machine)."""
+    keep = lambda r, f: not restated(records, r, f) and not is_host(r, f) and not f.get("model")  # noqa: E731
+    return [dict(r, findings=[f for f in r.get("findings", []) if keep(r, f)]) for r in ([only] if only is not None else records)]
 
 
 def headline(records: list[dict], complete: bool = True) -> str:
@@ -95,9 +124,9 @@ def headline(records: list[dict], complete: bool = True) -> str:
         f"Reproduced (exact, or within their band): {reproduced} of the {evidence} that are checked: {c['exact']} exact, "
         f"{c['within (robust)']} within and robust to their modelling choices, {c['within']} within but not robust (or not swept)."
     )
-    reused = [(r, f) for r in records for f in r.get("findings", []) if f.get("reuses") and not is_host(r, f)]
+    reused = [(r, f) for r in records for f in r.get("findings", []) if restated(records, r, f) and not is_host(r, f)]
     host = [(r, f) for r in records for f in r.get("findings", []) if is_host(r, f)]
-    model = [f for r in records for f in r.get("findings", []) if f.get("model") and not is_host(r, f)]
+    model = [f for r in records for f in r.get("findings", []) if f.get("model") and not restated(records, r, f) and not is_host(r, f)]
     if reused:
         which = "; ".join(f"{f['id']} -> {f['reuses']}" for _, f in reused)
         text += f" Not counted again: {len(reused)} restate another finding's simulated figure, or a document figure another finding judges ({which})."
@@ -111,7 +140,7 @@ def headline(records: list[dict], complete: bool = True) -> str:
         )
     if c["contradicted"]:
         text += f" {c['contradicted']} contradicted: read them below."
-    if total and sum(every[v] for v in REPRODUCED) == total and complete:
+    if total and evidence and sum(every[v] for v in REPRODUCED) == total and complete:
         text += " Every finding is reproduced."
     return text
 
@@ -124,7 +153,7 @@ def figures(records: list[dict]) -> list[dict]:
     out = []
     for r in records:
         r = dict(r, findings=[f for f in r.get("findings", []) if not is_host(r, f)])
-        fs = [f for f in r.get("findings", []) if f.get("figures")]
+        fs = [f for f in r.get("findings", []) if f.get("figures") and not f.get("model")]
         if not fs:
             continue
 
@@ -255,11 +284,11 @@ def render(records: list[dict], names: list[str] | None = None) -> str:
         if not by[n]:
             lines.append(f"| {n}.ipynb | not run | | | | | | " + " | ".join("" for _ in (*LABELS, *apart)) + " |")
         for r in by[n]:
-            c = counts(counted([r]))
+            c = counts(counted(records, only=r))
             fs = r.get("findings", [])
             host = sum(is_host(r, f) for f in fs)
-            c["restated"] = sum(bool(f.get("reuses")) and not is_host(r, f) for f in fs)
-            c["model only"] = sum(bool(f.get("model")) and not f.get("reuses") and not is_host(r, f) for f in fs)
+            c["restated"] = sum(restated(records, r, f) and not is_host(r, f) for f in fs)
+            c["model only"] = sum(bool(f.get("model")) and not restated(records, r, f) and not is_host(r, f) for f in fs)
             c["host checks"] = host
             peak = round(r["peak_rss_mib"]) if r.get("peak_rss_mib") else ""
             cells = [r["notebook"], r["status"], _mode(r), r.get("started", ""), _code(r), r.get("seconds", ""), peak]

@@ -207,3 +207,92 @@ def test_a_sign_the_set_up_fixes_is_no_evidence():
     assert rows.verdict == "contradicted" and [r["verdict"] for r in rows.rows] == ["within", "contradicted"]
     with pytest.raises(ValueError, match="sign_fixed must be True or False"):
         F.measured("bad", "x", "s", 9, 10, rel=0.5, sign_fixed="yes")
+
+
+def test_a_sign_the_set_up_fixes_turns_every_row_outside_its_band():
+    F = Findings("x", "doc")
+    f = F.measured("i", "f", "s", {"a": 10, "b": 10, "c": 10}, {"a": 12, "b": 30, "c": -3}, rel=0.5, sign_fixed=True)
+    assert f.verdict == "contradicted" and [r["verdict"] for r in f.rows] == ["within", "contradicted", "contradicted"]
+
+
+def test_a_document_range_with_both_signs_makes_no_sign_claim():
+    F = Findings("x", "doc")
+    assert F.measured("both", "f", "s", (-5, 15), 40, rel=0.5).verdict == "contradicted"
+    assert F.measured("in", "f", "s", (-5, 15), 10, rel=0.5).verdict == "within"
+
+
+@pytest.mark.parametrize(
+    "kw,err,match",
+    [
+        (dict(band=(12, 8)), ValueError, r"band=\(12, 8\): low above high"),
+        (dict(band=(20, 30)), ValueError, r"does not reach the document's figure 10"),
+        (dict(band=(8, 12, 99)), ValueError, r"must be \(low, high\)"),
+        (dict(points=-5), ValueError, r"points=-5 must be a positive width"),
+        (dict(rel=-0.5), ValueError, r"rel=-0.5 must be a fraction"),
+        (dict(rel=5), ValueError, r"rel=5 must be a fraction .* reach the other sign"),
+        (dict(rel=True), ValueError, r"rel=True must be a fraction"),
+    ],
+)
+def test_a_band_that_could_say_more_than_the_numbers_is_refused(kw, err, match):
+    with pytest.raises(err, match=match):
+        Findings("x", "doc").measured("i", "f", "s", 10, 12, **kw)
+
+
+def test_a_document_and_simulation_must_be_numbers():
+    F = Findings("x", "doc")
+    with pytest.raises(ValueError, match=r"document=\(5, 10, 15\) must be one figure or a range"):
+        F.measured("i", "f", "s", (5, 10, 15), 12, rel=0.5)
+    with pytest.raises(TypeError, match="simulation must be a number, got NoneType"):
+        F.measured("i", "f", "s", 10, None, rel=0.5)
+    with pytest.raises(ValueError, match="band is per row"):
+        F.measured("i", "f", "s", {"a": 10}, {"a": 11}, band={"b": (5, 15)})
+
+
+def test_counted_in_names_a_finding_recorded_before_it_and_carries_no_figure():
+    F = Findings("x", "doc")
+    F.measured("d", "rows", "s", {"r1": 10, "r2": 10}, {"r1": 12, "r2": 11}, rel=0.5)
+    e = F.measured("e", "the same figure", "s", 10, 11, rel=0.5, counted_in="d")
+    assert e.figures == 0 and e.reuses == "d"
+    with pytest.raises(ValueError, match="must name the finding"):
+        F.measured("f", "x", "s", 10, 11, rel=0.5, counted_in="f")
+    with pytest.raises(ValueError, match="covers none itself"):
+        F.measured("g", "x", "s", 10, 11, rel=0.5, counted_in="d", figures=1)
+    with pytest.raises(ValueError, match="stands beside no document figure"):
+        F.measured("h", "x", "s", 10, 11, rel=0.5, model=True, reuses="d")
+    m = F.measured("m", "a prediction", "s", 10, 11, rel=0.5, model=True)
+    assert m.figures == 0
+    rec = _rec(F)
+    assert figures([rec])[0]["figures"] == 2  # d's two rows; e's figure is d's, m stands beside none
+    later = F.measured("k", "judged in a later section", "s", 10, 11, rel=0.5, counted_in="rows-later")
+    assert later.reuses == "rows-later"
+    with pytest.raises(FindingFailed, match=r"name no finding of this notebook .*k -> rows-later"):
+        F.save("")  # never recorded: the figure would be counted nowhere
+    F.measured("rows-later", "the rows", "s", {"r1": 10}, {"r1": 11}, rel=0.5)
+    F.save("")
+
+
+def test_a_chain_that_goes_round_is_counted_and_one_that_ends_counted_is_not():
+    F = Findings("01_x.ipynb", "doc")
+    F.measured("a", "judged in b", "s", 10, 11, rel=0.5, counted_in="b")
+    F.measured("b", "judged in a", "s", 10, 11, rel=0.5, counted_in="a")
+    F.measured("c", "counted", "s", 10, 11, rel=0.5)
+    F.measured("d", "restates c", "s", 10, 11, rel=0.5, reuses="c")
+    F.measured("e", "restates d", "s", 10, 11, rel=0.5, reuses="d")
+    h = headline([_rec(F)])
+    assert "counted once: 3 (3 within)" in h and "d -> c; e -> d" in h
+
+
+def test_a_restatement_of_something_not_counted_is_counted_itself():
+    """A finding whose reuses= names a check on this machine, a model prediction or a finding of
+    another notebook that is not there would otherwise be counted nowhere."""
+    F = Findings("01_x.ipynb", "doc")
+    F.measured("h", "host check", "s", 10, 11, rel=0.5, host=True)
+    F.measured("m", "model only", "s", 10, 11, rel=0.5, model=True)
+    F.measured("a", "restates h", "s", 10, 11, rel=0.5, reuses="h")
+    F.measured("b", "restates m", "s", 10, 11, rel=0.5, reuses="m")
+    F.measured("c", "names another notebook's", "s", 10, 11, rel=0.5, reuses="02_y:zz")
+    other = {"notebook": "02_y.ipynb", "status": "ok", "findings": []}
+    h = headline([_rec(F), other])
+    assert "counted once: 3 (3 within)" in h and "Not counted again" not in h
+    h = headline([_rec(F)])  # 02_y not run: its finding is taken on trust
+    assert "counted once: 2 (2 within)" in h and "c -> 02_y:zz" in h
