@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels.workloads import gen_blocked_matrix, gen_hot_cold, gen_md, gen_planes, gen_pointer_chase, gen_sequential, gen_triad, gen_uniform_random
-from ..core.check import check_choice, check_fraction, check_int, check_number, warn
+from ..core.check import check_choice, check_fraction, check_int, check_number, check_seed, warn
 from ..core.units import format_size, parse_size
 
 #: the parameters ``workload(name, accesses=...)`` can set, in the order it tries them
@@ -81,15 +81,16 @@ class Workload:
             yield a, None
 
     def _checked(self, bases, chunk, seed) -> tuple[list, int, int]:
-        """``bases`` (an address per span, each where its span fits below 2**64; more are ignored), ``chunk`` (>= 1) and
-        ``seed`` (>= 0), checked before they reach a generator."""
+        """``bases`` (an address per span, each where its span ends at or below 2**63, as the kernels hold
+        addresses as signed 64-bit integers; more are ignored), ``chunk`` (>= 1) and ``seed``
+        (0..2**63-1), checked before they reach a generator."""
         spans = self.spans()
-        if isinstance(bases, (str, bytes)) or not hasattr(bases, "__len__") or len(bases) < len(spans):
+        if not isinstance(bases, (list, tuple, np.ndarray)) or len(bases) < len(spans):
             raise ValueError(
                 f"bases={bases!r} must give a base address for each span of {self.name}: {len(spans)} ({', '.join(n for n, _ in spans)}); more are ignored"
             )
-        out = [check_int(f"bases[{i}]", b, 0, (1 << 64) - 1 - n) for i, (b, (_, n)) in enumerate(zip(bases, spans))]
-        return out, check_int("chunk", chunk, 1), check_int("seed", seed, 0)
+        out = [check_int(f"bases[{i}]", b, 0, MAX_ADDRESS - n) for i, (b, (_, n)) in enumerate(zip(bases, spans))]
+        return out, check_int("chunk", chunk, 1), check_seed(seed)
 
     def params(self) -> dict:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -511,7 +512,9 @@ class Addresses(Workload):
         return f"addresses({self.n_accesses})"
 
     def chunks(self, bases, chunk=1 << 20, seed=0):
+        """The addresses as given, ``chunk`` at a time (``bases`` and ``seed`` are not used)."""
         chunk = check_int("chunk", chunk, 1)
+        check_seed(seed)
         for s in range(0, self.addresses.size, chunk):
             yield self.addresses[s : s + chunk], (None if self.kinds is None else self.kinds[s : s + chunk])
 
@@ -1144,13 +1147,22 @@ class Heap(Workload):
                 f"parameters must be a JSON string of the workload's parameters, e.g. '{{\"n\": 1000000}}', "
                 f"got {type(self.parameters).__name__} {self.parameters!r}" + (" (json.dumps it)" if isinstance(self.parameters, dict) else "")
             )
+
+        def unique(pairs):
+            keys = [k for k, _ in pairs]
+            dup = next((k for k in keys if keys.count(k) > 1), None)
+            if dup is not None:
+                raise ValueError(f"parameters={self.parameters!r} gives {dup!r} more than once")
+            return dict(pairs)
+
         try:
-            kw = json.loads(self.parameters)
+            kw = json.loads(self.parameters, object_pairs_hook=unique)
         except ValueError as e:
+            if "more than once" in str(e):
+                raise
             raise ValueError(f"parameters={self.parameters!r} is not JSON: {e}") from None
         if not isinstance(kw, dict):
             raise ValueError(f"parameters={self.parameters!r} must be a JSON object of the workload's parameters, e.g. '{{\"n\": 1000000}}'")
-        object.__setattr__(self, "parameters", json.dumps(kw, sort_keys=True))  # one text for one set of parameters
         align = _count("align", self.align, 1, 1 << 30)
         if align & (align - 1):
             raise ValueError(f"align={self.align!r} must be a power of two (bytes)")
@@ -1165,6 +1177,9 @@ class Heap(Workload):
                 inner = workload(self.of, **kw)
         except (TypeError, ValueError) as e:
             raise type(e)(f"parameters={self.parameters!r} of heap(of={self.of!r}): {e}") from None
+        # one text for one workload: each parameter as the workload holds it (64.0 is n=64), in key order
+        held = {k: getattr(inner, k) for k in kw}
+        object.__setattr__(self, "parameters", json.dumps({k: v.item() if isinstance(v, np.generic) else v for k, v in held.items()}, sort_keys=True))
         if "work_cycles" in kw:  # the workload's own work per access is the heap's
             if self.work_cycles not in (Workload.work_cycles, inner.work_cycles):
                 raise ValueError(f"work_cycles={self.work_cycles!r} and the parameters' work_cycles={inner.work_cycles!r} differ: give one")

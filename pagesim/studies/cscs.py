@@ -556,7 +556,7 @@ def scaling_case(code: str, processors: int, scale: float = 1.0, quick: bool = F
     access); ``scale`` multiplies the assumed problem (NAMD: bytes per atom; PCHAN: grid points)."""
     check_choice("code", code, SCALING_CODES)
     p = check_int("processors", processors, 1, 1 << 20)
-    scale = check_number("scale", scale, 1e-6, 1e6)
+    scale = check_number("scale", scale, 1 / 64, 64)  # x1/64..x64 the assumed problem: SCALES and the lesson's x8 with room
     check_bool("quick", quick)
     if code == "NAMD":
         return "md", dict(atoms=max(27, round(APOA1_ATOMS / p)), atom_bytes=max(8, round(MD_ATOM_BYTES * scale))), MD_WORK

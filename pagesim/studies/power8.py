@@ -733,7 +733,7 @@ def record_kernel_work(F, kw, doc) -> None:
         "VII",
         f"normal {kd.loc['normal', 'relation']} {doc_normal}; HP/THP ~ {doc_huge} instructions: >= {doc_normal / doc_huge:.0f}x",
         f"normal {k.loc['normal', 'total']:.0f} vs {k.loc['hugepage', 'total']:.0f} cycles: {r_cyc:.2f}x",
-        figures=0,
+        counted_in="kernel-instr-normal",
         why=f"{r_cyc:.2f}x against the document's {doc_normal / doc_huge:.0f}x or more ({r_cyc / (doc_normal / doc_huge):.2f} of it): the cost model's zeroing "
         f"({k.loc['normal', 'zeroing cycles']:.0f} cycles for 16 MiB at an assumed 100 per KiB) is the same for every page size and outweighs "
         f"the 256 faults' {k.loc['normal', 'per-fault cycles']:.0f} cycles (an assumed 2,000 each); the document's figures are counted at "
@@ -1053,7 +1053,7 @@ def record_other(F, doc, mx, ki) -> None:
             "instructions",
             hp_ < thp_,
             ratio=hp_ / thp_,
-            figures=1,
+            counted_in="kernel-instr-huge",  # the document's hugetlb and THP kernel instructions, judged row by row there
             why=(
                 f"under pressure the model's THP fault first compacts memory ({moved} pages migrated), which the reserved hugetlb pool does not need: "
                 "hugetlb at "
@@ -1071,14 +1071,14 @@ def _pressure_not_reproduced(F):
     pages scattered and all movable, which the document does not state): recorded as not reproduced,
     with what the model shows."""
 
-    def record(id, finding, source, document, simulation, holds, ratio=None, figures=0, why=""):  # noqa: A002
+    def record(id, finding, source, document, simulation, holds, ratio=None, why="", **meta):  # noqa: A002
         return F.not_reproduced(
             id,
             finding,
             source,
             document,
             simulation + " (shown, not compared)",
-            figures=figures,
+            **meta,
             why="what sets it is not stated: the model's sign comes only from THP's compaction under the study's pressure "
             "(background pages scattered and all movable, which the document does not describe; with them caged, THP does not "
             f"compact and the two tie as on free memory); {why}",

@@ -140,6 +140,9 @@ def test_one_set_of_parameters_is_one_heap():
         ((0,), 0, 0, ValueError, r"chunk=0 is out of range: allowed 1.."),
         ((-4096,), 16, 0, ValueError, r"bases\[0\]=-4096 is out of range"),
         (((1 << 64) - 8,), 16, 0, ValueError, r"bases\[0\]=.* is out of range"),
+        ((1 << 63,), 16, 0, ValueError, r"bases\[0\]=9223372036854775808 is out of range"),  # the kernels' addresses are signed
+        ({0: 0}, 16, 0, ValueError, r"must give a base address for each span"),
+        ((0,), 16, 1 << 63, ValueError, r"seed=9223372036854775808 is out of range"),
         (("0",), 16, 0, TypeError, r"bases\[0\] must be an int"),
         ((0,), 16, -1, ValueError, r"seed=-1 is out of range"),
     ],
@@ -166,3 +169,16 @@ def test_every_workload_checks_its_work_per_access():
             workload(name, work_cycles=-0.5)
         with pytest.raises(TypeError, match="work_cycles must be a number"):
             workload(name, work_cycles="2")
+
+
+def test_a_heap_refuses_a_parameter_given_twice_and_quotes_what_was_typed():
+    with pytest.raises(ValueError, match=r"gives 'n' more than once"):
+        workload("heap", of="stream", parameters='{"n": 64, "n": 128}')
+    with pytest.raises(TypeError, match=r"parameters='\{\"n\": 1e400\}'"):
+        workload("heap", of="stream", parameters='{"n": 1e400}')
+
+
+def test_parameters_the_workload_holds_alike_make_one_heap():
+    a = workload("heap", of="stream", parameters='{"n": 64.0, "passes": 2}')
+    b = workload("heap", of="stream", parameters='{"passes": 2, "n": 64}')
+    assert a == b and a.parameters == '{"n": 64, "passes": 2}'

@@ -58,6 +58,8 @@ def test_scaling_cases_split_the_assumed_problem():
         S.scaling_case("LM", 4)
     with pytest.raises(TypeError, match="processors must be an int, got float 2.5"):
         S.scaling_case("PCHAN", 2.5)  # was taken as 2
+    with pytest.raises(ValueError, match="scale=20000 is out of range"):
+        S.scaling_case("NAMD", 1, 20000)  # its workload could not be built
     with pytest.raises(TypeError, match="quick must be True or False"):
         S.layout_walks("PCHAN", 24, quick=1)
 

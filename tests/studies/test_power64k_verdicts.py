@@ -211,3 +211,15 @@ def test_linpack_erat_is_judged_on_the_misses_left(findings):
 
 def test_inputs_that_fix_a_result_are_arithmetic(findings):
     assert findings["prefault-waste"]["verdict"] == "arithmetic"
+
+
+@pytest.mark.parametrize(
+    "fid",
+    ["faster-Linpack", "faster-SPECjbb2005", "ipc-Linpack", "ipc-SPECjbb2005", "faster-conclusion", "stream-gain", "stream-chip-pump", "stream-other-systems"],
+)
+def test_a_speed_up_whose_sign_the_model_fixes_earns_nothing_for_the_sign(findings, fid):
+    """The timing model's 64 KB pages only take walks away, the prefetch model's only prefetch
+    restarts: a figure outside its band is contradicted, not direction, row by row."""
+    f = findings[fid]
+    assert "the sign is the model's set-up" in f["why"]
+    assert f["verdict"] != "direction" and all(r["verdict"] != "direction" for r in f.get("rows") or [])

@@ -140,9 +140,12 @@ def test_user_instructions_of_memset_counted(findings):
 
 
 def test_figures_of_003_are_counted_once_each(findings):
-    """22 figures of instructions and cache counters, and the three page-fault and three dTLB-miss counts
-    (one per page kind, 'irrespective' of environment and access): each counted once."""
-    assert sum(f["figures"] for f in findings.values() if not f["host"]) == 28
+    """20 figures of instructions and cache counters, and the three page-fault and three dTLB-miss counts
+    (one per page kind, 'irrespective' of environment and access): each counted once. Hugetlb below THP
+    and the kernel work compare the instruction rows kernel-instr-huge and -normal judge."""
+    assert sum(f["figures"] for f in findings.values() if not f["host"]) == 26
+    assert findings["kernel-work"]["reuses"] == "kernel-instr-normal" and findings["kernel-work"]["figures"] == 0
+    assert all(findings[f"kernel-hp-thp-{e}"]["reuses"] == "kernel-instr-huge" for e in ("ideal", "pressure"))
     faults = {k: f["figures"] for k, f in findings.items() if k.startswith("faults-")}
     assert sum(faults.values()) == 3 and faults["faults-pressure-memset-THP"] == 1 and faults["faults-pressure-random-THP"] == 0
     assert sum(f["figures"] for k, f in findings.items() if k.startswith("dtlb-")) == 3
