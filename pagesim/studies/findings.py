@@ -204,6 +204,8 @@ class Findings:
         finding where the same document figure is judged (its rows one by one): either way it is not
         counted again in the headline."""
         check_choice("verdict", f.verdict, VERDICTS)
+        if not isinstance(f.id, str) or not f.id or "," in f.id or ":" in f.id:
+            raise ValueError(f"finding id {f.id!r} must be a non-empty text without ',' or ':' (they separate the ids a finding names)")
         if any(x.id == f.id for x in self.items):
             raise ValueError(f"{self.notebook}: finding id {f.id!r} is recorded twice")
         if reuses and counted_in:
@@ -363,8 +365,8 @@ class Findings:
             lo, hi = (check_number("band", x) for x in band)
             if lo > hi:
                 raise ValueError(f"{what}band={band!r}: low above high")
-            if hi < d_lo or lo > d_hi:
-                raise ValueError(f"{what}band={band!r} does not reach the document's figure {_fmt(d_lo)}..{_fmt(d_hi)}: a band is set around it")
+            if lo > d_lo or hi < d_hi:
+                raise ValueError(f"{what}band={band!r} does not hold the document's figure {_fmt(d_lo)}..{_fmt(d_hi)}: a band is set around it")
             text = f"{_fmt(lo)}..{_fmt(hi)}{unit} (stated)"
         elif rel is not None:
             if isinstance(rel, bool) or not 0 < check_number("rel", rel) <= 1:
@@ -376,6 +378,8 @@ class Findings:
                 raise ValueError(f"{what}points={points!r} must be a positive width in the figure's unit")
             lo, hi = d_lo - points, d_hi + points
             text = f"document +-{_fmt(points)} {'points' if unit == '%' else unit or 'units'}: {_fmt(lo)}..{_fmt(hi)}{unit}"
+        if (d_lo > 0 and lo < 0) or (d_hi < 0 and hi > 0):
+            raise ValueError(f"{what}the band {_fmt(lo)}..{_fmt(hi)} reaches the other sign of the document's {_fmt(d_lo)}..{_fmt(d_hi)}: give a narrower one")
         verdict, ratio = classify(d, s, lo, hi, change)
         if verdict == "direction" and d_lo < 0 < d_hi:
             verdict = "contradicted"  # the document's own range has both signs: a sign outside the band agrees with nothing
@@ -565,12 +569,44 @@ class Findings:
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def unresolved(self) -> list[str]:
+        """The findings whose ``reuses``/``counted_in`` names a finding of this notebook (a bare id, or
+        'notebook:id' with this notebook's name) that is not recorded, is a check on this machine or a
+        prediction of the model, or leads back to it: their figure would be counted nowhere."""
+        by = {f.id: f for f in self.items}
+        own = self.notebook.removesuffix(".ipynb")
+
+        def local(t):
+            nb, _, fid = t.rpartition(":")
+            return fid if nb.removesuffix(".ipynb") in ("", own) else None
+
+        def targets(f):
+            return [local(t) for t in f.reuses.split(", ")] if f.reuses else []
+
+        out = []
+        for f in self.items:
+            for t in targets(f):
+                if t is None:
+                    continue
+                g = by.get(t)
+                if g is None or g.host or g.model:
+                    out.append(f"{f.id} -> {t} ({'not recorded' if g is None else 'not counted'})")
+            seen, todo = set(), [t for t in targets(f) if t in by]
+            while todo:
+                t = todo.pop()
+                if t == f.id:
+                    out.append(f"{f.id} -> {f.reuses} (leads back to {f.id})")
+                    break
+                if t not in seen:
+                    seen.add(t)
+                    todo += [u for u in targets(by[t]) if u in by]
+        return out
+
     def save(self, result_path) -> None:
         """Write the findings as JSON (when ``result_path`` is set) and print the verdict counts."""
-        ids = {f.id for f in self.items}
-        lost = [f"{f.id} -> {f.reuses}" for f in self.items for t in f.reuses.split(", ") if f.reuses and ":" not in t and t not in ids]
+        lost = self.unresolved()
         if lost:
-            raise FindingFailed(f"{self.notebook}: findings name no finding of this notebook as where their figure is counted: {'; '.join(lost)}")
+            raise FindingFailed(f"{self.notebook}: findings name, as where their figure is counted, no finding of this notebook that counts: {'; '.join(lost)}")
         missing = self.unswept()
         if missing:
             raise FindingFailed(f"{self.notebook}: within findings rest on modelling choices never swept with Findings.robust: {'; '.join(missing)}")

@@ -71,32 +71,62 @@ def counts(records: list[dict]) -> dict:
     return c
 
 
-def restated(records: list[dict], r: dict, f: dict) -> bool:
-    """Whether ``f`` (of record ``r``) restates findings the headline counts: every finding its
-    ``reuses`` names (an id of its notebook, or 'notebook:id') is there and counted (not measured on
-    this machine, not a prediction of the model). One that names a finding not there, or not
-    counted, is counted itself, so its figure is not lost; a notebook not among ``records`` (a run
-    of some notebooks) is taken on trust. A chain of restatements is not counted again when it ends
-    at a counted finding; a chain that goes round is counted, each of its findings."""
-    return _restated(records, r, f, set())
+def _stem(r: dict) -> str:
+    return str(r.get("notebook", "")).removesuffix(".ipynb")
 
 
-def _restated(records, r, f, seen) -> bool:
-    if not f.get("reuses"):
-        return False
-    stem = lambda x: str(x.get("notebook", "")).removesuffix(".ipynb")  # noqa: E731
-    seen = seen | {(stem(r), f.get("id"))}
-    for target in (t.strip() for t in str(f["reuses"]).split(",")):
-        nb, _, fid = target.rpartition(":")
-        rec = r if not nb else next((x for x in records if stem(x) == nb), None)
-        if rec is None:
+def _target(records: list[dict], r: dict, t: str):
+    """The record and finding that reference ``t`` (an id of ``r``'s notebook, or 'notebook:id')
+    names: (record, finding or None), or (None, None) when that notebook is not among ``records``."""
+    nb, _, fid = t.strip().rpartition(":")
+    nb = nb.removesuffix(".ipynb")
+    if not nb or nb == _stem(r):
+        rec = r
+    else:
+        same = [x for x in records if _stem(x) == nb]
+        rec = next((x for x in same if x.get("status") == "ok"), same[0] if same else None)
+    if rec is None:
+        return None, None
+    return rec, next((x for x in rec.get("findings", []) if x.get("id") == fid), None)
+
+
+def broken(records: list[dict], r: dict, f: dict) -> list[str]:
+    """The references of ``f`` (``reuses``/``counted_in``) that name no counted finding: one not
+    there (its notebook among ``records``), a check on this machine, a prediction of the model, or a
+    chain that leads back to ``f``."""
+    out = []
+    for t in str(f.get("reuses") or "").split(","):
+        if not t.strip():
             continue
-        g = next((x for x in rec.get("findings", []) if x.get("id") == fid), None)
-        if g is None or (stem(rec), fid) in seen or is_host(rec, g) or g.get("model"):
-            return False
-        if g.get("reuses") and not _restated(records, rec, g, seen):  # a chain that ends nowhere counted, or goes round
-            return False
-    return True
+        rec, g = _target(records, r, t)
+        if rec is None:
+            continue  # a notebook not in this run: taken on trust
+        if g is None or is_host(rec, g) or g.get("model"):
+            out.append(t.strip())
+    if not out:
+        seen, todo = set(), [(r, t) for t in str(f.get("reuses") or "").split(",") if t.strip()]
+        while todo:
+            rr, t = todo.pop()
+            rec, g = _target(records, rr, t)
+            if g is None:
+                continue
+            if g is f:
+                return [f"{f['reuses']} (leads back to {f.get('id')})"]
+            key = (_stem(rec), g.get("id"))
+            if key not in seen:
+                seen.add(key)
+                todo += [(rec, u) for u in str(g.get("reuses") or "").split(",") if u.strip()]
+    return out
+
+
+def restated(records: list[dict], r: dict, f: dict) -> bool:
+    """Whether ``f`` (of record ``r``) restates findings counted elsewhere and is not counted again:
+    it names some (``reuses`` or ``counted_in``: ids of its notebook, or 'notebook:id') and each is
+    there and counted, or restates one that is (:func:`broken` finds those that are not: a finding
+    not there, a check on this machine, a prediction of the model, a loop). One with a broken
+    reference is counted itself, so its figure is not lost; a notebook not among ``records`` (a run
+    of some notebooks) is taken on trust."""
+    return bool(f.get("reuses")) and not broken(records, r, f)
 
 
 def counted(records: list[dict], only: dict | None = None) -> list[dict]:
@@ -127,6 +157,10 @@ def headline(records: list[dict], complete: bool = True) -> str:
     reused = [(r, f) for r in records for f in r.get("findings", []) if restated(records, r, f) and not is_host(r, f)]
     host = [(r, f) for r in records for f in r.get("findings", []) if is_host(r, f)]
     model = [f for r in records for f in r.get("findings", []) if f.get("model") and not restated(records, r, f) and not is_host(r, f)]
+    bad = [(r, f) for r in records for f in r.get("findings", []) if f.get("reuses") and not is_host(r, f) and broken(records, r, f)]
+    if bad:
+        which = "; ".join(f"{f['id']} -> {', '.join(broken(records, r, f))}" for r, f in bad)
+        text += f" Counted here, as their reference names no counted finding: {len(bad)} ({which})."
     if reused:
         which = "; ".join(f"{f['id']} -> {f['reuses']}" for _, f in reused)
         text += f" Not counted again: {len(reused)} restate another finding's simulated figure, or a document figure another finding judges ({which})."
@@ -176,10 +210,6 @@ def figures(records: list[dict]) -> list[dict]:
 def results(records: list[dict]) -> list[dict]:
     """The records of runs without error: the findings the report counts."""
     return [r for r in records if r.get("status") == "ok"]
-
-
-def _stem(r: dict) -> str:
-    return r["notebook"].removesuffix(".ipynb")
 
 
 def _mode(r: dict) -> str:

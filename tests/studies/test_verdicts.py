@@ -225,7 +225,7 @@ def test_a_document_range_with_both_signs_makes_no_sign_claim():
     "kw,err,match",
     [
         (dict(band=(12, 8)), ValueError, r"band=\(12, 8\): low above high"),
-        (dict(band=(20, 30)), ValueError, r"does not reach the document's figure 10"),
+        (dict(band=(20, 30)), ValueError, r"does not hold the document's figure 10"),
         (dict(band=(8, 12, 99)), ValueError, r"must be \(low, high\)"),
         (dict(points=-5), ValueError, r"points=-5 must be a positive width"),
         (dict(rel=-0.5), ValueError, r"rel=-0.5 must be a fraction"),
@@ -265,7 +265,7 @@ def test_counted_in_names_a_finding_recorded_before_it_and_carries_no_figure():
     assert figures([rec])[0]["figures"] == 2  # d's two rows; e's figure is d's, m stands beside none
     later = F.measured("k", "judged in a later section", "s", 10, 11, rel=0.5, counted_in="rows-later")
     assert later.reuses == "rows-later"
-    with pytest.raises(FindingFailed, match=r"name no finding of this notebook .*k -> rows-later"):
+    with pytest.raises(FindingFailed, match=r"no finding of this notebook that counts: .*k -> rows-later \(not recorded\)"):
         F.save("")  # never recorded: the figure would be counted nowhere
     F.measured("rows-later", "the rows", "s", {"r1": 10}, {"r1": 11}, rel=0.5)
     F.save("")
@@ -279,7 +279,46 @@ def test_a_chain_that_goes_round_is_counted_and_one_that_ends_counted_is_not():
     F.measured("d", "restates c", "s", 10, 11, rel=0.5, reuses="c")
     F.measured("e", "restates d", "s", 10, 11, rel=0.5, reuses="d")
     h = headline([_rec(F)])
-    assert "counted once: 3 (3 within)" in h and "d -> c; e -> d" in h
+    assert "counted once: 3 (3 within)" in h and "d -> c; e -> d" in h and "Counted here, as their reference names no counted finding: 2" in h
+    with pytest.raises(FindingFailed, match=r"a -> b \(leads back to a\); b -> a \(leads back to b\)"):
+        F.save("")
+
+
+def test_a_chain_ending_at_a_finding_counted_itself_is_not_counted_again():
+    """a restates b, which names a check on this machine: b counts (its reference is broken), so a,
+    restating a counted finding, does not count again."""
+    F = Findings("01_x.ipynb", "doc")
+    F.measured("h", "host", "s", 10, 11, rel=0.5, host=True)
+    F.measured("b", "restates h", "s", 10, 11, rel=0.5, reuses="h")
+    F.measured("a", "restates b", "s", 10, 11, rel=0.5, reuses="b")
+    h = headline([_rec(F)])
+    assert "counted once: 1 (1 within)" in h and "a -> b" in h and "b -> h" in h
+    with pytest.raises(FindingFailed, match=r"b -> h \(not counted\)"):
+        F.save("")
+
+
+def test_references_with_the_notebooks_name_resolve_and_ids_cannot_hold_separators():
+    F = Findings("01_x.ipynb", "doc")
+    F.measured("c", "counted", "s", 10, 11, rel=0.5)
+    F.measured("r", "restates c, named with its notebook", "s", 10, 11, rel=0.5, counted_in="01_x.ipynb:c")
+    F.measured("z", "names its own notebook's missing id", "s", 10, 11, rel=0.5, counted_in="01_x:zz")
+    assert "counted once: 2 (2 within)" in headline([_rec(F)])
+    with pytest.raises(FindingFailed, match=r"z -> zz \(not recorded\)"):
+        F.save("")
+    for bad in ("p, q", "k:2", ""):
+        with pytest.raises(ValueError, match="must be a non-empty text without"):
+            F.measured(bad, "x", "s", 10, 11, rel=0.5)
+
+
+def test_a_band_holds_the_whole_document_range_and_keeps_its_sign():
+    F = Findings("x", "doc")
+    with pytest.raises(ValueError, match="does not hold the document's figure 10..20"):
+        F.measured("t", "f", "s", (10, 20), 40, band=(20, 40))
+    with pytest.raises(ValueError, match="reaches the other sign"):
+        F.measured("p", "f", "s", 2, -2, points=5)
+    with pytest.raises(ValueError, match="reaches the other sign"):
+        F.measured("b", "f", "s", 2, -2, band=(-1, 5))
+    assert F.measured("ok", "f", "s", -40, -60, band=(-80, -40)).verdict == "within"
 
 
 def test_a_restatement_of_something_not_counted_is_counted_itself():
