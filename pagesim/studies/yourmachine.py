@@ -392,7 +392,7 @@ def record_knees(F, loc) -> None:
     """Section 2: each structure looked for, and the knee found near it (notes: nothing to check)."""
     for r in loc.itertuples():
         F.note(
-            f"knee-{r.structure}",
+            "knee-" + r.structure.replace(",", "").replace(":", ""),  # finding ids hold no separator
             f"{r.structure}: knee of the {r.curve} curve",
             "pointer-chase probe",
             r._3,
