@@ -39,6 +39,11 @@ against this machine, not evidence about a document, and the headline counts it 
 A prediction of the model that no document figure stands beside (``model=True``) is shown and
 counted apart too.
 
+Where the model's set-up fixes a figure's sign (it cannot come out the other way, ``sign_fixed=True``),
+the sign is no evidence: a figure, or any of its rows, outside its band is ``contradicted``, not
+``direction``; so is one outside a document range that has both signs. A band holds the document's
+figure (or its whole range) and never reaches the other sign.
+
 ``figures`` is how many of the document's measured-performance figures a finding covers (a table of
 16 rows is 16 figures, a not-reproduced finding too); the report counts them per document.
 
@@ -589,7 +594,7 @@ class Findings:
                 if t is None:
                     continue
                 g = by.get(t)
-                if g is None or g.host or g.model:
+                if g is None or (g.host and not f.host) or g.model:
                     out.append(f"{f.id} -> {t} ({'not recorded' if g is None else 'not counted'})")
             seen, todo = set(), [t for t in targets(f) if t in by]
             while todo:

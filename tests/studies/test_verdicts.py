@@ -335,3 +335,11 @@ def test_a_restatement_of_something_not_counted_is_counted_itself():
     assert "counted once: 3 (3 within)" in h and "Not counted again" not in h
     h = headline([_rec(F)])  # 02_y not run: its finding is taken on trust
     assert "counted once: 2 (2 within)" in h and "c -> 02_y:zz" in h
+
+
+def test_a_check_on_this_machine_may_restate_another_check():
+    F = Findings("07_your_x.ipynb", "this machine", host=True)
+    F.measured("a", "measured here", "s", 10, 11, rel=0.5)
+    F.measured("b", "restates a", "s", 10, 11, rel=0.5, reuses="a")
+    assert F.unresolved() == []
+    F.save("")
