@@ -58,7 +58,7 @@ class Workload:
         if own is not None:
 
             def post_init(self, _own=own):
-                check_number("work_cycles", self.work_cycles, 0, 1e6)
+                Workload.__post_init__(self)
                 _own(self)
 
             post_init.__doc__ = own.__doc__
@@ -1148,19 +1148,19 @@ class Heap(Workload):
                 f"got {type(self.parameters).__name__} {self.parameters!r}" + (" (json.dumps it)" if isinstance(self.parameters, dict) else "")
             )
 
+        twice = []  # keys given more than once (json keeps the last silently)
+
         def unique(pairs):
             keys = [k for k, _ in pairs]
-            dup = next((k for k in keys if keys.count(k) > 1), None)
-            if dup is not None:
-                raise ValueError(f"parameters={self.parameters!r} gives {dup!r} more than once")
+            twice.extend(k for k in dict.fromkeys(keys) if keys.count(k) > 1)
             return dict(pairs)
 
         try:
             kw = json.loads(self.parameters, object_pairs_hook=unique)
         except ValueError as e:
-            if "more than once" in str(e):
-                raise
             raise ValueError(f"parameters={self.parameters!r} is not JSON: {e}") from None
+        if twice:
+            raise ValueError(f"parameters={self.parameters!r} gives {twice[0]!r} more than once")
         if not isinstance(kw, dict):
             raise ValueError(f"parameters={self.parameters!r} must be a JSON object of the workload's parameters, e.g. '{{\"n\": 1000000}}'")
         align = _count("align", self.align, 1, 1 << 30)

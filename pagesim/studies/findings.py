@@ -576,36 +576,11 @@ class Findings:
 
     def unresolved(self) -> list[str]:
         """The findings whose ``reuses``/``counted_in`` names a finding of this notebook (a bare id, or
-        'notebook:id' with this notebook's name) that is not recorded, is a check on this machine or a
-        prediction of the model, or leads back to it: their figure would be counted nowhere."""
-        by = {f.id: f for f in self.items}
-        own = self.notebook.removesuffix(".ipynb")
-
-        def local(t):
-            nb, _, fid = t.rpartition(":")
-            return fid if nb.removesuffix(".ipynb") in ("", own) else None
-
-        def targets(f):
-            return [local(t) for t in f.reuses.split(", ")] if f.reuses else []
-
-        out = []
-        for f in self.items:
-            for t in targets(f):
-                if t is None:
-                    continue
-                g = by.get(t)
-                if g is None or (g.host and not f.host) or g.model:
-                    out.append(f"{f.id} -> {t} ({'not recorded' if g is None else 'not counted'})")
-            seen, todo = set(), [t for t in targets(f) if t in by]
-            while todo:
-                t = todo.pop()
-                if t == f.id:
-                    out.append(f"{f.id} -> {f.reuses} (leads back to {f.id})")
-                    break
-                if t not in seen:
-                    seen.add(t)
-                    todo += [u for u in targets(by[t]) if u in by]
-        return out
+        'notebook:id' with this notebook's name) that is not recorded, is not counted (a check on this
+        machine, a prediction of the model) or leads back to it (:func:`broken`): their figure would
+        be counted nowhere. Other notebooks' findings are checked when the report is made."""
+        rec = {"notebook": self.notebook, "findings": [asdict(f) for f in self.items]}
+        return [f"{f['id']} -> {'; '.join(b)}" for f in rec["findings"] if f.get("reuses") and (b := broken([rec], rec, f))]
 
     def save(self, result_path) -> None:
         """Write the findings as JSON (when ``result_path`` is set) and print the verdict counts."""
@@ -633,6 +608,67 @@ def host_notebook(name: str) -> bool:
 def is_host(r: dict, f: dict) -> bool:
     """A finding measured on the machine that runs the notebook: a check of pagesim, not a document's figure."""
     return bool(f.get("host")) or host_notebook(r.get("notebook", ""))
+
+
+def notebook_stem(r: dict) -> str:
+    """A record's notebook name without ``.ipynb``."""
+    return str(r.get("notebook", "")).removesuffix(".ipynb")
+
+
+def _target(records: list[dict], r: dict, t: str):
+    """The record and finding that reference ``t`` (an id of ``r``'s notebook, or 'notebook:id')
+    names: (record, finding or None), or (None, None) when that notebook is not among ``records``."""
+    nb, _, fid = t.strip().rpartition(":")
+    nb = nb.removesuffix(".ipynb")
+    if not nb or nb == notebook_stem(r):
+        rec = r
+    else:
+        same = [x for x in records if notebook_stem(x) == nb]
+        rec = next((x for x in same if x.get("status") == "ok"), same[0] if same else None)
+    if rec is None:
+        return None, None
+    return rec, next((x for x in rec.get("findings", []) if x.get("id") == fid), None)
+
+
+def broken(records: list[dict], r: dict, f: dict) -> list[str]:
+    """The references of ``f`` (``reuses``/``counted_in``) that name no counted finding, each with
+    why: one not there (its notebook among ``records``), a check on this machine (unless ``f`` is
+    one too), a prediction of the model, or a chain that leads back to ``f``."""
+    out = []
+    for t in str(f.get("reuses") or "").split(","):
+        if not t.strip():
+            continue
+        rec, g = _target(records, r, t)
+        if rec is None:
+            continue  # a notebook not in this run: taken on trust
+        if g is None:
+            out.append(f"{t.strip()} (not recorded)")
+        elif (is_host(rec, g) and not is_host(r, f)) or g.get("model"):
+            out.append(f"{t.strip()} (not counted)")
+    if not out:
+        seen, todo = set(), [(r, t) for t in str(f.get("reuses") or "").split(",") if t.strip()]
+        while todo:
+            rr, t = todo.pop()
+            rec, g = _target(records, rr, t)
+            if g is None:
+                continue
+            if g is f:
+                return [f"{f['reuses']} (leads back to {f.get('id')})"]
+            key = (notebook_stem(rec), g.get("id"))
+            if key not in seen:
+                seen.add(key)
+                todo += [(rec, u) for u in str(g.get("reuses") or "").split(",") if u.strip()]
+    return out
+
+
+def restated(records: list[dict], r: dict, f: dict) -> bool:
+    """Whether ``f`` (of record ``r``) restates findings counted elsewhere and is not counted again:
+    it names some (``reuses`` or ``counted_in``: ids of its notebook, or 'notebook:id') and each is
+    there and counted, or restates one that is (:func:`broken` finds those that are not: a finding
+    not there, a check on this machine, a prediction of the model, a loop). One with a broken
+    reference is counted itself, so its figure is not lost; a notebook not among ``records`` (a run
+    of some notebooks) is taken on trust."""
+    return bool(f.get("reuses")) and not broken(records, r, f)
 
 
 def regressions(records: list[dict], baseline: dict) -> list[str]:

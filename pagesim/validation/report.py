@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from ..core.files import write_atomic
-from ..studies.findings import LABELS, REPRODUCED, changes, is_host, label, note_text, ratio_text, regressions
+from ..studies.findings import LABELS, REPRODUCED, broken, changes, is_host, label, note_text, notebook_stem, ratio_text, regressions, restated
 
 MEANING = {
     "exact": "the document gives an exact count and the simulation equals it",
@@ -69,64 +69,6 @@ def counts(records: list[dict]) -> dict:
         for f in r.get("findings", []):
             c[label(f)] += 1
     return c
-
-
-def _stem(r: dict) -> str:
-    return str(r.get("notebook", "")).removesuffix(".ipynb")
-
-
-def _target(records: list[dict], r: dict, t: str):
-    """The record and finding that reference ``t`` (an id of ``r``'s notebook, or 'notebook:id')
-    names: (record, finding or None), or (None, None) when that notebook is not among ``records``."""
-    nb, _, fid = t.strip().rpartition(":")
-    nb = nb.removesuffix(".ipynb")
-    if not nb or nb == _stem(r):
-        rec = r
-    else:
-        same = [x for x in records if _stem(x) == nb]
-        rec = next((x for x in same if x.get("status") == "ok"), same[0] if same else None)
-    if rec is None:
-        return None, None
-    return rec, next((x for x in rec.get("findings", []) if x.get("id") == fid), None)
-
-
-def broken(records: list[dict], r: dict, f: dict) -> list[str]:
-    """The references of ``f`` (``reuses``/``counted_in``) that name no counted finding: one not
-    there (its notebook among ``records``), a check on this machine, a prediction of the model, or a
-    chain that leads back to ``f``."""
-    out = []
-    for t in str(f.get("reuses") or "").split(","):
-        if not t.strip():
-            continue
-        rec, g = _target(records, r, t)
-        if rec is None:
-            continue  # a notebook not in this run: taken on trust
-        if g is None or is_host(rec, g) or g.get("model"):
-            out.append(t.strip())
-    if not out:
-        seen, todo = set(), [(r, t) for t in str(f.get("reuses") or "").split(",") if t.strip()]
-        while todo:
-            rr, t = todo.pop()
-            rec, g = _target(records, rr, t)
-            if g is None:
-                continue
-            if g is f:
-                return [f"{f['reuses']} (leads back to {f.get('id')})"]
-            key = (_stem(rec), g.get("id"))
-            if key not in seen:
-                seen.add(key)
-                todo += [(rec, u) for u in str(g.get("reuses") or "").split(",") if u.strip()]
-    return out
-
-
-def restated(records: list[dict], r: dict, f: dict) -> bool:
-    """Whether ``f`` (of record ``r``) restates findings counted elsewhere and is not counted again:
-    it names some (``reuses`` or ``counted_in``: ids of its notebook, or 'notebook:id') and each is
-    there and counted, or restates one that is (:func:`broken` finds those that are not: a finding
-    not there, a check on this machine, a prediction of the model, a loop). One with a broken
-    reference is counted itself, so its figure is not lost; a notebook not among ``records`` (a run
-    of some notebooks) is taken on trust."""
-    return bool(f.get("reuses")) and not broken(records, r, f)
 
 
 def counted(records: list[dict], only: dict | None = None) -> list[dict]:
@@ -231,8 +173,8 @@ def coverage(records: list[dict], names: list[str]) -> tuple[bool, str]:
     sentence saying so or why not: a notebook without results, one whose latest run failed or was
     interrupted, results of another mode or of other code (another pagesim version, commit or
     changed sources, see :func:`pagesim.validation.notebooks.code_version`) than the newest run's."""
-    ok = {_stem(r): r for r in results(records)}
-    failed = {_stem(r): r for r in records if r.get("status") != "ok"}
+    ok = {notebook_stem(r): r for r in results(records)}
+    failed = {notebook_stem(r): r for r in records if r.get("status") != "ok"}
     reasons = []
     missing = [n for n in names if n not in ok and n not in failed]
     if missing:
@@ -246,7 +188,7 @@ def coverage(records: list[dict], names: list[str]) -> tuple[bool, str]:
     other = [n for n, r in ok.items() if _same(r) != _same(newest)]
     if other:
         reasons.append(
-            f"run on other code or in another mode than the newest run ({_stem(newest)}: {_mode(newest)} mode, {_code(newest)}): "
+            f"run on other code or in another mode than the newest run ({notebook_stem(newest)}: {_mode(newest)} mode, {_code(newest)}): "
             + ", ".join(f"{n} ({_mode(ok[n])} mode, {_code(ok[n])}, at {ok[n].get('started', '?')})" for n in other)
         )
     if not names or reasons:
@@ -261,7 +203,7 @@ def coverage(records: list[dict], names: list[str]) -> tuple[bool, str]:
 def render(records: list[dict], names: list[str] | None = None) -> str:
     """The report of ``records`` (run records, see :func:`pagesim.validation.notebooks.execute`) for the
     notebooks ``names`` (stems; default: those of the records)."""
-    names = names if names is not None else list(dict.fromkeys(_stem(r) for r in records))
+    names = names if names is not None else list(dict.fromkeys(notebook_stem(r) for r in records))
     res = results(records)
     complete, says = coverage(records, names)
     lines = [
@@ -309,7 +251,7 @@ def render(records: list[dict], names: list[str] | None = None) -> str:
         head + " | ".join((*LABELS, *apart)) + " |",
         "|---|---|---|---|---|---|---|" + "---|" * (len(LABELS) + len(apart)),
     ]
-    by = {n: [r for r in records if _stem(r) == n] for n in names}
+    by = {n: [r for r in records if notebook_stem(r) == n] for n in names}
     for n in names:
         if not by[n]:
             lines.append(f"| {n}.ipynb | not run | | | | | | " + " | ".join("" for _ in (*LABELS, *apart)) + " |")

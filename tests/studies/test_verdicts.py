@@ -303,7 +303,7 @@ def test_references_with_the_notebooks_name_resolve_and_ids_cannot_hold_separato
     F.measured("r", "restates c, named with its notebook", "s", 10, 11, rel=0.5, counted_in="01_x.ipynb:c")
     F.measured("z", "names its own notebook's missing id", "s", 10, 11, rel=0.5, counted_in="01_x:zz")
     assert "counted once: 2 (2 within)" in headline([_rec(F)])
-    with pytest.raises(FindingFailed, match=r"z -> zz \(not recorded\)"):
+    with pytest.raises(FindingFailed, match=r"z -> 01_x:zz \(not recorded\)"):
         F.save("")
     for bad in ("p, q", "k:2", ""):
         with pytest.raises(ValueError, match="must be a non-empty text without"):
