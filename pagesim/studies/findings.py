@@ -530,6 +530,19 @@ class Findings:
                         turned.append(f"{r['row']} in its band at {', '.join(_fmt(v) for v in at)}")
             if turned:
                 text += f"; {'; '.join(turned)} (so that row's verdict rests on the value chosen)"
+        if f.verdict == "direction":
+            # a direction is evidence only where the sign holds: name the values where it turns
+            def turns(sim) -> bool:
+                if f.rows:
+                    return any(_sign(float(sim[r["row"]])) != _sign(r["low"] + r["high"]) for r in f.rows if r["verdict"] == "direction")
+                return _sign(float(sim)) != _sign(f.limits[0] + f.limits[1])
+
+            flips = [v for v in sorted(runs) if turns(runs[v])]
+            text += (
+                f"; the other sign, or none, at {', '.join(_fmt(v) for v in flips)} (so its direction rests on the value chosen)"
+                if flips
+                else "; the document's sign at every value run"
+            )
         if why:
             text += f" [{why}]"
         f.robustness = (f.robustness or []) + [text]

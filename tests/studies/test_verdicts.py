@@ -76,6 +76,21 @@ def test_robust_needs_the_whole_x05_x2_range_in_band():
     assert "| within (robust) |" in render([_rec(G)])
 
 
+def test_a_direction_names_where_a_swept_choice_turns_its_sign():
+    F = Findings("x", "doc")
+    F.measured("d", "small pages worse", "s", -1, -6.6, rel=0.5, unit="%", choices=("order",))
+    assert F.get("d").verdict == "direction"
+    held = F.robust("d", "order", 1024, {512: -6.4, 1024: -6.6, 2048: -4.0})
+    assert "the document's sign at every value run" in held.robustness[-1]
+    turned = F.robust("d", "work", 2, {1: -3.0, 2: -6.6, 4: 0.0, 3: 2.5})
+    assert "the other sign, or none, at 3, 4 (so its direction rests on the value chosen)" in turned.robustness[-1]
+    R = Findings("y", "doc")
+    R.measured("r", "rows", "s", {"a": 10, "b": -20}, {"a": 40, "b": -50}, rel=0.5)
+    assert R.get("r").verdict == "direction"
+    rows = R.robust("r", "w", 2, {1: {"a": 30, "b": -60}, 2: {"a": 40, "b": -50}, 4: {"a": 35, "b": 5}})
+    assert "the other sign, or none, at 4" in rows.robustness[-1]
+
+
 def test_failures_are_contradicted_not_not_reproduced():
     F = Findings("x", "doc")
     assert F.measured("t9", "throughput +9%", "s", 9, 0.0, rel=0.5, unit="%").verdict == "contradicted"

@@ -113,3 +113,13 @@ def test_the_choices_figure_shades_the_findings_bands(quick_findings):
     for fid, limits in S.choice_limits().items():
         want = found[fid]["limits"]
         assert (limits is None and want is None) or tuple(limits) == tuple(want), fid
+
+
+def test_dgemm_direction_is_swept_over_its_choices(quick_findings):
+    """DGEMM's sign rests on an assumed matrix order, work per access and overlap: each is re-run
+    from half to twice its value and the report says where the sign holds."""
+    f = quick_findings("02_opteron_cscs")["hpcc-DGEMM"]
+    assert f["verdict"] == "direction"
+    swept = " ".join(f["robustness"] or [])
+    assert "matrix order (n) 512..2048 (chosen 1024)" in swept
+    assert len(f["robustness"]) == 6 and all("sign" in t for t in f["robustness"])
