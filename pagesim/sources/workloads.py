@@ -49,7 +49,12 @@ class Workload:
     work_cycles: float = 1.0
 
     def __post_init__(self):
+        if self.work_cycles is None and type(self).work_cycles_later:
+            return  # the subclass settles it (a heap: from its workload's parameters), then checks it
         check_number("work_cycles", self.work_cycles, 0, 1e6)
+
+    #: True for a workload whose work_cycles defaults to None, settled by its own __post_init__
+    work_cycles_later = False
 
     def __init_subclass__(cls, **kw):
         # every workload checks work_cycles first, whatever its own __post_init__ checks
@@ -1137,6 +1142,9 @@ class Heap(Workload):
     of: str = "stream"
     parameters: str = "{}"
     align: int = HEAP_ALIGN
+    #: the workload's own (from ``parameters``) unless given; 1.0 when neither gives it
+    work_cycles: float | None = None
+    work_cycles_later = True
 
     def __post_init__(self):
         if not isinstance(self.of, str) or self.of not in WORKLOADS or WORKLOADS[self.of] in (Heap, Addresses):
@@ -1181,9 +1189,12 @@ class Heap(Workload):
         held = {k: getattr(inner, k) for k in kw}
         object.__setattr__(self, "parameters", json.dumps({k: v.item() if isinstance(v, np.generic) else v for k, v in held.items()}, sort_keys=True))
         if "work_cycles" in kw:  # the workload's own work per access is the heap's
-            if self.work_cycles not in (Workload.work_cycles, inner.work_cycles):
+            if self.work_cycles is not None and check_number("work_cycles", self.work_cycles, 0, 1e6) != inner.work_cycles:
                 raise ValueError(f"work_cycles={self.work_cycles!r} and the parameters' work_cycles={inner.work_cycles!r} differ: give one")
             object.__setattr__(self, "work_cycles", inner.work_cycles)
+        elif self.work_cycles is None:
+            object.__setattr__(self, "work_cycles", Workload.work_cycles)
+        check_number("work_cycles", self.work_cycles, 0, 1e6)
         offsets, at = [], 0
         for _, n in inner.spans():
             at = -(-at // align) * align

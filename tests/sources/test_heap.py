@@ -69,6 +69,14 @@ def test_the_heap_takes_the_workloads_work_per_access():
     assert Heap(of="stream", parameters='{"n": 100}', work_cycles=3.0).work_cycles == 3.0
     with pytest.raises(ValueError, match=r"work_cycles=3.0 and the parameters' work_cycles=2.5 differ"):
         Heap(of="stream", parameters=json.dumps({"n": 100, "work_cycles": 2.5}), work_cycles=3.0)
+    # an explicit 1.0 (the default of every other workload) is given, not assumed
+    with pytest.raises(ValueError, match=r"work_cycles=1.0 and the parameters' work_cycles=2.5 differ"):
+        Heap(of="stream", parameters=json.dumps({"n": 100, "work_cycles": 2.5}), work_cycles=1.0)
+    assert Heap(of="stream", parameters=json.dumps({"n": 100, "work_cycles": 2.5}), work_cycles=2.5).work_cycles == 2.5
+    assert Heap(of="stream", parameters='{"n": 100}').work_cycles == 1.0 == Heap(of="stream", parameters='{"n": 100}', work_cycles=1.0).work_cycles
+    assert Heap(of="stream", parameters='{"n": 100}') == Heap(of="stream", parameters='{"n": 100}', work_cycles=1.0)
+    with pytest.raises(ValueError, match="work_cycles"):
+        Heap(of="stream", parameters='{"n": 100}', work_cycles=-2)
 
 
 @pytest.mark.parametrize(
