@@ -595,11 +595,21 @@ class Findings:
         rec = {"notebook": self.notebook, "findings": [asdict(f) for f in self.items]}
         return [f"{f['id']} -> {'; '.join(b)}" for f in rec["findings"] if f.get("reuses") and (b := broken([rec], rec, f))]
 
+    def overstated(self) -> list[str]:
+        """The findings whose verdict is evidence (exact, within, direction) while a finding of this
+        notebook they restate or are counted in is not (:func:`stronger`); other notebooks' are named
+        in the report's headline."""
+        rec = {"notebook": self.notebook, "findings": [asdict(f) for f in self.items]}
+        return [f"{f['id']} ({f['verdict']}) -> {', '.join(b)}" for f in rec["findings"] if (b := stronger([rec], rec, f))]
+
     def save(self, result_path) -> None:
         """Write the findings as JSON (when ``result_path`` is set) and print the verdict counts."""
         lost = self.unresolved()
         if lost:
             raise FindingFailed(f"{self.notebook}: findings name, as where their figure is counted, no finding of this notebook that counts: {'; '.join(lost)}")
+        over = self.overstated()
+        if over:
+            raise FindingFailed(f"{self.notebook}: findings say more than the finding whose figure they restate: {'; '.join(over)}")
         missing = self.unswept()
         if missing:
             raise FindingFailed(f"{self.notebook}: within findings rest on modelling choices never swept with Findings.robust: {'; '.join(missing)}")
@@ -671,6 +681,26 @@ def broken(records: list[dict], r: dict, f: dict) -> list[str]:
             if key not in seen:
                 seen.add(key)
                 todo += [(rec, u) for u in str(g.get("reuses") or "").split(",") if u.strip()]
+    return out
+
+
+#: verdicts that are evidence about a document figure
+EVIDENCE = ("exact", "within", "direction")
+
+
+def stronger(records: list[dict], r: dict, f: dict) -> list[str]:
+    """The findings ``f`` (of record ``r``) restates or is counted in (``reuses``/``counted_in``)
+    whose verdict is no evidence (contradicted, not reproduced, arithmetic, calibrated) while its
+    own is (exact, within, direction), each with its verdict: a figure may not say more where it
+    is restated than where it is counted. A notebook not among ``records`` is taken on trust."""
+    if f.get("verdict") not in EVIDENCE:
+        return []
+    out = []
+    for t in str(f.get("reuses") or "").split(","):
+        if t.strip():
+            _, g = _target(records, r, t)
+            if g is not None and g.get("verdict") not in EVIDENCE:
+                out.append(f"{t.strip()} ({g.get('verdict')})")
     return out
 
 

@@ -686,15 +686,17 @@ def record_pressure(F, mx, nc, tp, late: str) -> None:
         "a prediction of the model: the document's THP always got its 16M page",
         model=True,
     )
-    F.check(
+    record = F.not_reproduced if nc["page faults"] == 256 and moved > 0 else F.contradicted
+    record(
         "thp-compaction",
         "THP under pressure needs migration to get its huge page",
         "VII (1 fault under pressure)",
-        "1 fault",
+        "1 fault (migration not mentioned)",
         f"1 fault after migrating {moved} pages",
-        nc["page faults"] == 256 and moved > 0,
-        kind="direction",
         reuses="faults-pressure-memset-THP",
+        why="the document reports the one fault and says nothing of migration; in the model the request takes "
+        f"{nc['page faults']} faults without compaction and migrates {moved} pages with it, which rests on the same assumption as "
+        "faults-pressure-memset-THP (nearly every background page can move), not stated in the document",
     )
     for pattern in ("memset", "random"):
         F.holds_for(f"faults-pressure-{pattern}-THP", thp_pressure_holds(tp))

@@ -15,12 +15,13 @@ import json
 from pathlib import Path
 
 from ..core.files import write_atomic
-from ..studies.findings import LABELS, REPRODUCED, broken, changes, is_host, label, note_text, notebook_stem, ratio_text, regressions, restated
+from ..studies.findings import LABELS, REPRODUCED, broken, changes, is_host, label, note_text, notebook_stem, ratio_text, regressions, restated, stronger
 
 MEANING = {
     "exact": "the document gives an exact count and the simulation equals it",
     "within (robust)": (
-        "inside its band (every system or row inside its own), and still inside when each modelling choice it rests on is re-run from x0.5 to x2"
+        "inside its band (every system or row inside its own), and still inside when each modelling choice it rests on is re-run from x0.5 to x2, "
+        "one choice at a time (two moved together can take it outside)"
     ),
     "within": "inside its band (every system or row inside its own); the notes say where a modelling choice takes it outside",
     "direction": "same sign as the document but outside the band (sim / doc gives the size)",
@@ -103,6 +104,10 @@ def headline(records: list[dict], complete: bool = True) -> str:
     if bad:
         which = "; ".join(f"{f['id']} -> {', '.join(broken(records, r, f))}" for r, f in bad)
         text += f" Counted here, as their reference names no counted finding: {len(bad)} ({which})."
+    over = [(r, f) for r, f in reused if stronger(records, r, f)]
+    if over:
+        which = "; ".join(f"{f['id']} ({f['verdict']}) -> {', '.join(stronger(records, r, f))}" for r, f in over)
+        text += f" Read with care: {len(over)} restate a figure with a stronger verdict than the finding that counts it ({which})."
     if reused:
         which = "; ".join(f"{f['id']} -> {f['reuses']}" for _, f in reused)
         text += f" Not counted again: {len(reused)} restate another finding's simulated figure, or a document figure another finding judges ({which})."

@@ -358,3 +358,24 @@ def test_a_check_on_this_machine_may_restate_another_check():
     F.measured("b", "restates a", "s", 10, 11, rel=0.5, reuses="a")
     assert F.unresolved() == []
     F.save("")
+
+
+def test_a_restatement_says_no_more_than_the_finding_that_counts_its_figure():
+    F = Findings("x", "doc")
+    F.not_reproduced("src", "one fault", "s", 1, 1, why="rests on an assumption the document does not state")
+    F.check("again", "one fault, needs migration", "s", 1, 1, True, kind="direction", reuses="src")
+    with pytest.raises(FindingFailed, match=r"again \(direction\) -> src \(not reproduced\)"):
+        F.save("")
+    G = Findings("y", "doc")
+    G.not_reproduced("src", "one fault", "s", 1, 1, why="rests on an assumption the document does not state")
+    G.not_reproduced("again", "one fault, needs migration", "s", 1, 1, why="the same assumption", reuses="src")
+    G.measured("m", "gain", "s", 10, 10, rel=0.5)
+    G.measured("m2", "gain again", "s", 12, 10, rel=0.5, reuses="m")  # evidence restating evidence
+    G.save("")
+    # across notebooks: the report's headline names it
+    A = Findings("a", "doc")
+    A.not_reproduced("src", "one fault", "s", 1, 1, why="an assumption")
+    B = Findings("b", "doc")
+    B.check("again", "one fault", "s", 1, 1, True, kind="direction", reuses="01_a:src")
+    h = headline([_rec(A, "01_a.ipynb"), _rec(B, "02_b.ipynb")])
+    assert "Read with care: 1 restate a figure with a stronger verdict than the finding that counts it (again (direction) -> 01_a:src (not reproduced))" in h

@@ -121,5 +121,5 @@ def test_dgemm_direction_is_swept_over_its_choices(quick_findings):
     f = quick_findings("02_opteron_cscs")["hpcc-DGEMM"]
     assert f["verdict"] == "direction"
     swept = " ".join(f["robustness"] or [])
-    assert "matrix order (n) 512..2048 (chosen 1024)" in swept
-    assert len(f["robustness"]) == 6 and all("sign" in t for t in f["robustness"])
+    assert "matrix order (n) 512..2048 (chosen 1024)" in swept and "tile (rows) 32..128 (chosen 64)" in swept
+    assert len(f["robustness"]) == 7 and all("sign" in t for t in f["robustness"])
