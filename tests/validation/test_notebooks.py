@@ -37,6 +37,20 @@ def test_committed_clean_with_parameters(path):
     assert "F.save(result_path)" in nb.cells[-2].source or "F.save(result_path)" in nb.cells[-1].source
 
 
+def test_every_committed_notebook_cell_has_its_own_id():
+    """nbformat 4.5 cells carry ids; reading one without fills it in with a warning (an error in
+    later nbformat versions) on every run of the notebook."""
+    import json
+
+    root = notebooks_dir().parent
+    paths = sorted(p for d in ("notebooks", "exercises") for p in (root / d).rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    assert len(paths) > len(NOTEBOOKS)
+    for p in paths:
+        cells = json.loads(p.read_text())["cells"]
+        ids = [c.get("id") for c in cells]
+        assert None not in ids and len(set(ids)) == len(ids), f"{p.relative_to(root)}: every cell needs an id of its own"
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_executes_in_quick_mode(path, tmp_path):
     rec = execute(path, tmp_path, quick=True)
