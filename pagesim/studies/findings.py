@@ -119,6 +119,9 @@ class Finding:
     swept: tuple = ()
     #: how many of the document's measured-performance figures this finding covers
     figures: int = 0
+    #: recorded with ``sign_fixed=True``: the model's set-up gives it the document's sign, so a sweep
+    #: that finds the other sign refutes that claim
+    sign_fixed: bool = False
 
     @property
     def label(self) -> str:
@@ -335,6 +338,7 @@ class Findings:
             f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
         if not isinstance(sign_fixed, bool):
             raise ValueError(f"{id}: sign_fixed must be True or False, got {sign_fixed!r}")
+        f.sign_fixed = sign_fixed
         if sign_fixed and any(r["verdict"] == "direction" for r in flat):
             for r in flat:
                 if r["verdict"] == "direction":
@@ -530,14 +534,21 @@ class Findings:
                         turned.append(f"{r['row']} in its band at {', '.join(_fmt(v) for v in at)}")
             if turned:
                 text += f"; {'; '.join(turned)} (so that row's verdict rests on the value chosen)"
-        if f.verdict == "direction":
-            # a direction is evidence only where the sign holds: name the values where it turns
+        if f.verdict == "direction" or f.sign_fixed:
+            # a direction is evidence only where the sign holds: name the values where it turns; a sign
+            # the set-up fixes must not turn
             def turns(sim) -> bool:
                 if f.rows:
-                    return any(_sign(float(sim[r["row"]])) != _sign(r["low"] + r["high"]) for r in f.rows if r["verdict"] == "direction")
+                    rows = [r for r in f.rows if f.sign_fixed or r["verdict"] == "direction"]
+                    return any(_sign(float(sim[r["row"]])) != _sign(r["low"] + r["high"]) for r in rows)
                 return _sign(float(sim)) != _sign(f.limits[0] + f.limits[1])
 
             flips = [v for v in sorted(runs) if turns(runs[v])]
+            if flips and f.sign_fixed:
+                raise FindingFailed(
+                    f"{id}: recorded with sign_fixed=True, but {choice} at {', '.join(_fmt(v) for v in flips)} gives the other sign "
+                    "(or none): the set-up does not fix it"
+                )
             text += (
                 f"; the other sign, or none, at {', '.join(_fmt(v) for v in flips)} (so its direction rests on the value chosen)"
                 if flips

@@ -360,6 +360,19 @@ def test_a_check_on_this_machine_may_restate_another_check():
     F.save("")
 
 
+def test_a_sign_the_set_up_fixes_must_not_turn_in_a_sweep():
+    F = Findings("x", "doc")
+    f = F.measured("k", "small pages worse", "s", -1, -6.6, rel=0.5, unit="%", sign_fixed=True, choices=("tile",))
+    assert f.verdict == "contradicted" and f.sign_fixed
+    assert "the document's sign at every value run" in F.robust("k", "tile", 64, {32: -12.8, 64: -6.6, 128: -1.8}).robustness[-1]
+    with pytest.raises(FindingFailed, match=r"recorded with sign_fixed=True, but tile at 256 gives the other sign"):
+        F.robust("k", "tile", 64, {32: -12.8, 64: -6.6, 128: -1.8, 256: 0.5})
+    R = Findings("y", "doc")
+    R.measured("r", "rows", "s", {"a": 10, "b": 20}, {"a": 30, "b": 20}, rel=0.5, sign_fixed=True)
+    with pytest.raises(FindingFailed, match="at 4 gives the other sign"):
+        R.robust("r", "w", 2, {1: {"a": 30, "b": 20}, 2: {"a": 30, "b": 20}, 4: {"a": 30, "b": -1}})
+
+
 def test_a_restatement_says_no_more_than_the_finding_that_counts_its_figure():
     F = Findings("x", "doc")
     F.not_reproduced("src", "one fault", "s", 1, 1, why="rests on an assumption the document does not state")

@@ -196,3 +196,23 @@ def test_section_8_checks_its_arguments_before_running_anything(kw, match, monke
     with pytest.raises(ValueError, match=match):
         Y.measured_program(quick=True, **kw)
     assert ran == []
+
+
+def test_the_sweeps_bookkeeping_checks_are_arithmetic_and_a_mismatch_stops_the_notebook():
+    """The sweep against simulate and the footprint against pages_touched are equal by construction:
+    recorded as arithmetic (never an 'exact' agreement), and a difference is a bug that raises."""
+    import types
+
+    import pandas as pd
+
+    from pagesim.studies.findings import FindingFailed, Findings
+
+    s = types.SimpleNamespace(path="/tmp/t.trace", whole=True)
+    direct = pd.DataFrame([{"machine": "skylake", "page": "4K", "sweep walks": 5, "simulate walks": 5, "sweep accesses": 9, "simulate accesses": 9}])
+    table = pd.DataFrame([{"machine": "skylake", "page": "4K", "pages touched": 3}])
+    fp = pd.DataFrame([{"page": "4K", "pages": 3}])
+    F = Findings("06_your_program.ipynb", "a trace", host=True)
+    Y.record_sweep(F, s, table, fp, direct)
+    assert {f.id: f.verdict for f in F.items} == {"sweep-vs-simulate": "arithmetic", "footprint": "arithmetic"}
+    with pytest.raises(FindingFailed, match="footprint"):
+        Y.record_sweep(Findings("06_your_program.ipynb", "a trace", host=True), s, table, fp.assign(pages=4), direct)
