@@ -537,17 +537,21 @@ class Findings:
         if f.verdict == "direction" or f.sign_fixed:
             # a direction is evidence only where the sign holds: name the values where it turns; a sign
             # the set-up fixes must not turn
-            def turns(sim) -> bool:
-                if f.rows:
-                    rows = [r for r in f.rows if f.sign_fixed or r["verdict"] == "direction"]
-                    return any(_sign(float(sim[r["row"]])) != _sign(r["low"] + r["high"]) for r in rows)
-                return _sign(float(sim)) != _sign(f.limits[0] + f.limits[1])
+            def turns(sim, strict: bool) -> bool:
+                # strict: the other sign; else the other sign or none
+                pairs = (
+                    [(sim[r["row"]], r) for r in f.rows if f.sign_fixed or r["verdict"] == "direction"]
+                    if f.rows
+                    else [(sim, {"low": f.limits[0], "high": f.limits[1]})]
+                )
+                doc = [(_sign(float(x)), _sign(r["low"] + r["high"])) for x, r in pairs]
+                return any(a == -b if strict else a != b for a, b in doc)
 
-            flips = [v for v in sorted(runs) if turns(runs[v])]
-            if flips and f.sign_fixed:
+            flips = [v for v in sorted(runs) if turns(runs[v], False)]
+            other = [v for v in sorted(runs) if turns(runs[v], True)]
+            if other and f.sign_fixed:
                 raise FindingFailed(
-                    f"{id}: recorded with sign_fixed=True, but {choice} at {', '.join(_fmt(v) for v in flips)} gives the other sign "
-                    "(or none): the set-up does not fix it"
+                    f"{id}: recorded with sign_fixed=True, but {choice} at {', '.join(_fmt(v) for v in other)} gives the other sign: the set-up does not fix it"
                 )
             text += (
                 f"; the other sign, or none, at {', '.join(_fmt(v) for v in flips)} (so its direction rests on the value chosen)"

@@ -367,6 +367,9 @@ def test_a_sign_the_set_up_fixes_must_not_turn_in_a_sweep():
     assert "the document's sign at every value run" in F.robust("k", "tile", 64, {32: -12.8, 64: -6.6, 128: -1.8}).robustness[-1]
     with pytest.raises(FindingFailed, match=r"recorded with sign_fixed=True, but tile at 256 gives the other sign"):
         F.robust("k", "tile", 64, {32: -12.8, 64: -6.6, 128: -1.8, 256: 0.5})
+    # no change is not the other sign: a set-up that only removes a cost can remove none
+    zero = F.robust("k", "ramp", 8, {4: 0.0, 8: -6.6, 16: -7.0})
+    assert "the other sign, or none, at 4" in zero.robustness[-1]
     R = Findings("y", "doc")
     R.measured("r", "rows", "s", {"a": 10, "b": 20}, {"a": 30, "b": 20}, rel=0.5, sign_fixed=True)
     with pytest.raises(FindingFailed, match="at 4 gives the other sign"):
