@@ -12,3 +12,12 @@ def chase(buf, start, loads):
     for _ in range(loads):
         i = buf[i]
     return i
+
+
+@jit
+def scatter(buf, idx, vals):
+    """``buf[idx[k]] = vals[k]`` for every k, allocating nothing: a first touch timed by the fault
+    counter then counts only the faults of ``buf``'s pages (numpy's fancy indexing may take a
+    fresh page of the heap for its buffers). The callers check every index is inside ``buf``."""
+    for k in range(idx.shape[0]):
+        buf[idx[k]] = vals[k]

@@ -997,9 +997,9 @@ def record_host(F, host_size, seed: int = 0) -> list:
                 r.equal,
                 host=True,
                 why="a check of pagesim's fault model on this machine, not a test of a document: the real program touches the "
-                "addresses the simulation replays (the same offsets); with 4 KiB pages a sequential touch's count is the size over "
-                "the page size whatever the model, while the random touch's distinct pages and THP's faults test the model's "
-                "first-touch and huge-page rules against this kernel",
+                "addresses the simulation replays (the same offsets); with 4 KiB pages the model's sequential count is the size over "
+                "the page size (one fault per page: anonymous memory has no fault-around), so that row tests only that rule against "
+                "this kernel, while the random touch's distinct pages and THP's faults test the model's first-touch and huge-page rules",
             )
     return rows
 

@@ -64,7 +64,7 @@ WALK_TOLERANCE = 0.10  # relative
 SELF_CHECK = {
     "count": "a check of pagesim's trace reader against the file's own line count, not a measurement",
     "reuse-vs-simulate": "pagesim against itself by two independent methods (Mattson's stack distances and the TLB kernel): "
-    "a check of the engine on this trace, not of a document",
+    "a check of the engine on this trace, not of a document; equal unless pagesim has a bug (which stops the notebook)",
     "sweep-vs-simulate": "the sweep runs the same kernel as simulate: this checks the sweep's splitting and bookkeeping, not the "
     "model; equal by construction unless pagesim has a bug (which stops the notebook)",
     "footprint": "two counts of the same addresses (numpy's distinct pages and the kernel's pages_touched): a bookkeeping check, "
@@ -595,7 +595,7 @@ def record_reuse(F, s: Sample) -> None:
     lru = lru_machine(64, "4K")
     ds = simulate(lru, addresses=s.data, page_size="4K", specialize=False)
     curve64 = int(lru_misses(reuse_distances(s.data, "4K"), [64])[0])
-    F.check(
+    F.arithmetic(
         "reuse-vs-simulate",
         "misses of a 64-entry fully associative LRU TLB: reuse distances vs the simulator",
         "this notebook (section 3)",

@@ -156,11 +156,12 @@ def test_your_program_and_machine_are_host_checks(stem):
 def test_03_results_the_set_up_fixes_are_not_evidence(run):
     """A 64-entry TLB of every size, a text of exactly the 4M iTLB's 16 pages, a TSB that grows to hold
     every page and the document's own programming rule come back as written: arithmetic. The onset of
-    the working-set gain, the document's figure, is an order of magnitude below 'a few hundred MB'."""
+    the working-set gain cannot be set beside 'typically ... greater than a few hundred megabytes', which
+    says which applications gain, not where a gain starts (the document's own example heap is 128 MB)."""
     f = run("03_solaris_mpss")
     for fid in ("us2", "text", "dynamic-tsb", "us3cu-two-sizes", "trapstat-8k"):
         assert f[fid]["verdict"] == "arithmetic" and "not evidence" in f[fid]["why"], fid
-    assert f["working-set"]["verdict"] == "contradicted" and "more than the tenth" in f["working-set"]["why"]
+    assert f["working-set"]["verdict"] == "not reproduced" and "not where a gain starts" in f["working-set"]["why"]
     # 32 4M pages in the TLB miss on their first touch only: the ratio is the run's length
     assert f["trapstat-8k"]["figures"] == 3 and "the ratio is the run's length" in f["trapstat-8k"]["why"]
     assert "32 4M pages" in f["trapstat-8k"]["why"]
