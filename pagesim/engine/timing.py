@@ -369,12 +369,19 @@ COMPONENTS = ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss", "faul
 
 
 def timed_cycles(
-    ds: "xr.Dataset", *, mlp: float | None = None, walk_mlp: float | None = None, work_cycles: float | None = None, latencies=None
+    ds: "xr.Dataset",
+    *,
+    mlp: float | None = None,
+    walk_mlp: float | None = None,
+    work_cycles: float | None = None,
+    latencies=None,
+    walk_base_cycles: float | None = None,
 ) -> "xr.Dataset":
     """Re-price a :func:`simulate_timed` result (the counters do not change): ``mlp``, ``walk_mlp``,
-    ``work_cycles`` (per access) and ``latencies`` (cycles by cache level, memory last) default to
-    the ones the result was priced with. Returns a new Dataset with ``cycles`` and the shares."""
-    steps, upd = _repriced(ds, mlp, walk_mlp, work_cycles, latencies)
+    ``work_cycles`` (per access), ``latencies`` (cycles by cache level, memory last) and
+    ``walk_base_cycles`` (a walk's own cycles besides its references) default to the ones the
+    result was priced with. Returns a new Dataset with ``cycles`` and the shares."""
+    steps, upd = _repriced(ds, mlp, walk_mlp, work_cycles, latencies, walk_base_cycles)
     ds = ds.drop_vars(["cycles", "component"], errors="ignore")
     for op, name, value in steps:
         if op == "coord":
@@ -386,17 +393,23 @@ def timed_cycles(
 
 
 def cycles_by_component(
-    ds: "xr.Dataset", *, mlp: float | None = None, walk_mlp: float | None = None, work_cycles: float | None = None, latencies=None
+    ds: "xr.Dataset",
+    *,
+    mlp: float | None = None,
+    walk_mlp: float | None = None,
+    work_cycles: float | None = None,
+    latencies=None,
+    walk_base_cycles: float | None = None,
 ) -> dict[str, np.ndarray]:
     """What :func:`timed_cycles` puts in ``cycles``, as {component: cycles by page size} (numpy),
     without building a Dataset: for re-pricing in a loop (a fit over ``mlp``), where building one
     costs more than the pricing."""
-    steps, _ = _repriced(ds, mlp, walk_mlp, work_cycles, latencies)
+    steps, _ = _repriced(ds, mlp, walk_mlp, work_cycles, latencies, walk_base_cycles)
     arr = next(value[1] for _, name, value in steps if name == "cycles")
     return {c: arr[i] for i, c in enumerate(COMPONENTS)}
 
 
-def _repriced(ds, mlp, walk_mlp, work_cycles, latencies):
+def _repriced(ds, mlp, walk_mlp, work_cycles, latencies, walk_base_cycles=None):
     if "data_level_hits" not in ds:
         raise ValueError("timed_cycles needs a simulate_timed() result (it has data_level_hits and walk_level_hits)")
     rows = ds["cycles"].transpose("component", ...).values  # numpy, not .sel: this runs in fits
@@ -411,10 +424,11 @@ def _repriced(ds, mlp, walk_mlp, work_cycles, latencies):
         walk_mlp,
         work_cycles,
         latencies,
+        walk_base_cycles,
     )
 
 
-def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles, latencies):
+def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles, latencies, walk_base_cycles=None):
     """The timing model's prices from the counters: ``get(name)`` gives a variable's values
     (``walks`` and ``accesses`` summed over sides),
     ``component(c)`` the row of the old ``cycles`` for component c, ``attrs`` the Dataset's attrs,
@@ -436,7 +450,7 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
                 f"latencies={np.atleast_1d(lat).tolist()!r} must be {nl} finite cycle counts >= 0, not decreasing outward (levels {level_names()})"
             )
     walks = get("walks").astype(float)
-    base = float(attrs["walk_base_cycles"])
+    base = float(attrs["walk_base_cycles"]) if walk_base_cycles is None else check_number("walk_base_cycles", walk_base_cycles, 0, 1e6)
     walk = (walks * base + (get("walk_level_hits") * lat[:, None]).sum(axis=0)) / walk_mlp
     stall = (get("data_level_hits")[1:] * (lat[1:, None] - lat[0])).sum(axis=0) / mlp
     work = get("accesses").astype(float) * wc
@@ -458,4 +472,4 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
         ("var", "fault_share", ((), float(comps["fault"].sum()) / total if total else 0.0, {"units": "1"})),
         ("var", "swap_share", ((), float(comps["swap"].sum()) / total if total else 0.0, {"units": "1"})),
     ]
-    return steps, dict(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()))
+    return steps, dict(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()), walk_base_cycles=base)

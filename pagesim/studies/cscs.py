@@ -337,15 +337,19 @@ def scaled_latencies(ds, caches: float = 1.0, memory: float = 1.0):
     return np.maximum.accumulate(lat)
 
 
-def price(pair: dict, mlp: float, work: float | None = None, walk_mlp: float = 1.0, caches: float = 1.0, memory: float = 1.0) -> dict:
+def price(pair: dict, mlp: float, work: float | None = None, walk_mlp: float = 1.0, caches: float = 1.0, memory: float = 1.0, walk_base: float = 1.0) -> dict:
     """One kernel's two runs re-priced with ``mlp`` (and, given, ``work`` cycles per access instead of
-    the runs' own, ``walk_mlp`` walks that overlap instead of 1, serialised, and the cache and memory
-    latencies scaled by ``caches`` and ``memory``): steady cycles (first-touch faults left out), the
-    paper's % change with small pages, and cycles per access by component."""
+    the runs' own, ``walk_mlp`` walks that overlap instead of 1, serialised, the cache and memory
+    latencies scaled by ``caches`` and ``memory``, and a walk's own cycles by ``walk_base``): steady
+    cycles (first-touch faults left out), the paper's % change with small pages, and cycles per
+    access by component."""
     t, comp = {}, {}
     for p, ds in pair.items():
         lat = scaled_latencies(ds, caches, memory)
-        c = cycles_by_component(ds, mlp=mlp, work_cycles=work, walk_mlp=walk_mlp, latencies=lat)  # timed_cycles(...)["cycles"] without the Dataset
+        base = walk_base * float(ds.attrs["walk_base_cycles"])
+        c = cycles_by_component(
+            ds, mlp=mlp, work_cycles=work, walk_mlp=walk_mlp, latencies=lat, walk_base_cycles=base
+        )  # timed_cycles(...)["cycles"] without the Dataset
         comp[p] = {k: float(c[k].sum()) for k in ("work", "data_stall", "tlb_hit_latency", "walk")}
         t[p] = sum(comp[p].values())
     n = int(pair["4K"]["accesses"].sum())
@@ -489,13 +493,15 @@ SPANS = {WALK_MLP: ((1.0, 2.0), "walks cannot overlap less than not at all: 1, s
 
 
 CACHE_LAT, MEMORY_LAT = "cache latencies (x assumed)", "memory latency (x assumed)"
+#: a walk's own cycles besides its references (the preset's walk_base_cycles, an assumption)
+WALK_BASE = "walk base cycles (x assumed)"
 
 
 def choice_names(label: str) -> tuple[str, ...]:
     """The modelling choices kernel ``label``'s figure rests on, as :func:`choice_sweeps` names them."""
     choice, _, _, unit, _ = SIZES[label]
     shape = (f"{SHAPES[label][0]} ({SHAPES[label][3]})",) if label in SHAPES else ()
-    return (f"{choice} ({unit})", *shape, "work per access (cycles)", "mlp (fitted on STREAM)", WALK_MLP, CACHE_LAT, MEMORY_LAT)
+    return (f"{choice} ({unit})", *shape, "work per access (cycles)", "mlp (fitted on STREAM)", WALK_MLP, CACHE_LAT, MEMORY_LAT, WALK_BASE)
 
 
 def span_of(choice: str) -> dict:
@@ -510,7 +516,7 @@ def choice_sweeps(label: str, pair: dict, mlp: float, size_pairs: dict, factors=
     :func:`size_runs`), its shape (``shape_pairs``, for a kernel of ``SHAPES``), its work cycles per
     access and the mlp (both re-priced from ``pair``: they change no counter), each over ``factors``
     x the chosen value."""
-    size, *shape, work_name, mlp_name, walk_name, cache_name, mem_name = choice_names(label)
+    size, *shape, work_name, mlp_name, walk_name, cache_name, mem_name, base_name = choice_names(label)
     work = KERNEL_WORK[KERNEL_OF[label]][0]
     pct = "small_page_change_pct"
     if bool(shape) != (shape_pairs is not None):
@@ -526,6 +532,7 @@ def choice_sweeps(label: str, pair: dict, mlp: float, size_pairs: dict, factors=
         # the latencies are assumed (pagesim/data/caches.toml): re-priced from the same runs
         cache_name: (1.0, {f: price(pair, mlp, caches=f)[pct] for f in factors}),
         mem_name: (1.0, {f: price(pair, mlp, memory=f)[pct] for f in factors}),
+        base_name: (1.0, {f: price(pair, mlp, walk_base=f)[pct] for f in factors}),
     }
 
 
@@ -1043,6 +1050,7 @@ def scaling_choices(code: str, runs: dict, mlp: float, factors=(0.5, 1, 2)) -> d
         WALK_MLP: (1.0, {w: rows(mlp=mlp, walk_mlp=w) for w in (1.0, 1.5, 2.0)}),
         CACHE_LAT: (1.0, {f: rows(mlp=mlp, caches=f) for f in factors}),
         MEMORY_LAT: (1.0, {f: rows(mlp=mlp, memory=f) for f in factors}),
+        WALK_BASE: (1.0, {f: rows(mlp=mlp, walk_base=f) for f in factors}),
     }
 
 

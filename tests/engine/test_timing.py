@@ -177,7 +177,13 @@ def test_cycles_are_the_counters_priced():
     # cycles_by_component: the same numbers without a Dataset, for every re-pricing argument
     from pagesim.engine.timing import cycles_by_component
 
-    for kw in ({}, {"mlp": 4.0}, {"walk_mlp": 2.0}, {"work_cycles": 7.5}, {"latencies": [1, 20, 300]}):
+    ds_b = timed_cycles(ds, walk_base_cycles=2 * float(ds.attrs["walk_base_cycles"]))
+    walks = ds["walks"].sum("side").values
+    added = ds_b["cycles"].sel(component="walk").values - ds["cycles"].sel(component="walk").values
+    assert np.allclose(added, walks * float(ds.attrs["walk_base_cycles"])) and ds_b.attrs["walk_base_cycles"] == 2 * float(ds.attrs["walk_base_cycles"])
+    with pytest.raises(ValueError, match="walk_base_cycles=-1"):
+        timed_cycles(ds, walk_base_cycles=-1)
+    for kw in ({}, {"mlp": 4.0}, {"walk_mlp": 2.0}, {"work_cycles": 7.5}, {"latencies": [1, 20, 300]}, {"walk_base_cycles": 3.0}):
         want = timed_cycles(ds, **kw)["cycles"]
         got = cycles_by_component(ds, **kw)
         assert list(got) == [str(c) for c in want["component"].values]

@@ -108,7 +108,7 @@ def test_random_access_band_is_bounded_and_latencies_are_swept(findings):
     ra = findings["hpcc-Single node Random Access"]
     assert tuple(ra["limits"]) == (-80.0, -40.0)
     assert "The verdict rests on that reading of the bound: read as a point figure +-50% (-60..-20%)" in ra["why"]
-    for choice in (S.WALK_MLP, S.CACHE_LAT, S.MEMORY_LAT):
+    for choice in (S.WALK_MLP, S.CACHE_LAT, S.MEMORY_LAT, S.WALK_BASE):
         assert choice in ra["swept"], choice
     assert S.CACHE_LAT in findings["hpcc-fft"]["swept"]
 
