@@ -25,13 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels.chase import scatter
-from ..core.check import check_choice
+from ..core.check import check_bool, check_choice, check_int, check_seed
 from ..core.units import format_size, parse_size
 from ..engine.simulate import simulate
 from ..model.layout import Layout, Region
 
 THP_PATH = "/sys/kernel/mm/transparent_hugepage/enabled"
 BASE_PAGE = 4096
+MAX_TOUCHES = 1 << 24  # random writes of compare_faults: their offsets and the simulation's addresses are held in memory
 HUGE = 2 << 20
 
 
@@ -218,6 +219,10 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
     """
     n, off_in = check_region(size, offset)
     check_choice("pattern", pattern, ("sequential", "random"))
+    thp = check_bool("thp", thp)
+    seed = check_seed(seed)
+    if pattern == "random":
+        touches = check_int("touches", touches, 1, MAX_TOUCHES, "random writes")
     reason = why_not(thp, partial=bool(n % HUGE or off_in))
     if reason:
         raise RuntimeError(reason)

@@ -1185,16 +1185,20 @@ class Heap(Workload):
                 inner = workload(self.of, **kw)
         except (TypeError, ValueError) as e:
             raise type(e)(f"parameters={self.parameters!r} of heap(of={self.of!r}): {e}") from None
-        # one text for one workload: each parameter as the workload holds it (64.0 is n=64), in key order
-        held = {k: getattr(inner, k) for k in kw}
-        object.__setattr__(self, "parameters", json.dumps({k: v.item() if isinstance(v, np.generic) else v for k, v in held.items()}, sort_keys=True))
-        if "work_cycles" in kw:  # the workload's own work per access is the heap's
-            if self.work_cycles is not None and check_number("work_cycles", self.work_cycles, 0, 1e6) != inner.work_cycles:
+        # the work per access is the heap's (given, or the parameters', else 1.0), held as a float by
+        # the heap and its workload alike, and kept out of the parameters' text
+        if "work_cycles" in kw:
+            if self.work_cycles is not None and check_number("work_cycles", self.work_cycles, 0, 1e6) != float(inner.work_cycles):
                 raise ValueError(f"work_cycles={self.work_cycles!r} and the parameters' work_cycles={inner.work_cycles!r} differ: give one")
-            object.__setattr__(self, "work_cycles", inner.work_cycles)
-        elif self.work_cycles is None:
-            object.__setattr__(self, "work_cycles", Workload.work_cycles)
-        check_number("work_cycles", self.work_cycles, 0, 1e6)
+            wc = float(inner.work_cycles)
+        else:
+            wc = Workload.work_cycles if self.work_cycles is None else check_number("work_cycles", self.work_cycles, 0, 1e6)
+        object.__setattr__(self, "work_cycles", wc)
+        if inner.work_cycles != wc or not isinstance(inner.work_cycles, float):
+            inner = dataclasses.replace(inner, work_cycles=wc)
+        # one text for one workload: each parameter as the workload holds it (64.0 is n=64), in key order
+        held = {k: getattr(inner, k) for k in kw if k != "work_cycles"}
+        object.__setattr__(self, "parameters", json.dumps({k: v.item() if isinstance(v, np.generic) else v for k, v in held.items()}, sort_keys=True))
         offsets, at = [], 0
         for _, n in inner.spans():
             at = -(-at // align) * align

@@ -338,6 +338,11 @@ class Findings:
             f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
         if not isinstance(sign_fixed, bool):
             raise ValueError(f"{id}: sign_fixed must be True or False, got {sign_fixed!r}")
+        judged = rows if f.rows else [r]  # the rows as _row gave them (with the document's text)
+        unsigned = [x for x in judged if not x["signed"]] if sign_fixed else []
+        if unsigned:
+            which = ", ".join(f"{x['row'] + ' ' if x['row'] != '' else ''}{x['doc_text']}" for x in unsigned)
+            raise ValueError(f"{id}: sign_fixed=True needs a document figure with a sign, not zero or a range over both signs ({which})")
         f.sign_fixed = sign_fixed
         if sign_fixed and any(r["verdict"] == "direction" for r in flat):
             for r in flat:
@@ -392,7 +397,19 @@ class Findings:
         verdict, ratio = classify(d, s, lo, hi, change)
         if verdict == "direction" and d_lo < 0 < d_hi:
             verdict = "contradicted"  # the document's own range has both signs: a sign outside the band agrees with nothing
-        return {"row": name, "document": d, "simulation": s, "low": lo, "high": hi, "verdict": verdict, "ratio": ratio, "doc_text": doc_text, "band_text": text}
+        signed = d_lo > 0 or d_hi < 0  # the document's figure (its whole range) has a sign
+        return {
+            "row": name,
+            "document": d,
+            "simulation": s,
+            "low": lo,
+            "high": hi,
+            "verdict": verdict,
+            "ratio": ratio,
+            "signed": signed,
+            "doc_text": doc_text,
+            "band_text": text,
+        }
 
     def direction(
         self,
@@ -507,6 +524,9 @@ class Findings:
             return f.limits[0] <= float(sim) <= f.limits[1]
 
         runs = {float(v): s for v, s in runs.items()}
+        for v, sim in runs.items():  # numbers only, as measured() takes
+            for x in sim.values() if isinstance(sim, dict) else [sim]:
+                check_number(f"{id}: the run of {choice} at {_fmt(v)}", x)
         ok = {v: inside(s) for v, s in runs.items()}
         held = [v for v in sorted(ok) if ok[v]]
         failed = [v for v in sorted(ok) if not ok[v]]
@@ -539,11 +559,8 @@ class Findings:
             # the set-up fixes must not turn
             def turns(sim, strict: bool) -> bool:
                 # strict: the other sign; else the other sign or none
-                pairs = (
-                    [(sim[r["row"]], r) for r in f.rows if f.sign_fixed or r["verdict"] == "direction"]
-                    if f.rows
-                    else [(sim, {"low": f.limits[0], "high": f.limits[1]})]
-                )
+                # every row whose document figure has a sign (the band's middle has that sign then)
+                pairs = [(sim[r["row"]], r) for r in f.rows if r.get("signed", True)] if f.rows else [(sim, {"low": f.limits[0], "high": f.limits[1]})]
                 doc = [(_sign(float(x)), _sign(r["low"] + r["high"])) for x, r in pairs]
                 return any(a == -b if strict else a != b for a, b in doc)
 

@@ -104,7 +104,7 @@ def headline(records: list[dict], complete: bool = True) -> str:
     if bad:
         which = "; ".join(f"{f['id']} -> {', '.join(broken(records, r, f))}" for r, f in bad)
         text += f" Counted here, as their reference names no counted finding: {len(bad)} ({which})."
-    over = [(r, f) for r, f in reused if stronger(records, r, f)]
+    over = [(r, f) for r in records for f in r.get("findings", []) if f.get("reuses") and not is_host(r, f) and stronger(records, r, f)]
     if over:
         which = "; ".join(f"{f['id']} ({f['verdict']}) -> {', '.join(stronger(records, r, f))}" for r, f in over)
         text += f" Read with care: {len(over)} restate a figure with a stronger verdict than the finding that counts it ({which})."

@@ -43,6 +43,16 @@ def test_bad_requests():
     for off in ("1K", "2M"):
         with pytest.raises(ValueError, match=rf"offset='{off}' must be a multiple of 4K below 2M"):
             compare_faults("2M", offset=off)
+    for kw, match in (
+        (dict(touches=0), "touches=0"),
+        (dict(touches=-1), "touches=-1"),
+        (dict(touches=10**9), "touches=1000000000"),
+        (dict(touches=2.5), "touches must be an int"),
+        (dict(thp="yes"), "thp must be True or False"),
+        (dict(seed="x"), "seed must be an int"),
+    ):
+        with pytest.raises((TypeError, ValueError), match=match):
+            compare_faults("2M", pattern="random", **kw)
 
 
 def test_cli_host_takes_sizes_that_are_not_whole_huge_pages(capsys):

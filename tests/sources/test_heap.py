@@ -190,3 +190,18 @@ def test_parameters_the_workload_holds_alike_make_one_heap():
     a = workload("heap", of="stream", parameters='{"n": 64.0, "passes": 2}')
     b = workload("heap", of="stream", parameters='{"passes": 2, "n": 64}')
     assert a == b and a.parameters == '{"n": 64, "passes": 2}'
+
+
+def test_one_work_per_access_is_one_heap_however_it_is_given():
+    import dataclasses
+
+    a = Heap(of="stream", parameters='{"n": 1000, "work_cycles": 2}')
+    b = Heap(of="stream", parameters='{"work_cycles": 2.0, "n": 1000}', work_cycles=2.0)
+    c = Heap(of="stream", parameters='{"n": 1000}', work_cycles=2)
+    assert a == b == c and hash(a) == hash(b) == hash(c) and a.parameters == '{"n": 1000}'
+    assert a.work_cycles == a.inner.work_cycles == c.inner.work_cycles == 2.0
+    assert Heap(of="stream", parameters='{"n": 1000}') == Heap(of="stream", parameters='{"n": 1000, "work_cycles": 1.0}')
+    r = dataclasses.replace(a, parameters='{"n": 500}')
+    assert r.work_cycles == r.inner.work_cycles == 2.0 and r.inner.n == 500
+    with pytest.raises(ValueError, match=r"work_cycles=2.0 and the parameters' work_cycles=5 differ"):
+        dataclasses.replace(a, parameters='{"n": 1000, "work_cycles": 5}')

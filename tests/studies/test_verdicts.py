@@ -395,3 +395,34 @@ def test_a_restatement_says_no_more_than_the_finding_that_counts_its_figure():
     B.check("again", "one fault", "s", 1, 1, True, kind="direction", reuses="01_a:src")
     h = headline([_rec(A, "01_a.ipynb"), _rec(B, "02_b.ipynb")])
     assert "Read with care: 1 restate a figure with a stronger verdict than the finding that counts it (again (direction) -> 01_a:src (not reproduced))" in h
+
+
+def test_sign_fixed_needs_a_signed_figure_and_every_row_s_sign_is_watched():
+    F = Findings("x", "doc")
+    with pytest.raises(ValueError, match=r"sign_fixed=True needs a document figure with a sign.*\(0\)"):
+        F.measured("a", "f", "s", 0, 0, points=5, sign_fixed=True)
+    with pytest.raises(ValueError, match=r"\(-2..6\)"):
+        F.measured("b", "f", "s", (-2, 6), 2, band=(-3, 8), sign_fixed=True)
+    with pytest.raises(ValueError, match=r"\(B 0\)"):
+        F.measured("c", "f", "s", {"A": 10, "B": 0}, {"A": 30, "B": 0}, points=1, sign_fixed=True)
+    # a direction's within row that turns its sign at another value is named too
+    F.measured("d", "f", "s", {"A": 10, "B": -5}, {"A": 30, "B": -5}, rel=0.5)
+    t = F.robust("d", "c", 1, {0.5: {"A": 30, "B": -5}, 1: {"A": 30, "B": -5}, 2: {"A": 30, "B": 5}}).robustness[-1]
+    assert "the other sign, or none, at 2" in t
+
+
+def test_a_stronger_restatement_is_named_even_when_another_of_its_references_is_broken():
+    A = Findings("a", "doc")
+    A.contradicted("c", "x", "s", 1, 2, why="the model disagrees")
+    B = Findings("b", "doc")
+    B.measured("w", "x", "s", 10, 10, rel=0.5, reuses=("01_a:c", "01_a:nope"))
+    h = headline([_rec(A, "01_a.ipynb"), _rec(B, "02_b.ipynb")])
+    assert "w -> 01_a:nope (not recorded)" in h and "Read with care: 1 restate a figure with a stronger verdict" in h
+
+
+def test_a_sweep_takes_numbers_only():
+    F = Findings("x", "doc")
+    F.measured("a", "gain", "s", 10, 10, rel=0.5, choices=("c",))
+    for bad in (float("nan"), "10", True, None):
+        with pytest.raises((TypeError, ValueError), match="the run of c at 2"):
+            F.robust("a", "c", 1, {0.5: 10, 1: 10, 2: bad})
