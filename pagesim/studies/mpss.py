@@ -710,7 +710,8 @@ def record_heaps(F, hs):
         why="the document's 'most likely to benefit ... typically have working sets greater than a few hundred megabytes' says which "
         "applications typically gain, not where a gain starts (its own example's heap is 128 MB, below it), so there is no onset to "
         "compare; the sign above any size (a heap of fewer, larger pages misses less) is the model's set-up. The model's gain starts "
-        f"as soon as the heap outgrows the 8K TLB reach ({reach8} MiB on III Cu), above 10% from {starts} MiB; where it starts on a "
+        f"as soon as the heap outgrows the 8K TLB reach ({reach8} MiB on III Cu: with only 8K pages the second 512-entry TLB is "
+        f"unprogrammed, and the preset leaves it unused, an assumption), above 10% from {starts} MiB; where it starts on a "
         "real machine depends on how the TSB and tables are cached, which pagesim does not time",
     )
     data_entries = {mm: sum(s.entries for s in machine(mm).structures if s.serves("data")) for mm in ("ultrasparc-ii", "ultrasparc-iii", "ultrasparc-iii-cu")}
