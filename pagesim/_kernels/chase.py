@@ -1,6 +1,16 @@
-"""The latency probe's kernel: follow a cycle of indices, each load's address the previous load's value."""
+"""The latency probe's kernels: follow a cycle of indices, each load's address the previous load's
+value; and write a buffer's first touches with the minor faults they take counted around the loop."""
+
+import ctypes
+
+import numba
 
 from ._jit import jit
+
+#: ``getrusage(2)`` from the C library, called from compiled code (``scatter_counted``)
+_getrusage = ctypes.CDLL(None, use_errno=True).getrusage
+_getrusage.argtypes = [ctypes.c_int, ctypes.c_void_p]
+_getrusage.restype = ctypes.c_int
 
 
 @jit
@@ -14,10 +24,15 @@ def chase(buf, start, loads):
     return i
 
 
-@jit
-def scatter(buf, idx, vals):
-    """``buf[idx[k]] = vals[k]`` for every k, allocating nothing: a first touch timed by the fault
-    counter then counts only the faults of ``buf``'s pages (numpy's fancy indexing may take a
-    fresh page of the heap for its buffers). The callers check every index is inside ``buf``."""
+@numba.njit(cache=False)  # it calls a C function by its address in this process: nothing to cache
+def scatter_counted(buf, idx, vals, who, before, after):
+    """``buf[idx[k]] = vals[k]`` for every k, allocating nothing, between two ``getrusage(who, ...)`` calls that fill ``before``
+    and ``after`` (each a buffer the size of ``struct rusage``); returns 0, or -1 when a call
+    failed. Nothing runs between the readings but the loop, so the minor faults they differ by are
+    the faults of ``buf``'s pages alone: no interpreter object is made or freed in between. The
+    callers check every index is inside ``buf``."""
+    a = _getrusage(who, before.ctypes.data)
     for k in range(idx.shape[0]):
         buf[idx[k]] = vals[k]
+    b = _getrusage(who, after.ctypes.data)
+    return -1 if a != 0 or b != 0 else 0

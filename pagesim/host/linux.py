@@ -14,17 +14,15 @@ so the region's edges are the edges of its VMA, as they are for an mmap of that 
 from __future__ import annotations
 
 import ctypes
-import gc
 import mmap
 import os
 import resource
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.chase import scatter
+from .._kernels.chase import scatter_counted
 from ..core.check import check_bool, check_choice, check_int, check_seed
 from ..core.units import format_size, parse_size
 from ..engine.simulate import simulate
@@ -69,21 +67,35 @@ class FaultComparison:
         )
 
 
-#: a warm-up target for ``scatter``, outside every region whose faults are counted
-_SCRATCH = np.zeros(8, dtype=np.uint8)
+class _Rusage(ctypes.Structure):
+    """``struct rusage`` (getrusage(2)): two timevals, then fourteen longs."""
+
+    _fields_ = [("ru_utime", ctypes.c_long * 2), ("ru_stime", ctypes.c_long * 2)] + [
+        (name, ctypes.c_long)
+        for name in ("maxrss", "ixrss", "idrss", "isrss", "minflt", "majflt", "nswap", "inblock", "oublock", "msgsnd", "msgrcv", "nsignals", "nvcsw", "nivcsw")
+    ]
 
 
-@contextmanager
-def no_gc():
-    """The garbage collector off while a first touch is counted: a collection run between the two
-    readings of the fault counter could touch pages that are not the region's."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+_LONG = np.dtype(f"i{ctypes.sizeof(ctypes.c_long)}")
+_MINFLT = _Rusage.minflt.offset // _LONG.itemsize  # ru_minflt's index in a buffer of longs
+_WHO = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # the touching thread only, where Linux offers it
+
+
+def touch_faults(buf: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> int:
+    """Write ``buf[idx[k]] = vals[k]`` for every k and return the minor faults the touching thread
+    took doing it. The counter is read by compiled code on both sides of the loop
+    (``scatter_counted``), so no interpreter object is made between the readings: a fresh page of
+    the interpreter's heap, the garbage collector or another thread of a Jupyter kernel cannot add
+    a fault to the count. Every index must be inside ``buf``."""
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= buf.size):
+        raise RuntimeError("internal error: a touch outside its buffer")
+    if idx.shape != vals.shape:
+        raise RuntimeError("internal error: one value per touch")
+    n = ctypes.sizeof(_Rusage) // _LONG.itemsize
+    before, after = np.zeros(n, dtype=_LONG), np.zeros(n, dtype=_LONG)
+    if scatter_counted(buf, idx, vals, _WHO, before, after) != 0:
+        raise OSError(ctypes.get_errno(), f"getrusage failed: {os.strerror(ctypes.get_errno())}")
+    return int(after[_MINFLT] - before[_MINFLT])
 
 
 def thp_mode() -> str | None:
@@ -242,13 +254,7 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
             offsets = np.random.default_rng(seed).integers(0, n, touches, dtype=np.int64)
         idx = offsets + off
         ones = np.ones(idx.size, dtype=np.uint8)
-        who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # this thread only, where Linux offers it
-        scatter(_SCRATCH, idx[:1] % _SCRATCH.size, ones[:1])  # compiled and loaded before the count
-        resource.getrusage(who)  # every object the touch needs exists before the first reading
-        with no_gc():  # nothing but the region's pages is touched between the readings
-            r0 = resource.getrusage(who).ru_minflt
-            scatter(arr, idx, ones)
-            r1 = resource.getrusage(who).ru_minflt
+        real = touch_faults(arr, idx, ones)
         huge_kib = anon_huge_kib(base + off, base + off + n) if thp else 0
         del arr
     finally:
@@ -262,7 +268,7 @@ def compare_faults(size="64M", thp: bool = False, pattern: str = "sequential", t
         thp=thp,
         pattern=pattern,
         touches=int(offsets.size),
-        real_faults=int(r1 - r0),
+        real_faults=real,
         simulated_faults=int(ds["faults"].sum()),
         page_size=page,
         thp_mode=thp_mode() or "none",

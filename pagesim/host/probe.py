@@ -47,20 +47,19 @@ from __future__ import annotations
 import mmap
 import os
 import platform
-import resource
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._kernels.chase import chase, scatter
+from .._kernels.chase import chase
 from ..core.check import check_int, check_seed
 from ..core.progress import bar as progress_bar
 from ..core.units import format_size, parse_size
 from ..engine.simulate import simulate
 from ..model.layout import Layout
 from ..model.machines import machine
-from .linux import HUGE, aligned_mapping, anon_huge_kib, close_mapping, no_gc, thp_mode, whole_huge, why_not
+from .linux import HUGE, aligned_mapping, anon_huge_kib, close_mapping, thp_mode, touch_faults, whole_huge, why_not
 
 PAGE = 4096
 LINE = 64
@@ -263,15 +262,9 @@ class _Region:
             raise ValueError(f"size={size} after {self.written} in a mapping of {self.size}: sizes must increase and fit")
         if int(order.max()) >= size // 8 or int(order.min()) < 0:
             raise RuntimeError("internal error: probe cycle outside its mapping")  # the cycle is built for this size
-        who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # this thread's faults only
-        scatter(_SCRATCH, order[:1] % _SCRATCH.size, succ[:1])  # compiled and loaded before the count
-        resource.getrusage(who)
-        with no_gc():  # nothing but the mapping's pages is touched between the readings
-            f0 = resource.getrusage(who).ru_minflt
-            scatter(self.words, order, succ)
-            f1 = resource.getrusage(who).ru_minflt
+        taken = touch_faults(self.words, order, succ)
         if self.faults is not None:
-            self.faults += int(f1 - f0)
+            self.faults += taken
         self.written = size
         return self.faults
 
@@ -289,9 +282,6 @@ class _Region:
     def close(self):
         self.words = None
         close_mapping(self.mm)
-
-
-_SCRATCH = np.zeros(8, dtype=np.int64)  # a warm-up target for scatter, outside every mapping counted
 
 
 def _cycle(size: int, stride: str, rng) -> tuple[np.ndarray, np.ndarray]:

@@ -99,3 +99,43 @@ def test_cli_host_checks_every_size_before_it_runs_any(capsys, monkeypatch):
     assert main(["host", "--size", "3M", "--size", "1K"]) == 2
     captured = capsys.readouterr()
     assert "size='1K' must be a positive multiple of 4K" in captured.err and captured.out == ""
+
+
+def test_touch_faults_counts_the_buffers_pages_alone():
+    if why_not(False):
+        pytest.skip(why_not(False))
+    import mmap
+    import threading
+
+    import numpy as np
+
+    from pagesim.host.linux import touch_faults
+
+    stop, churn = threading.Event(), []
+
+    def allocate():  # another thread of the process making and dropping objects all the while
+        while not stop.is_set():
+            churn.append([object() for _ in range(1000)])
+            del churn[:-4]
+
+    t = threading.Thread(target=allocate)
+    t.start()
+    try:
+        for pages in (1, 3, 64, 1000):
+            mm = mmap.mmap(-1, pages * 4096)
+            words = np.frombuffer(mm, dtype=np.int64)
+            idx = np.arange(pages, dtype=np.int64) * 512 + 7
+            vals = np.arange(pages, dtype=np.int64) + 11
+            assert touch_faults(words, idx, vals) == pages  # one first touch per page
+            assert touch_faults(words, idx, vals) == 0  # the pages are there now
+            assert np.array_equal(words[idx], vals) and int(np.count_nonzero(words)) == pages
+            del words
+            mm.close()
+    finally:
+        stop.set()
+        t.join()
+    buf = np.zeros(4, np.int64)
+    with pytest.raises(RuntimeError, match="outside its buffer"):
+        touch_faults(buf, np.array([4], np.int64), np.array([1], np.int64))
+    with pytest.raises(RuntimeError, match="outside its buffer"):
+        touch_faults(buf, np.array([-1], np.int64), np.array([1], np.int64))

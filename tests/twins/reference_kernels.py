@@ -11,6 +11,14 @@ def reference_chase(buf, start: int, loads: int) -> int:
     return i
 
 
+def reference_scatter(buf, idx, vals) -> list:
+    """The buffer after ``buf[idx[k]] = vals[k]`` for k in order (``pagesim._kernels.chase.scatter_counted``)."""
+    out = [int(v) for v in buf]
+    for i, v in zip(idx, vals):
+        out[int(i)] = int(v)
+    return out
+
+
 def reference_cache_lines(lines, is_data, caches) -> tuple[list, list, list, list]:
     """Lines through LRU set-associative levels ``caches`` [(sets, ways)]: a hit ends the lookups, a
     miss fills the level it missed in. (hits, misses, data hits, data misses) per level, as

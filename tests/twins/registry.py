@@ -23,7 +23,7 @@ from helpers import dataset_counters
 
 import pagesim
 from pagesim import Layout, Ram, Region
-from pagesim._kernels.chase import chase
+from pagesim._kernels.chase import chase, scatter_counted
 from pagesim._kernels.dcache import cache_lines_by_class
 from pagesim._kernels.regions import distinct_blocks
 from pagesim.engine.stages import resolve_programmable
@@ -40,6 +40,7 @@ from .reference_kernels import (
     reference_cache_lines,
     reference_chase,
     reference_distances,
+    reference_scatter,
     reference_sequential,
     reference_uniform_random,
 )
@@ -233,6 +234,21 @@ def chase_cases(rng) -> list:
     return out
 
 
+def scatter_cases(rng) -> list:
+    out = []
+    for n, k in ((1, 0), (8, 3), (1000, 5000)):
+        out.append((np.zeros(n, np.int64), rng.integers(0, n, k).astype(np.int64), rng.integers(-(1 << 40), 1 << 40, k)))
+    return out
+
+
+def scatter_kernel(case):
+    buf, idx, vals = case
+    buf = buf.copy()
+    ru = np.zeros(32, np.int64)  # larger than struct rusage wherever Linux runs
+    assert scatter_counted(buf, idx, vals, 0, ru, ru.copy()) == 0  # 0: RUSAGE_SELF
+    return buf.tolist()
+
+
 def blocks_cases(rng) -> list:
     near = (1 << 40) + rng.integers(0, 1 << 30, 5000)
     far = rng.integers(0, 1 << 62, 200)
@@ -290,6 +306,7 @@ COMPARISONS = {
     "firsttouch": Pair("firsttouch", "first touches: the backing the OS gives and the faults", thp_cases, firsttouch_kernel, firsttouch_twin),
     "dcache": Pair("dcache", "the page-walk data cache, lines by class", dcache_cases, dcache_kernel, dcache_twin),
     "chase": Pair("chase", "the latency probe's dependent loads", chase_cases, lambda c: int(chase(*c)), lambda c: reference_chase(*c)),
+    "scatter": Pair("chase", "the fault probe's first touches (the buffer they leave)", scatter_cases, scatter_kernel, lambda c: reference_scatter(*c)),
     "regions": Pair(
         "regions", "the distinct blocks of a trace's addresses", blocks_cases, lambda c: distinct_blocks(*c).tolist(), lambda c: reference_blocks(*c)
     ),
