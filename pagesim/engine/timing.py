@@ -25,6 +25,7 @@ memory is described in ``pagesim/_kernels/timing.py``; no prefetching, no write-
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import importlib.resources
@@ -472,4 +473,7 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
         ("var", "fault_share", ((), float(comps["fault"].sum()) / total if total else 0.0, {"units": "1"})),
         ("var", "swap_share", ((), float(comps["swap"].sum()) / total if total else 0.0, {"units": "1"})),
     ]
-    return steps, dict(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()), walk_base_cycles=base)
+    upd = dict(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()), walk_base_cycles=base)
+    if "costs" in attrs:  # the machine's costs as priced: a walk's own cycles are the ones used here
+        upd["costs"] = str({**ast.literal_eval(attrs["costs"]), "walk_base_cycles": base})
+    return steps, upd

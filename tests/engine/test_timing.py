@@ -181,6 +181,12 @@ def test_cycles_are_the_counters_priced():
     walks = ds["walks"].sum("side").values
     added = ds_b["cycles"].sel(component="walk").values - ds["cycles"].sel(component="walk").values
     assert np.allclose(added, walks * float(ds.attrs["walk_base_cycles"])) and ds_b.attrs["walk_base_cycles"] == 2 * float(ds.attrs["walk_base_cycles"])
+    import ast
+
+    # the costs the result states are the ones it was priced with; the rest of them stay
+    costs, costs_b = ast.literal_eval(ds.attrs["costs"]), ast.literal_eval(ds_b.attrs["costs"])
+    assert costs_b == {**costs, "walk_base_cycles": 2 * float(ds.attrs["walk_base_cycles"])}
+    assert ast.literal_eval(timed_cycles(ds_b, mlp=2.0).attrs["costs"]) == costs_b
     with pytest.raises(ValueError, match="walk_base_cycles=-1"):
         timed_cycles(ds, walk_base_cycles=-1)
     for kw in ({}, {"mlp": 4.0}, {"walk_mlp": 2.0}, {"work_cycles": 7.5}, {"latencies": [1, 20, 300]}, {"walk_base_cycles": 3.0}):
