@@ -13,6 +13,7 @@ for it. :func:`small_page_change` (the plain cost model, no data caches) remains
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -25,7 +26,7 @@ from ..core.progress import steps
 from ..engine.simulate import simulate
 from ..engine.sweep import check_workers
 from ..engine.timing import cycles_by_component, simulate_timed
-from ..model.machines import machine
+from ..model.machines import PageWalkCache, machine
 from ..sources import datasets as D
 from ..sources.workloads import FFTE, Heap, workload
 from ..teaching import plotting
@@ -337,10 +338,20 @@ def scaled_latencies(ds, caches: float = 1.0, memory: float = 1.0):
     return np.maximum.accumulate(lat)
 
 
-def price(pair: dict, mlp: float, work: float | None = None, walk_mlp: float = 1.0, caches: float = 1.0, memory: float = 1.0, walk_base: float = 1.0) -> dict:
+def price(
+    pair: dict,
+    mlp: float,
+    work: float | None = None,
+    walk_mlp: float = 1.0,
+    caches: float = 1.0,
+    memory: float = 1.0,
+    walk_base: float = 1.0,
+    tlb_hit: float = 1.0,
+) -> dict:
     """One kernel's two runs re-priced with ``mlp`` (and, given, ``work`` cycles per access instead of
     the runs' own, ``walk_mlp`` walks that overlap instead of 1, serialised, the cache and memory
-    latencies scaled by ``caches`` and ``memory``, and a walk's own cycles by ``walk_base``): steady
+    latencies scaled by ``caches`` and ``memory``, a walk's own cycles by ``walk_base`` and the TLBs'
+    hit latencies by ``tlb_hit``: the component is hits x latency, so it scales alone): steady
     cycles (first-touch faults left out), the paper's % change with small pages, and cycles per
     access by component."""
     t, comp = {}, {}
@@ -351,6 +362,7 @@ def price(pair: dict, mlp: float, work: float | None = None, walk_mlp: float = 1
             ds, mlp=mlp, work_cycles=work, walk_mlp=walk_mlp, latencies=lat, walk_base_cycles=base
         )  # timed_cycles(...)["cycles"] without the Dataset
         comp[p] = {k: float(c[k].sum()) for k in ("work", "data_stall", "tlb_hit_latency", "walk")}
+        comp[p]["tlb_hit_latency"] *= tlb_hit
         t[p] = sum(comp[p].values())
     n = int(pair["4K"]["accesses"].sum())
     return {
@@ -474,6 +486,14 @@ SIZES = {
 SHAPES = {"DGEMM": ("tile", "block", lambda rows: int(round(rows)), "rows", 64)}
 
 
+def pwc_runs(label: str, quick: bool = False, seed: int = 0, workers: int | None = 1) -> dict:
+    """Kernel ``label`` of :func:`kernel_cases` re-simulated on the Opteron given page-walk caches
+    (:func:`with_pwc`) of each of ``PWC_ENTRIES`` but none: {entries: pair}."""
+    wl, kw = kernel_cases(quick)[label]
+    work = KERNEL_WORK[KERNEL_OF[label]][0]
+    return {n: timed_runs({n: (wl, kw, work)}, seed=seed, m=with_pwc(n), workers=workers)[n] for n in PWC_ENTRIES if n}
+
+
 def size_runs(label: str, factors=(0.5, 1, 2), quick: bool = False, seed: int = 0, workers: int | None = 1, spec=None) -> dict:
     """Kernel ``label`` of :func:`kernel_cases` re-simulated at ``factors`` x its chosen size (the
     others unchanged): {size in SIZES' unit: pair}; ``spec``: another choice to re-run instead
@@ -495,13 +515,46 @@ SPANS = {WALK_MLP: ((1.0, 2.0), "walks cannot overlap less than not at all: 1, s
 CACHE_LAT, MEMORY_LAT = "cache latencies (x assumed)", "memory latency (x assumed)"
 #: a walk's own cycles besides its references (the preset's walk_base_cycles, an assumption)
 WALK_BASE = "walk base cycles (x assumed)"
+#: the TLBs' hit latencies (the Opteron's L2 DTLB's 5 cycles, an assumption: pagesim/data/machines.toml)
+TLB_HIT = "TLB hit latencies (x assumed)"
+#: the Opteron preset has no page-walk cache (an assumption: no source gives K8 one); the sweep gives
+#: it one of each kind (PML4, PDPTE and PDE entries, each fully associative, LRU) with these entries
+PWC = "page-walk cache entries per level (none assumed)"
+PWC_ENTRIES = (0, 8, 32)
+SPANS[PWC] = (
+    (0, 32),
+    "the preset's walker has no page-walk cache, which no source settles for K8: none (0) is the least there is, and 32 entries a level "
+    "(ChampSim's PDE cache) the most any preset's has, so 0..32 is swept",
+)
+
+
+def with_pwc(entries: int, m="opteron-k8"):
+    """Machine ``m`` whose walker caches ``entries`` (fully associative, LRU) of each upper level of
+    its radix table (a walk skips the levels the deepest hit covers); ``entries`` 0: ``m`` itself."""
+    m = machine(m)
+    if not entries:
+        return m
+    names = {1: "PML4 cache", 2: "PDPTE cache", 3: "PDE cache"}
+    pwc = tuple(
+        PageWalkCache(
+            names[k],
+            skip=k,
+            entries=entries,
+            ways=entries,
+            replacement="lru",
+            source="modelling assumption: the sweep of studies.cscs.PWC",
+            assumed=("entries", "ways"),
+        )
+        for k in range(1, len(m.walker.level_bits))
+    )
+    return m.derive(name=f"{m.name} + {entries}-entry page-walk caches", walker=dataclasses.replace(m.walker, pwc=pwc))
 
 
 def choice_names(label: str) -> tuple[str, ...]:
     """The modelling choices kernel ``label``'s figure rests on, as :func:`choice_sweeps` names them."""
     choice, _, _, unit, _ = SIZES[label]
     shape = (f"{SHAPES[label][0]} ({SHAPES[label][3]})",) if label in SHAPES else ()
-    return (f"{choice} ({unit})", *shape, "work per access (cycles)", "mlp (fitted on STREAM)", WALK_MLP, CACHE_LAT, MEMORY_LAT, WALK_BASE)
+    return (f"{choice} ({unit})", *shape, "work per access (cycles)", "mlp (fitted on STREAM)", WALK_MLP, CACHE_LAT, MEMORY_LAT, WALK_BASE, TLB_HIT, PWC)
 
 
 def span_of(choice: str) -> dict:
@@ -510,13 +563,16 @@ def span_of(choice: str) -> dict:
     return dict(zip(("span", "why"), SPANS[choice])) if choice in SPANS else {}
 
 
-def choice_sweeps(label: str, pair: dict, mlp: float, size_pairs: dict, factors=(0.5, 0.75, 1, 1.5, 2), shape_pairs: dict | None = None) -> dict:
+def choice_sweeps(
+    label: str, pair: dict, mlp: float, size_pairs: dict, factors=(0.5, 0.75, 1, 1.5, 2), shape_pairs: dict | None = None, pwc_pairs: dict | None = None
+) -> dict:
     """What kernel ``label``'s % change with small pages is when each modelling choice it rests on
     moves: {choice: (chosen value, {value: % change})} for its size (``size_pairs``, re-simulated by
     :func:`size_runs`), its shape (``shape_pairs``, for a kernel of ``SHAPES``), its work cycles per
-    access and the mlp (both re-priced from ``pair``: they change no counter), each over ``factors``
-    x the chosen value."""
-    size, *shape, work_name, mlp_name, walk_name, cache_name, mem_name, base_name = choice_names(label)
+    access, the mlp and the latencies (re-priced from ``pair``: they change no counter), each over
+    ``factors`` x the chosen value, and the page-walk caches (``pwc_pairs``, re-simulated by
+    :func:`pwc_runs` with the ``PWC_ENTRIES``)."""
+    size, *shape, work_name, mlp_name, walk_name, cache_name, mem_name, base_name, hit_name, pwc_name = choice_names(label)
     work = KERNEL_WORK[KERNEL_OF[label]][0]
     pct = "small_page_change_pct"
     if bool(shape) != (shape_pairs is not None):
@@ -533,17 +589,20 @@ def choice_sweeps(label: str, pair: dict, mlp: float, size_pairs: dict, factors=
         cache_name: (1.0, {f: price(pair, mlp, caches=f)[pct] for f in factors}),
         mem_name: (1.0, {f: price(pair, mlp, memory=f)[pct] for f in factors}),
         base_name: (1.0, {f: price(pair, mlp, walk_base=f)[pct] for f in factors}),
+        hit_name: (1.0, {f: price(pair, mlp, tlb_hit=f)[pct] for f in factors}),
+        **({pwc_name: (0, {n: price(pr, mlp)[pct] for n, pr in sorted(pwc_pairs.items())})} if pwc_pairs is not None else {}),
     }
 
 
 def sweep_frame(sweeps: dict):
-    """:func:`choice_sweeps` as a table: choice, factor of the chosen value, value, % change."""
+    """:func:`choice_sweeps` as a table: choice, factor of the chosen value (none for a choice whose
+    chosen value is 0: the page-walk caches), value, % change."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     rows = []
     for choice, (chosen, runs) in sweeps.items():
         for v, pct in runs.items():
-            rows.append({"choice": choice, "x chosen": v / chosen, "value": v, "small_page_change_pct": pct})
+            rows.append({"choice": choice, "x chosen": v / chosen if chosen else float("nan"), "value": v, "small_page_change_pct": pct})
     return pd.DataFrame(rows)
 
 
@@ -923,7 +982,8 @@ def choice_runs(pairs: dict, mlp: float, quick: bool = False, seed: int = 0, wor
         if label in SHAPES:
             shapes = size_runs(label, [x for x in factors if x != 1], quick=quick, seed=seed, workers=workers, spec=SHAPES[label])
             shapes[SHAPES[label][4]] = pairs[label]
-        sweeps[fid] = choice_sweeps(label, pairs[label], mlp, sizes, factors, shapes)
+        pwcs = {**pwc_runs(label, quick=quick, seed=seed, workers=workers), 0: pairs[label]}
+        sweeps[fid] = choice_sweeps(label, pairs[label], mlp, sizes, factors, shapes, pwcs)
     return sweeps
 
 
@@ -946,14 +1006,15 @@ def choice_limits() -> dict:
 
 def plot_choices(sweeps: dict):
     """One panel per finding: its figure against each choice's value / chosen value, its band shaded
-    (:func:`choice_limits`; md, a sign only: the line at 0)."""
+    (:func:`choice_limits`; md, a sign only: the line at 0). The page-walk caches, chosen none, have
+    no such factor: their runs are in :func:`choices_table`."""
     import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
 
     limits = choice_limits()
     fig, axes = plt.subplots(1, len(sweeps), figsize=(14, 3.8))
     for ax, (fid, sw) in zip(axes, sweeps.items()):
         plotting.lines(
-            sweep_frame(sw),
+            sweep_frame(sw).dropna(subset=["x chosen"]),
             x="x chosen",
             y="small_page_change_pct",
             hue="choice",

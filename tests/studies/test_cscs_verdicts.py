@@ -108,9 +108,25 @@ def test_random_access_band_is_bounded_and_latencies_are_swept(findings):
     ra = findings["hpcc-Single node Random Access"]
     assert tuple(ra["limits"]) == (-80.0, -40.0)
     assert "The verdict rests on that reading of the bound: read as a point figure +-50% (-60..-20%)" in ra["why"]
-    for choice in (S.WALK_MLP, S.CACHE_LAT, S.MEMORY_LAT, S.WALK_BASE):
+    for choice in (S.WALK_MLP, S.CACHE_LAT, S.MEMORY_LAT, S.WALK_BASE, S.TLB_HIT, S.PWC):
         assert choice in ra["swept"], choice
     assert S.CACHE_LAT in findings["hpcc-fft"]["swept"]
+
+
+def test_the_assumed_tlb_latency_and_missing_walk_caches_are_choices_too():
+    """The Opteron's L2 DTLB latency and its having no page-walk cache are assumptions: re-priced
+    (the component is hits x latency) and re-simulated with page-walk caches of 8 and 32 entries."""
+    assert S.TLB_HIT in S.choice_names(S.RA) and S.PWC in S.choice_names("DGEMM")
+    m = S.with_pwc(8)
+    assert [(p.skip, p.entries, p.ways) for p in m.walker.pwc] == [(1, 8, 8), (2, 8, 8), (3, 8, 8)] and not S.machine("opteron-k8").walker.pwc
+    assert S.with_pwc(0) == S.machine("opteron-k8")
+    pair = S.timed_runs({"ra": ("random", dict(working_set="64M", accesses=4000), 2.0)})["ra"]
+    one, two = S.price(pair, 2.0), S.price(pair, 2.0, tlb_hit=2.0)
+    assert one["tlb_hit_latency 4K"] > 0 and two["tlb_hit_latency 4K"] == pytest.approx(2 * one["tlb_hit_latency 4K"])
+    assert two["walk 4K"] == one["walk 4K"] and two["work 4K"] == one["work 4K"]
+    with_caches = S.timed_runs({"ra": ("random", dict(working_set="64M", accesses=4000), 2.0)}, m=S.with_pwc(32))["ra"]
+    assert int(with_caches["4K"]["walk_refs"].sum()) < int(pair["4K"]["walk_refs"].sum())  # the upper levels are skipped
+    assert int(with_caches["4K"]["walks"].sum()) == int(pair["4K"]["walks"].sum())
 
 
 def test_a_counterfactual_is_the_model_s_own_prediction(findings):

@@ -9,6 +9,7 @@ import pytest
 
 from pagesim.core.units import parse_size
 from pagesim.model.machines import machine
+from pagesim.studies import cscs as S
 from pagesim.teaching import teach
 
 L2 = dict(machine="opteron-k8", page="4K", structure="L2 DTLB 4K")
@@ -126,4 +127,4 @@ def test_dgemm_is_swept_over_its_choices_and_its_sign_is_no_evidence(quick_findi
         assert found[fid]["verdict"] == "contradicted" and found[fid]["sign_fixed"], fid
     swept = " ".join(f["robustness"] or [])
     assert "matrix order (n) 512..2048 (chosen 1024)" in swept and "tile (rows) 32..128 (chosen 64)" in swept
-    assert len(f["robustness"]) == 8 and all("sign" in t for t in f["robustness"])
+    assert len(f["robustness"]) == len(S.choice_names("DGEMM")) == 10 and all("sign" in t for t in f["robustness"])
