@@ -86,11 +86,27 @@ def touch_faults(buf: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> int:
     took doing it. The counter is read by compiled code on both sides of the loop
     (``scatter_counted``), so no interpreter object is made between the readings: a fresh page of
     the interpreter's heap, the garbage collector or another thread of a Jupyter kernel cannot add
-    a fault to the count. Every index must be inside ``buf``."""
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= buf.size):
-        raise RuntimeError("internal error: a touch outside its buffer")
+    a fault to the count. ``idx`` and ``vals`` are read once before (a page of theirs nothing has
+    touched yet faults then, not in the count), so the count is that of ``buf``'s pages alone.
+    ``buf``, ``idx`` and ``vals``: 1-D numpy arrays of numbers (``idx`` of integers, one value per
+    index, every index inside ``buf``; ``buf`` writeable)."""
+    for name, a, kinds in (("buf", buf, "iuf"), ("idx", idx, "iu"), ("vals", vals, "iuf")):
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"{name} must be a 1-D numpy array, got {type(a).__name__}")
+        if a.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D numpy array, got one of shape {a.shape}")
+        if a.dtype.kind not in kinds:
+            allowed = "integers" if kinds == "iu" else "integers or floats"
+            raise TypeError(f"{name} has dtype {a.dtype}: it must hold {allowed}")
+    if not buf.flags.writeable:
+        raise ValueError("buf is read-only: the touches write into it")
     if idx.shape != vals.shape:
-        raise RuntimeError("internal error: one value per touch")
+        raise ValueError(f"vals has {vals.size} values for {idx.size} indices in idx: one value per index")
+    if idx.size:
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < 0 or hi >= buf.size:
+            raise ValueError(f"idx holds {lo if lo < 0 else hi}, outside buf's indices 0..{buf.size - 1}")
+        np.count_nonzero(vals)  # every page of vals read once before the count (idx's: by min and max)
     n = ctypes.sizeof(_Rusage) // _LONG.itemsize
     before, after = np.zeros(n, dtype=_LONG), np.zeros(n, dtype=_LONG)
     if scatter_counted(buf, idx, vals, _WHO, before, after) != 0:

@@ -355,6 +355,7 @@ def price(
     cycles (first-touch faults left out), the paper's % change with small pages, and cycles per
     access by component."""
     t, comp = {}, {}
+    tlb_hit = check_number("tlb_hit", tlb_hit, 0, 1e6)
     for p, ds in pair.items():
         lat = scaled_latencies(ds, caches, memory)
         base = walk_base * float(ds.attrs["walk_base_cycles"])
@@ -532,6 +533,9 @@ def with_pwc(entries: int, m="opteron-k8"):
     """Machine ``m`` whose walker caches ``entries`` (fully associative, LRU) of each upper level of
     its radix table (a walk skips the levels the deepest hit covers); ``entries`` 0: ``m`` itself."""
     m = machine(m)
+    entries = check_int("entries", entries, 0, 64, " (0: none, the preset's own walker)")
+    if m.walker.kind != "radix":
+        raise ValueError(f"with_pwc: machine {m.name!r} walks a {m.walker.kind} page table; page-walk caches skip levels of a radix one")
     if not entries:
         return m
     names = {1: "PML4 cache", 2: "PDPTE cache", 3: "PDE cache"}
@@ -859,8 +863,10 @@ def record_kernels(F, k, mlp: float) -> None:
         sign_fixed=True,  # both page sizes walk on almost every access: only the size is evidence
         why="band: the document's bound (over 40% worse) read as 40..80% worse, from the bound to twice it (a stated default for a "
         "one-sided figure, as +-50% is for a point); timing model, held out from the mlp fit; the 1 GiB table is an assumption "
-        "(HPC Challenge sizes it from the memory, which the document does not give), re-run below with the work per access, the mlp, "
-        "overlapping walks and the cache and memory latencies (assumed). The verdict rests on that reading of the bound: read as "
+        "(HPC Challenge sizes it from the memory, which the document does not give), re-run below with each of the other "
+        "choices it rests on, one at a time (the work per access, the mlp, overlapping walks, the cache and memory latencies, a walk's "
+        "own cycles, the TLB hit latency and the page-walk caches the preset has none of, all assumed; moved together, some at "
+        "their ends take it out of the band). The verdict rests on that reading of the bound: read as "
         f"a point figure +-50% ({-1.5 * h['percent_low']:g}..{-0.5 * h['percent_low']:g}%) the model's {c.loc[RA]:.1f}% "
         f"({c.loc[RA] / -h['percent_low']:.2f}x the bound) would be outside it",
     )
@@ -1009,12 +1015,18 @@ def plot_choices(sweeps: dict):
     (:func:`choice_limits`; md, a sign only: the line at 0). The page-walk caches, chosen none, have
     no such factor: their runs are in :func:`choices_table`."""
     import matplotlib.pyplot as plt  # deferred: matplotlib is slow to import; only figures need it
+    import pandas as pd  # deferred: pandas is slow to import; only figures need it
 
     limits = choice_limits()
+    size = "kernel size (working set, table, vector, matrix order)"
+    frames = {fid: sweep_frame(sw).dropna(subset=["x chosen"]) for fid, sw in sweeps.items()}
+    for fid, df in frames.items():  # each kernel's size is its first choice: one name, one colour in every panel
+        df["choice"] = df["choice"].replace(next(iter(sweeps[fid])), size)
+    names = list(dict.fromkeys(c for df in frames.values() for c in df["choice"]))
     fig, axes = plt.subplots(1, len(sweeps), figsize=(14, 3.8))
-    for ax, (fid, sw) in zip(axes, sweeps.items()):
+    for ax, (fid, df) in zip(axes, frames.items()):
         plotting.lines(
-            sweep_frame(sw).dropna(subset=["x chosen"]),
+            df.assign(choice=pd.Categorical(df["choice"], categories=names)),
             x="x chosen",
             y="small_page_change_pct",
             hue="choice",
@@ -1028,7 +1040,14 @@ def plot_choices(sweeps: dict):
             ax.axhspan(*limits[fid], color="green", alpha=0.12)
         else:
             ax.axhline(0, color="green", lw=1)
-    plt.tight_layout()
+    seen = {}  # one legend under the panels: each panel's own would cover its lines
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=4, fontsize=8, frameon=False)
+    plt.tight_layout(rect=(0, 0.16, 1, 1))
     return fig
 
 

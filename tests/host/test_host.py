@@ -135,7 +135,25 @@ def test_touch_faults_counts_the_buffers_pages_alone():
         stop.set()
         t.join()
     buf = np.zeros(4, np.int64)
-    with pytest.raises(RuntimeError, match="outside its buffer"):
-        touch_faults(buf, np.array([4], np.int64), np.array([1], np.int64))
-    with pytest.raises(RuntimeError, match="outside its buffer"):
-        touch_faults(buf, np.array([-1], np.int64), np.array([1], np.int64))
+    one = np.array([1], np.int64)
+    for args, err, msg in (
+        ((buf, np.array([4], np.int64), one), ValueError, r"idx holds 4, outside buf's indices 0..3"),
+        ((buf, np.array([-1], np.int64), one), ValueError, r"idx holds -1, outside buf's indices 0..3"),
+        ((np.zeros((2, 4), np.int64), one - 1, one), ValueError, r"buf must be a 1-D numpy array, got one of shape \(2, 4\)"),
+        ((buf, np.array([0, 1]), one), ValueError, "vals has 1 values for 2 indices in idx"),
+        (([0, 0], one - 1, one), TypeError, "buf must be a 1-D numpy array, got list"),
+        ((buf, np.array([0.0]), one), TypeError, "idx has dtype float64: it must hold integers"),
+        ((buf, one - 1, np.array(["a"])), TypeError, "vals has dtype <U1"),
+    ):
+        with pytest.raises(err, match=msg):
+            touch_faults(*args)
+    frozen = np.zeros(4, np.int64)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="buf is read-only"):
+        touch_faults(frozen, one - 1, one)
+    # values on pages nothing has touched yet: read before the count, so only buf's page counts
+    mm = mmap.mmap(-1, 4096)
+    words = np.frombuffer(mm, dtype=np.int64)
+    assert touch_faults(words, np.zeros(300_000, np.int64), np.zeros(300_000, np.int64)) == 1
+    del words
+    mm.close()

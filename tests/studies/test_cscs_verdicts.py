@@ -120,10 +120,18 @@ def test_the_assumed_tlb_latency_and_missing_walk_caches_are_choices_too():
     m = S.with_pwc(8)
     assert [(p.skip, p.entries, p.ways) for p in m.walker.pwc] == [(1, 8, 8), (2, 8, 8), (3, 8, 8)] and not S.machine("opteron-k8").walker.pwc
     assert S.with_pwc(0) == S.machine("opteron-k8")
+    with pytest.raises(ValueError, match="entries=-1 is out of range"):
+        S.with_pwc(-1)
+    with pytest.raises(TypeError, match="entries must be an int, got NoneType"):
+        S.with_pwc(None)
+    with pytest.raises(ValueError, match="machine 'power6' walks a hashed page table"):
+        S.with_pwc(8, "power6")
     pair = S.timed_runs({"ra": ("random", dict(working_set="64M", accesses=4000), 2.0)})["ra"]
     one, two = S.price(pair, 2.0), S.price(pair, 2.0, tlb_hit=2.0)
     assert one["tlb_hit_latency 4K"] > 0 and two["tlb_hit_latency 4K"] == pytest.approx(2 * one["tlb_hit_latency 4K"])
     assert two["walk 4K"] == one["walk 4K"] and two["work 4K"] == one["work 4K"]
+    with pytest.raises(ValueError, match="tlb_hit=-1"):
+        S.price(pair, 2.0, tlb_hit=-1)
     with_caches = S.timed_runs({"ra": ("random", dict(working_set="64M", accesses=4000), 2.0)}, m=S.with_pwc(32))["ra"]
     assert int(with_caches["4K"]["walk_refs"].sum()) < int(pair["4K"]["walk_refs"].sum())  # the upper levels are skipped
     assert int(with_caches["4K"]["walks"].sum()) == int(pair["4K"]["walks"].sum())
