@@ -24,7 +24,7 @@ def chase(buf, start, loads):
     return i
 
 
-@numba.njit(cache=False)  # it calls a C function by its address in this process: nothing to cache
+@numba.njit(cache=False, nogil=True)  # it calls a C function by its address in this process: nothing to cache
 def scatter_counted(buf, idx, vals, who, before, after):
     """``buf[idx[k]] = vals[k]`` for every k, allocating nothing, between two ``getrusage(who, ...)`` calls that fill ``before``
     and ``after`` (each a buffer the size of ``struct rusage``); returns 0, or -1 when a call

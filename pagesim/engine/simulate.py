@@ -199,6 +199,15 @@ def simulate(
         if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and m.host is not None and m.host.regions:
             # the covering regions cut where a host region starts or ends (a region lies inside one or outside all)
             bounds = [b for lo, hi, _ in m.host.regions for b in (lo, hi)]
+            for r in layout.regions:  # a cut is a mapping's edge: fault-around's window stops at it
+                cut = [b for b in bounds if r.start < b < r.end and b % (r.page_size * r.fault_around)]
+                if r.fault_around > 1 and cut:
+                    raise ValueError(
+                        f"host_regions: a host region's bound {min(cut):#x} falls inside the addresses' region [{r.start:#x}, {r.end:#x}), "
+                        f"which is cut there, and fault_around={r.fault_around} would stop at the cut as at a mapping's edge, changing the "
+                        f"guest's faults: give host regions whose bounds are multiples of {format_size(r.page_size * r.fault_around)} "
+                        f"(the fault-around window), or a layout"
+                    )
             layout = layout.split_at(bounds)
             uncut = [b for b in bounds for r in layout.regions if r.start < b < r.end]
             if uncut:

@@ -180,6 +180,33 @@ def test_raw_addresses_are_laid_out_around_host_regions():
     assert list(got["region"].values) == ["[ trace ] 0", "[ trace ] 0 @0x10000200000", "[ trace ] 0 @0x10000400000"]
 
 
+def test_host_regions_leave_the_guests_faults_as_they_are():
+    """Where the host backs guest memory is the host's business: the guest's faults and prefaults
+    are those of the same run without host regions, whichever host page a region is on; a cut of
+    the addresses' region that fault-around's window would cross is refused, naming the bound."""
+    b = 1 << 40
+    sky = pagesim.machine("skylake")
+    addrs = np.array([b + M2 - 3 * 4096, b + M2 + 5, b + 3 * M2 + 64], dtype=np.uint64)
+    for fa in (1, 16, 512):
+        want = pagesim.simulate(sky.virtualised("4K"), addresses=addrs, fault_around=fa)
+        for page in ("4K", "2M"):
+            got = pagesim.simulate(sky.virtualised("4K", host_regions=[(b + M2, b + 2 * M2, page)]), addresses=addrs, fault_around=fa)
+            for v in ("faults", "prefaulted"):
+                assert int(got[v].sum()) == int(want[v].sum()), (fa, page, v)
+    with pytest.raises(ValueError, match=r"bound 0x10000200000 falls inside .* fault_around=1024 would stop at the cut .* multiples of 4M "):
+        pagesim.simulate(sky.virtualised("4K", host_regions=[(b + M2, b + 2 * M2, "2M")]), addresses=addrs, fault_around=1024)
+    with pytest.raises(TypeError, match="nested_tlb_ways must be an int, got str 'x'"):
+        sky.virtualised("4K", nested_tlb_ways="x")  # checked with no nested TLB too
+    with pytest.raises(TypeError, match="name must be a str .* got int 5"):
+        sky.virtualised("4K", name=5)
+    with pytest.raises(ValueError, match="name='' is empty"):
+        sky.virtualised("4K", name="")
+    # given as an iterator, host regions are read once and kept
+    one = [(b, b + 2 * G1, "2M")]
+    assert sky.virtualised("4K", host_regions=iter(one)).host.regions == sky.virtualised("4K", host_regions=one).host.regions != ()
+    assert sky.virtualised("4K", host_regions=(r for r in one)).name == "skylake-vm-4K+2M"
+
+
 @settings(max_examples=min(settings().max_examples, 80))
 @given(cases(virtualised=True), st.sampled_from([1, 7, 1 << 20]))
 def test_virtualised_kernel_matches_reference(case, chunk):
