@@ -16,6 +16,7 @@ assumptions unless a source is given) or a structure's ``latency``.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -175,6 +176,19 @@ def summary(ds: xr.Dataset) -> str:
             mi = int(ds["pwc_misses"].sel(pwc=pwc).sum())
             if h + mi:
                 lines.append(f"page-walk cache {pwc}: hits {h:,}, misses {mi:,}")
+    if "host_walk_refs" in ds:  # a virtualised machine: the host's side of the nested walks
+        host = json.loads(ds.attrs["host"]) if "host" in ds.attrs else {}
+        lines.append(
+            f"host ({host.get('page_size', '?')} pages): page-table references {int(ds['host_walk_refs'].sum()):,} "
+            f"of the walk refs above (the guest's {int(ds['walk_refs'].sum() - ds['host_walk_refs'].sum()):,})"
+        )
+        if "nested_tlb_hits" in ds:
+            lines.append(f"nested TLB: hits {int(ds['nested_tlb_hits'].sum()):,}, misses {int(ds['nested_tlb_misses'].sum()):,}")
+        if "host_pwc_hits" in ds:
+            for pwc in ds["host_pwc"].values:
+                h, mi = int(ds["host_pwc_hits"].sel(host_pwc=pwc).sum()), int(ds["host_pwc_misses"].sel(host_pwc=pwc).sum())
+                if h + mi:
+                    lines.append(f"host page-walk cache {pwc}: hits {h:,}, misses {mi:,}")
     if "tsb_misses" in ds:
         lines.append(f"TSB: hits {int(ds['tsb_hits'].sum()):,}, misses {int(ds['tsb_misses'].sum()):,}")
     if "hpt_secondary" in ds:

@@ -332,3 +332,13 @@ def test_a_guest_page_on_host_pages_no_smaller_is_translated_as_one_class():
     for spec in (True, False):
         got, _ = dataset_counters(pagesim.simulate(m, addresses=addrs, layout=lay, specialize=spec, chunk_size=97))
         assert got == want, spec
+
+
+def test_the_summary_shows_the_hosts_side():
+    ds = pagesim.simulate(pagesim.machine("skylake").virtualised("4K", nested_tlb=16), "random", accesses=3000)
+    text = pagesim.summary(ds)
+    host, walk = int(ds["host_walk_refs"].sum()), int(ds["walk_refs"].sum())
+    assert f"host (4K pages): page-table references {host:,} of the walk refs above (the guest's {walk - host:,})" in text
+    assert f"nested TLB: hits {int(ds['nested_tlb_hits'].sum()):,}, misses {int(ds['nested_tlb_misses'].sum()):,}" in text
+    assert "host page-walk cache PDE cache: hits" in text
+    assert "host" not in pagesim.summary(pagesim.simulate("skylake", "random", accesses=3000))
