@@ -88,16 +88,20 @@ def touch_faults(buf: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> int:
     the interpreter's heap, the garbage collector or another thread of a Jupyter kernel cannot add
     a fault to the count. ``idx`` and ``vals`` are read once before (a page of theirs nothing has
     touched yet faults then, not in the count), so the count is that of ``buf``'s pages alone.
-    ``buf``, ``idx`` and ``vals``: 1-D numpy arrays of numbers (``idx`` of integers, one value per
-    index, every index inside ``buf``; ``buf`` writeable)."""
-    for name, a, kinds in (("buf", buf, "iuf"), ("idx", idx, "iu"), ("vals", vals, "iuf")):
-        if not isinstance(a, np.ndarray):
+    ``buf``, ``idx`` and ``vals``: 1-D numpy arrays in native byte order, ``buf`` writeable and of
+    integers, float32 or float64, ``vals`` of the same dtype (one value per index), ``idx`` of
+    integers, every one inside ``buf``."""
+    ints = [np.dtype(f"{k}{n}") for k in "iu" for n in (1, 2, 4, 8)]
+    for name, a, allowed in (("buf", buf, ints + [np.dtype("f4"), np.dtype("f8")]), ("idx", idx, ints), ("vals", vals, None)):
+        if not isinstance(a, np.ndarray) or isinstance(a, np.ma.MaskedArray):
             raise TypeError(f"{name} must be a 1-D numpy array, got {type(a).__name__}")
         if a.ndim != 1:
             raise ValueError(f"{name} must be a 1-D numpy array, got one of shape {a.shape}")
-        if a.dtype.kind not in kinds:
-            allowed = "integers" if kinds == "iu" else "integers or floats"
-            raise TypeError(f"{name} has dtype {a.dtype}: it must hold {allowed}")
+        if allowed is not None and a.dtype not in allowed:
+            names = "native-order integers" if name == "idx" else "native-order integers, float32 or float64"
+            raise TypeError(f"{name} has dtype {a.dtype.str}: it must hold {names}")
+    if vals.dtype != buf.dtype:
+        raise TypeError(f"vals has dtype {vals.dtype.str}: it must be buf's ({buf.dtype.str}), so no value is converted on the way")
     if not buf.flags.writeable:
         raise ValueError("buf is read-only: the touches write into it")
     if idx.shape != vals.shape:

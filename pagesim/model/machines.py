@@ -741,7 +741,7 @@ class Machine:
             except ValueError as e:
                 sizes = ", ".join(map(format_size, self.page_sizes))
                 raise ValueError(f"{e}" if sizes in str(e) else f"{e}; machine {self.name!r} has {sizes}") from None
-        ways = check_int("nested_tlb_ways", nested_tlb_ways, 1, None, " (ways of the nested TLB)")
+        ways = check_int("nested_tlb_ways", nested_tlb_ways, 1, 64, " (ways of the nested TLB)")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str (or None: the machine's name with -vm-<host page>), got {type(name).__name__} {name!r}")
         if name is not None and not name.strip():

@@ -142,8 +142,13 @@ def test_touch_faults_counts_the_buffers_pages_alone():
         ((np.zeros((2, 4), np.int64), one - 1, one), ValueError, r"buf must be a 1-D numpy array, got one of shape \(2, 4\)"),
         ((buf, np.array([0, 1]), one), ValueError, "vals has 1 values for 2 indices in idx"),
         (([0, 0], one - 1, one), TypeError, "buf must be a 1-D numpy array, got list"),
-        ((buf, np.array([0.0]), one), TypeError, "idx has dtype float64: it must hold integers"),
-        ((buf, one - 1, np.array(["a"])), TypeError, "vals has dtype <U1"),
+        ((buf, np.array([0.0]), one), TypeError, "idx has dtype <f8: it must hold native-order integers"),
+        ((buf, one - 1, np.array(["a"])), TypeError, "vals has dtype <U1: it must be buf's"),
+        ((buf, one - 1, np.array([1.5])), TypeError, r"vals has dtype <f8: it must be buf's \(<i8\)"),
+        ((np.zeros(4, np.float16), one - 1, np.zeros(1, np.float16)), TypeError, "buf has dtype <f2: it must hold native-order"),
+        ((np.zeros(4, ">f8"), one - 1, np.zeros(1, ">f8")), TypeError, "buf has dtype >f8"),
+        ((buf, np.array([0], ">i8"), one), TypeError, "idx has dtype >i8: it must hold native-order integers"),
+        ((np.ma.array(buf), one - 1, one), TypeError, "buf must be a 1-D numpy array, got MaskedArray"),
     ):
         with pytest.raises(err, match=msg):
             touch_faults(*args)
