@@ -338,7 +338,10 @@ class Host:
         if not isinstance(self.walker, Walker) or self.walker.kind != "radix":
             raise ValueError(f"host walker must be a radix Walker (the host's table over guest-physical addresses), got {self.walker!r}")
         object.__setattr__(self, "page_size", parse_page_size(self.page_size, "host page_size"))
-        self.walker.leaf_refs(self.page_size)  # raises unless the host table has the page as a leaf
+        try:  # the host table must have the page as a leaf
+            self.walker.leaf_refs(self.page_size)
+        except ValueError as e:
+            raise ValueError(f"host page {format_size(self.page_size)} (host_page) is not a leaf of the host's table (host_walker): {e}") from None
         for p in self.walker.pwc:
             if p.replacement != "lru":
                 raise ValueError(f"host page-walk cache {p.name!r}: replacement={p.replacement!r}; the host's caches are modelled with LRU only")

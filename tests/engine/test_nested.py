@@ -197,6 +197,8 @@ def test_host_regions_leave_the_guests_faults_as_they_are():
         pagesim.simulate(sky.virtualised("4K", host_regions=[(b + M2, b + 2 * M2, "2M")]), addresses=addrs, fault_around=1024)
     with pytest.raises(TypeError, match="nested_tlb_ways must be an int, got str 'x'"):
         sky.virtualised("4K", nested_tlb_ways="x")  # checked with no nested TLB too
+    with pytest.raises(ValueError, match=r"host page 1G \(host_page\) is not a leaf of the host's table \(host_walker\).*allowed 4K, 2M"):
+        sky.virtualised("1G", host_walker=Walker("radix", level_bits=(9, 9)))
     with pytest.raises(ValueError, match="nested_tlb_ways=65 is out of range: allowed 1..64"):
         sky.virtualised("4K", nested_tlb_ways=65)
     with pytest.raises(TypeError, match="name must be a str .* got int 5"):
