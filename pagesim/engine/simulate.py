@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of pagesim's import time
     import xarray as xr
 
+import bisect
 import dataclasses
 import json
 
@@ -198,9 +199,13 @@ def simulate(
             layout = Layout(tuple(Region(r.start, r.length, r.page_size, r.name, r.mode, fault_around, policy) for r in layout.regions))
         if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and m.host is not None and m.host.regions:
             # the covering regions cut where a host region starts or ends (a region lies inside one or outside all)
-            bounds = [b for lo, hi, _ in m.host.regions for b in (lo, hi)]
+            bounds = sorted({b for lo, hi, _ in m.host.regions for b in (lo, hi)})
+
+            def inside(r):  # the bounds strictly inside region r
+                return bounds[bisect.bisect_right(bounds, r.start) : bisect.bisect_left(bounds, r.end)]
+
             for r in layout.regions:  # a cut is a mapping's edge: fault-around's window stops at it
-                cut = [b for b in bounds if r.start < b < r.end and b % (r.page_size * r.fault_around)]
+                cut = [b for b in inside(r) if b % (r.page_size * r.fault_around)] if r.fault_around > 1 else []
                 if r.fault_around > 1 and cut:
                     raise ValueError(
                         f"host_regions: a host region's bound {min(cut):#x} falls inside the addresses' region [{r.start:#x}, {r.end:#x}), "
@@ -209,7 +214,7 @@ def simulate(
                         f"(the fault-around window), or a layout"
                     )
             layout = layout.split_at(bounds)
-            uncut = [b for b in bounds for r in layout.regions if r.start < b < r.end]
+            uncut = sorted(b for r in layout.regions for b in inside(r))
             if uncut:
                 raise ValueError(
                     f"host_regions: the addresses are laid out in {format_size(p)} pages, and a host region's bound {uncut[0]:#x} falls "

@@ -9,6 +9,7 @@ pages with base pages.
 
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import dataclass
 
@@ -120,7 +121,8 @@ class Layout:
         cuts = sorted({int(b) for b in bounds})
         out = []
         for r in self.regions:
-            at = [b for b in cuts if r.start < b < r.end and b % r.page_size == 0]
+            within = cuts[bisect.bisect_right(cuts, r.start) : bisect.bisect_left(cuts, r.end)]
+            at = [b for b in within if b % r.page_size == 0]
             if not at:
                 out.append(r)
                 continue

@@ -16,6 +16,7 @@ assumption is named in ``assumed``.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import importlib.resources
@@ -416,7 +417,9 @@ class Host:
     def page_for(self, start: int, end: int, what: str = "the range") -> int:
         """The host page backing guest-virtual [start, end) (``what``, for the error): a region's,
         or ``page_size``; an error when the range is partly inside a region."""
-        for a, b, p in self.regions:
+        regions = self.regions  # sorted and disjoint: the last starting at or below start, and the next
+        i = bisect.bisect_right(regions, (start, float("inf"), 0)) - 1
+        for a, b, p in regions[max(i, 0) : i + 2]:
             if a <= start and end <= b:
                 return p
             if start < b and a < end:

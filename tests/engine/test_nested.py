@@ -346,3 +346,30 @@ def test_the_summary_shows_the_hosts_side():
     assert f"nested TLB: hits {int(ds['nested_tlb_hits'].sum()):,}, misses {int(ds['nested_tlb_misses'].sum()):,}" in text
     assert "host page-walk cache PDE cache: hits" in text
     assert "host" not in pagesim.summary(pagesim.simulate("skylake", "random", accesses=3000))
+
+
+def test_page_for_finds_the_host_region_as_a_scan_does():
+    """Host.page_for searches the sorted regions; a plain scan over them gives the same page or error."""
+    rng = np.random.default_rng(5)
+    sky = pagesim.machine("skylake")
+    for _ in range(60):
+        bounds = np.cumsum(rng.integers(1, 4, 2 * int(rng.integers(1, 6))) * M2)
+        regs = [(int(a), int(b), "2M" if rng.random() < 0.5 else "4K") for a, b in zip(bounds[::2], bounds[1::2])]
+        host = sky.virtualised("4K", host_regions=regs).host
+        for _ in range(40):
+            start = int(rng.integers(0, int(bounds[-1]) + 2 * M2)) // 4096 * 4096
+            end = start + int(rng.integers(1, 1024)) * 4096
+            want = host.page_size
+            for a, b, p in host.regions:
+                if a <= start and end <= b:
+                    want = p
+                    break
+                if start < b and a < end:
+                    want = "overlaps"
+                    break
+            try:
+                got = host.page_for(start, end)
+            except ValueError as e:
+                assert "without lying inside it" in str(e)
+                got = "overlaps"
+            assert got == want, (host.regions, start, end)
