@@ -8,7 +8,7 @@ import numba
 from ._jit import jit
 
 #: ``getrusage(2)`` from the C library, called from compiled code (``scatter_counted``)
-_getrusage = ctypes.CDLL(None, use_errno=True).getrusage
+_getrusage = ctypes.CDLL(None).getrusage
 _getrusage.argtypes = [ctypes.c_int, ctypes.c_void_p]
 _getrusage.restype = ctypes.c_int
 

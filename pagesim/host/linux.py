@@ -113,8 +113,8 @@ def touch_faults(buf: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> int:
         np.count_nonzero(vals)  # every page of vals read once before the count (idx's: by min and max)
     n = ctypes.sizeof(_Rusage) // _LONG.itemsize
     before, after = np.zeros(n, dtype=_LONG), np.zeros(n, dtype=_LONG)
-    if scatter_counted(buf, idx, vals, _WHO, before, after) != 0:
-        raise OSError(ctypes.get_errno(), f"getrusage failed: {os.strerror(ctypes.get_errno())}")
+    if scatter_counted(buf, idx, vals, _WHO, before, after) != 0:  # compiled code: no errno reaches ctypes
+        raise OSError(f"getrusage({_WHO}) failed while counting the faults of a first touch")
     return int(after[_MINFLT] - before[_MINFLT])
 
 
