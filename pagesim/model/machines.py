@@ -367,7 +367,8 @@ class Host:
 
     def _check_regions(self, regions) -> tuple:
         """``regions`` as sorted (start, end, page size) int triples, adjacent ones on the same page
-        merged, or a clear error."""
+        merged and those on the default page left out (they back memory as the default does), or a
+        clear error."""
         out = []
         for a, b, p in host_region_triples(regions):
             p = parse_page_size(p, "host_regions page size")
@@ -406,7 +407,7 @@ class Host:
                 f"host_regions: {len(sizes)} host page sizes of guest_ram={format_size(self.guest_ram)} each take "
                 f"{format_size(len(sizes) * self.guest_ram)} of guest-physical memory, beyond the host table's {reach}-bit reach"
             )
-        return tuple(merged)
+        return tuple(r for r in merged if r[2] != self.page_size)  # one on the default page is no region: dropped
 
     @property
     def page_sizes(self) -> tuple[int, ...]:

@@ -112,6 +112,9 @@ def test_a_host_region_on_the_default_host_page_changes_nothing():
     plain = pagesim.simulate(pagesim.machine("zen4").virtualised("4K", nested_tlb=16), addresses=addrs, layout=lay)
     same = pagesim.machine("zen4").virtualised("4K", nested_tlb=16, host_regions=[(1 << 40, (1 << 40) + (64 << 20), "4K")])
     assert dataset_counters(pagesim.simulate(same, addresses=addrs, layout=lay)) == dataset_counters(plain)
+    assert same.host.regions == ()  # no region at all: raw addresses are not cut, a 1G page size runs
+    m2 = pagesim.machine("skylake").virtualised("4K", host_regions=[((1 << 40) + 4096, (1 << 40) + 8192, "4K")])
+    assert int(pagesim.simulate(m2, addresses=addrs, page_size="1G")["walks"].sum()) > 0
 
 
 def test_host_region_errors_name_the_problem():
