@@ -204,9 +204,9 @@ def simulate(
             def inside(r):  # the bounds strictly inside region r
                 return bounds[bisect.bisect_right(bounds, r.start) : bisect.bisect_left(bounds, r.end)]
 
-            for r in layout.regions:  # a cut is a mapping's edge: fault-around's window stops at it
-                cut = [b for b in inside(r) if b % (r.page_size * r.fault_around)] if r.fault_around > 1 else []
-                if r.fault_around > 1 and cut:
+            for r in (r for r in layout.regions if r.fault_around > 1):  # a cut is a mapping's edge: fault-around's window stops at it
+                cut = [b for b in inside(r) if b % (r.page_size * r.fault_around)]
+                if cut:
                     raise ValueError(
                         f"host_regions: a host region's bound {min(cut):#x} falls inside the addresses' region [{r.start:#x}, {r.end:#x}), "
                         f"which is cut there, and fault_around={r.fault_around} would stop at the cut as at a mapping's edge, changing the "

@@ -79,6 +79,8 @@ class _Rusage(ctypes.Structure):
 _LONG = np.dtype(f"i{ctypes.sizeof(ctypes.c_long)}")
 _MINFLT = _Rusage.minflt.offset // _LONG.itemsize  # ru_minflt's index in a buffer of longs
 _WHO = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)  # the touching thread only, where Linux offers it
+_INTS = tuple(np.dtype(f"{k}{n}") for k in "iu" for n in (1, 2, 4, 8))  # native order: what the kernel indexes with
+_NUMBERS = _INTS + (np.dtype("f4"), np.dtype("f8"))  # and what it writes
 
 
 def touch_faults(buf: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> int:
@@ -91,8 +93,7 @@ def touch_faults(buf: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> int:
     ``buf``, ``idx`` and ``vals``: 1-D numpy arrays in native byte order, ``buf`` writeable and of
     integers, float32 or float64, ``vals`` of the same dtype (one value per index), ``idx`` of
     integers, every one inside ``buf``."""
-    ints = [np.dtype(f"{k}{n}") for k in "iu" for n in (1, 2, 4, 8)]
-    for name, a, allowed in (("buf", buf, ints + [np.dtype("f4"), np.dtype("f8")]), ("idx", idx, ints), ("vals", vals, None)):
+    for name, a, allowed in (("buf", buf, _NUMBERS), ("idx", idx, _INTS), ("vals", vals, None)):
         if not isinstance(a, np.ndarray) or isinstance(a, np.ma.MaskedArray):
             raise TypeError(f"{name} must be a 1-D numpy array, got {type(a).__name__}")
         if a.ndim != 1:

@@ -177,9 +177,8 @@ def summary(ds: xr.Dataset) -> str:
             if h + mi:
                 lines.append(f"page-walk cache {pwc}: hits {h:,}, misses {mi:,}")
     if "host_walk_refs" in ds:  # a virtualised machine: the host's side of the nested walks
-        host = json.loads(ds.attrs["host"]) if "host" in ds.attrs else {}
         lines.append(
-            f"host ({host.get('page_size', '?')} pages): page-table references {int(ds['host_walk_refs'].sum()):,} "
+            f"host ({json.loads(ds.attrs['host'])['page_size']} pages): page-table references {int(ds['host_walk_refs'].sum()):,} "
             f"of the walk refs above (the guest's {int(ds['walk_refs'].sum() - ds['host_walk_refs'].sum()):,})"
         )
         if "nested_tlb_hits" in ds:

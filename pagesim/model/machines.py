@@ -748,12 +748,12 @@ class Machine:
             except ValueError as e:
                 sizes = ", ".join(map(format_size, self.page_sizes))
                 raise ValueError(f"{e}" if sizes in str(e) else f"{e}; machine {self.name!r} has {sizes}") from None
-        ways = check_int("nested_tlb_ways", nested_tlb_ways, 1, 64, " (ways of the nested TLB)")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str (or None: the machine's name with -vm-<host page>), got {type(name).__name__} {name!r}")
         if name is not None and not name.strip():
             raise ValueError(f"name={name!r} is empty: give a name, or None for the machine's name with -vm-<host page>")
-        ways = ways if nested_tlb else 1
+        check_int("nested_tlb_ways", nested_tlb_ways, 1, 64, " (ways of the nested TLB)")  # with no nested TLB too
+        ways = nested_tlb_ways if nested_tlb else 1
         host = Host(default, host_walker, nested_tlb, ways, guest_ram, source="virtualised(): modelling assumptions", regions=host_regions)
         # the structures as the largest host page leaves them: a region on smaller host pages looks
         # up the chain of its smaller entries (pagesim.engine.stages)
