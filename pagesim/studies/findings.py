@@ -773,11 +773,15 @@ def regressions(records: list[dict], baseline: dict) -> list[str]:
 
 
 def changes(records: list[dict], baseline: dict) -> list[str]:
-    """Every verdict that differs from ``baseline`` (better, new, or relabelled)."""
+    """Every verdict that differs from ``baseline`` (better, new, or relabelled), less the checks
+    measured on the machine running the notebook (:func:`is_host`): the baseline keeps none, so
+    each would be 'new' on every run."""
     out = []
     for r in records:
         base = baseline.get(r["notebook"].removesuffix(".ipynb"), {})
         for f in r.get("findings", []):
+            if is_host(r, f):
+                continue
             was = base.get(f["id"])
             if was != label(f):
                 out.append(f"{r['notebook']}: {f['id']} {was or 'new'} -> {label(f)}")

@@ -581,3 +581,18 @@ def test_the_baseline_keeps_no_host_check(tmp_path, monkeypatch):
     for mode in committed.values():
         assert mode.get("06_your_program") == {} and mode.get("07_your_machine") == {}
         assert not [k for k in mode["04_power8_mmap"] if k.startswith("host-")]
+
+
+def test_a_host_check_is_not_listed_as_a_change(tmp_path, monkeypatch):
+    """The baseline keeps no host check, so a host check is not 'new' in every run's list of
+    changes (was: the report listed all 27 of them as 'new -> exact' and the like on every run);
+    a document finding the baseline lacks still is."""
+    fs = [{"id": "host-True-random", "verdict": "exact", "host": True}, {"id": "doc", "verdict": "exact"}, {"id": "fresh", "verdict": "exact"}]
+    rc, _ = _run_with(tmp_path, monkeypatch, {"04_power8_mmap": {"doc": "exact"}}, fs, "04_power8_mmap")
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert rc == 0 and "0 regressions, 1 changes." in text and "changed: 04_power8_mmap.ipynb: fresh new -> exact" in text
+    assert "host-True-random" not in text.split("Against the committed baseline")[1].split("\n\n")[0]
+    (tmp_path / "b").mkdir()
+    rc, _ = _run_with(tmp_path / "b", monkeypatch, {"07_your_machine": {}}, [{"id": "faults-THP", "verdict": "exact"}], "07_your_machine")
+    text = (tmp_path / "b" / "out" / "report.md").read_text()
+    assert rc == 0 and "0 regressions, 0 changes." in text
