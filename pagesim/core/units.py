@@ -68,28 +68,33 @@ def log2(v: int) -> int:
 HEX_DIGITS = re.compile(r"^[0-9a-f]+$")  # the digits of a hexadecimal address, lower case
 
 
-def parse_address(text) -> int:
+def parse_address(text, name: str = "address") -> int:
     """An address from an int or from text: hexadecimal with ``0x`` ("0x7f00", "0x7f12_3456"), or decimal
-    ("32512"). Text that would be read differently by different people ("0700", "7f00") is refused."""
+    ("32512"), or a size with a binary unit (:func:`parse_size`: "4K", "2M+4K"). Text that would be read
+    differently by different people ("0700", "7f00") is refused; ``name`` is the parameter named in the error."""
     if isinstance(text, bool):
-        raise TypeError(f"address={text!r}: give an integer or text such as '0x7f00'")
-    if isinstance(text, int):
-        if text < 0:
-            raise ValueError(f"address={text}: an address is not negative")
-        return text
+        raise TypeError(f"{name}={text!r}: give an integer or text such as '0x7f00'")
+    if isinstance(text, int) or (hasattr(text, "__index__") and not isinstance(text, str)):
+        if int(text) < 0:
+            raise ValueError(f"{name}={text}: an address is not negative")
+        return int(text)
     if not isinstance(text, str):
-        raise TypeError(f"address={text!r} ({type(text).__name__}): give an integer or text such as '0x7f00'")
+        raise TypeError(f"{name}={text!r} ({type(text).__name__}): give an integer or text such as '0x7f00'")
     s = text.strip().replace("_", "").lower()
+    if s.startswith("-"):
+        raise ValueError(f"{name}={text!r}: an address is not negative")
     if s.startswith("0x"):
         if not HEX_DIGITS.match(s[2:] or "-"):
-            raise ValueError(f"address={text!r}: after 0x only hexadecimal digits 0-9 and a-f are allowed")
+            raise ValueError(f"{name}={text!r}: after 0x only hexadecimal digits 0-9 and a-f are allowed")
         return int(s[2:], 16)
     if s.isdigit():
         if len(s) > 1 and s[0] == "0":
             raise ValueError(
-                f"address={text!r}: a leading 0 is ambiguous; write hexadecimal with 0x (0x{s.lstrip('0') or '0'}) or decimal without the 0 ({int(s)})"
+                f"{name}={text!r}: a leading 0 is ambiguous; write hexadecimal with 0x (0x{s.lstrip('0') or '0'}) or decimal without the 0 ({int(s)})"
             )
         return int(s)
     if HEX_DIGITS.match(s):
-        raise ValueError(f"address={text!r} looks hexadecimal: write it with 0x (0x{s})")
-    raise ValueError(f"address={text!r} is not an address: write hexadecimal with 0x (0x7f00) or decimal (32512)")
+        raise ValueError(f"{name}={text!r} looks hexadecimal: write it with 0x (0x{s})")
+    if all(_SIZE_RE.match(t) for t in s.split("+")):
+        return parse_size(text, name)
+    raise ValueError(f"{name}={text!r} is not an address: write hexadecimal with 0x (0x7f00), decimal (32512) or a size such as '2M+4K'")

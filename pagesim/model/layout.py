@@ -17,7 +17,7 @@ import numpy as np
 
 from .._kernels.regions import distinct_blocks
 from ..core.check import check_choice, check_int
-from ..core.units import format_size, parse_page_size, parse_size
+from ..core.units import format_size, parse_address, parse_page_size, parse_size
 
 MAX_PAGES = 1 << 28  # simulated pages across all regions: the page-state arrays take one byte each
 # regions of a layout made to cover addresses (a trace, addresses=): each costs about a kilobyte
@@ -90,7 +90,7 @@ class Region:
     def covering(cls, start, length, page_size, name: str = "", mode: str = "rw---", fault_around: int = 1) -> "Region":
         """The smallest page-aligned region holding [start, start+length), as mmap rounds a request."""
         p = parse_page_size(page_size)
-        s = parse_size(start, "start")
+        s = parse_address(start, "start")
         e = s + parse_size(length, "length")
         s0 = s - s % p
         e0 = -(-e // p) * p

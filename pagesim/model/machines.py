@@ -754,6 +754,13 @@ class Machine:
             raise ValueError(f"name={name!r} is empty: give a name, or None for the machine's name with -vm-<host page>")
         check_int("nested_tlb_ways", nested_tlb_ways, 1, 64, " (ways of the nested TLB)")  # with no nested TLB too
         ways = nested_tlb_ways if nested_tlb else 1
+        ram, big = parse_size(guest_ram, "guest_ram"), max(self.page_sizes)
+        low = max(big, default, 2 << 20, *(parse_page_size(q, "host_regions page size") for *_, q in host_regions))
+        if not is_power_of_two(ram) or ram < low:
+            why = f"the largest page of machine {self.name!r}" if low == big else "the largest host page" if low > 2 << 20 else "the least modelled"
+            reach = host_walker.base_shift + sum(host_walker.level_bits) if isinstance(host_walker, Walker) else 50
+            high = min(1 << 50, 1 << reach)
+            raise ValueError(f"guest_ram={guest_ram!r}: give a power of two from {format_size(low)} ({why}) to {format_size(high)} (the host table's reach)")
         host = Host(default, host_walker, nested_tlb, ways, guest_ram, source="virtualised(): modelling assumptions", regions=host_regions)
         # the structures as the largest host page leaves them: a region on smaller host pages looks
         # up the chain of its smaller entries (pagesim.engine.stages)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from .._kernels.rules import SEGMENT_SHIFT, guest_frame, hpt_group, segment_shift, vsid_of
 from ..core.check import check_choice
-from ..core.units import format_size, log2, parse_size
+from ..core.units import format_size, log2, parse_address
 from ..model.machines import machine as get_machine
 
 RADIX_NAMES = {4: ["PGD (PML4)", "PUD (PDPT)", "PMD (PD)", "PTE (PT)"], 5: ["PML5", "PML4", "PDPT", "PD", "PT"]}
@@ -57,7 +57,7 @@ class Translation(pd.DataFrame):
 def translate(machine, address, page_size=None, side: str = "data") -> Translation:
     m = get_machine(machine)
     p = m.check_page_size(page_size if page_size is not None else m.base_page)
-    a = parse_size(address, "address")
+    a = parse_address(address, "address")
     if a >= 1 << min(m.va_bits, 63):
         if m.va_bits < 64:
             raise ValueError(f"address={a:#x} is beyond the {m.va_bits}-bit virtual address space of {m.name!r}")
@@ -153,7 +153,7 @@ def nested_walk(machine, address, page_size=None) -> Translation:
             f"machine {m.name!r} is not virtualised: nested_walk needs one made by Machine.virtualised (e.g. pagesim.machine('skylake').virtualised('4K'))"
         )
     p = m.check_page_size(page_size if page_size is not None else m.base_page)
-    a = parse_size(address, "address")
+    a = parse_address(address, "address")
     if a >= 1 << min(m.va_bits, 63):
         raise ValueError(f"address={a:#x} is beyond the {min(m.va_bits, 63)}-bit address space pagesim simulates for {m.name!r}")
     g, h = m.walker, m.host

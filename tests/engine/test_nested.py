@@ -141,6 +141,13 @@ def test_host_region_errors_name_the_problem():
         sky.virtualised("4K", guest_ram="1P")
     with pytest.raises(ValueError, match=r"host guest_ram=16G is beyond the host table's 30-bit reach \(1G\)"):
         sky.virtualised("4K", host_walker=Walker("radix", level_bits=(9, 9)), guest_ram="16G")
+    # the least guest_ram is the machine's own (its largest page), not the 2 MiB floor of any host
+    for ram in ("2M", "512M", "3G"):
+        with pytest.raises(ValueError, match=rf"guest_ram='{ram}': give a power of two from 1G \(the largest page of machine 'skylake'\) to 256T"):
+            sky.virtualised("4K", guest_ram=ram)
+    with pytest.raises(ValueError, match=r"guest_ram='1M': give a power of two from 2M \(the largest page of machine 'opteron-k8'\)"):
+        pagesim.machine("opteron-k8").virtualised("4K", guest_ram="1M")
+    assert sky.virtualised("4K", guest_ram="1G").host.guest_ram == G1
     m = sky.virtualised("4K", host_regions=[(1 << 40, (1 << 40) + (2 << 20), "2M")])
     lay = Layout((Region(1 << 40, 4 << 20, K4, "heap"),))
     with pytest.raises(ValueError, match=r"layout region 'heap' \[0x10000000000, 0x10000400000\) overlaps the host region .* without lying inside it"):

@@ -81,7 +81,10 @@ def test_bad_questions_and_guesses_are_named():
 
 
 # ------------------------------------------------------------------------------------- the explorer
-@pytest.mark.parametrize("text, value", [("0x7f00", 0x7F00), ("0X7F_00", 0x7F00), ("32512", 32512), ("0", 0), (" 1_000 ", 1000), (42, 42)])
+@pytest.mark.parametrize(
+    "text, value",
+    [("0x7f00", 0x7F00), ("0X7F_00", 0x7F00), ("32512", 32512), ("0", 0), (" 1_000 ", 1000), (42, 42)] + [("2M+4K", 0x201000), ("4KiB", 4096)],
+)
 def test_parse_address(text, value):
     assert teach.parse_address(text) == value
 
@@ -95,11 +98,25 @@ def test_parse_address(text, value):
         ("0x", "hexadecimal digits"),
         ("abc!", "not an address"),
         (-1, "not negative"),
+        ("-0x10", "not negative"),
     ],
 )
 def test_parse_address_refuses_what_could_be_misread(text, match):
     with pytest.raises(ValueError, match=match):
         teach.parse_address(text)
+
+
+def test_translations_take_the_addresses_a_student_types():
+    """translate and nested_walk read hexadecimal text as the explorer does (was: parse_size, which
+    refused '0x7f0000001000' as 'not a size'); a layout region's start too."""
+    from pagesim.teaching.explain import nested_walk, translate
+
+    assert translate("skylake", "0x7f0000001000").title == translate("skylake", 0x7F0000001000).title
+    vm = pagesim.machine("skylake").virtualised("4K")
+    assert nested_walk(vm, "0x7f00_0000_1000").refs.iloc[-1] == nested_walk(vm, 0x7F0000001000).refs.iloc[-1] == 24
+    assert pagesim.Region.covering("0x1800", "4K", "4K").start == 0x1000
+    with pytest.raises(ValueError, match="start='0x1g'"):
+        pagesim.Region.covering("0x1g", "4K", "4K")
 
 
 def test_fit_address():
