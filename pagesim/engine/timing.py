@@ -474,6 +474,11 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
         ("var", "swap_share", ((), float(comps["swap"].sum()) / total if total else 0.0, {"units": "1"})),
     ]
     upd = dict(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()), walk_base_cycles=base)
+    now = {"latencies": lat.tolist(), "walk_base_cycles": base}
+    was = {k: json.loads(attrs[k]) if k == "latencies" else float(attrs[k]) for k in now if k in attrs}
+    moved = [f"{k}={upd[k]} (was {attrs[k]})" for k in was if was[k] != now[k]]
+    if moved and "machine_changes" in attrs:  # the machine's own figures changed: the result no longer prices the machine as given
+        upd["machine_changes"] = json.dumps([*json.loads(attrs["machine_changes"]), "re-priced: " + ", ".join(moved)])
     if "costs" in attrs:  # the machine's costs as priced: a walk's own cycles are the ones used here
         upd["costs"] = str({**ast.literal_eval(attrs["costs"]), "walk_base_cycles": base})
     return steps, upd

@@ -187,6 +187,18 @@ def test_cycles_are_the_counters_priced():
     costs, costs_b = ast.literal_eval(ds.attrs["costs"]), ast.literal_eval(ds_b.attrs["costs"])
     assert costs_b == {**costs, "walk_base_cycles": 2 * float(ds.attrs["walk_base_cycles"])}
     assert ast.literal_eval(timed_cycles(ds_b, mlp=2.0).attrs["costs"]) == costs_b
+    # the machine's own figures changed are listed among its changes (was: a preset's stayed empty);
+    # the program's (mlp, work) and figures given again as they were are not
+    import json
+
+    base = float(ds.attrs["walk_base_cycles"])
+    assert json.loads(ds.attrs["machine_changes"]) == []
+    assert json.loads(ds_b.attrs["machine_changes"]) == [f"re-priced: walk_base_cycles={2 * base} (was {base})"]
+    lat0 = json.loads(ds.attrs["latencies"])
+    ds_l = timed_cycles(ds_b, latencies=[2 * x for x in lat0], walk_base_cycles=2 * base)
+    assert json.loads(ds_l.attrs["machine_changes"])[1:] == [f"re-priced: latencies={json.dumps([2.0 * x for x in lat0])} (was {json.dumps(lat0)})"]
+    same = timed_cycles(ds, mlp=4.0, latencies=lat0, walk_base_cycles=base)
+    assert json.loads(same.attrs["machine_changes"]) == []
     with pytest.raises(ValueError, match="walk_base_cycles=-1"):
         timed_cycles(ds, walk_base_cycles=-1)
     for kw in ({}, {"mlp": 4.0}, {"walk_mlp": 2.0}, {"work_cycles": 7.5}, {"latencies": [1, 20, 300]}, {"walk_base_cycles": 3.0}):
