@@ -204,11 +204,12 @@ def simulate(
             def inside(r):  # the bounds strictly inside region r
                 return bounds[bisect.bisect_right(bounds, r.start) : bisect.bisect_left(bounds, r.end)]
 
+            what = "the addresses" if isinstance(w, Addresses) else w.label
             for r in (r for r in layout.regions if r.fault_around > 1):  # a cut is a mapping's edge: fault-around's window stops at it
                 cut = [b for b in inside(r) if b % (r.page_size * r.fault_around)]
                 if cut:
                     raise ValueError(
-                        f"host_regions: a host region's bound {min(cut):#x} falls inside the addresses' region [{r.start:#x}, {r.end:#x}), "
+                        f"host_regions: a host region's bound {min(cut):#x} falls inside the region [{r.start:#x}, {r.end:#x}) pagesim laid {what} out in, "
                         f"which is cut there, and fault_around={r.fault_around} would stop at the cut as at a mapping's edge, changing the "
                         f"guest's faults: give host regions whose bounds are multiples of {format_size(r.page_size * r.fault_around)} "
                         f"(the fault-around window), or a layout"
@@ -217,7 +218,7 @@ def simulate(
             uncut = sorted(b for r in layout.regions for b in inside(r))
             if uncut:
                 raise ValueError(
-                    f"host_regions: the addresses are laid out in {format_size(p)} pages, and a host region's bound {uncut[0]:#x} falls "
+                    f"host_regions: pagesim lays {what} out in {format_size(p)} pages, and a host region's bound {uncut[0]:#x} falls "
                     f"inside one: give a page_size that divides every host region's start and end, or a layout"
                 )
     else:

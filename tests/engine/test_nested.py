@@ -166,7 +166,7 @@ def test_host_regions_merge_name_and_reach():
     assert sky.virtualised("4K", host_regions=[("1T", "1026G", "2M")]).host.regions == ((1 << 40, (1 << 40) + 2 * G1, M2),)
     b = 1 << 40
     m1 = sky.virtualised("4K", host_regions=[(b + M2, b + 3 * M2, "2M")])
-    with pytest.raises(ValueError, match="laid out in 1G pages, and a host region's bound 0x10000200000 falls inside one"):
+    with pytest.raises(ValueError, match="lays the addresses out in 1G pages, and a host region's bound 0x10000200000 falls inside one"):
         pagesim.simulate(m1, addresses=(b + np.arange(0, 6 * M2, 4096)).astype(np.uint64), page_size="1G")
     with pytest.raises(ValueError, match="outside 1KiB..16GiB.*; machine 'skylake' has 4K, 2M, 1G"):
         sky.virtualised("4K", host_regions=[(0, 1 << 40, "512G")])
@@ -190,7 +190,7 @@ def test_raw_addresses_are_laid_out_around_host_regions():
     assert list(got["region"].values) == ["[ trace ] 0", "[ trace ] 0 @0x10000200000", "[ trace ] 0 @0x10000400000"]
 
 
-def test_host_regions_leave_the_guests_faults_as_they_are():
+def test_host_regions_leave_the_guests_faults_as_they_are(tmp_path):
     """Where the host backs guest memory is the host's business: the guest's faults and prefaults
     are those of the same run without host regions, whichever host page a region is on; a cut of
     the addresses' region that fault-around's window would cross is refused, naming the bound."""
@@ -205,6 +205,17 @@ def test_host_regions_leave_the_guests_faults_as_they_are():
                 assert int(got[v].sum()) == int(want[v].sum()), (fa, page, v)
     with pytest.raises(ValueError, match=r"bound 0x10000200000 falls inside .* fault_around=1024 would stop at the cut .* multiples of 4M "):
         pagesim.simulate(sky.virtualised("4K", host_regions=[(b + M2, b + 2 * M2, "2M")]), addresses=addrs, fault_around=1024)
+    # a trace file: the same, and the refusal names the trace
+    from pagesim.sources.traces import read_trace
+
+    path = tmp_path / "cut.txt"
+    path.write_text("".join(f"{int(a):#x}\n" for a in addrs))
+    tr = read_trace(path)
+    want = pagesim.simulate(sky.virtualised("4K"), tr, fault_around=16)
+    got = pagesim.simulate(sky.virtualised("4K", host_regions=[(b + M2, b + 2 * M2, "2M")]), tr, fault_around=16)
+    assert [int(got[v].sum()) for v in ("faults", "prefaulted")] == [int(want[v].sum()) for v in ("faults", "prefaulted")]
+    with pytest.raises(ValueError, match=r"bound 0x10000200000 falls inside the region \[0x10000000000, 0x10000400000\) pagesim laid trace\(cut.txt, 3\) out"):
+        pagesim.simulate(sky.virtualised("4K", host_regions=[(b + M2, b + 2 * M2, "2M")]), tr, fault_around=1024)
     with pytest.raises(TypeError, match="nested_tlb_ways must be an int, got str 'x'"):
         sky.virtualised("4K", nested_tlb_ways="x")  # checked with no nested TLB too
     with pytest.raises(ValueError, match=r"host page 1G \(host_page\) is not a leaf of the host's table \(host_walker\).*allowed 4K, 2M"):
