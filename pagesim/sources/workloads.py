@@ -414,27 +414,41 @@ class MolecularDynamics(Workload):
 @dataclass(frozen=True)
 class Touch(Workload):
     """Touch a freshly mapped region: ``pattern='memset'`` writes every 8 bytes in order;
-    ``pattern='random'`` touches ``accesses`` random 8-byte offsets (the POWER8 mmap study's two
-    access patterns)."""
+    ``pattern='random'`` touches ``accesses`` random 8-byte offsets; ``pattern='per-step'`` stores
+    once in each ``step`` bytes, in address order, at a random byte offset within it (the POWER8
+    mmap study's random test, normal_memory_analysis_random.c: ``addr[i + rand() % PAGE_SIZE] = 1``
+    for i in steps of its 64 KiB page)."""
 
     name = "touch"
     size: int = 16 << 20
     pattern: str = "memset"
     accesses: int = 4096
+    step: int = 64 << 10
 
     def __post_init__(self):
         object.__setattr__(self, "size", _bytes("size", self.size))
-        check_choice("pattern", self.pattern, ("memset", "random"))
+        check_choice("pattern", self.pattern, ("memset", "random", "per-step"))
         object.__setattr__(self, "accesses", _count("accesses", self.accesses))
+        object.__setattr__(self, "step", _bytes("step", self.step))
+        if self.pattern == "per-step" and (self.step == 0 or self.size % self.step):
+            raise ValueError(f"step={format_size(self.step)} must divide size={format_size(self.size)} for pattern='per-step' (one store in each step)")
 
     def spans(self):
         return [("buffer", self.size)]
 
     @property
     def n_accesses(self):
-        return self.size // ELEMENT if self.pattern == "memset" else self.accesses
+        return {"memset": self.size // ELEMENT, "random": self.accesses, "per-step": self.size // max(1, self.step)}[self.pattern]
 
     def _chunks(self, bases, chunk, seed):
+        if self.pattern == "per-step":
+            n = self.n_accesses
+            for start in range(0, n, chunk):
+                out = np.empty(min(chunk, n - start), dtype=np.int64)
+                gen_uniform_random(out, start, seed, self.step, 0, 1)  # the byte offset in each step
+                out += bases[0] + np.arange(start, start + out.size, dtype=np.int64) * self.step
+                yield out.view(np.uint64)
+            return
         inner = Sequential(size=self.size) if self.pattern == "memset" else UniformRandom(size=self.size, accesses=self.accesses)
         yield from inner._chunks(bases, chunk, seed)
 

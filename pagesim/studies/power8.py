@@ -6,8 +6,8 @@ document's background thread holding 95% of memory with normal pages, scattered 
 anonymous pages, so movable); the hugetlb pool is reserved before the pressure starts (a modelling
 choice: sections V-VI of the document say only that mmap() maps the hugepages, not when or how they were
 reserved); THP faults may compact memory (Linux's default THP defrag setting, 'madvise', compacts
-directly for MADV_HUGEPAGE regions). Random touch: 4096 random 8-byte writes, enough to touch all
-256 64K pages (as the document's equal counts imply).
+directly for MADV_HUGEPAGE regions). Random touch: the document's own loop (normal_memory_analysis_random.c), one
+one-byte store at a random offset in each 64 KiB, in address order (:data:`RANDOM_STEP`).
 
 Kernel work is counted two ways: the cost model's cycles (:func:`kernel_work`, every cost an
 assumption of :class:`pagesim.model.machines.Costs`), and kernel instructions (:func:`kernel_instructions`):
@@ -43,7 +43,6 @@ from ..teaching import plotting
 SIZE = 16 << 20
 START = 1 << 32
 KINDS = {"normal": ("64K", "base"), "hugepage": ("16M", "hugetlb"), "THP": ("16M", "thp")}
-TOUCHES = 4096  # random touches (see above)
 
 
 RAM, FRAME, POOL = "4G", "64K", 1  # the modelled memory, its frames, and the hugetlb pool (16M pages)
@@ -69,17 +68,22 @@ def memories(seed: int = 1, held: float = HELD, movable: float = 1.0, placement:
     return {"ideal": ideal, "pressure": ideal.fragment(held, placement, movable=movable, seed=seed)}
 
 
-def run(kind: str, pattern: str, memory, compaction: bool = True, touches: int = TOUCHES, seed: int = 0):
+def touch(pattern: str) -> dict:
+    """The ``touch`` workload's parameters for the document's ``pattern``: 'memset' writes every 8
+    bytes once; 'random' is its loop's one store in each 64 KiB, at a random offset, in order."""
+    return {"pattern": "per-step", "step": RANDOM_STEP} if pattern == "random" else {"pattern": pattern}
+
+
+def run(kind: str, pattern: str, memory, compaction: bool = True, seed: int = 0):
     page, policy = KINDS[kind]
     lay = Layout((Region(START, SIZE, page, "[ anon ]", policy=policy),))
-    count = {"accesses": touches} if pattern == "random" else {}  # memset writes every 8 bytes once
-    return simulate("power8", "touch", size=SIZE, pattern=pattern, layout=lay, memory=memory, compaction=compaction, seed=seed, **count)
+    return simulate("power8", "touch", size=SIZE, layout=lay, memory=memory, compaction=compaction, seed=seed, **touch(pattern))
 
 
-def matrix(seed: int = 0, held: float = HELD, touches: int = TOUCHES, compaction: bool = True):
+def matrix(seed: int = 0, held: float = HELD, compaction: bool = True):
     """Every environment x pattern x page kind: faults, dTLB misses, fault-handling cycles.
-    ``held``: the share of memory held under pressure (:func:`memories`); ``touches``: random
-    touches; ``compaction``: whether a THP fault may migrate pages to assemble its huge page."""
+    ``held``: the share of memory held under pressure (:func:`memories`); ``compaction``: whether
+    a THP fault may migrate pages to assemble its huge page."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     mems = memories(held=held)
@@ -87,7 +91,7 @@ def matrix(seed: int = 0, held: float = HELD, touches: int = TOUCHES, compaction
     for env, mem in mems.items():
         for pattern in ("memset", "random"):
             for kind in KINDS:
-                ds = run(kind, pattern, mem, compaction=compaction, touches=touches, seed=seed)
+                ds = run(kind, pattern, mem, compaction=compaction, seed=seed)
                 back = sorted({r["page_size"] for r in json.loads(ds.attrs["layout"])})
                 rows.append(
                     {
@@ -201,10 +205,16 @@ def thp_costlier_holds(sw) -> str:
     )
 
 
+#: a contrast the document did not run: 4096 random 8-byte touches over the same 16 MiB, which come back to pages
+#: touched before (the name :func:`tlb_capacity_sweep` gives it)
+REVISIT = "4096 random touches (not the document's)"
+
+
 def tlb_capacity_sweep(entries=(32, 64, 128, 192, 256, 512), seed: int = 0):
     """dTLB misses against page faults of 16 MiB of 64K pages when the data-side translation
     structures that can hold all 256 pages (the 256-entry secondary D-ERAT and the 2048-entry TLB)
-    are both cut to ``entries``; memset and random touch, on free memory."""
+    are both cut to ``entries``, on free memory: the document's memset and random loop (each page
+    touched in address order, the random one once), and :data:`REVISIT`, which returns to pages."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     base = machine("power8")
@@ -212,11 +222,10 @@ def tlb_capacity_sweep(entries=(32, 64, 128, 192, 256, 512), seed: int = 0):
     rows = []
     for n in entries:
         m = base.replace_structure("TLB", entries=min(n, 2048)).replace_structure("secondary D-ERAT", entries=n, ways=n)
-        for pattern in ("memset", "random"):
+        for access, kw in (("memset", touch("memset")), ("random", touch("random")), (REVISIT, {"pattern": "random", "accesses": 4096})):
             lay = Layout((Region(START, SIZE, "64K", "[ anon ]"),))
-            count = {"accesses": TOUCHES} if pattern == "random" else {}
-            ds = simulate(m, "touch", size=SIZE, pattern=pattern, layout=lay, memory=mem, seed=seed, **count)
-            rows.append({"entries": n, "access": pattern, "page faults": int(ds["faults"].sum()), "dTLB misses": int(ds["walks"].sel(side="data").sum())})
+            ds = simulate(m, "touch", size=SIZE, layout=lay, memory=mem, seed=seed, **kw)
+            rows.append({"entries": n, "access": access, "page faults": int(ds["faults"].sum()), "dTLB misses": int(ds["walks"].sel(side="data").sum())})
     return pd.DataFrame(rows)
 
 
@@ -623,8 +632,7 @@ def record_faults(F, mx, doc, tc) -> None:
     (:func:`tlb_capacity_sweep`)."""
     want = doc[doc.counter == "page-faults"].set_index("page_kind")["value"]
     fixed = {  # why a count is fixed by the inputs: arithmetic, not a test
-        "normal": "size / page size: 16 MiB / 64 KiB = 256, every page touched (memset writes them all; the study's 4096 random touches "
-        "were chosen to touch all 256, as the document's equal counts imply)",
+        "normal": "size / page size: 16 MiB / 64 KiB = 256, every page touched (memset writes them all; the random loop stores once in each)",
         "hugepage": "size / page size: 16 MiB / 16 MiB = 1, a page of the hugetlb pool, which the model reserves before the pressure starts "
         "(a modelling choice), so no pressure can take it",
         "THP": "size / page size: 16 MiB / 16 MiB = 1 on free memory, where a free 16 MiB block is always there",
@@ -661,9 +669,9 @@ def record_faults(F, mx, doc, tc) -> None:
             )
         else:
             why = (
-                "fixed by capacity: random touches return to pages already touched, but the 256 64K pages fit in the preset's D-ERAT and "
-                "TLB (sourced sizes), so each misses once, at its first touch; the pressure does not reach the TLB in the model, so the "
-                "ideal and pressure counts are the same (the sweep below gives the entries under which it fails)"
+                "the document's random loop stores once in each 64 KiB, in address order, so with 64K pages each page misses once, at its "
+                "first and only touch, whatever the TLBs hold (the sweep below gives the same count with 32 entries); the pressure does not "
+                "reach the TLB in the model, so the ideal and pressure counts are the same"
             )
         figures = len(KIND_ORDER) if (env, pattern) == ("ideal", "memset") else 0  # one dTLB count per page kind, as for the faults
         said = "exactly same as page-faults"
@@ -1027,16 +1035,16 @@ def record_other(F, doc, mx, ki) -> None:
         "on what backs the mapping). The code around the memset (the calls that enable and disable the counters) is not counted",
     )
     r = ui.loc[("random", "normal")]
-    n_acc = workload("touch", size=SIZE, pattern="random", accesses=TOUCHES).n_accesses
+    n_acc = workload("touch", size=SIZE, **touch("random")).n_accesses
     F.not_reproduced(
         "instr-user-random",
         "user instructions, random access: the same for every page size",
         "VII",
         f"{r['relation']} {int(r['value'])}, the same for every page kind",
-        f"{n_acc} 8-byte accesses, the same for every page kind",
+        f"{n_acc} one-byte stores, the same for every page kind",
         why="pagesim counts memory accesses, not instructions: the document's loop (normal_memory_analysis_random.c) calls rand() for each of its 256 "
-        "one-byte stores, and no source here gives the instructions of rand(); the study's own 4096 random touches are its choice for the fault "
-        "counts; the trace is the same for every page kind by construction",
+        "one-byte stores, and no source here gives the instructions of rand(); pagesim's trace of that loop (one store in each 64 KiB) is the "
+        "same for every page kind by construction",
         figures=1,
     )
     fc = mx.set_index(["environment", "access", "page kind"])
@@ -1132,7 +1140,7 @@ def plot_tlb_capacity(tc):
     ax.set_yscale("log")
     ax.set_xlabel("entries of the secondary D-ERAT and the TLB (both cut to this)")
     ax.set_ylabel("dTLB misses")
-    ax.set_title("16 MiB of 64K pages: dTLB misses equal faults only while all 256 pages fit")
+    ax.set_title("16 MiB of 64K pages: a page touched once misses once; touches that return need the reach")
     ax.legend(fontsize=8)
     return fig
 
