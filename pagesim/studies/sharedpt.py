@@ -20,13 +20,12 @@ from .sensitivity import Holds, holding_range
 GIB = 1 << 30
 # The machine of the message is not named: "a 4-way x86-64 configuration with 8 GB of memory", whose
 # counters include "Front-side bus traffic", analysed with help from two Intel engineers ("Kshitij Doshi
-# and Ken Chen from Intel"), which points to an Intel Xeon of 2006, not an Opteron. pagesim has no
-# preset for it and datasets/architecture gives no TLB or cache figures for it, so walks_and_misses
-# uses a STAND-IN (a modelling choice): the opteron-k8 preset (x86-64 four-level tables; TLBs flushed
-# on a context switch) and the Opteron's caches as 001_ec4ce787d7978bc9.txt (section 3) gives them:
-# "64 kilobytes of primary data cache and 1 Megabyte of unified secondary cache"; the associativities
-# are modelling assumptions. Its TLB and cache sizes are the Opteron's, not those of the document's
-# machine: the direction of an effect carries over, its size need not.
+# and Ken Chen from Intel"), which points to an Intel Xeon of 2006, not an Opteron. The notebook runs
+# the section's walks and misses on xeon_paxville() (below: a Xeon 7000's TLBs and caches from its
+# CPUID) with xeon_caches(). walks_and_misses' defaults are a STAND-IN (a modelling choice) for other
+# uses: the opteron-k8 preset (x86-64 four-level tables; TLBs flushed on a context switch) and the
+# Opteron's caches as 001_ec4ce787d7978bc9.txt (section 3) gives them: "64 kilobytes of primary data
+# cache and 1 Megabyte of unified secondary cache" (the associativities are modelling assumptions).
 OPTERON_CACHES = (DataCache("L1D", "64K", 2), DataCache("L2", "1M", 16))
 
 
