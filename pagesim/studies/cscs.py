@@ -993,6 +993,33 @@ def choice_runs(pairs: dict, mlp: float, quick: bool = False, seed: int = 0, wor
     return sweeps
 
 
+#: the choices :func:`corner_runs` moves together: those re-priced from the same runs (changing no counter)
+REPRICED = ("work per access", "mlp", "walk_mlp", "cache latencies", "memory latency", "walk base cycles", "TLB hit latencies")
+
+
+def corner_runs(pairs: dict, mlp: float) -> dict:
+    """Each compared kernel's % change with small pages with every re-priced choice (:data:`REPRICED`)
+    at either end of its range at once: 2**7 corners, {finding: {corner: % change}}. The mlp's lower
+    end is x0.5 or 1, whichever is larger (an mlp below 1 means nothing), walk_mlp's 1 and 2, the
+    others x0.5 and x2. Molecular dynamics (a sign only) and the re-simulated choices (sizes, shapes,
+    page-walk caches) are left out."""
+    import itertools
+
+    out = {}
+    for fid, label in CHOICE_KERNELS:
+        if fid == "md":
+            continue
+        work = KERNEL_WORK[KERNEL_OF[label]][0]
+        ends = [(0.5, 2.0), (max(1.0, 0.5 * mlp) / mlp, 2.0), (1.0, 2.0), (0.5, 2.0), (0.5, 2.0), (0.5, 2.0), (0.5, 2.0)]
+        runs = {}
+        for fw, fm, wm, fc, fmem, fb, fh in itertools.product(*ends):
+            name = f"work x{fw:g}, mlp {fm * mlp:.3g}, walk_mlp {wm:g}, caches x{fc:g}, memory x{fmem:g}, walk base x{fb:g}, TLB hits x{fh:g}"
+            pct = price(pairs[label], fm * mlp, fw * work, walk_mlp=wm, caches=fc, memory=fmem, walk_base=fb, tlb_hit=fh)["small_page_change_pct"]
+            runs[name] = pct
+        out[fid] = runs
+    return out
+
+
 def choice_limits() -> dict:
     """The band of each finding of ``CHOICE_KERNELS`` as :func:`record_kernels` states it (None: md
     compares only the sign), so the choices' figure can shade it before the findings are recorded."""
@@ -1057,8 +1084,9 @@ def choices_table(sweeps: dict):
     return pd.concat({fid: sweep_frame(sw) for fid, sw in sweeps.items()}, names=["finding", None]).round(2)
 
 
-def record_choices(F, sweeps: dict) -> None:
-    """Each choice re-run, recorded with its finding (the report shows where each holds)."""
+def record_choices(F, sweeps: dict, corners: dict | None = None) -> None:
+    """Each choice re-run, recorded with its finding (the report shows where each holds), and, given
+    :func:`corner_runs`, the re-priced choices moved together."""
     for fid, sw in sweeps.items():
         if fid == "md":  # a sign only: where small pages still win, each choice run from x0.5 to x2
             F.holds_for(
@@ -1073,6 +1101,8 @@ def record_choices(F, sweeps: dict) -> None:
             continue
         for choice, (chosen, runs) in sw.items():
             F.robust(fid, choice, chosen, runs, **span_of(choice))
+        if corners and fid in corners:
+            F.together(fid, "the re-priced choices (" + ", ".join(REPRICED) + ")", corners[fid])
         print(f"{fid}: {F.get(fid).label}")
         for t in F.get(fid).robustness:
             print("   ", t)

@@ -12,10 +12,12 @@ Verdicts (only ``exact`` and ``within`` count as reproduced):
   direction       same sign as the document, outside the band; the size is reported as the ratio
                   simulation / document
   contradicted    the model ran and disagrees with the document (opposite sign, no change or under
-                  a tenth of the document's change, a factor it falls far short of, or an exact
-                  count that differs), with the model's reason
-  not reproduced  nothing was run for it, or an input the document does not state sets it (so any
-                  figure could be matched): shown with the reason
+                  a tenth of the document's change, a factor it falls far short of, an exact count
+                  that differs, or, where the model's set-up fixes the sign, a size outside the
+                  band), with the model's reason
+  not reproduced  nothing was run for it, or an input the document does not state sets it and the
+                  runs over its range fall on both sides of the document's figure (so any figure
+                  could be matched): shown with the reason
   arithmetic      a worked calculation that illustrates a figure (a value against its own input,
                   or a ratio fixed by arithmetic): never evidence, never counted as reproduced
   calibrated      a parameter was fitted to this figure: shown, never counted
@@ -582,6 +584,28 @@ class Findings:
         if choice not in f.choices:
             f.choices = tuple(f.choices) + (choice,)
         f.swept = tuple(f.swept) + (choice,)
+        return f
+
+    def together(self, id: str, choices: str, runs: dict) -> Finding:  # noqa: A002
+        """Record finding ``id`` re-run with several modelling choices moved at once: ``runs`` maps
+        each corner (a text naming every choice's value) to the simulated figure there. Shown beside
+        the one-at-a-time sweeps of :meth:`robust` (how far the choices moved together take it); the
+        verdict is unchanged: 'within (robust)' is defined one choice at a time."""
+        f = self.get(id)
+        if f.limits is None or f.rows:
+            raise ValueError(f"{id}: together() takes a finding of one figure recorded with measured()")
+        if not isinstance(runs, dict) or len(runs) < 2:
+            raise ValueError(f"{id}: runs must map at least 2 corners to the simulated figure, got {runs!r}")
+        for k, v in runs.items():
+            check_number(f"{id}: the run at {k}", v)
+        lo, hi = f.limits
+        out = {k: float(v) for k, v in runs.items() if not lo <= float(v) <= hi}
+        low, high = min(runs, key=runs.get), max(runs, key=runs.get)
+        text = (
+            f"{choices} moved together, each at either end of its range ({len(runs)} corners): from {_fmt(float(runs[low]))} ({low}) "
+            f"to {_fmt(float(runs[high]))} ({high}); " + (f"outside its band at {len(out)} of the {len(runs)}" if out else "in its band at every corner")
+        )
+        f.robustness = (f.robustness or []) + [text]
         return f
 
     # -- output -----------------------------------------------------------------------------------

@@ -25,8 +25,14 @@ MEANING = {
     ),
     "within": "inside its band (every system or row inside its own); the notes say where a modelling choice takes it outside",
     "direction": "same sign as the document but outside the band (sim / doc gives the size)",
-    "contradicted": "the model ran and disagrees with the document (the other sign, no change, or an exact count that differs)",
-    "not reproduced": "nothing was run for it, or what would set it is not stated (so any figure could be matched); the reason is given",
+    "contradicted": (
+        "the model ran and disagrees with the document (the other sign, no change, a size off by ten times or more, an exact count that differs, "
+        "or, where the model's set-up fixes the sign, a size outside the band); the model's reason is given"
+    ),
+    "not reproduced": (
+        "nothing was run for it, or what would set it is not stated and the runs over its range (x0.5..x2 of each choice) fall on both sides of "
+        "the document's figure (so any figure could be matched); the reason is given"
+    ),
     "arithmetic": "a worked calculation that illustrates a figure: not evidence",
     "calibrated": "a parameter was fitted to this figure: not evidence",
 }
@@ -97,6 +103,9 @@ def headline(records: list[dict], complete: bool = True) -> str:
         f"Reproduced (exact, or within their band): {reproduced} of the {evidence} that are checked: {c['exact']} exact, "
         f"{c['within (robust)']} within and robust to their modelling choices, {c['within']} within but not robust (or not swept)."
     )
+    near = [f"{notebook_stem(r)}:{f['id']} ({label(f)})" for r in counted(records) for f in r.get("findings", []) if label(f) in ("within (robust)", "within")]
+    if near:
+        text += f" Within: {'; '.join(near)} (each note gives its band and what it rests on)."
     reused = [(r, f) for r in records for f in r.get("findings", []) if restated(records, r, f) and not is_host(r, f)]
     host = [(r, f) for r in records for f in r.get("findings", []) if is_host(r, f)]
     model = [f for r in records for f in r.get("findings", []) if f.get("model") and not restated(records, r, f) and not is_host(r, f)]

@@ -111,6 +111,10 @@ def test_random_access_band_is_bounded_and_latencies_are_swept(findings):
     for choice in (S.WALK_MLP, S.CACHE_LAT, S.MEMORY_LAT, S.WALK_BASE, S.TLB_HIT, S.PWC):
         assert choice in ra["swept"], choice
     assert S.CACHE_LAT in findings["hpcc-fft"]["swept"]
+    # moved together at their ends, the re-priced choices take it out of the band: the note says how far
+    together = [t for t in ra["robustness"] if "moved together" in t]
+    assert len(together) == 1 and "(128 corners)" in together[0] and "outside its band at" in together[0], together
+    assert ra["robust"] is True  # 'robust' is one choice at a time, as the report defines it
 
 
 def test_the_assumed_tlb_latency_and_missing_walk_caches_are_choices_too():

@@ -76,6 +76,28 @@ def test_robust_needs_the_whole_x05_x2_range_in_band():
     assert "| within (robust) |" in render([_rec(G)])
 
 
+def test_choices_moved_together_are_shown_beside_the_one_at_a_time_sweeps():
+    """together() records how far corners of several choices take a figure, naming the lowest and
+    highest corner and how many leave the band; the verdict and 'robust' stay as the one-at-a-time
+    sweeps set them."""
+    F = Findings("x", "doc")
+    F.measured("ra", "RA", "s", (-80, -40), -67.4, band=(-80, -40), unit="%", choices=("mlp",))
+    F.robust("ra", "mlp", 4, {2: -55.6, 4: -67.4, 8: -75.4})
+    f = F.together("ra", "mlp and memory", {"mlp 2, memory x0.5": -38.9, "mlp 8, memory x2": -80.9, "mlp 4, memory x1": -67.4})
+    assert f.robust and f.label == "within (robust)"
+    text = f.robustness[-1]
+    assert text.startswith("mlp and memory moved together, each at either end of its range (3 corners): from -80.9 (mlp 8, memory x2) to -38.9")
+    assert text.endswith("outside its band at 2 of the 3")
+    assert F.together("ra", "a", {"x": -50, "y": -60}).robustness[-1].endswith("in its band at every corner")
+    with pytest.raises(ValueError, match="at least 2 corners"):
+        F.together("ra", "a", {"x": -50})
+    with pytest.raises(ValueError, match="the run at x"):
+        F.together("ra", "a", {"x": float("nan"), "y": 1})
+    F.measured("rows", "rows", "s", {"a": 10}, {"a": 10}, rel=0.5)
+    with pytest.raises(ValueError, match="one figure"):
+        F.together("rows", "a", {"x": 1, "y": 2})
+
+
 def test_a_direction_names_where_a_swept_choice_turns_its_sign():
     F = Findings("x", "doc")
     F.measured("d", "small pages worse", "s", -1, -6.6, rel=0.5, unit="%", choices=("order",))

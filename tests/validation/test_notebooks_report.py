@@ -596,3 +596,13 @@ def test_a_host_check_is_not_listed_as_a_change(tmp_path, monkeypatch):
     rc, _ = _run_with(tmp_path / "b", monkeypatch, {"07_your_machine": {}}, [{"id": "faults-THP", "verdict": "exact"}], "07_your_machine")
     text = (tmp_path / "b" / "out" / "report.md").read_text()
     assert rc == 0 and "0 regressions, 0 changes." in text
+
+
+def test_the_headline_names_each_finding_within_its_band(tmp_path, monkeypatch):
+    """A reader of the headline sees which findings are within, not only how many (was: a count
+    alone, so '1 within and robust' did not say which, nor point to the band it rests on)."""
+    fs = [{"id": "ra", "verdict": "within", "robust": True}, {"id": "fft", "verdict": "within"}, {"id": "x", "verdict": "contradicted"}]
+    rc, _ = _run_with(tmp_path, monkeypatch, {}, fs, "02_opteron_cscs")
+    head = (tmp_path / "out" / "report.md").read_text().split("Verdicts:")[0]
+    assert rc == 0 and "Within: 02_opteron_cscs:ra (within (robust)); 02_opteron_cscs:fft (within) (each note gives its band" in head
+    assert "02_opteron_cscs:x" not in head
