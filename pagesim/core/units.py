@@ -73,28 +73,39 @@ def parse_address(text, name: str = "address") -> int:
     ("32512"), or a size with a binary unit (:func:`parse_size`: "4K", "2M+4K"). Text that would be read
     differently by different people ("0700", "7f00") is refused; ``name`` is the parameter named in the error."""
     if isinstance(text, bool):
-        raise TypeError(f"{name}={text!r}: give an integer or text such as '0x7f00'")
+        raise TypeError(f"{name}={text!r} (bool): give an integer or text such as '0x7f00'")
     if isinstance(text, int) or (hasattr(text, "__index__") and not isinstance(text, str)):
-        if int(text) < 0:
+        try:
+            v = int(text)
+        except TypeError:
+            raise TypeError(f"{name}={text!r} ({type(text).__name__}): give one integer or text such as '0x7f00'") from None
+        if v < 0:
             raise ValueError(f"{name}={text}: an address is not negative")
-        return int(text)
+        return v
     if not isinstance(text, str):
         raise TypeError(f"{name}={text!r} ({type(text).__name__}): give an integer or text such as '0x7f00'")
-    s = text.strip().replace("_", "").lower()
-    if s.startswith("-"):
+    raw = text.strip().lower()
+    if raw.startswith("-"):
         raise ValueError(f"{name}={text!r}: an address is not negative")
+    if len(raw) > 40:
+        raise ValueError(f"{name}={text[:20]!r}... ({len(raw)} characters): too long for an address (pagesim simulates addresses below 2**63)")
+    if "_" in raw and not re.fullmatch(r"(0x)?[0-9a-f]+(_[0-9a-f]+)*", raw):
+        raise ValueError(f"{name}={text!r}: an underscore goes between two digits, as in '0x7f12_3456' or '1_000'")
+    s = raw.replace("_", "")
+    if s.startswith(("0b", "0o")):
+        raise ValueError(f"{name}={text!r}: binary and octal are not read; write hexadecimal with 0x (0x7f00) or decimal (32512)")
     if s.startswith("0x"):
         if not HEX_DIGITS.match(s[2:] or "-"):
             raise ValueError(f"{name}={text!r}: after 0x only hexadecimal digits 0-9 and a-f are allowed")
         return int(s[2:], 16)
-    if s.isdigit():
+    if s.isascii() and s.isdigit():
         if len(s) > 1 and s[0] == "0":
             raise ValueError(
                 f"{name}={text!r}: a leading 0 is ambiguous; write hexadecimal with 0x (0x{s.lstrip('0') or '0'}) or decimal without the 0 ({int(s)})"
             )
         return int(s)
     if HEX_DIGITS.match(s):
-        raise ValueError(f"{name}={text!r} looks hexadecimal: write it with 0x (0x{s})")
-    if all(_SIZE_RE.match(t) for t in s.split("+")):
+        raise ValueError(f"{name}={text!r} looks hexadecimal (or like a number with an exponent): write hexadecimal with 0x (0x{s}), or a whole decimal number")
+    if s.isascii() and all(_SIZE_RE.match(t) for t in s.split("+")):
         return parse_size(text, name)
     raise ValueError(f"{name}={text!r} is not an address: write hexadecimal with 0x (0x7f00), decimal (32512) or a size such as '2M+4K'")

@@ -342,6 +342,8 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
     ]
     attrs = dict(ds.attrs)
     attrs["walk_base_cycles"] = float(m.costs.walk_base_cycles)
+    # the machine's own figures the run was simulated with: a re-pricing names those it changes
+    attrs["as_simulated"] = json.dumps({"latencies": [float(x) for x in h.latencies], "walk_base_cycles": float(m.costs.walk_base_cycles)})
     attrs["hierarchy"] = json.dumps(
         {
             "name": h.name,
@@ -362,11 +364,15 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
 
     price, upd = _pricing(get, lambda c: cycles[comp_names.index(c)], attrs, len(h.names), lambda: list(h.names), mlp, walk_mlp, None, None)
 
-    added = {k: attrs[k] for k in ("walk_base_cycles", "hierarchy")}
+    added = {k: attrs[k] for k in ("walk_base_cycles", "hierarchy", "as_simulated")}
     return rebuilt(ds, steps + [("drop", "cycles"), ("drop", "component")] + price, {**added, **upd})
 
 
 COMPONENTS = ("work", "data_stall", "tlb_hit_latency", "walk", "slb_miss", "fault", "swap")
+
+
+#: how a re-priced result's ``machine_changes`` names the machine's figures it changed
+REPRICED = "re-priced: "
 
 
 def timed_cycles(
@@ -389,6 +395,8 @@ def timed_cycles(
             ds = ds.assign_coords({name: value})
         else:
             ds[name] = value
+    # the latencies it is priced with are the result's from now on: a later re-pricing starts from them
+    ds["cache_latency"] = ds["cache_latency"].copy(data=np.asarray(json.loads(upd["latencies"]), dtype=ds["cache_latency"].dtype))
     ds.attrs.update(upd)
     return ds
 
@@ -474,11 +482,13 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
         ("var", "swap_share", ((), float(comps["swap"].sum()) / total if total else 0.0, {"units": "1"})),
     ]
     upd = dict(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()), walk_base_cycles=base)
-    now = {"latencies": lat.tolist(), "walk_base_cycles": base}
-    was = {k: json.loads(attrs[k]) if k == "latencies" else float(attrs[k]) for k in now if k in attrs}
-    moved = [f"{k}={upd[k]} (was {attrs[k]})" for k in was if was[k] != now[k]]
-    if moved and "machine_changes" in attrs:  # the machine's own figures changed: the result no longer prices the machine as given
-        upd["machine_changes"] = json.dumps([*json.loads(attrs["machine_changes"]), "re-priced: " + ", ".join(moved)])
+    if "as_simulated" in attrs and "machine_changes" in attrs:
+        # the machine's own figures changed from those simulated: the result no longer prices the machine as given
+        sim = json.loads(attrs["as_simulated"])
+        now = {"latencies": [float(x) for x in lat.tolist()], "walk_base_cycles": base}
+        moved = [f"{k}={json.dumps(now[k])} (simulated with {json.dumps(sim[k])})" for k in now if now[k] != sim[k]]
+        kept = [c for c in json.loads(attrs["machine_changes"]) if not c.startswith(REPRICED)]
+        upd["machine_changes"] = json.dumps(kept + ([REPRICED + ", ".join(moved)] if moved else []))
     if "costs" in attrs:  # the machine's costs as priced: a walk's own cycles are the ones used here
         upd["costs"] = str({**ast.literal_eval(attrs["costs"]), "walk_base_cycles": base})
     return steps, upd

@@ -50,7 +50,7 @@ class Region:
             raise ValueError(f"{n} fault_around={fa!r} must be a power of two from 1 to 65536 pages")
         object.__setattr__(self, "fault_around", fa)
         check_choice(f"{n} policy", self.policy, POLICIES)
-        object.__setattr__(self, "start", parse_size(self.start, f"{n} start"))
+        object.__setattr__(self, "start", parse_address(self.start, f"{n} start"))
         object.__setattr__(self, "length", parse_size(self.length, f"{n} length"))
         object.__setattr__(self, "page_size", parse_page_size(self.page_size, f"{n} page_size"))
         if self.length <= 0:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from .._kernels import policies
 from .._kernels.translate import MAX_CHAIN  # the kernel's limit, defined once there
 from ..core.check import check_choice, check_int
-from ..core.units import format_size, is_power_of_two, log2, parse_page_size, parse_size
+from ..core.units import format_size, is_power_of_two, log2, parse_address, parse_page_size, parse_size
 
 try:  # Python 3.11+
     import tomllib
@@ -376,7 +376,7 @@ class Host:
                 self.walker.leaf_refs(p)
             except ValueError as e:
                 raise ValueError(f"host_regions page size={format_size(p)} is not a page of the host's table: {e}") from None
-            a, b = parse_size(a, "host_regions start"), parse_size(b, "host_regions end")
+            a, b = parse_address(a, "host_regions start"), parse_address(b, "host_regions end")
             if a > (1 << 63) - 1 or b > 1 << 63:
                 raise ValueError(f"host_regions: [{a:#x}, {b:#x}) is beyond the 2**63 bytes of address space pagesim simulates")
             if b <= a or a % p or b % p:
@@ -405,7 +405,8 @@ class Host:
         if len(sizes) > 1 and len(sizes) * self.guest_ram > 1 << reach:
             raise ValueError(
                 f"host_regions: {len(sizes)} host page sizes of guest_ram={format_size(self.guest_ram)} each take "
-                f"{format_size(len(sizes) * self.guest_ram)} of guest-physical memory, beyond the host table's {reach}-bit reach"
+                f"{format_size(len(sizes) * self.guest_ram)} of guest-physical memory, beyond the host table's {reach}-bit reach: "
+                f"give guest_ram at most {format_size(1 << (reach - (len(sizes) - 1).bit_length()))}"
             )
         return tuple(r for r in merged if r[2] != self.page_size)  # one on the default page is no region: dropped
 
@@ -756,11 +757,16 @@ class Machine:
         ways = nested_tlb_ways if nested_tlb else 1
         ram, big = parse_size(guest_ram, "guest_ram"), max(self.page_sizes)
         low = max(big, default, 2 << 20, *(parse_page_size(q, "host_regions page size") for *_, q in host_regions))
-        if not is_power_of_two(ram) or ram < low:
+        try:  # a host page that is no leaf of the host's table is the first error (Host names it)
+            leaf = isinstance(host_walker, Walker) and host_walker.leaf_refs(default) > 0
+        except ValueError:
+            leaf = False
+        reach = host_walker.base_shift + sum(host_walker.level_bits) if isinstance(host_walker, Walker) else 50
+        high = min(1 << 50, 1 << reach)
+        if leaf and (not is_power_of_two(ram) or ram < low or ram > high):
             why = f"the largest page of machine {self.name!r}" if low == big else "the largest host page" if low > 2 << 20 else "the least modelled"
-            reach = host_walker.base_shift + sum(host_walker.level_bits) if isinstance(host_walker, Walker) else 50
-            high = min(1 << 50, 1 << reach)
-            raise ValueError(f"guest_ram={guest_ram!r}: give a power of two from {format_size(low)} ({why}) to {format_size(high)} (the host table's reach)")
+            top = f"the host table's {reach}-bit reach" if reach < 50 else "the most pagesim models"
+            raise ValueError(f"guest_ram={guest_ram!r}: give a power of two from {format_size(low)} ({why}) to {format_size(high)} ({top})")
         host = Host(default, host_walker, nested_tlb, ways, guest_ram, source="virtualised(): modelling assumptions", regions=host_regions)
         # the structures as the largest host page leaves them: a region on smaller host pages looks
         # up the chain of its smaller entries (pagesim.engine.stages)

@@ -25,7 +25,7 @@ from ..core.check import check_bool, check_choice, check_int, check_number
 from ..core.progress import steps
 from ..engine.simulate import simulate
 from ..engine.sweep import check_workers
-from ..engine.timing import cycles_by_component, simulate_timed
+from ..engine.timing import MAX_MLP, cycles_by_component, simulate_timed
 from ..model.machines import PageWalkCache, machine
 from ..sources import datasets as D
 from ..sources.workloads import FFTE, Heap, workload
@@ -1005,6 +1005,12 @@ def corner_runs(pairs: dict, mlp: float) -> dict:
     page-walk caches) are left out."""
     import itertools
 
+    mlp = check_number("mlp", mlp, 1.0, MAX_MLP / 2)  # its upper corner, 2 x mlp, within the timing model's 1..64
+    if not isinstance(pairs, dict):
+        raise TypeError(f"pairs must be the dict timed_pairs() returns, got {type(pairs).__name__}")
+    need = [label for fid, label in CHOICE_KERNELS if fid != "md"]
+    if [x for x in need if x not in pairs]:
+        raise ValueError(f"pairs lacks the runs of {', '.join(x for x in need if x not in pairs)}: give what timed_pairs() returns")
     out = {}
     for fid, label in CHOICE_KERNELS:
         if fid == "md":

@@ -594,16 +594,25 @@ class Findings:
         f = self.get(id)
         if f.limits is None or f.rows:
             raise ValueError(f"{id}: together() takes a finding of one figure recorded with measured()")
+        if not isinstance(choices, str) or not choices.strip():
+            raise ValueError(f"{id}: choices must name the choices moved together, got {choices!r}")
         if not isinstance(runs, dict) or len(runs) < 2:
             raise ValueError(f"{id}: runs must map at least 2 corners to the simulated figure, got {runs!r}")
         for k, v in runs.items():
             check_number(f"{id}: the run at {k}", v)
         lo, hi = f.limits
+        other = [k for k, v in runs.items() if _sign(float(v)) == -_sign(lo + hi)]
+        if f.sign_fixed and other:
+            raise FindingFailed(f"{id}: recorded with sign_fixed=True, but the corner {other[0]} gives the other sign: the set-up does not fix it")
         out = {k: float(v) for k, v in runs.items() if not lo <= float(v) <= hi}
         low, high = min(runs, key=runs.get), max(runs, key=runs.get)
+
+        def show(v: float) -> str:  # a figure just outside the band is not rounded onto its edge
+            return _fmt(v) if lo <= v <= hi or not lo <= float(_fmt(v)) <= hi else f"{v:.9g}"
+
         text = (
-            f"{choices} moved together, each at either end of its range ({len(runs)} corners): from {_fmt(float(runs[low]))} ({low}) "
-            f"to {_fmt(float(runs[high]))} ({high}); " + (f"outside its band at {len(out)} of the {len(runs)}" if out else "in its band at every corner")
+            f"{choices} moved together, each at either end of its range ({len(runs)} corners): from {show(float(runs[low]))} ({low}) "
+            f"to {show(float(runs[high]))} ({high}); " + (f"outside its band at {len(out)} of the {len(runs)}" if out else "in its band at every corner")
         )
         f.robustness = (f.robustness or []) + [text]
         return f

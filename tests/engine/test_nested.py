@@ -137,9 +137,11 @@ def test_host_region_errors_name_the_problem():
         sky.virtualised("4K", host_regions=[(1 << 48, (1 << 48) + M2, "2M")])
     with pytest.raises(ValueError, match="beyond the host table's 48-bit reach"):
         sky.virtualised("4K", guest_ram="128T", host_regions=[(0, M2, "2M"), (G1, 2 * G1, "1G")])
-    with pytest.raises(ValueError, match=r"host guest_ram=1P is beyond the host table's 48-bit reach \(256T\)"):
+    with pytest.raises(
+        ValueError, match=r"guest_ram='1P': give a power of two from 1G \(the largest page of machine 'skylake'\) to 256T \(the host table's 48-bit reach\)"
+    ):
         sky.virtualised("4K", guest_ram="1P")
-    with pytest.raises(ValueError, match=r"host guest_ram=16G is beyond the host table's 30-bit reach \(1G\)"):
+    with pytest.raises(ValueError, match=r"guest_ram='16G': give a power of two from 1G .* to 1G \(the host table's 30-bit reach\)"):
         sky.virtualised("4K", host_walker=Walker("radix", level_bits=(9, 9)), guest_ram="16G")
     # the least guest_ram is the machine's own (its largest page), not the 2 MiB floor of any host
     for ram in ("2M", "512M", "3G"):

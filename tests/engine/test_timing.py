@@ -187,18 +187,28 @@ def test_cycles_are_the_counters_priced():
     costs, costs_b = ast.literal_eval(ds.attrs["costs"]), ast.literal_eval(ds_b.attrs["costs"])
     assert costs_b == {**costs, "walk_base_cycles": 2 * float(ds.attrs["walk_base_cycles"])}
     assert ast.literal_eval(timed_cycles(ds_b, mlp=2.0).attrs["costs"]) == costs_b
-    # the machine's own figures changed are listed among its changes (was: a preset's stayed empty);
-    # the program's (mlp, work) and figures given again as they were are not
+    # the machine's own figures changed from those simulated are listed among its changes (was: a
+    # preset's stayed empty); the program's (mlp, work) are not, and a round trip leaves none
     import json
 
     base = float(ds.attrs["walk_base_cycles"])
-    assert json.loads(ds.attrs["machine_changes"]) == []
-    assert json.loads(ds_b.attrs["machine_changes"]) == [f"re-priced: walk_base_cycles={2 * base} (was {base})"]
     lat0 = json.loads(ds.attrs["latencies"])
-    ds_l = timed_cycles(ds_b, latencies=[2 * x for x in lat0], walk_base_cycles=2 * base)
-    assert json.loads(ds_l.attrs["machine_changes"])[1:] == [f"re-priced: latencies={json.dumps([2.0 * x for x in lat0])} (was {json.dumps(lat0)})"]
-    same = timed_cycles(ds, mlp=4.0, latencies=lat0, walk_base_cycles=base)
-    assert json.loads(same.attrs["machine_changes"]) == []
+    assert json.loads(ds.attrs["machine_changes"]) == []
+    assert json.loads(ds_b.attrs["machine_changes"]) == [f"re-priced: walk_base_cycles={2 * base} (simulated with {base})"]
+    ds_l = timed_cycles(ds_b, latencies=[2 * x for x in lat0])
+    want = (
+        f"re-priced: latencies={json.dumps([2.0 * x for x in lat0])} (simulated with {json.dumps(lat0)}), walk_base_cycles={2 * base} (simulated with {base})"
+    )
+    assert json.loads(ds_l.attrs["machine_changes"]) == [want]
+    assert json.loads(timed_cycles(ds_l, latencies=lat0, walk_base_cycles=base).attrs["machine_changes"]) == []
+    assert json.loads(timed_cycles(ds, mlp=4.0, work_cycles=1.0, walk_mlp=2.0).attrs["machine_changes"]) == []
+    # a second re-pricing starts from the first's latencies (was: from the simulated ones, silently)
+    again = timed_cycles(ds_l, mlp=float(ds_l.attrs["mlp"]))
+    assert float(again["total_cycles"]) == pytest.approx(float(ds_l["total_cycles"])) and again.attrs["latencies"] == ds_l.attrs["latencies"]
+    assert list(again["cache_latency"].values) == [2.0 * x for x in lat0]
+    assert json.loads(again.attrs["machine_changes"]) == [want]
+    by = cycles_by_component(ds_l, mlp=float(ds_l.attrs["mlp"]))
+    assert np.allclose(np.stack([by[str(c)] for c in ds_l["component"].values]), ds_l["cycles"].values)
     with pytest.raises(ValueError, match="walk_base_cycles=-1"):
         timed_cycles(ds, walk_base_cycles=-1)
     for kw in ({}, {"mlp": 4.0}, {"walk_mlp": 2.0}, {"work_cycles": 7.5}, {"latencies": [1, 20, 300]}, {"walk_base_cycles": 3.0}):

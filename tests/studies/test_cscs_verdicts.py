@@ -117,6 +117,19 @@ def test_random_access_band_is_bounded_and_latencies_are_swept(findings):
     assert ra["robust"] is True  # 'robust' is one choice at a time, as the report defines it
 
 
+def test_corner_runs_checks_its_inputs():
+    """corner_runs names a bad mlp as given (was: 0 divided by zero, 33 named its double, 0.5 gave
+    64 corners of 128 under the same names) and the kernels its pairs lack (was: a bare KeyError)."""
+    with pytest.raises(ValueError, match=r"mlp=0.5 is out of range: allowed 1..32"):
+        S.corner_runs({}, 0.5)
+    with pytest.raises(ValueError, match=r"mlp=33 is out of range: allowed 1..32"):
+        S.corner_runs({}, 33)
+    with pytest.raises(TypeError, match="mlp must be a number, got bool True"):
+        S.corner_runs({}, True)
+    with pytest.raises(ValueError, match="pairs lacks the runs of"):
+        S.corner_runs({}, 2.0)
+
+
 def test_the_assumed_tlb_latency_and_missing_walk_caches_are_choices_too():
     """The Opteron's L2 DTLB latency and its having no page-walk cache are assumptions: re-priced
     (the component is hits x latency) and re-simulated with page-walk caches of 8 and 32 entries."""

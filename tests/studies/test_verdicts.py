@@ -96,6 +96,14 @@ def test_choices_moved_together_are_shown_beside_the_one_at_a_time_sweeps():
     F.measured("rows", "rows", "s", {"a": 10}, {"a": 10}, rel=0.5)
     with pytest.raises(ValueError, match="one figure"):
         F.together("rows", "a", {"x": 1, "y": 2})
+    F.measured("fixed", "a sign the set-up fixes", "s", -10, -12, rel=0.5, unit="%", sign_fixed=True)
+    with pytest.raises(FindingFailed, match="the corner b gives the other sign"):
+        F.together("fixed", "a", {"a": -3, "b": 2})
+    with pytest.raises(ValueError, match="choices must name the choices"):
+        F.together("ra", " ", {"x": -50, "y": -60})
+    # a corner just outside the band is not rounded onto its edge
+    edge = F.together("ra", "a", {"p": -80.0000001, "q": -39.9999999}).robustness[-1]
+    assert "from -80.0000001 (p) to -39.9999999 (q); outside its band at 2 of the 2" in edge
 
 
 def test_a_direction_names_where_a_swept_choice_turns_its_sign():

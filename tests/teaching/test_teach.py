@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 import pagesim
@@ -99,6 +100,14 @@ def test_parse_address(text, value):
         ("abc!", "not an address"),
         (-1, "not negative"),
         ("-0x10", "not negative"),
+        ("\u00b2", "not an address"),  # a superscript two: a digit to str.isdigit, not to int()
+        ("\u0663", "not an address"),  # an Arabic-Indic three
+        ("9" * 5000, "too long for an address"),
+        ("0b101", "binary and octal are not read"),
+        ("1e3", "or like a number with an exponent"),
+        ("_100", "an underscore goes between two digits"),
+        ("1__000", "an underscore goes between two digits"),
+        ("0x_7f", "an underscore goes between two digits"),
     ],
 )
 def test_parse_address_refuses_what_could_be_misread(text, match):
@@ -117,6 +126,14 @@ def test_translations_take_the_addresses_a_student_types():
     assert pagesim.Region.covering("0x1800", "4K", "4K").start == 0x1000
     with pytest.raises(ValueError, match="start='0x1g'"):
         pagesim.Region.covering("0x1g", "4K", "4K")
+    # a region made directly, and a host region, read addresses the same way
+    assert pagesim.Region("0x1000", "4K", "4K").start == 0x1000
+    vm = pagesim.machine("skylake").virtualised("4K", host_regions=[("0x1000_0000_0000", "0x1000_0020_0000", "2M")])
+    assert vm.host.regions == ((1 << 44, (1 << 44) + (2 << 20), 2 << 20),)
+    with pytest.raises(TypeError, match=r"address=array\(\[4096\]\) \(ndarray\): give one integer"):
+        teach.parse_address(np.array([4096]))
+    with pytest.raises(TypeError, match=r"address=True \(bool\)"):
+        teach.parse_address(True)
 
 
 def test_fit_address():
@@ -177,9 +194,11 @@ def test_power8_held_limit_and_parameters():
     mx = S.matrix(held=0.99)
     thp = mx[(mx.environment == "pressure") & (mx["page kind"] == "THP")]
     assert (thp["page faults"] == 1).all() and (thp["pages migrated"] > 0).all()
-    few = S.matrix(touches=64)
-    normal = few[(few.access == "random") & (few["page kind"] == "normal")]
-    assert (normal["page faults"] < 64).all() and (normal["page faults"] == normal["dTLB misses"]).all()
+    # notebook 04's "Try this": the structures cut to 8 and 16 entries
+    tc = S.tlb_capacity_sweep(entries=(8, 16)).set_index(["entries", "access"])
+    for n in (8, 16):
+        assert tc.loc[(n, "random"), "dTLB misses"] == tc.loc[(n, "memset"), "dTLB misses"] == 256
+        assert tc.loc[(n, S.REVISIT), "dTLB misses"] > 3000
     assert S.thp_without_compaction(held=0.99)["page faults"] == 256
 
 
@@ -283,7 +302,6 @@ def test_start_here_lists_every_notebook():
 def test_numpy_numbers_and_64_bit_machines():
     """numpy integers were refused as guesses, a unit in a number gave a
     bare float() error, and a 64-bit machine was said to have a '64-bit space' an address was beyond."""
-    import numpy as np
 
     from pagesim.teaching import teach
     from pagesim.teaching.explain import translate
