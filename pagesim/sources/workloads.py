@@ -415,7 +415,8 @@ class MolecularDynamics(Workload):
 class Touch(Workload):
     """Touch a freshly mapped region: ``pattern='memset'`` writes every 8 bytes in order;
     ``pattern='random'`` touches ``accesses`` random 8-byte offsets; ``pattern='per-step'`` stores
-    once in each ``step`` bytes, in address order, at a random byte offset within it (the POWER8
+    once in each ``step`` bytes (8 bytes or more, dividing ``size``; ``accesses`` is not used), in
+    address order, at a random byte offset within it (the POWER8
     mmap study's random test, normal_memory_analysis_random.c: ``addr[i + rand() % PAGE_SIZE] = 1``
     for i in steps of its 64 KiB page)."""
 

@@ -121,11 +121,12 @@ def headline(records: list[dict], complete: bool = True) -> str:
         which = "; ".join(f"{f['id']} -> {f['reuses']}" for _, f in reused)
         text += f" Not counted again: {len(reused)} restate another finding's simulated figure, or a document figure another finding judges ({which})."
     if model:
-        text += f" Apart: {len(model)} predictions of the model that no document figure stands beside ({', '.join(f['id'] for f in model)})."
+        ids = ", ".join(f["id"] for f in model)
+        text += f" Apart: {len(model)} prediction{'s' * (len(model) != 1)} of the model that no document figure stands beside ({ids})."
     if host:
         hc = counts([{"findings": [f for _, f in host]}])
         text += (
-            f" Apart: {len(host)} checks of pagesim against the machine that ran the notebooks (real faults, a trace, this machine's "
+            f" Apart: {len(host)} check{'s' * (len(host) != 1)} of pagesim against the machine that ran the notebooks (real faults, a trace, this machine's "
             "latencies), not evidence about a document (" + ", ".join(f"{k} {v}" for v, k in hc.items() if k) + ")."
         )
     if c["contradicted"]:
