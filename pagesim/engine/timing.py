@@ -343,7 +343,9 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
     attrs = dict(ds.attrs)
     attrs["walk_base_cycles"] = float(m.costs.walk_base_cycles)
     # the machine's own figures the run was simulated with: a re-pricing names those it changes
-    attrs["as_simulated"] = json.dumps({"latencies": [float(x) for x in h.latencies], "walk_base_cycles": float(m.costs.walk_base_cycles)})
+    attrs["as_simulated"] = json.dumps(
+        {"latencies": [float(x) for x in h.latencies], "walk_base_cycles": float(m.costs.walk_base_cycles), "machine_changes": list(m.changes)}
+    )
     attrs["hierarchy"] = json.dumps(
         {
             "name": h.name,
@@ -482,12 +484,16 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
         ("var", "swap_share", ((), float(comps["swap"].sum()) / total if total else 0.0, {"units": "1"})),
     ]
     upd = dict(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()), walk_base_cycles=base)
-    if "as_simulated" in attrs and "machine_changes" in attrs:
+    if "machine_changes" in attrs:
         # the machine's own figures changed from those simulated: the result no longer prices the machine as given
-        sim = json.loads(attrs["as_simulated"])
         now = {"latencies": [float(x) for x in lat.tolist()], "walk_base_cycles": base}
-        moved = [f"{k}={json.dumps(now[k])} (simulated with {json.dumps(sim[k])})" for k in now if now[k] != sim[k]]
-        kept = [c for c in json.loads(attrs["machine_changes"]) if not c.startswith(REPRICED)]
+        if "as_simulated" in attrs:
+            sim = json.loads(attrs["as_simulated"])
+            kept, what = list(sim["machine_changes"]), "simulated with"
+        else:  # a result without them (an earlier pagesim's): against the figures it was last priced with
+            sim = {k: json.loads(attrs[k]) if k == "latencies" else float(attrs[k]) for k in now if k in attrs}
+            kept, what = json.loads(attrs["machine_changes"]), "was"
+        moved = [f"{k}={json.dumps(now[k])} ({what} {json.dumps(sim[k])})" for k in now if k in sim and now[k] != sim[k]]
         upd["machine_changes"] = json.dumps(kept + ([REPRICED + ", ".join(moved)] if moved else []))
     if "costs" in attrs:  # the machine's costs as priced: a walk's own cycles are the ones used here
         upd["costs"] = str({**ast.literal_eval(attrs["costs"]), "walk_base_cycles": base})

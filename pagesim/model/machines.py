@@ -717,7 +717,7 @@ class Machine:
         nested_tlb: int = 0,
         nested_tlb_ways: int = 4,
         host_walker: Walker | None = None,
-        guest_ram="16G",
+        guest_ram=None,
         host_regions=(),
         name: str | None = None,
     ) -> "Machine":
@@ -733,7 +733,7 @@ class Machine:
         modelling assumption (no preset's documents give EPT's or NPT's walk caches).
         ``nested_tlb``: entries of a cache of guest-physical translations (AMD's nested TLB; 0:
         none), ``nested_tlb_ways`` ways; ``guest_ram``: the guest's memory, over which its pages
-        and page tables are spread."""
+        and page tables are spread (None: 16G)."""
         if self.host is not None:
             raise ValueError(f"machine {self.name!r} is virtualised already")
         if self.walker.kind != "radix":
@@ -755,6 +755,8 @@ class Machine:
             raise ValueError(f"name={name!r} is empty: give a name, or None for the machine's name with -vm-<host page>")
         check_int("nested_tlb_ways", nested_tlb_ways, 1, 64, " (ways of the nested TLB)")  # with no nested TLB too
         ways = nested_tlb_ways if nested_tlb else 1
+        given = "" if guest_ram is not None else " (the default)"
+        guest_ram = "16G" if guest_ram is None else guest_ram
         ram, big = parse_size(guest_ram, "guest_ram"), max(self.page_sizes)
         low = max(big, default, 2 << 20, *(parse_page_size(q, "host_regions page size") for *_, q in host_regions))
         try:  # a host page that is no leaf of the host's table is the first error (Host names it)
@@ -763,10 +765,15 @@ class Machine:
             leaf = False
         reach = host_walker.base_shift + sum(host_walker.level_bits) if isinstance(host_walker, Walker) else 50
         high = min(1 << 50, 1 << reach)
+        if leaf and high < low:
+            raise ValueError(
+                f"host_walker: its table reaches {format_size(high)} of guest-physical memory, less than {format_size(low)} "
+                f"(the largest page of machine {self.name!r} or of the host): give a host walker with more levels"
+            )
         if leaf and (not is_power_of_two(ram) or ram < low or ram > high):
             why = f"the largest page of machine {self.name!r}" if low == big else "the largest host page" if low > 2 << 20 else "the least modelled"
             top = f"the host table's {reach}-bit reach" if reach < 50 else "the most pagesim models"
-            raise ValueError(f"guest_ram={guest_ram!r}: give a power of two from {format_size(low)} ({why}) to {format_size(high)} ({top})")
+            raise ValueError(f"guest_ram={guest_ram!r}{given}: give a power of two from {format_size(low)} ({why}) to {format_size(high)} ({top})")
         host = Host(default, host_walker, nested_tlb, ways, guest_ram, source="virtualised(): modelling assumptions", regions=host_regions)
         # the structures as the largest host page leaves them: a region on smaller host pages looks
         # up the chain of its smaller entries (pagesim.engine.stages)

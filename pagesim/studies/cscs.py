@@ -1016,11 +1016,11 @@ def corner_runs(pairs: dict, mlp: float) -> dict:
         if fid == "md":
             continue
         work = KERNEL_WORK[KERNEL_OF[label]][0]
-        ends = [(0.5, 2.0), (max(1.0, 0.5 * mlp) / mlp, 2.0), (1.0, 2.0), (0.5, 2.0), (0.5, 2.0), (0.5, 2.0), (0.5, 2.0)]
+        ends = [(0.5, 2.0), (max(1.0, 0.5 * mlp), 2.0 * mlp), (1.0, 2.0), (0.5, 2.0), (0.5, 2.0), (0.5, 2.0), (0.5, 2.0)]
         runs = {}
-        for fw, fm, wm, fc, fmem, fb, fh in itertools.product(*ends):
-            name = f"work x{fw:g}, mlp {fm * mlp:.3g}, walk_mlp {wm:g}, caches x{fc:g}, memory x{fmem:g}, walk base x{fb:g}, TLB hits x{fh:g}"
-            pct = price(pairs[label], fm * mlp, fw * work, walk_mlp=wm, caches=fc, memory=fmem, walk_base=fb, tlb_hit=fh)["small_page_change_pct"]
+        for fw, m, wm, fc, fmem, fb, fh in itertools.product(*ends):
+            name = f"work x{fw:g}, mlp {m:.3g}, walk_mlp {wm:g}, caches x{fc:g}, memory x{fmem:g}, walk base x{fb:g}, TLB hits x{fh:g}"
+            pct = price(pairs[label], m, fw * work, walk_mlp=wm, caches=fc, memory=fmem, walk_base=fb, tlb_hit=fh)["small_page_change_pct"]
             runs[name] = pct
         out[fid] = runs
     return out

@@ -608,7 +608,9 @@ class Findings:
         low, high = min(runs, key=runs.get), max(runs, key=runs.get)
 
         def show(v: float) -> str:  # a figure just outside the band is not rounded onto its edge
-            return _fmt(v) if lo <= v <= hi or not lo <= float(_fmt(v)) <= hi else f"{v:.9g}"
+            if lo <= v <= hi:
+                return _fmt(v)
+            return next(t for t in (_fmt(v), f"{v:.9g}", repr(v)) if not lo <= float(t) <= hi)
 
         text = (
             f"{choices} moved together, each at either end of its range ({len(runs)} corners): from {show(float(runs[low]))} ({low}) "

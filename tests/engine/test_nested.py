@@ -141,8 +141,10 @@ def test_host_region_errors_name_the_problem():
         ValueError, match=r"guest_ram='1P': give a power of two from 1G \(the largest page of machine 'skylake'\) to 256T \(the host table's 48-bit reach\)"
     ):
         sky.virtualised("4K", guest_ram="1P")
-    with pytest.raises(ValueError, match=r"guest_ram='16G': give a power of two from 1G .* to 1G \(the host table's 30-bit reach\)"):
-        sky.virtualised("4K", host_walker=Walker("radix", level_bits=(9, 9)), guest_ram="16G")
+    with pytest.raises(ValueError, match=r"guest_ram='16G' \(the default\): give a power of two from 1G .* to 1G \(the host table's 30-bit reach\)"):
+        sky.virtualised("4K", host_walker=Walker("radix", level_bits=(9, 9)))
+    with pytest.raises(ValueError, match=r"host_walker: its table reaches 256M of guest-physical memory, less than 1G"):
+        sky.virtualised("4K", host_walker=Walker("radix", level_bits=(8, 8)), guest_ram="1G")
     # the least guest_ram is the machine's own (its largest page), not the 2 MiB floor of any host
     for ram in ("2M", "512M", "3G"):
         with pytest.raises(ValueError, match=rf"guest_ram='{ram}': give a power of two from 1G \(the largest page of machine 'skylake'\) to 256T"):

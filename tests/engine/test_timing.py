@@ -207,6 +207,16 @@ def test_cycles_are_the_counters_priced():
     assert float(again["total_cycles"]) == pytest.approx(float(ds_l["total_cycles"])) and again.attrs["latencies"] == ds_l.attrs["latencies"]
     assert list(again["cache_latency"].values) == [2.0 * x for x in lat0]
     assert json.loads(again.attrs["machine_changes"]) == [want]
+    # a result without as_simulated (an earlier pagesim's) names the figures changed since it was last priced
+    old = ds_l.copy()
+    del old.attrs["as_simulated"]
+    assert json.loads(timed_cycles(old, walk_base_cycles=3 * base).attrs["machine_changes"])[-1] == f"re-priced: walk_base_cycles={3 * base} (was {2 * base})"
+    # a machine's own change that starts as a re-pricing line would is kept (was: filtered by its text)
+    import dataclasses
+
+    odd = dataclasses.replace(pagesim.machine("opteron-k8"), changes=("re-priced: a change of the machine's own",))
+    t = simulate_timed(odd, "random", working_set="16M", accesses=2000, seed=1)
+    assert json.loads(timed_cycles(t, walk_base_cycles=1.0).attrs["machine_changes"])[:-1] == list(odd.changes) != []
     by = cycles_by_component(ds_l, mlp=float(ds_l.attrs["mlp"]))
     assert np.allclose(np.stack([by[str(c)] for c in ds_l["component"].values]), ds_l["cycles"].values)
     with pytest.raises(ValueError, match="walk_base_cycles=-1"):

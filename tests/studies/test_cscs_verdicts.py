@@ -128,6 +128,12 @@ def test_corner_runs_checks_its_inputs():
         S.corner_runs({}, True)
     with pytest.raises(ValueError, match="pairs lacks the runs of"):
         S.corner_runs({}, 2.0)
+    # an mlp between 1 and 2: its lower corner is 1 exactly (was: 0.9999999999999999 for 1.0377, refused)
+    pair = S.timed_runs({"ra": ("random", dict(working_set="64M", accesses=4000), 2.0)})["ra"]
+    pairs = {label: pair for _, label in S.CHOICE_KERNELS}
+    for mlp in (1.0377, 1.0419, 1.5, 1.0):
+        runs = S.corner_runs(pairs, mlp)["hpcc-Single node Random Access"]
+        assert len(runs) == 128 and sum(", mlp 1, " in k for k in runs) == 64, mlp
 
 
 def test_the_assumed_tlb_latency_and_missing_walk_caches_are_choices_too():

@@ -104,6 +104,8 @@ def test_choices_moved_together_are_shown_beside_the_one_at_a_time_sweeps():
     # a corner just outside the band is not rounded onto its edge
     edge = F.together("ra", "a", {"p": -80.0000001, "q": -39.9999999}).robustness[-1]
     assert "from -80.0000001 (p) to -39.9999999 (q); outside its band at 2 of the 2" in edge
+    edge = F.together("ra", "a", {"p": -80.0000000001, "q": -39.99999999999}).robustness[-1]
+    assert "from -80.0000000001 (p) to -39.99999999999 (q)" in edge
 
 
 def test_a_direction_names_where_a_swept_choice_turns_its_sign():
