@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 
-from ..core.check import check_bool, check_int, check_number, check_seed
+from ..core.check import check_bool, check_int, check_number, check_seed, warn
 from ..core.units import format_size, parse_page_size
 from ..model.layout import DEFAULT_BASE, Layout, Region
 from ..model.machines import REPLACEMENTS, Machine
@@ -260,6 +260,13 @@ def simulate(
     nested = NestedStage(m_eff, specialize, w.n_accesses) if m_eff.host is not None else None
     if nested is not None and _chunk_hook is not None:
         raise ValueError(f"machine {m.name!r} is virtualised: the timing model does not replay nested walks through caches (simulate() counts them)")
+    mapped = sum(r.length for r in layout.regions)
+    if nested is not None and mapped > m_eff.host.guest_ram:
+        warn(
+            f"machine {m.name!r}: the layout maps {format_size(mapped)}, more than guest_ram={format_size(m_eff.host.guest_ram)}: guest pages "
+            "share guest-physical frames (a real guest would page), so the host's caches see fewer distinct pages; give virtualised(guest_ram=...) "
+            "at least the footprint"
+        )
     hook = nested if nested is not None else _chunk_hook
     log = min(int(chunk_size), max(1, int(w.n_accesses))) if hook is not None else 0
     cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, layout, seed, log_walks=log)

@@ -236,6 +236,7 @@ def test_host_regions_leave_the_guests_faults_as_they_are(tmp_path):
     assert sky.virtualised("4K", host_regions=(r for r in one)).name == "skylake-vm-4K+2M"
 
 
+@pytest.mark.filterwarnings("ignore:.*more than guest_ram")  # small guest RAMs alias frames on purpose: kernel and reference must agree there too
 @settings(max_examples=min(settings().max_examples, 80))
 @given(cases(virtualised=True), st.sampled_from([1, 7, 1 << 20]))
 def test_virtualised_kernel_matches_reference(case, chunk):
@@ -398,3 +399,16 @@ def test_page_for_finds_the_host_region_as_a_scan_does():
                 assert "without lying inside it" in str(e)
                 got = "overlaps"
             assert got == want, (host.regions, start, end)
+
+
+def test_a_footprint_beyond_guest_ram_is_named():
+    """A guest whose layout maps more than its RAM would page; the model instead lets guest pages
+    share frames, so the host's caches see fewer distinct pages: the run says so."""
+    vm = pagesim.machine("skylake").virtualised("4K", guest_ram="1G")
+    with pytest.warns(UserWarning, match=r"the layout maps 2G, more than guest_ram=1G: guest pages share guest-physical frames"):
+        pagesim.simulate(vm, "random", working_set="2G", accesses=1000)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pagesim.simulate(vm, "random", working_set="512M", accesses=1000)
