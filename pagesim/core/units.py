@@ -92,7 +92,7 @@ def parse_address(text, name: str = "address") -> int:
     if "_" in raw and not re.fullmatch(r"(0x)?[0-9a-f]+(_[0-9a-f]+)*", raw):
         raise ValueError(f"{name}={text!r}: an underscore goes between two digits, as in '0x7f12_3456' or '1_000'")
     s = raw.replace("_", "")
-    if s.startswith(("0b", "0o")):
+    if s.startswith(("0b", "0o")) and len(s) > 2:  # "0b" alone is zero bytes
         raise ValueError(f"{name}={text!r}: binary and octal are not read; write hexadecimal with 0x (0x7f00) or decimal (32512)")
     if s.startswith("0x"):
         if not HEX_DIGITS.match(s[2:] or "-"):
