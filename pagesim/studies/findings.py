@@ -288,7 +288,8 @@ class Findings:
         modelling choices the simulated figure rests on (see :meth:`robust`). A figure under a tenth
         of the document's, or over ten times it, is ``contradicted`` (:func:`classify`); the note
         says "no change" for a change the document measured (``change=True``) and "an order of
-        magnitude off" for a level (``change=False``: a share of time, a residual). ``sign_fixed``:
+        magnitude off" for a level (``change=False``: a share of time, a residual), which, having
+        no sign to agree on, is ``contradicted`` outside its band, never ``direction``. ``sign_fixed``:
         the model's set-up fixes the sign (it cannot come out the other way), so the sign is no
         evidence and a figure outside its band is ``contradicted``, not ``direction``."""
         if sum(x is not None for x in (band, rel, points)) != 1:
@@ -346,14 +347,15 @@ class Findings:
             which = ", ".join(f"{x['row'] + ' ' if x['row'] != '' else ''}{x['doc_text']}" for x in unsigned)
             raise ValueError(f"{id}: sign_fixed=True needs a document figure with a sign, not zero or a range over both signs ({which})")
         f.sign_fixed = sign_fixed
-        if sign_fixed and any(r["verdict"] == "direction" for r in flat):
+        if (sign_fixed or not change) and any(r["verdict"] == "direction" for r in flat):
             for r in flat:
                 if r["verdict"] == "direction":
                     r["verdict"] = "contradicted"
             f.verdict = "contradicted"
             off = [r for r in flat if r["ratio"] is not None and r["verdict"] != "within"]
             ratios = ", ".join(f"{r['row'] + ' ' if r['row'] != '' else ''}{r['ratio']:.2f}x" for r in off)
-            note = f"the model's set-up fixes the sign, so only the size is evidence, and it is outside the band ({ratios}): contradicted"
+            why = "the model's set-up fixes the sign" if sign_fixed else "a level (a share, a residual) has no sign to agree on"
+            note = f"{why}, so only the size is evidence, and it is outside the band ({ratios}): contradicted"
             f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
         far = [r for r in flat if r["verdict"] == "contradicted" and r["ratio"] is not None and r["ratio"] > 1 / NO_CHANGE]
         if far:

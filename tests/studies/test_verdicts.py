@@ -181,6 +181,10 @@ def test_a_change_under_a_tenth_of_the_documents_is_no_change():
     # a level a tenth of the document's is an order of magnitude off too, said as such (not "no change")
     lv = F.measured("level", "a residual share", "s", 0.2, 0.015, rel=0.5, change=False)
     assert lv.verdict == "contradicted" and "under a tenth of the document's figure (0.07x): an order of magnitude off" in lv.why
+    # a level outside its band has no sign to agree on: contradicted, not direction (a change keeps its direction)
+    lv2 = F.measured("level2", "a residual share", "s", 0.2, 0.075, rel=0.5, change=False)
+    assert lv2.verdict == "contradicted" and "a level (a share, a residual) has no sign to agree on" in lv2.why and "(0.37x)" in lv2.why
+    assert F.measured("chg", "a change", "s", 0.2, 0.075, rel=0.5).verdict == "direction"
 
 
 def test_predictions_of_the_model_are_counted_apart():
