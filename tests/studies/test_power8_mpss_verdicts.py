@@ -159,7 +159,7 @@ def test_03_trapstat_tsb_range_comes_from_the_sweep(run):
     # quick mode's shorter run leaves more first touches in the 4M share: not under a tenth of the document's here, but
     # a level has no sign to agree on, so outside its band it is contradicted (was: direction)
     after = f["trapstat-after"]
-    assert after["verdict"] == "contradicted" and "a level (a share, a residual) has no sign to agree on" in after["why"]
+    assert after["verdict"] == "contradicted" and "level (a share, a residual) has no sign to agree on" in after["why"]
     assert "falls with the run's length" in after["why"] and "user rows: 0.1% after, 46.1% before" in after["why"]
     for fid in ("frag-fallback", "frag-relocation", "frag-movable", "frag-cage"):
         assert f[fid]["sensitivity"].startswith("held ")
