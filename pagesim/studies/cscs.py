@@ -1026,6 +1026,13 @@ def corner_runs(pairs: dict, mlp: float) -> dict:
     return out
 
 
+def overlapped_walks(pairs: dict, mlp: float) -> dict:
+    """Each compared kernel's % change with small pages when walks overlap as much as data misses
+    (walk_mlp = mlp), beyond the x2 the walk overlap is swept over: {finding: % change}."""
+    mlp = check_number("mlp", mlp, 1.0, MAX_MLP)
+    return {fid: price(pairs[label], mlp, walk_mlp=mlp)["small_page_change_pct"] for fid, label in CHOICE_KERNELS if fid != "md"}
+
+
 def choice_limits() -> dict:
     """The band of each finding of ``CHOICE_KERNELS`` as :func:`record_kernels` states it (None: md
     compares only the sign), so the choices' figure can shade it before the findings are recorded."""
@@ -1090,9 +1097,10 @@ def choices_table(sweeps: dict):
     return pd.concat({fid: sweep_frame(sw) for fid, sw in sweeps.items()}, names=["finding", None]).round(2)
 
 
-def record_choices(F, sweeps: dict, corners: dict | None = None) -> None:
+def record_choices(F, sweeps: dict, corners: dict | None = None, overlapped: dict | None = None) -> None:
     """Each choice re-run, recorded with its finding (the report shows where each holds), and, given
-    :func:`corner_runs`, the re-priced choices moved together."""
+    :func:`corner_runs`, the re-priced choices moved together, and given :func:`overlapped_walks`,
+    the figure with walks overlapping as much as data misses."""
     for fid, sw in sweeps.items():
         if fid == "md":  # a sign only: where small pages still win, each choice run from x0.5 to x2
             F.holds_for(
@@ -1109,6 +1117,12 @@ def record_choices(F, sweeps: dict, corners: dict | None = None) -> None:
             F.robust(fid, choice, chosen, runs, **span_of(choice))
         if corners and fid in corners:
             F.together(fid, "the re-priced choices (" + ", ".join(REPRICED) + ")", corners[fid])
+        if overlapped and fid in overlapped:
+            f = F.get(fid)
+            where = "inside" if f.limits[0] <= overlapped[fid] <= f.limits[1] else "outside"
+            f.robustness = (f.robustness or []) + [
+                f"walks overlapping as much as data misses (walk_mlp = mlp, beyond the 1..2 swept): {overlapped[fid]:.2f}, {where} its band"
+            ]
         print(f"{fid}: {F.get(fid).label}")
         for t in F.get(fid).robustness:
             print("   ", t)

@@ -32,7 +32,7 @@ OPTERON_CACHES = (DataCache("L1D", "64K", 2), DataCache("L2", "1M", 16))
 def xeon_caches():
     """The data caches of the Intel Xeon 7000 that the timing model's 'xeon-7000' hierarchy describes
     (pagesim/data/caches.toml, with its sources: 16 KiB 8-way L1D, 2 MiB 8-way L2, 64-byte lines), the
-    family the message's machine most likely belongs to. The TLBs stay the opteron-k8 stand-in's."""
+    family the message's machine most likely belongs to; its TLBs are :func:`xeon_paxville`'s."""
     return tuple(DataCache(c.name, c.size, c.ways, c.line) for c in hierarchy("xeon-7000").levels)
 
 

@@ -115,6 +115,8 @@ def test_random_access_band_is_bounded_and_latencies_are_swept(findings):
     together = [t for t in ra["robustness"] if "moved together" in t]
     assert len(together) == 1 and "(128 corners)" in together[0] and "outside its band at" in together[0], together
     assert ra["robust"] is True  # 'robust' is one choice at a time, as the report defines it
+    # and beyond the swept walk overlap: walks overlapping as much as data misses
+    assert any(t.startswith("walks overlapping as much as data misses (walk_mlp = mlp") for t in ra["robustness"])
 
 
 def test_corner_runs_checks_its_inputs():
