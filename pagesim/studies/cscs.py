@@ -994,11 +994,20 @@ def choice_runs(pairs: dict, mlp: float, quick: bool = False, seed: int = 0, wor
 
 
 #: the choices :func:`corner_runs` moves together: those re-priced from the same runs (changing no counter)
-REPRICED = ("work per access", "mlp", "walk_mlp", "cache latencies", "memory latency", "walk base cycles", "TLB hit latencies")
+REPRICED_CHOICES = ("work per access", "mlp", "walk_mlp", "cache latencies", "memory latency", "walk base cycles", "TLB hit latencies")
+
+
+def _check_pairs(pairs) -> None:
+    """``pairs`` holds the runs of every compared kernel but MD's, or a clear error."""
+    if not isinstance(pairs, dict):
+        raise TypeError(f"pairs must be the dict timed_pairs() returns, got {type(pairs).__name__}")
+    missing = [label for fid, label in CHOICE_KERNELS if fid != "md" and label not in pairs]
+    if missing:
+        raise ValueError(f"pairs lacks the runs of {', '.join(missing)}: give what timed_pairs() returns")
 
 
 def corner_runs(pairs: dict, mlp: float) -> dict:
-    """Each compared kernel's % change with small pages with every re-priced choice (:data:`REPRICED`)
+    """Each compared kernel's % change with small pages with every re-priced choice (:data:`REPRICED_CHOICES`)
     at either end of its range at once: 2**7 corners, {finding: {corner: % change}}. The mlp's lower
     end is x0.5 or 1, whichever is larger (an mlp below 1 means nothing), walk_mlp's 1 and 2, the
     others x0.5 and x2. Molecular dynamics (a sign only) and the re-simulated choices (sizes, shapes,
@@ -1006,11 +1015,7 @@ def corner_runs(pairs: dict, mlp: float) -> dict:
     import itertools
 
     mlp = check_number("mlp", mlp, 1.0, MAX_MLP / 2)  # its upper corner, 2 x mlp, within the timing model's 1..64
-    if not isinstance(pairs, dict):
-        raise TypeError(f"pairs must be the dict timed_pairs() returns, got {type(pairs).__name__}")
-    need = [label for fid, label in CHOICE_KERNELS if fid != "md"]
-    if [x for x in need if x not in pairs]:
-        raise ValueError(f"pairs lacks the runs of {', '.join(x for x in need if x not in pairs)}: give what timed_pairs() returns")
+    _check_pairs(pairs)
     out = {}
     for fid, label in CHOICE_KERNELS:
         if fid == "md":
@@ -1030,6 +1035,7 @@ def overlapped_walks(pairs: dict, mlp: float) -> dict:
     """Each compared kernel's % change with small pages when walks overlap as much as data misses
     (walk_mlp = mlp), beyond the x2 the walk overlap is swept over: {finding: % change}."""
     mlp = check_number("mlp", mlp, 1.0, MAX_MLP)
+    _check_pairs(pairs)
     return {fid: price(pairs[label], mlp, walk_mlp=mlp)["small_page_change_pct"] for fid, label in CHOICE_KERNELS if fid != "md"}
 
 
@@ -1116,7 +1122,7 @@ def record_choices(F, sweeps: dict, corners: dict | None = None, overlapped: dic
         for choice, (chosen, runs) in sw.items():
             F.robust(fid, choice, chosen, runs, **span_of(choice))
         if corners and fid in corners:
-            F.together(fid, "the re-priced choices (" + ", ".join(REPRICED) + ")", corners[fid])
+            F.together(fid, "the re-priced choices (" + ", ".join(REPRICED_CHOICES) + ")", corners[fid])
         if overlapped and fid in overlapped:
             f = F.get(fid)
             where = "inside" if f.limits[0] <= overlapped[fid] <= f.limits[1] else "outside"

@@ -130,6 +130,8 @@ def test_corner_runs_checks_its_inputs():
         S.corner_runs({}, True)
     with pytest.raises(ValueError, match="pairs lacks the runs of"):
         S.corner_runs({}, 2.0)
+    with pytest.raises(ValueError, match="pairs lacks the runs of"):
+        S.overlapped_walks({}, 2.0)
     # an mlp between 1 and 2: its lower corner is 1 exactly (was: 0.9999999999999999 for 1.0377, refused)
     pair = S.timed_runs({"ra": ("random", dict(working_set="64M", accesses=4000), 2.0)})["ra"]
     pairs = {label: pair for _, label in S.CHOICE_KERNELS}
