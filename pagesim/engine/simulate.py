@@ -260,7 +260,7 @@ def simulate(
     nested = NestedStage(m_eff, specialize, w.n_accesses) if m_eff.host is not None else None
     if nested is not None and _chunk_hook is not None:
         raise ValueError(f"machine {m.name!r} is virtualised: the timing model does not replay nested walks through caches (simulate() counts them)")
-    mapped = sum(r.length for r in layout.regions)
+    mapped = sum(r.length for r in layout.regions) if nested is not None else 0
     if nested is not None and mapped > m_eff.host.guest_ram:
         warn(
             f"machine {m.name!r}: the layout maps {format_size(mapped)}, more than guest_ram={format_size(m_eff.host.guest_ram)}: guest pages "

@@ -295,6 +295,24 @@ def host_region_triples(regions) -> list:
     return [tuple(r) for r in items]
 
 
+def guest_ram_bytes(value, walker: "Walker", least: int, why: str, name: str = "guest_ram", note: str = "") -> int:
+    """``value`` as the guest's memory in bytes: a power of two from ``least`` (``why``: what sets
+    it) to the host table's reach (``walker``) and at most 1 PiB, or an error naming ``name`` (and
+    ``note``, as ' (the default)')."""
+    ram = parse_size(value, name)
+    reach = walker.base_shift + sum(walker.level_bits)
+    high = min(1 << 50, 1 << reach)
+    if high < least:
+        raise ValueError(
+            f"host_walker: its table reaches {format_size(high)} of guest-physical memory, less than {format_size(least)} ({why}): "
+            "give a host walker with more levels"
+        )
+    if not is_power_of_two(ram) or not least <= ram <= high:
+        top = f"the host table's {reach}-bit reach" if reach < 50 else "the most pagesim models"
+        raise ValueError(f"{name}={value!r}{note}: give a power of two from {format_size(least)} ({why}) to {format_size(high)} ({top})")
+    return ram
+
+
 @dataclass(frozen=True)
 class Host:
     """The hypervisor's side of a virtualised machine: nested (two-dimensional) paging.
@@ -350,17 +368,8 @@ class Host:
         object.__setattr__(self, "nested_tlb_ways", check_int("host nested_tlb_ways", self.nested_tlb_ways, 1, 64))
         if self.nested_tlb % self.nested_tlb_ways:
             raise ValueError(f"host nested_tlb={self.nested_tlb} is not divisible by nested_tlb_ways={self.nested_tlb_ways}")
-        ram = parse_size(self.guest_ram, "host guest_ram")
-        if not is_power_of_two(ram) or ram < max(self.page_size, 2 << 20) or ram > 1 << 50:
-            raise ValueError(
-                f"host guest_ram={self.guest_ram!r}: give a power of two from 2 MiB (and at least the host page) to 1 PiB (and within the host table's reach)"
-            )
-        reach = self.walker.base_shift + sum(self.walker.level_bits)
-        if ram > 1 << reach:
-            raise ValueError(
-                f"host guest_ram={format_size(ram)} is beyond the host table's {reach}-bit reach ({format_size(1 << reach)}): "
-                "give at most that, or a host walker with more levels"
-            )
+        least = max(self.page_size, 2 << 20)
+        ram = guest_ram_bytes(self.guest_ram, self.walker, least, "the host page" if least > 2 << 20 else "the least modelled", "host guest_ram")
         object.__setattr__(self, "guest_ram", ram)
         object.__setattr__(self, "assumed", tuple(self.assumed))
         object.__setattr__(self, "regions", self._check_regions(self.regions))
@@ -757,23 +766,15 @@ class Machine:
         ways = nested_tlb_ways if nested_tlb else 1
         given = "" if guest_ram is not None else " (the default)"
         guest_ram = "16G" if guest_ram is None else guest_ram
-        ram, big = parse_size(guest_ram, "guest_ram"), max(self.page_sizes)
-        low = max(big, default, 2 << 20, *(parse_page_size(q, "host_regions page size") for *_, q in host_regions))
         try:  # a host page that is no leaf of the host's table is the first error (Host names it)
             leaf = isinstance(host_walker, Walker) and host_walker.leaf_refs(default) > 0
         except ValueError:
             leaf = False
-        reach = host_walker.base_shift + sum(host_walker.level_bits) if isinstance(host_walker, Walker) else 50
-        high = min(1 << 50, 1 << reach)
-        if leaf and high < low:
-            raise ValueError(
-                f"host_walker: its table reaches {format_size(high)} of guest-physical memory, less than {format_size(low)} "
-                f"(the largest page of machine {self.name!r} or of the host): give a host walker with more levels"
-            )
-        if leaf and (not is_power_of_two(ram) or ram < low or ram > high):
-            why = f"the largest page of machine {self.name!r}" if low == big else "the largest host page" if low > 2 << 20 else "the least modelled"
-            top = f"the host table's {reach}-bit reach" if reach < 50 else "the most pagesim models"
-            raise ValueError(f"guest_ram={guest_ram!r}{given}: give a power of two from {format_size(low)} ({why}) to {format_size(high)} ({top})")
+        if leaf:  # the guest's memory holds its largest page: Host alone knows only the host's
+            big = max(self.page_sizes)
+            least = max(big, default, 2 << 20, *(parse_page_size(q, "host_regions page size") for *_, q in host_regions))
+            why = f"the largest page of machine {self.name!r}" if least == big else "the largest host page"
+            guest_ram_bytes(guest_ram, host_walker, least, why, "guest_ram", given)
         host = Host(default, host_walker, nested_tlb, ways, guest_ram, source="virtualised(): modelling assumptions", regions=host_regions)
         # the structures as the largest host page leaves them: a region on smaller host pages looks
         # up the chain of its smaller entries (pagesim.engine.stages)

@@ -486,8 +486,8 @@ def _user_lines(pattern: str, seed: int):
     """The document's program's own accesses to the mapping, in order, as (offset, operation, accesses)."""
     if pattern == "memset":
         return [(off, "store", LINE // MEMSET_STORE) for off in range(0, SIZE, LINE)]
-    rng = np.random.default_rng(seed)
-    return [(int(i + r), "store", 1) for i, r in zip(range(0, SIZE, RANDOM_STEP), rng.integers(0, RANDOM_STEP, SIZE // RANDOM_STEP))]
+    stores = workload("touch", size=SIZE, **touch("random")).chunks([0], seed=seed)  # the trace the fault counts run on
+    return [(int(o), "store", 1) for a, _ in stores for o in a]
 
 
 def program_trace(pattern: str, backing: int, migrated: int = 0, seed: int = 0):
