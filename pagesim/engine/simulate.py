@@ -82,22 +82,14 @@ def check_not_machine_keywords(params: dict, workload, m: Machine, caller: str =
 
 def check_covered(w: Addresses, m, layout: Layout, page_size: int):
     """Name the first address the layout made for ``w`` cannot hold on machine ``m``: one beyond its
-    virtual address space, or one in the last block below 2**63 (covering blocks are at least
-    2 MiB, and regions end below 2**63). Only on that error does it pass over the addresses."""
+    virtual address space (``Layout.covering_addresses`` names one in the last block below 2**63).
+    Only on that error does it pass over the addresses."""
     va = 1 << min(m.va_bits, 63)
-    top = layout.regions[-1].end
-    if top <= va and top < 1 << 63:
+    if layout.regions[-1].end <= va:
         return
-    block = max(2 << 20, page_size)
-    limit = min(va, (1 << 63) - block)
-    i = int((w.addresses >= np.uint64(limit)).argmax())
+    i = int((w.addresses >= np.uint64(va)).argmax())
     v = int(w.addresses[i])
-    if limit == va:
-        raise ValueError(f"addresses[{i}]={v:#x} is beyond the virtual address space of machine {m.name!r} ({m.va_bits}-bit: addresses below {va:#x})")
-    raise ValueError(
-        f"addresses[{i}]={v:#x} lies in the last {block >> 20} MiB below 2**63: without layout= the addresses are covered by "
-        f"whole {block >> 20} MiB blocks, and regions end below 2**63; give a layout= whose regions end below 2**63"
-    )
+    raise ValueError(f"addresses[{i}]={v:#x} is beyond the virtual address space of machine {m.name!r} ({m.va_bits}-bit: addresses below {va:#x})")
 
 
 def simulate(

@@ -497,4 +497,9 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
         upd["machine_changes"] = json.dumps(kept + ([REPRICED + ", ".join(moved)] if moved else []))
     if "costs" in attrs:  # the machine's costs as priced: a walk's own cycles are the ones used here
         upd["costs"] = str({**ast.literal_eval(attrs["costs"]), "walk_base_cycles": base})
+    if "hierarchy" in attrs:  # the hierarchy as priced: its levels' latencies are the ones used here
+        hier = json.loads(attrs["hierarchy"])
+        hier["levels"] = [[*lv[:4], float(x)] for lv, x in zip(hier["levels"], lat.tolist())]
+        hier["memory_latency"] = float(lat[-1])
+        upd["hierarchy"] = json.dumps(hier)
     return steps, upd

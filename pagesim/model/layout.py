@@ -28,6 +28,14 @@ POLICIES = ("base", "thp", "mpss", "hugetlb")  # how the OS backs a region (see 
 DEFAULT_BASE = 1 << 40  # where generated workloads place their first array (1 TiB, aligned to 1 GiB)
 
 
+def _beyond_range(n: str, start: int, end: int) -> ValueError:
+    """The error for a region that does not end below 2**63 (``n`` names it)."""
+    return ValueError(
+        f"{n} start={start:#x} ends at {end:#x}: pagesim simulates regions that end below 2**63 = {1 << 63:#x} "
+        f"(its kernels hold addresses as signed 64-bit integers), whatever the machine's va_bits"
+    )
+
+
 @dataclass(frozen=True)
 class Region:
     start: int
@@ -55,6 +63,8 @@ class Region:
         object.__setattr__(self, "page_size", parse_page_size(self.page_size, f"{n} page_size"))
         if self.length <= 0:
             raise ValueError(f"{n} length={self.length} must be positive")
+        if self.start + self.length >= 1 << 63:
+            raise _beyond_range(n, self.start, self.start + self.length)
         if self.policy != "base" and self.fault_around != 1:
             raise ValueError(
                 f"{n} fault_around={self.fault_around} with policy={self.policy!r}: fault-around applies to policy='base' regions only; use fault_around=1"
@@ -158,6 +168,12 @@ class Layout:
                 raise range_error(i)
             v = int(a[i])
             raise ValueError(f"addresses[{i}]={v - (1 << 64) if signed else hex(v)} is out of range: pagesim simulates addresses from 0 to 2**63 - 1")
+        if (int(b[-1]) + 1) << shift >= 1 << 63:  # the last block below 2**63: its region would end at 2**63
+            i = int((a >= np.uint64((1 << 63) - g)).argmax())
+            raise ValueError(
+                f"addresses[{i}]={int(a[i]):#x} lies in the last {_bytes(g)} below 2**63: without layout= the addresses are covered by "
+                f"whole {_bytes(g)} blocks, and regions end below 2**63; give a layout= whose regions end below 2**63"
+            )
         return cls.covering_blocks(b, g, p, "addresses", name)
 
     @classmethod
@@ -235,10 +251,7 @@ class Layout:
                 machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
                 sizes_ok.add(r.page_size)
             if r.end >= 1 << 63:
-                raise ValueError(
-                    f"region {r.name!r} ends at {r.end:#x}: pagesim simulates regions that end below 2**63 "
-                    f"(its kernels hold addresses as signed 64-bit integers), whatever the machine's va_bits"
-                )
+                raise _beyond_range(f"region {r.name!r}", r.start, r.end)
             if r.policy != "base" and r.page_size <= base:
                 larger = ", ".join(format_size(p) for p in machine.page_sizes if p > base) or "none on this machine"
                 raise ValueError(

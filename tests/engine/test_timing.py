@@ -1,6 +1,8 @@
 """The timing model (pagesim.engine.timing): the cache-replay kernel against its plain-Python reference
 model, hand-checked cases, the cost arithmetic and the errors."""
 
+import json
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -189,8 +191,6 @@ def test_cycles_are_the_counters_priced():
     assert ast.literal_eval(timed_cycles(ds_b, mlp=2.0).attrs["costs"]) == costs_b
     # the machine's own figures changed from those simulated are listed among its changes (was: a
     # preset's stayed empty); the program's (mlp, work) are not, and a round trip leaves none
-    import json
-
     base = float(ds.attrs["walk_base_cycles"])
     lat0 = json.loads(ds.attrs["latencies"])
     assert json.loads(ds.attrs["machine_changes"]) == []
@@ -227,6 +227,19 @@ def test_cycles_are_the_counters_priced():
         assert list(got) == [str(c) for c in want["component"].values]
         for c, row in got.items():
             assert np.array_equal(row, want.sel(component=c).values), (kw, c)
+
+
+def test_repriced_result_describes_the_hierarchy_it_is_priced_with():
+    """attrs["hierarchy"] gives the latencies the cycles are priced with (it kept the simulated
+    ones after a re-pricing with other latencies), and returns to them on a round trip."""
+    ds = simulate_timed("opteron-k8", "random", working_set="16M", accesses=2000, seed=1)
+    lat0 = json.loads(ds.attrs["latencies"])
+    again = timed_cycles(timed_cycles(ds, latencies=[3, 12, 300]), mlp=2.0)
+    h = json.loads(again.attrs["hierarchy"])
+    assert [lv[4] for lv in h["levels"]] + [h["memory_latency"]] == [3, 12, 300] != lat0
+    assert [lv[:4] for lv in h["levels"]] == [lv[:4] for lv in json.loads(ds.attrs["hierarchy"])["levels"]]
+    back = json.loads(timed_cycles(again, latencies=lat0).attrs["hierarchy"])
+    assert [lv[4] for lv in back["levels"]] + [back["memory_latency"]] == lat0
 
 
 def test_larger_pages_cost_fewer_walk_cycles_on_random_access():

@@ -111,6 +111,16 @@ def test_overlapping_regions():
         Layout((Region(0, "8K", "4K", "a"), Region("4K", "8K", "4K", "b")))
 
 
+def test_region_beyond_the_simulated_range_refused_where_made():
+    """A region that does not end below 2**63 is refused when made, naming its start and end (it
+    was refused only when a machine checked the layout, so a Layout of it could be built and kept)."""
+    with pytest.raises(ValueError, match=r"region 'top' start=0x10000000000000000 ends at 0x10000000000001000: .*below 2\*\*63"):
+        Region(2**64, 4096, 4096, "top")
+    with pytest.raises(ValueError, match=r"region start=0x7ffffffffffff000 ends at 0x8000000000000000"):
+        Region("0x7fff_ffff_ffff_f000", "4K", "4K")
+    assert Region(2**63 - 8192, 4096, 4096).end == 2**63 - 4096
+
+
 def test_misaligned_region():
     with pytest.raises(ValueError, match=r"region 'a' start=0x1000 is not aligned to its page size 2M"):
         Region("4K", "2M", "2M", "a")
