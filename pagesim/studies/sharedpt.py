@@ -1180,9 +1180,29 @@ ROBUST = (
 )
 
 
-def record_robust(F, swept, base):
-    """The sweeps of each modelling choice at x0.5 and x2 (``swept``: {'4K' | '2M': :func:`sweep_effects`})
-    recorded with the findings they test; returns each finding's verdict after its sweeps."""
+def paired_runs(base, pool_pages="4K", seed=0, metric="throughput") -> dict:
+    """``metric`` with each re-simulated choice (:data:`SIM_KEYS`) at either end of its sweep, one at
+    a time, and the pricing choices (work cycles, mlp) at either end of theirs with it: 2 x 4 corners
+    a choice, {corner: figure}. The pricing re-prices the sweeps' runs (:func:`sweep_effects` with
+    the same ``base`` and ``seed`` has simulated them); every re-simulated choice moved at once is
+    not run (2**6 runs of the database)."""
+    ends = {k: (min(around(base[k], k)), max(around(base[k], k))) for k in ("work_cycles", "mlp")}
+    runs = {}
+    for key in SIM_KEYS:
+        for v in (min(around(base[key], key)), max(around(base[key], key))):
+            for w in ends["work_cycles"]:
+                for m in ends["mlp"]:
+                    e = sharing_effects(database_run(pool_pages, seed, **{**base, key: v, "work_cycles": w, "mlp": m}))
+                    name = f"{CHOICES[key][0]} {choice_value(key, v):g}, work cycles {w:g}, mlp {m:g}"
+                    runs[name] = round(float(e[metric]), 3) + 0.0
+    return runs
+
+
+def record_robust(F, swept, base, seed=0):
+    """The sweeps of each modelling choice at x0.5 and x2 (``swept``: {'4K' | '2M': :func:`sweep_effects`}
+    with ``base`` and ``seed``) recorded with the findings they test, and for the throughput each
+    re-simulated choice at either end with the pricing choices at either end (:func:`paired_runs`);
+    returns each finding's verdict after its sweeps."""
     ids = []
     for fid, pp, metric, extra in ROBUST:
         for key in list(SIM_KEYS) + list(extra):
@@ -1191,6 +1211,8 @@ def record_robust(F, swept, base):
                 F.robust(fid, name, base[key], robust_runs(swept[pp], key, metric), span=(1, 2), why="misses cannot overlap less than not at all (mlp 1)")
             else:
                 F.robust(fid, name, choice_value(key, base[key]), robust_runs(swept[pp], key, metric, 1 if metric == WALKS else 3))
+        if metric == "throughput":
+            F.together(fid, "one re-simulated choice at a time with the pricing choices (work cycles, mlp)", paired_runs(base, pp, seed, metric))
         ids.append(fid)
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 

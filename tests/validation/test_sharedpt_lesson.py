@@ -138,8 +138,14 @@ def test_record_robust_and_its_figure(doc):
     S.record_walks(F, curve["4K"], t4, base, doc)
     S.record_hugepages_and_throughput(F, t2, e4, e2, curve["2M"], base, doc)
     sw = {pp: S.sweep_effects(base, pp, seed=1) for pp in ("4K", "2M")}
-    t = S.record_robust(F, sw, base)
+    t = S.record_robust(F, sw, base, seed=1)
     assert list(t.index) == [fid for fid, *_ in S.ROBUST]
+    # the throughput with one re-simulated choice at either end and the pricing choices at either end
+    for fid in ("throughput-9", "throughput-huge"):
+        (line,) = [r for r in F.get(fid).robustness if "moved together" in r]
+        assert "(48 corners): from " in line and "work cycles" in line, line
+    paired = S.paired_runs(base, "4K", seed=1)
+    assert len(paired) == 48 and paired["buffer pool read (MiB) 128, work cycles 100, mlp 1"] > paired["buffer pool read (MiB) 128, work cycles 400, mlp 1"]
     assert all(set(F.get(fid).swept) >= set(S.SIM_CHOICES) for fid in t.index)
     fig = S.plot_robust(F, sw, base)
     assert len(fig.axes) == 6
