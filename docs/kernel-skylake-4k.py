@@ -1,5 +1,5 @@
 """Written by pagesim._kernels.writer for the chain shape (((4, 4, 0, 1, 44, 7, 0), (12, 12, 0, 1, 108, 23, 0)), 0, None, ((4, 4, 0, 1, 1, 0, 0, 1, 39), (4, 4, 0, 1, 2, 4, 1, 2, 30), (8, 8, 0, 1, 4, 12, 3, 3, 21)), False, False). Do not edit."""
-# rules.py 58b687a772fb04f207e8
+# rules.py dbd5d5b590a261c50c70
 # sets.py e0632969e7567c215f36
 # simd.py 0db92554bded8a195a90
 # walks.py 40460ec6300744cb3fb9

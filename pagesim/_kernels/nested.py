@@ -29,7 +29,10 @@ every counter):
   filled on a miss).
 - Every cache is set-associative with exact LRU (a hit or a fill makes the entry the most recent;
   empty ways fill first, lowest first): kept as each set's packed order of up to 16 ways
-  (``rules.lru_touch``, ``rules.order_victim``), or a stamp a way in wider sets. Counters: host
+  (``rules.lru_touch``, ``rules.order_victim``), or a stamp a way in wider sets; in a specialised
+  replay, a page-walk cache of up to 4 ways whose keys fit below ``rules.LANE_EMPTY`` as each set's
+  LRU list of its tags in one word (``rules.lane_lookup``; which way holds a tag is not counted, so
+  the counts are the same). Counters: host
   references by (kind, page size), nested TLB hits and misses by page size, each host page-walk
   cache's hits and misses by page size.
 """
@@ -41,8 +44,8 @@ from collections import namedtuple
 # where its ways start in tags and stamps, where its sets start in orders, the shift of its key, the
 # levels it skips (-1: the nested TLB) and the key it looked up last. orders: each set's packed LRU
 # order (sets of up to 16 ways); stamps: each way's last use (wider sets), clock[0] counting their
-# lookups.
-Caches = namedtuple("Caches", ["sets", "mask", "ways", "pways", "base", "sbase", "shift", "skip", "last", "tags", "orders", "stamps", "clock"])
+# lookups; words: each set's LRU list of the caches kept as lane lists (a specialised replay).
+Caches = namedtuple("Caches", ["sets", "mask", "ways", "pways", "base", "sbase", "shift", "skip", "last", "tags", "orders", "stamps", "clock", "words"])
 # host references by (kind, page size); nested TLB hits and misses by page size; each page-walk
 # cache's hits and misses by page size
 Counts = namedtuple("Counts", ["host_refs", "ntlb_hits", "ntlb_misses", "pwc_hits", "pwc_misses"])

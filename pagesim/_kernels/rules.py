@@ -5,6 +5,7 @@ imports it from here.
 - the hashed page table's group of a page (:func:`hpt_group`, :func:`vsid_of`), with the segment constants;
 - a set's tag search in groups of four padded ways (:func:`find_tag`);
 - packed LRU order, up to 16 ways in one 64-bit word (:func:`lru_touch`, :func:`order_victim`);
+- an LRU list of up to 4 tags of 16 bits in one 64-bit word (:func:`lane_lookup`);
 - stamp LRU for wider sets (:func:`stamp_victim`);
 - the region holding an address (:func:`region_of`);
 - where a virtualised guest's pages and page tables sit in its physical memory (:func:`guest_frame`).
@@ -141,6 +142,33 @@ ORDER_VICTIM = Rule(
 )
 order_victim = ORDER_VICTIM.function  # a miss in a set of ``ways`` (at most 16) kept as packed order
 # ``o``: (the least recent way, in the top nibble; the order with it made most recent)
+
+
+# an LRU list in one 64-bit word: up to 4 lanes of 16 bits, each a tag, the most recent in the low
+# lane; an empty lane holds LANE_EMPTY (tags are below it), and lanes beyond the ways stay empty
+LANE_ONES = np.uint64(0x0001000100010001)
+LANE_HIGHS = np.uint64(0x8000800080008000)
+LANE_EMPTY = 0xFFFF
+LANE_WAYS = 4
+
+LANE_LOOKUP = Rule(
+    "lane_lookup",
+    ("w", "key", "ways"),
+    ("hit", "out"),
+    """
+    k{_} = np.uint64({key})
+    x{_} = {w} ^ (k{_} * LANE_ONES)
+    t{_} = (x{_} - LANE_ONES) & ~x{_} & LANE_HIGHS
+    {hit} = t{_} != np.uint64(0)
+    b{_} = (t{_} & (~t{_} + np.uint64(1))) if {hit} else (np.uint64(1) << np.uint64(16 * {ways} - 1))
+    {out} = ({w} & ~((b{_} << np.uint64(1)) - np.uint64(1))) | (({w} & ((b{_} >> np.uint64(15)) - np.uint64(1))) << np.uint64(16)) | k{_}
+    """,
+    {"LANE_ONES": LANE_ONES, "LANE_HIGHS": LANE_HIGHS},
+)
+lane_lookup = LANE_LOOKUP.function  # the lookup of ``key`` (below LANE_EMPTY) in a set of ``ways``
+# (at most 4) kept as an LRU list in one word ``w``: (hit; the list with ``key`` most recent). Branch
+# free: the lane that matches (a SWAR zero-lane search) or, on a miss, the least recent lane is taken
+# out, the more recent lanes shift up one, and the key goes in the low lane
 
 
 @inline

@@ -793,13 +793,32 @@ def _host_cache(ntlb: int, q: str, site: Site, wide, skip: str, last: str, shift
     ]
 
 
+def _lane_cache(q: str, sets: int, ways: int, skip: int, wbase: int, last: str, shift: str) -> list[str]:
+    """The lookup of a host page-walk cache kept as LRU lists in one word a set (``rules.lane_lookup``,
+    ``wbase`` where its sets start in ``words``), branch free: a hit or a miss runs the same lines,
+    so an outcome that cannot be predicted costs no mispredicted branch. A cache of one set keeps
+    its ``last`` key memo (every lookup of it depends on the one before; a repeated key skips it)."""
+    setx = _setx(sets & (sets - 1) == 0, sets == 1, str(sets - 1), str(sets))
+    body = [f"osl = {wbase} + ({setx})", "wd = words[osl]", *rules.LANE_LOOKUP.lines(f"l{q}", w="wd", key="key", ways=str(ways), hit="hit", out="words[osl]")]
+    look = [f"hit = key == {last}", "if not hit:", f"    {last} = key", *_indent(body, 4)] if sets == 1 else body
+    return [
+        f"key = g >> {shift}",
+        *look,
+        f"pwc_hits[{q}, z] += np.int64(hit)",
+        f"pwc_misses[{q}, z] += 1 - np.int64(hit)",
+        f"best = {skip} if hit and {skip} > best else best",
+    ]
+
+
 def nested(shape) -> str:
     """The nested replay's module (``nested.py`` states the model and its arguments): for ``shape``
-    (1 with a nested TLB first, else 0; then each host cache's (sets, ways, levels skipped)) with
-    that geometry written in as constants, or for ``shape`` None one loop over the caches reading it
-    at run time. Constants let LLVM unroll the way search and keep each cache's last key in a
-    register: the random trace of ``benchmarks/bench_nested.py`` on Skylake's host caches replayed
-    its walks about 2-3x faster than with the geometry read at run time (docs/speed.md)."""
+    (1 with a nested TLB first, else 0; then each host cache's (sets, ways, levels skipped, kept
+    as lane lists)) with that geometry written in as constants, or for ``shape`` None one loop over
+    the caches reading it at run time. Constants let LLVM unroll the way search and keep each
+    cache's last key in a register: the random trace of ``benchmarks/bench_nested.py`` on Skylake's
+    host caches replayed its walks about 2-3x faster than with the geometry read at run time; a
+    page-walk cache of up to 4 ways whose keys fit 16 bits is kept as lane lists and looked up
+    branch free (:func:`_lane_cache`), about a third faster again on that trace (docs/speed.md)."""
     pre = [
         "c_sets, c_mask, c_ways, c_pways, c_base, c_sbase = hc.sets, hc.mask, hc.ways, hc.pways, hc.base, hc.sbase",
         "c_shift, c_skip, last, tags, order, stamps = hc.shift, hc.skip, hc.last, hc.tags, hc.orders, hc.stamps",
@@ -833,13 +852,20 @@ def nested(shape) -> str:
         what = "the generic nested replay (host caches read at run time)"
     else:
         has_ntlb, geo = shape[0], shape[1]
-        caches, post, base, sbase = [], [], 0, 0
-        for c, (sets, ways, skip) in enumerate(geo):
+        caches, post, base, sbase, wbase = [], [], 0, 0, 0
+        pre.append("words = hc.words")
+        for c, (sets, ways, skip, lanes) in enumerate(geo):
             pways = -(-ways // 4) * 4
-            site = Site(pways, ways, K.ORDER_LRU, _setx(sets & (sets - 1) == 0, sets == 1, str(sets - 1), str(sets)), sets, base, sbase, tag="key", sfx=str(c))
             pre += [f"sh{c} = c_shift[{c}]", f"last{c} = last[{c}]"]
             post += [f"last[{c}] = last{c}"]
-            block = _host_cache(1 if c < has_ntlb else 0, str(c - has_ntlb), site, ways > 16, str(skip), f"last{c}", f"sh{c}")
+            if lanes:
+                block = _lane_cache(str(c - has_ntlb), sets, ways, skip, wbase, f"last{c}", f"sh{c}")
+                wbase += sets
+            else:
+                site = Site(
+                    pways, ways, K.ORDER_LRU, _setx(sets & (sets - 1) == 0, sets == 1, str(sets - 1), str(sets)), sets, base, sbase, tag="key", sfx=str(c)
+                )
+                block = _host_cache(1 if c < has_ntlb else 0, str(c - has_ntlb), site, ways > 16, str(skip), f"last{c}", f"sh{c}")
             caches += block if c < has_ntlb else [f"if walks and {skip} < levels:", *_indent(block, 4)]
             base += sets * pways
             sbase += sets
@@ -887,4 +913,4 @@ def nested(shape) -> str:
         "    return q",
     ]
     run = [f"def run_chunk({NESTED_PARAMS}) -> int:", '    """The nested replay of one chunk\'s walk log."""', f"    return replay({NESTED_PARAMS})"]
-    return _module(f"Written by pagesim._kernels.writer: {what}.", kernel, run, ["from pagesim._kernels.rules import guest_frame"])
+    return _module(f"Written by pagesim._kernels.writer: {what}.", kernel, run, ["from pagesim._kernels.rules import LANE_HIGHS, LANE_ONES, guest_frame"])

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._kernels import nested as N
 from .._kernels import specialize as S
+from .._kernels.rules import LANE_EMPTY, LANE_WAYS
 from ..core.units import format_size, log2
 from ..model.machines import Machine, machine, machines
 from .stages import SPECIALIZE_MIN_ACCESSES, machine_parts
@@ -73,6 +74,9 @@ class NestedStage:
             if ways <= 16:
                 self.orders[sb : sb + sets] = sum(w << 4 * (ways - 1 - w) for w in range(ways))
         self.clock = np.zeros(1, dtype=np.int64)
+        self.shape = host_shape(host)
+        lanes = sum(sets for sets, _, _, kept in self.shape[1] if kept)
+        self.words = np.full(max(1, lanes), np.uint64(0xFFFF_FFFF_FFFF_FFFF), dtype=np.uint64)  # every lane empty (LANE_EMPTY)
         nk = parts.nc
         self.host_refs = np.zeros((2, nk), dtype=np.int64)
         self.ntlb_hits = np.zeros(nk, dtype=np.int64)
@@ -95,9 +99,9 @@ class NestedStage:
             self.orders,
             self.stamps,
             self.clock,
+            self.words,
         )
         self.counts = N.Counts(self.host_refs, self.ntlb_hits, self.ntlb_misses, self.pwc_hits, self.pwc_misses)
-        self.shape = host_shape(host)
         specialised = specialize is True or (specialize == "auto" and (n_accesses >= SPECIALIZE_MIN_ACCESSES or self.shape in preset_shapes()))
         self.kernel = S.nested(self.shape if specialised else None)
 
@@ -175,9 +179,16 @@ def host_caches(host) -> list[tuple[int, int, int, int]]:
 
 
 def host_shape(host) -> tuple:
-    """What a specialised replay compiles in: 1 with a nested TLB, else 0; each cache's sets, ways
-    and levels skipped (the key shifts are read at run time, so the host page does not change it)."""
-    return (1 if host.nested_tlb else 0, tuple((sets, ways, skip) for sets, ways, _, skip in host_caches(host)))
+    """What a specialised replay compiles in: 1 with a nested TLB, else 0; each cache's sets, ways,
+    levels skipped, and whether it is kept as lane lists (``rules.lane_lookup``: a page-walk cache
+    of up to ``LANE_WAYS`` ways whose every key, a guest-physical address in one of the host page
+    sizes' areas of guest RAM shifted by the cache's shift, lies below ``LANE_EMPTY``). The key
+    shifts are read at run time, so the host page changes it only through that test."""
+    top = (len(host.page_sizes) << log2(host.guest_ram)) - 1  # the highest guest-physical address (nested.py)
+    return (
+        1 if host.nested_tlb else 0,
+        tuple((sets, ways, skip, skip >= 0 and ways <= LANE_WAYS and top >> shift < LANE_EMPTY) for sets, ways, shift, skip in host_caches(host)),
+    )
 
 
 @lru_cache(maxsize=None)

@@ -311,12 +311,16 @@ def test_the_step_by_step_walk_counts_what_the_simulator_counts(name, host_page,
 # Host caches the specialised replay is checked on: no caches, the presets' walk caches, a nested
 # TLB of sets up to 16 ways and of wider sets (stamps), sets that are not a power of two.
 _SIX = (PageWalkCache("PDE6", 3, 12, 2), PageWalkCache("PDPTE", 2, 6, 6), PageWalkCache("PML4-wide", 1, 20, 20))
+# page-walk caches kept as lane lists (up to 4 ways, keys below 2**16 - 1): 3 sets of 2 ways, one set
+# of 3, 8 sets of 1; and a 4-way cache over sets of 5 ways beside them (kept as packed order)
+_LANES = (PageWalkCache("PDE3x2", 3, 6, 2), PageWalkCache("PDPTE1x3", 2, 3, 3), PageWalkCache("PML4-8x1", 1, 8, 1))
 SPECIALISED_HOSTS = {
     "no caches": dict(host_walker=RADIX4),
     "skylake's walk caches": {},
     "nested TLB 32 x 4": dict(nested_tlb=32),
     "nested TLB 34 x 17": dict(nested_tlb=34, nested_tlb_ways=17),
     "nested TLB 6 x 2, caches of 3 and 1 sets": dict(nested_tlb=6, nested_tlb_ways=2, host_walker=Walker("radix", level_bits=(9, 9, 9, 9), pwc=_SIX)),
+    "lane lists of 3 x 2, 1 x 3 and 8 x 1": dict(host_walker=Walker("radix", level_bits=(9, 9, 9, 9), pwc=_LANES)),
 }
 
 
@@ -344,6 +348,27 @@ def test_the_specialised_replay_counts_as_the_reference(host, regions, monkeypat
     want, _ = reference_simulate(m, lay, [int(a) for a in addrs], [int(k) for k in kinds])
     assert used and all(shape is not None for shape in used)
     assert got == want
+
+
+def test_lane_lists_only_where_every_key_fits(monkeypatch):
+    """A page-walk cache of up to 4 ways is kept as lane lists only when every key it can look up
+    (guest RAM's areas shifted by its shift) lies below 2**16 - 1; with 128 GiB of guest RAM the
+    PDE cache's keys do not, and it keeps packed order. Counts as the reference's either way, with
+    the caches small enough to evict and hot sets that hit."""
+    from pagesim.engine import nested as NE
+
+    monkeypatch.setattr(NE, "SPECIALIZE_MIN_ACCESSES", 0)
+    pwc = (PageWalkCache("PDE", 3, 8, 4), PageWalkCache("PDPTE", 2, 4, 4))
+    walker = Walker("radix", level_bits=(9, 9, 9, 9), pwc=pwc)
+    lay = Layout((Region(1 << 40, 64 << 20, K4, "a"),))
+    rng = np.random.default_rng(3)
+    addrs = np.where(rng.random(4000) < 0.6, (1 << 40) + rng.integers(0, 1 << 20, 4000), (1 << 40) + rng.integers(0, 64 << 20, 4000)).astype(np.uint64)
+    for ram, kept in (("2G", (True, True)), ("128G", (False, True))):
+        m = pagesim.machine("skylake").virtualised("4K", guest_ram=ram, host_walker=walker)
+        assert tuple(c[3] for c in NE.host_shape(m.host)[1]) == kept
+        got, _ = dataset_counters(pagesim.simulate(m, addresses=addrs, layout=lay, chunk_size=101))
+        want, _ = reference_simulate(m, lay, [int(a) for a in addrs])
+        assert got == want, ram
 
 
 def test_a_guest_page_on_host_pages_no_smaller_is_translated_as_one_class():

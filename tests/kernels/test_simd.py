@@ -5,6 +5,8 @@ compiled as a constant (one vector compare), tags found at every way, absent, re
 import numba
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pagesim._kernels.simd import MAX_LANES, MAX_MIN_LANES, find_way, min_way
 
@@ -74,3 +76,22 @@ def test_min_way_width_must_be_a_constant_within_the_vector():
     arr = np.zeros(128, dtype=np.int64)
     with pytest.raises(numba.core.errors.TypingError, match="ways must be a constant from 1 to 64"):
         min_constant_width(MAX_MIN_LANES + 4)(arr, 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4), st.lists(st.integers(0, 12), min_size=1, max_size=60))
+def test_lane_lookup_is_an_lru_list(ways, keys):
+    """rules.lane_lookup (a set of up to 4 ways kept as one word of 16-bit lanes) against a plain
+    LRU list: the same hits, and the word holds the list's tags, most recent in the low lane, empty
+    lanes (0xFFFF) above them."""
+    from pagesim._kernels.rules import LANE_EMPTY, lane_lookup
+
+    w, lru = np.uint64(0xFFFF_FFFF_FFFF_FFFF), []
+    for k in keys:
+        hit, w = lane_lookup(np.uint64(w), k, ways)  # compiled, as the replay runs it (it returns a Python int)
+        assert bool(hit) == (k in lru)
+        if k in lru:
+            lru.remove(k)
+        lru = [k, *lru][:ways]
+        lanes = [(int(w) >> (16 * i)) & 0xFFFF for i in range(4)]
+        assert lanes == lru + [LANE_EMPTY] * (4 - len(lru))
