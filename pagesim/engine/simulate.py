@@ -80,16 +80,24 @@ def check_not_machine_keywords(params: dict, workload, m: Machine, caller: str =
             )
 
 
-def check_covered(w: Addresses, m, layout: Layout, page_size: int):
-    """Name the first address the layout made for ``w`` cannot hold on machine ``m``: one beyond its
-    virtual address space (``Layout.covering_addresses`` names one in the last block below 2**63).
-    Only on that error does it pass over the addresses."""
+def check_covered(w: Addresses, m, top: int, page_size: int):
+    """Name the first address of ``w`` a covering that ends at ``top`` (``Layout.covering_addresses``
+    gives it before making any region) cannot hold on machine ``m``: one beyond its virtual address
+    space, or one in the last block below 2**63 (covering blocks are at least 2 MiB, and regions
+    end below 2**63). Only on that error does it pass over the addresses."""
     va = 1 << min(m.va_bits, 63)
-    if layout.regions[-1].end <= va:
+    if top <= va and top < 1 << 63:
         return
-    i = int((w.addresses >= np.uint64(va)).argmax())
+    block = max(2 << 20, page_size)
+    limit = min(va, (1 << 63) - block)
+    i = int((w.addresses >= np.uint64(limit)).argmax())
     v = int(w.addresses[i])
-    raise ValueError(f"addresses[{i}]={v:#x} is beyond the virtual address space of machine {m.name!r} ({m.va_bits}-bit: addresses below {va:#x})")
+    if limit == va:
+        raise ValueError(f"addresses[{i}]={v:#x} is beyond the virtual address space of machine {m.name!r} ({m.va_bits}-bit: addresses below {va:#x})")
+    raise ValueError(
+        f"addresses[{i}]={v:#x} lies in the last {block >> 20} MiB below 2**63: without layout= the addresses are covered by "
+        f"whole {block >> 20} MiB blocks, and regions end below 2**63; give a layout= whose regions end below 2**63"
+    )
 
 
 def simulate(
@@ -179,11 +187,9 @@ def simulate(
             page_size = huge_page_for(m, policy, page_size)
         p = m.check_page_size(page_size if page_size is not None else m.base_page)
         if isinstance(w, Addresses):
-            layout = Layout.covering_addresses(w.addresses, p, range_error=w.range_error)
-            check_covered(w, m, layout, p)
+            layout = Layout.covering_addresses(w.addresses, p, range_error=w.range_error, check_top=lambda top: check_covered(w, m, top, p))
         elif hasattr(w, "covering_layout"):  # a trace file (pagesim.sources.traces)
-            layout = w.covering_layout(p)
-            w.check_covered(m, layout)
+            layout = w.covering_layout(p, machine=m)
         else:
             layout = place(w, p, fault_around=fault_around, policy=policy, base_page=m.base_page)
         if (isinstance(w, Addresses) or hasattr(w, "covering_layout")) and (fault_around != 1 or policy != "base"):

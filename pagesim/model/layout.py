@@ -83,6 +83,8 @@ class Region:
         """A Region from values its caller has already checked as ``__post_init__`` would (ints,
         page size, alignment, policy), without checking them again: a layout covering a trace can
         have hundreds of regions, and the checks cost ~5 us each."""
+        if start + length >= 1 << 63:
+            raise _beyond_range(f"region {name!r}", start, start + length)
         r = object.__new__(cls)
         r.__dict__.update(start=start, length=length, page_size=page_size, name=name, mode=mode, fault_around=fault_around, policy=policy)
         return r
@@ -145,10 +147,12 @@ class Layout:
         return cls((Region.covering(start, length, page_size, name, fault_around=fault_around),))
 
     @classmethod
-    def covering_addresses(cls, addresses, page_size, granule="2M", name: str = "[ trace ]", range_error=None) -> "Layout":
+    def covering_addresses(cls, addresses, page_size, granule="2M", name: str = "[ trace ]", range_error=None, check_top=None) -> "Layout":
         """Regions covering every address in ``addresses``: granule-aligned blocks, merged when
         adjacent. An address of 2**63 or above (negative, for a signed dtype) raises a ValueError
-        naming the first one; ``range_error(i)`` makes it (``Addresses.range_error``)."""
+        naming the first one; ``range_error(i)`` makes it (``Addresses.range_error``). Before any
+        region is made, ``check_top(end)`` is given where the covering would end (a machine's
+        check that names the first address it cannot hold: ``engine.simulate.check_covered``)."""
         p = parse_page_size(page_size)
         g = max(parse_page_size(granule, "granule"), p)
         a = np.asarray(addresses)
@@ -168,12 +172,8 @@ class Layout:
                 raise range_error(i)
             v = int(a[i])
             raise ValueError(f"addresses[{i}]={v - (1 << 64) if signed else hex(v)} is out of range: pagesim simulates addresses from 0 to 2**63 - 1")
-        if (int(b[-1]) + 1) << shift >= 1 << 63:  # the last block below 2**63: its region would end at 2**63
-            i = int((a >= np.uint64((1 << 63) - g)).argmax())
-            raise ValueError(
-                f"addresses[{i}]={int(a[i]):#x} lies in the last {_bytes(g)} below 2**63: without layout= the addresses are covered by "
-                f"whole {_bytes(g)} blocks, and regions end below 2**63; give a layout= whose regions end below 2**63"
-            )
+        if check_top is not None:
+            check_top((int(b[-1]) + 1) << shift)
         return cls.covering_blocks(b, g, p, "addresses", name)
 
     @classmethod
@@ -240,7 +240,7 @@ class Layout:
         sizes_ok = set()  # page sizes already checked (the check depends on the size alone)
         regs = self.regions
         end = regs[-1].end  # regions are sorted and never overlap: the last one ends highest
-        if end < 1 << 63 and end <= limit and all(r.policy == "base" for r in regs):
+        if end <= limit and all(r.policy == "base" for r in regs):
             for r in regs:  # then only a page size can be wrong: name the first region that has it
                 if r.page_size not in sizes_ok:
                     machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
@@ -250,8 +250,6 @@ class Layout:
             if r.page_size not in sizes_ok:
                 machine.check_page_size(r.page_size, f"region {r.name!r} page_size")
                 sizes_ok.add(r.page_size)
-            if r.end >= 1 << 63:
-                raise _beyond_range(f"region {r.name!r}", r.start, r.end)
             if r.policy != "base" and r.page_size <= base:
                 larger = ", ".join(format_size(p) for p in machine.page_sizes if p > base) or "none on this machine"
                 raise ValueError(

@@ -545,28 +545,30 @@ class Trace(Workload):
     def params(self):
         return {"path": self.path, "format": self.format, "instructions": self.instructions, "accesses": self.n_accesses}
 
-    def covering_layout(self, page_size) -> Layout:
+    def covering_layout(self, page_size, machine=None) -> Layout:
         """Regions over the 2 MiB blocks the trace touches (merged when adjacent), all of
         ``page_size`` (blocks of the page size when it is larger). A footprint of more than
         ``MAX_PAGES`` pages, or blocks apart in more than ``MAX_REGIONS`` places, is refused
-        before any region is made: the error names the footprint and the limit."""
+        before any region is made: the error names the footprint and the limit. So is an address
+        in the last block below 2**63 (regions end below it), or, given ``machine``, one beyond its
+        virtual address space: the error names the line (:meth:`check_covered`)."""
         p = parse_page_size(page_size)
         g = max(1 << GRANULE_SHIFT, p)
         b = self.blocks
         if g > 1 << GRANULE_SHIFT:  # sorted, so the distinct larger blocks are where the value changes
             b = b >> np.uint64(g.bit_length() - 1 - GRANULE_SHIFT)
             b = b[np.concatenate(([True], b[1:] != b[:-1]))]
+        self.check_covered(machine, (int(b[-1]) + 1) * g, g)
         return Layout.covering_blocks(b, g, p, f"trace {self.path!r}")
 
-    def check_covered(self, machine, layout: Layout) -> None:
-        """Name the first line whose address ``layout`` (this trace's covering layout) cannot hold
-        on ``machine``: one beyond its virtual address space, or one in the last covering block
-        below 2**63 (regions end below 2**63). Reads the file again only when there is one."""
-        va = 1 << min(machine.va_bits, 63)
-        top = layout.regions[-1].end
+    def check_covered(self, machine, top: int, block: int) -> None:
+        """Name the first line whose address a covering of ``block``-sized blocks that ends at
+        ``top`` cannot hold: one beyond the virtual address space of ``machine`` (when given), or
+        one in the last block below 2**63 (regions end below 2**63). Reads the file again only
+        when there is one."""
+        va = 1 << min(machine.va_bits if machine is not None else 63, 63)
         if top <= va and top < 1 << 63:
             return
-        block = max(1 << GRANULE_SHIFT, layout.regions[-1].page_size)
         limit = min(va, (1 << 63) - block)
         path = Path(self.path)
         for where, addr in self._located(limit):

@@ -312,6 +312,7 @@ def database_run(pool_pages="4K", seed=0, **params):
         raise TypeError(f"unknown database parameter(s) {bad}: the parameters are {sorted(DATABASE)}")
 
     p["pool"], p["text"] = parse_size(p["pool"], "pool"), parse_size(p["text"], "text")
+    database_layout(p["pool"], p["text"], pool_pages)  # the sizes checked before any run
     if not p["warmup"] >= 0:
         raise ValueError(f"warmup={p['warmup']} must be 0 or more pool sweeps")
     sim = tuple(p[k] for k in SIM_KEYS)
@@ -733,8 +734,8 @@ def around(value, name=""):
         return (1.0, 1.5, 2.0)
     if name.startswith("kernel_"):  # 0 too: a counter of user mode only
         return (0.0, value / 2, value, 2 * value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (value // 2, value, 2 * value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return (int(value) // 2, int(value), 2 * int(value))
     return (value / 2, value, 2 * value)
 
 
@@ -1183,16 +1184,27 @@ ROBUST = (
 def paired_runs(base, pool_pages="4K", seed=0, metric="throughput") -> dict:
     """``metric`` with each re-simulated choice (:data:`SIM_KEYS`) at either end of its sweep, one at
     a time, and the pricing choices (work cycles, mlp) at either end of theirs with it: 2 x 4 corners
-    a choice, {corner: figure}. The pricing re-prices the sweeps' runs (:func:`sweep_effects` with
-    the same ``base`` and ``seed`` has simulated them); every re-simulated choice moved at once is
-    not run (2**6 runs of the database)."""
-    ends = {k: (min(around(base[k], k)), max(around(base[k], k))) for k in ("work_cycles", "mlp")}
+    a choice (fewer where a sweep's ends coincide, as at 0), {corner: figure}. ``base`` as
+    :func:`database_run` takes it (``DATABASE`` with it changed). The pricing re-prices the
+    sweeps' runs (:func:`sweep_effects` with the same ``base`` and ``seed`` has simulated them);
+    every re-simulated choice moved at once is not run (2**6 runs of the database)."""
+    base = {**DATABASE, **base}
+    base["pool"], base["text"] = parse_size(base["pool"], "pool"), parse_size(base["text"], "text")
+
+    def ends(key):
+        return sorted({min(around(base[key], key)), max(around(base[key], key))})
+
     runs = {}
     for key in SIM_KEYS:
-        for v in (min(around(base[key], key)), max(around(base[key], key))):
-            for w in ends["work_cycles"]:
-                for m in ends["mlp"]:
-                    e = sharing_effects(database_run(pool_pages, seed, **{**base, key: v, "work_cycles": w, "mlp": m}))
+        for v in ends(key):
+            for w in ends("work_cycles"):
+                for m in ends("mlp"):
+                    try:
+                        e = sharing_effects(database_run(pool_pages, seed, **{**base, key: v, "work_cycles": w, "mlp": m}))
+                    except ValueError as err:
+                        raise ValueError(f"paired_runs: {key}={v} (an end of its sweep around {base[key]}): {err}") from err
+                    if metric not in e:
+                        raise ValueError(f"paired_runs: metric={metric!r} is not a sharing effect: choose one of {', '.join(map(repr, e))}")
                     name = f"{CHOICES[key][0]} {choice_value(key, v):g}, work cycles {w:g}, mlp {m:g}"
                     runs[name] = round(float(e[metric]), 3) + 0.0
     return runs

@@ -93,8 +93,7 @@ class _Stepper:
 
     def __init__(self, m, addresses: list[int], p: int, seed: int = 0):
         w = Addresses(addresses=np.array(addresses, dtype=np.uint64))
-        layout = Layout.covering_addresses(w.addresses, p, range_error=w.range_error)
-        check_covered(w, m, layout, p)
+        layout = Layout.covering_addresses(w.addresses, p, range_error=w.range_error, check_top=lambda top: check_covered(w, m, top, p))
         layout.check_machine(m)
         self.m, self.programmed = resolve_programmable(m, layout)
         self.layout = layout

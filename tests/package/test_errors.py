@@ -121,6 +121,24 @@ def test_region_beyond_the_simulated_range_refused_where_made():
     assert Region(2**63 - 8192, 4096, 4096).end == 2**63 - 4096
 
 
+def test_coverings_that_would_end_at_2_63_are_named_before_a_region_is_made(tmp_path):
+    """A covering layout's regions cannot end at 2**63 either, and the machine's checks run before
+    any region is made: the first address beyond a 48-bit machine's space, or a trace's line in the
+    last block, is named (the region's own error, naming neither, came first)."""
+    with pytest.raises(ValueError, match=r"region '\[ trace \] 1' start=0x7fffffffffe00000 ends at 0x8000000000000000"):
+        Layout.covering_blocks(np.array([0, (2**63 >> 21) - 1], np.uint64), 2 << 20, 4096, "x")
+    with pytest.raises(ValueError, match=r"addresses\[0\]=0x4000000000000 is beyond the virtual address space of machine 'skylake'"):
+        pagesim.simulate("skylake", addresses=np.array([1 << 50, 2**63 - 5], np.uint64))
+    trace = tmp_path / "top.lackey"
+    trace.write_text(" L 7fffffffffffffc0,8\n L 7ffffffffffff000,8\n")
+    from pagesim.sources.traces import read_trace
+
+    with pytest.raises(ValueError, match=r"top.lackey, line 1: address 0x7fffffffffffffc0 is beyond the virtual address space of machine 'skylake'"):
+        pagesim.simulate("skylake", read_trace(str(trace)))
+    with pytest.raises(ValueError, match=r"top.lackey, line 1: address 0x7fffffffffffffc0 lies in the last 2 MiB below 2\*\*63"):
+        pagesim.simulate(pagesim.machine("skylake").derive(va_bits=64), read_trace(str(trace)))
+
+
 def test_misaligned_region():
     with pytest.raises(ValueError, match=r"region 'a' start=0x1000 is not aligned to its page size 2M"):
         Region("4K", "2M", "2M", "a")

@@ -6,6 +6,7 @@ import re
 
 import matplotlib
 import nbformat
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -161,3 +162,19 @@ def test_the_warmup_figure_keeps_the_message_in_view(doc):
     lo, hi = ax.get_ylim()
     assert lo <= -42 and hi >= 0
     assert S.DATABASE_MODEL in ax.get_title()
+
+
+def test_paired_runs_names_bad_inputs_and_counts_its_corners():
+    """paired_runs takes what database_run takes (sizes as text, a partial base, numpy integers),
+    gives fewer corners where a sweep's ends coincide (work 0), and names a bad metric or a sweep
+    end that cannot run (an IndexError, a bare KeyError, a float process count before)."""
+    small = {**SMALL, "accesses": 1500}
+    runs = S.paired_runs({**small, "pool": "64M", "processes": np.int64(3)}, "4K", seed=1)
+    assert len(runs) == 48 and any(k.startswith("processes per core 6,") for k in runs)
+    assert len(S.paired_runs({**small, "work_cycles": 0.0}, "4K", seed=1)) == 24
+    with pytest.raises(ValueError, match=r"metric='nonesuch' is not a sharing effect: choose one of .*'throughput'"):
+        S.paired_runs(small, "4K", seed=1, metric="nonesuch")
+    with pytest.raises(ValueError, match=r"paired_runs: text=2048 \(an end of its sweep around 4096\): .*text=2048 a multiple of 4 KiB"):
+        S.paired_runs({**small, "text": 4096}, "4K", seed=1)
+    with pytest.raises(ValueError, match=r"paired_runs: processes=0 .*processes=0"):
+        S.paired_runs({**small, "processes": 1}, "4K", seed=1)
