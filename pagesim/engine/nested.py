@@ -17,7 +17,7 @@ import numpy as np
 
 from .._kernels import nested as N
 from .._kernels import specialize as S
-from .._kernels.rules import LANE_EMPTY, LANE_WAYS
+from .._kernels.rules import LANE_EMPTY, LANE_ONES, LANE_WAYS
 from ..core.units import format_size, log2
 from ..model.machines import Machine, machine, machines
 from .stages import SPECIALIZE_MIN_ACCESSES, machine_parts
@@ -76,7 +76,7 @@ class NestedStage:
         self.clock = np.zeros(1, dtype=np.int64)
         self.shape = host_shape(host)
         lanes = sum(sets for sets, _, _, kept in self.shape[1] if kept)
-        self.words = np.full(max(1, lanes), np.uint64(0xFFFF_FFFF_FFFF_FFFF), dtype=np.uint64)  # every lane empty (LANE_EMPTY)
+        self.words = np.full(max(1, lanes), LANE_ONES * np.uint64(LANE_EMPTY), dtype=np.uint64)  # every lane empty
         nk = parts.nc
         self.host_refs = np.zeros((2, nk), dtype=np.int64)
         self.ntlb_hits = np.zeros(nk, dtype=np.int64)
