@@ -343,18 +343,22 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
     attrs = dict(ds.attrs)
     attrs["walk_base_cycles"] = float(m.costs.walk_base_cycles)
     # the machine's own figures the run was simulated with: a re-pricing names those it changes
+    hier = {
+        "name": h.name,
+        "inclusion": h.inclusion,
+        "levels": [(c.name, c.size, c.ways, c.line, c.latency) for c in h.levels],
+        "memory_latency": h.memory_latency,
+        "assumed": list(h.assumed),
+    }
     attrs["as_simulated"] = json.dumps(
-        {"latencies": [float(x) for x in h.latencies], "walk_base_cycles": float(m.costs.walk_base_cycles), "machine_changes": list(m.changes)}
-    )
-    attrs["hierarchy"] = json.dumps(
         {
-            "name": h.name,
-            "inclusion": h.inclusion,
-            "levels": [(c.name, c.size, c.ways, c.line, c.latency) for c in h.levels],
-            "memory_latency": h.memory_latency,
-            "assumed": list(h.assumed),
+            "latencies": [float(x) for x in h.latencies],
+            "walk_base_cycles": float(m.costs.walk_base_cycles),
+            "machine_changes": list(m.changes),
+            "hierarchy": hier,
         }
     )
+    attrs["hierarchy"] = json.dumps(hier)
     new = {step[1]: np.asarray(step[2][1]) for step in steps}
     comp_names = list(ds["component"].values)
     cycles = ds["cycles"].values
@@ -498,8 +502,15 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
     if "costs" in attrs:  # the machine's costs as priced: a walk's own cycles are the ones used here
         upd["costs"] = str({**ast.literal_eval(attrs["costs"]), "walk_base_cycles": base})
     if "hierarchy" in attrs:  # the hierarchy as priced: its levels' latencies are the ones used here
-        hier = json.loads(attrs["hierarchy"])
+        sim = json.loads(attrs["as_simulated"]).get("hierarchy") if "as_simulated" in attrs else None
+        hier = sim or json.loads(attrs["hierarchy"])  # without the simulated one (an earlier pagesim's): the one last priced
+        names = [lv[0] for lv in hier["levels"]] + ["memory"]
+        was = [lv[4] for lv in hier["levels"]] + [hier["memory_latency"]]
+        moved = [n for n, a, b in zip(names, was, lat.tolist()) if float(a) != float(b)]
         hier["levels"] = [[*lv[:4], float(x)] for lv, x in zip(hier["levels"], lat.tolist())]
         hier["memory_latency"] = float(lat[-1])
+        if sim and moved:  # as Hierarchy.replace_level marks a what-if: the name starred, the changed latencies assumed
+            hier["name"] += "*"
+            hier["assumed"] = list(hier["assumed"]) + [f"{n}.latency" if n != "memory" else "memory_latency" for n in moved]
         upd["hierarchy"] = json.dumps(hier)
     return steps, upd

@@ -240,6 +240,11 @@ def test_repriced_result_describes_the_hierarchy_it_is_priced_with():
     assert [lv[:4] for lv in h["levels"]] == [lv[:4] for lv in json.loads(ds.attrs["hierarchy"])["levels"]]
     back = json.loads(timed_cycles(again, latencies=lat0).attrs["hierarchy"])
     assert [lv[4] for lv in back["levels"]] + [back["memory_latency"]] == lat0
+    # named as Hierarchy.replace_level names a what-if: starred, the latencies changed among its assumptions
+    sim = json.loads(ds.attrs["hierarchy"])
+    moved = [f"{lv[0]}.latency" for lv, x in zip(sim["levels"], [3, 12]) if lv[4] != x] + ["memory_latency"] * (sim["memory_latency"] != 300)
+    assert moved and h["name"] == sim["name"] + "*" and h["assumed"] == sim["assumed"] + moved
+    assert back == sim
 
 
 def test_larger_pages_cost_fewer_walk_cycles_on_random_access():
