@@ -503,14 +503,15 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
         upd["costs"] = str({**ast.literal_eval(attrs["costs"]), "walk_base_cycles": base})
     if "hierarchy" in attrs:  # the hierarchy as priced: its levels' latencies are the ones used here
         sim = json.loads(attrs["as_simulated"]).get("hierarchy") if "as_simulated" in attrs else None
-        hier = sim or json.loads(attrs["hierarchy"])  # without the simulated one (an earlier pagesim's): the one last priced
+        hier = sim or json.loads(attrs["hierarchy"])  # without the simulated one (an earlier pagesim's): against the one last priced
         names = [lv[0] for lv in hier["levels"]] + ["memory"]
         was = [lv[4] for lv in hier["levels"]] + [hier["memory_latency"]]
         moved = [n for n, a, b in zip(names, was, lat.tolist()) if float(a) != float(b)]
         hier["levels"] = [[*lv[:4], float(x)] for lv, x in zip(hier["levels"], lat.tolist())]
         hier["memory_latency"] = float(lat[-1])
-        if sim and moved:  # as Hierarchy.replace_level marks a what-if: the name starred, the changed latencies assumed
+        if moved:  # as Hierarchy.replace_level marks a what-if: the name starred, the changed latencies assumed
             hier["name"] += "*"
-            hier["assumed"] = list(hier["assumed"]) + [f"{n}.latency" if n != "memory" else "memory_latency" for n in moved]
+            new = [f"{n}.latency" if n != "memory" else "memory_latency" for n in moved]
+            hier["assumed"] = list(hier["assumed"]) + [a for a in new if a not in hier["assumed"]]
         upd["hierarchy"] = json.dumps(hier)
     return steps, upd

@@ -245,6 +245,14 @@ def test_repriced_result_describes_the_hierarchy_it_is_priced_with():
     moved = [f"{lv[0]}.latency" for lv, x in zip(sim["levels"], [3, 12]) if lv[4] != x] + ["memory_latency"] * (sim["memory_latency"] != 300)
     assert moved and h["name"] == sim["name"] + "*" and h["assumed"] == sim["assumed"] + moved
     assert back == sim
+    # a preset's latency already among its assumptions is not listed twice
+    twice = json.loads(timed_cycles(ds, latencies=[lat0[0], lat0[1] + 5, lat0[2]]).attrs["hierarchy"])
+    assert len(twice["assumed"]) == len(set(twice["assumed"])) and f"{sim['levels'][1][0]}.latency" in twice["assumed"]
+    # a result without the simulated hierarchy (an earlier pagesim's) is starred against the one last priced
+    old = ds.copy()
+    del old.attrs["as_simulated"]
+    h_old = json.loads(timed_cycles(old, latencies=[lat0[0], lat0[1] + 5, lat0[2]]).attrs["hierarchy"])
+    assert h_old["name"] == sim["name"] + "*" and [lv[4] for lv in h_old["levels"]] == [lat0[0], lat0[1] + 5]
 
 
 def test_larger_pages_cost_fewer_walk_cycles_on_random_access():
