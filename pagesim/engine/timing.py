@@ -488,11 +488,12 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
         ("var", "swap_share", ((), float(comps["swap"].sum()) / total if total else 0.0, {"units": "1"})),
     ]
     upd = dict(mlp=mlp, walk_mlp=walk_mlp, work_cycles_per_access=wc, latencies=json.dumps(lat.tolist()), walk_base_cycles=base)
+    simulated = json.loads(attrs["as_simulated"]) if "as_simulated" in attrs else None
     if "machine_changes" in attrs:
         # the machine's own figures changed from those simulated: the result no longer prices the machine as given
         now = {"latencies": [float(x) for x in lat.tolist()], "walk_base_cycles": base}
-        if "as_simulated" in attrs:
-            sim = json.loads(attrs["as_simulated"])
+        if simulated is not None:
+            sim = simulated
             kept, what = list(sim["machine_changes"]), "simulated with"
         else:  # a result without them (an earlier pagesim's): against the figures it was last priced with
             sim = {k: json.loads(attrs[k]) if k == "latencies" else float(attrs[k]) for k in now if k in attrs}
@@ -502,16 +503,15 @@ def _pricing(get, component, attrs, nl, level_names, mlp, walk_mlp, work_cycles,
     if "costs" in attrs:  # the machine's costs as priced: a walk's own cycles are the ones used here
         upd["costs"] = str({**ast.literal_eval(attrs["costs"]), "walk_base_cycles": base})
     if "hierarchy" in attrs:  # the hierarchy as priced: its levels' latencies are the ones used here
-        sim = json.loads(attrs["as_simulated"]).get("hierarchy") if "as_simulated" in attrs else None
-        hier = sim or json.loads(attrs["hierarchy"])  # without the simulated one (an earlier pagesim's): against the one last priced
-        names = [lv[0] for lv in hier["levels"]] + ["memory"]
+        # against the simulated hierarchy, or without it (an earlier pagesim's result) the one last priced
+        hier = (simulated or {}).get("hierarchy") or json.loads(attrs["hierarchy"])
+        names = [f"{lv[0]}.latency" for lv in hier["levels"]] + ["memory_latency"]
         was = [lv[4] for lv in hier["levels"]] + [hier["memory_latency"]]
         moved = [n for n, a, b in zip(names, was, lat.tolist()) if float(a) != float(b)]
         hier["levels"] = [[*lv[:4], float(x)] for lv, x in zip(hier["levels"], lat.tolist())]
         hier["memory_latency"] = float(lat[-1])
         if moved:  # as Hierarchy.replace_level marks a what-if: the name starred, the changed latencies assumed
             hier["name"] += "*"
-            new = [f"{n}.latency" if n != "memory" else "memory_latency" for n in moved]
-            hier["assumed"] = list(hier["assumed"]) + [a for a in new if a not in hier["assumed"]]
+            hier["assumed"] = list(hier["assumed"]) + [n for n in moved if n not in hier["assumed"]]
         upd["hierarchy"] = json.dumps(hier)
     return steps, upd
