@@ -4,6 +4,7 @@ a numba kernel. Each error names the parameter, the value given and what is allo
 from __future__ import annotations
 
 import math
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -76,3 +77,35 @@ def warn(message: str, category=UserWarning) -> None:
     while f is not None and f.f_code.co_filename.startswith(pkg):
         f, level = f.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def usable_cores(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+    """The number of cores this process may keep busy at once: its CPU affinity (on Linux; elsewhere
+    the machine's cores), no more than its control group's CPU quota allows (a container such as
+    Binder's may see every core of its host and be given one or two; ``cgroup`` is where the
+    control groups are mounted)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        n = os.cpu_count() or 1
+    quota = cgroup_cpu_quota(cgroup)
+    if quota is not None:
+        n = min(n, int(quota))
+    return max(1, n)
+
+
+def cgroup_cpu_quota(cgroup: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """The CPUs' worth of time a period this process's control group may use (cgroup v2's
+    ``cpu.max``, or v1's ``cpu/cpu.cfs_quota_us`` over ``cpu.cfs_period_us``), or None when it sets
+    no quota or none can be read."""
+    try:
+        quota, period = (cgroup / "cpu.max").read_text().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        quota = int((cgroup / "cpu" / "cpu.cfs_quota_us").read_text())
+        period = int((cgroup / "cpu" / "cpu.cfs_period_us").read_text())
+        return None if quota <= 0 or period <= 0 else quota / period
+    except (OSError, ValueError):
+        return None

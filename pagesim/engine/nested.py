@@ -3,7 +3,8 @@
 ``simulate`` on a machine made by :meth:`pagesim.Machine.virtualised` runs the translation kernel as
 for any machine (its TLBs already cache at most host-page-sized entries) with the walk log on, and
 after each chunk :class:`NestedStage` replays the chunk's guest walks through the host's nested TLB
-and page-walk caches (``pagesim/_kernels/nested.py`` states the model). The Dataset then counts
+and page-walk caches (``pagesim/_kernels/nested.py`` states the model), on a second thread while the
+next chunk is translated when a core is free for it. The Dataset then counts
 ``walk_refs`` as every memory reference of the two-dimensional walks, the host's among them in
 ``host_walk_refs``, and the host caches' hits and misses.
 """
@@ -11,6 +12,8 @@ and page-walk caches (``pagesim/_kernels/nested.py`` states the model). The Data
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -18,6 +21,7 @@ import numpy as np
 from .._kernels import nested as N
 from .._kernels import specialize as S
 from .._kernels.rules import LANE_EMPTY, LANE_ONES, LANE_WAYS
+from ..core.check import usable_cores
 from ..core.units import format_size, log2
 from ..model.machines import Machine, machine, machines
 from .stages import SPECIALIZE_MIN_ACCESSES, machine_parts
@@ -30,9 +34,15 @@ class NestedStage:
     ``specialize`` is True, or "auto" and the run has at least ``SPECIALIZE_MIN_ACCESSES``
     accesses or a preset's host caches' :func:`host_shape` (:func:`preset_shapes`, compiled by
     ``pagesim warm``);
-    otherwise the generic replay reads the geometry at run time. Both count the same."""
+    otherwise the generic replay reads the geometry at run time. Both count the same.
 
-    def __init__(self, m: Machine, specialize="auto", n_accesses: int = 0):
+    Pipelined (:func:`pipelined`): each chunk's replay (of ``PIPELINE_MIN_WALKS`` walks or more)
+    runs on a thread of its own while the translation kernel runs the next chunk into the other of
+    two walk logs; a chunk's replay starts only when the one before has ended, so the host caches
+    see the walks in program order and the counts are the same.
+    :meth:`finish` waits for the last replay (``run_chunks`` calls it, also when a chunk fails)."""
+
+    def __init__(self, m: Machine, specialize="auto", n_accesses: int = 0, chunk_size: int = 0):
         host = m.host
         if host is None:
             raise ValueError(f"machine {m.name!r} is not virtualised (Machine.virtualised makes one)")
@@ -104,13 +114,50 @@ class NestedStage:
         self.counts = N.Counts(self.host_refs, self.ntlb_hits, self.ntlb_misses, self.pwc_hits, self.pwc_misses)
         specialised = specialize is True or (specialize == "auto" and (n_accesses >= SPECIALIZE_MIN_ACCESSES or self.shape in preset_shapes()))
         self.kernel = S.nested(self.shape if specialised else None)
+        self.pipeline = pipelined(chunk_size, n_accesses)
+        self._spare = None  # the walk log the next chunk is translated into, while the other is replayed
+        self._pool = None  # one worker thread, made for the first chunk replayed beside the next
+        self._pending = None  # the replay under way there
 
     def __call__(self, a, ka, kcfg, kst):
+        """Replay the chunk's walk log (``kst.wlog``) and empty it; pipelined, start its replay and
+        return the translation kernel's state with the other walk log, for the next chunk."""
         nlog = int(kst.wlog_n[0])
+        kst.wlog_n[0] = 0
+        self._wait()  # the chunks before, first
+        if not self.pipeline or nlog < 3 * PIPELINE_MIN_WALKS:
+            self._replay(kst.wlog, nlog, ka)
+            return None
+        log = kst.wlog
+        if self._spare is None:
+            self._spare = np.empty_like(log)
+        spare, self._spare = self._spare, log
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="pagesim nested replay")
+        # the chunk's kinds are copied: a workload may fill the same buffer with the next chunk's
+        self._pending = self._pool.submit(self._replay, log, nlog, ka.copy())
+        return kst._replace(wlog=spare)
+
+    def finish(self) -> None:
+        """Wait for the replay under way, if any (raising the error it ended with), and end the
+        worker thread."""
+        try:
+            self._wait()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+
+    def _wait(self) -> None:
+        f, self._pending = self._pending, None
+        if f is not None:
+            f.result()
+
+    def _replay(self, wlog, nlog: int, kinds) -> None:
         used = self.kernel(
-            kst.wlog,
+            wlog,
             nlog,
-            ka,
+            kinds,
             self.g_shift,
             self.g_bits,
             self.g_leaf,
@@ -128,7 +175,6 @@ class NestedStage:
         )
         if used != nlog:
             raise RuntimeError(f"internal error: the nested replay used {used} of {nlog} walk-log words")
-        kst.wlog_n[0] = 0
 
     def add_to(self, dv: dict, coords: dict, attrs: dict) -> None:
         """The host's counters into a Dataset's parts: ``walk_refs`` gains the host's references."""
@@ -168,6 +214,23 @@ class NestedStage:
                 "assumed": list(h.assumed),
             }
         )
+
+
+# A chunk of fewer walks is replayed on the calling thread: handing a chunk to the worker thread
+# and waiting for it cost about as much as replaying a few thousand walks (docs/speed.md).
+PIPELINE_MIN_WALKS = 8192
+
+
+# A pipelined run's chunks are at most this long: its first chunk's translation and its last chunk's
+# replay are not overlapped with anything.
+PIPELINE_CHUNK = 1 << 18
+
+
+def pipelined(chunk_size: int, n_accesses: int) -> bool:
+    """Whether a run's nested replay runs on a thread of its own beside the translation: when the
+    run has more than one chunk, this process may keep two cores busy (:func:`usable_cores`) and the
+    run is not itself one of a sweep's threads (they keep the cores busy already)."""
+    return 0 < chunk_size < n_accesses and usable_cores() > 1 and threading.current_thread() is threading.main_thread()
 
 
 def host_caches(host) -> list[tuple[int, int, int, int]]:

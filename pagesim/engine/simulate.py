@@ -24,7 +24,7 @@ from ..system.memory import PhysicalMemory
 from ..system.paging import granted, huge_page_for, resolve
 from ..system.pressure import run as run_pressure
 from . import stages as E
-from .nested import NestedStage
+from .nested import PIPELINE_CHUNK, NestedStage
 from .stages import resolve_programmable
 
 MAX_CHUNK = 1 << 24
@@ -255,7 +255,7 @@ def simulate(
     # kernel then logs every walk with its access index, and the hook empties the log. The log holds
     # one chunk's walks: a chunk is at most chunk_size accesses and never more than the workload has
     # (a 24 MiB log zeroed for a 1,000-access run took 4 ms); run_chunks checks every chunk fits.
-    nested = NestedStage(m_eff, specialize, w.n_accesses) if m_eff.host is not None else None
+    nested = NestedStage(m_eff, specialize, w.n_accesses, int(chunk_size)) if m_eff.host is not None else None
     if nested is not None and _chunk_hook is not None:
         raise ValueError(f"machine {m.name!r} is virtualised: the timing model does not replay nested walks through caches (simulate() counts them)")
     mapped = sum(r.length for r in layout.regions) if nested is not None else 0
@@ -266,11 +266,14 @@ def simulate(
             "at least the footprint"
         )
     hook = nested if nested is not None else _chunk_hook
-    log = min(int(chunk_size), max(1, int(w.n_accesses))) if hook is not None else 0
+    chunk = int(chunk_size)
+    if nested is not None and nested.pipeline:  # shorter chunks leave less of the run not overlapped
+        chunk = min(chunk, PIPELINE_CHUNK)
+    log = min(chunk, max(1, int(w.n_accesses))) if hook is not None else 0
     cfg, st, cnt, structs, pwcs = E.kernel_inputs(m_eff, layout, seed, log_walks=log)
     run_chunk = E.choose_kernel(specialize, cfg, w)
     E.run_chunks(
-        w.chunks(bases, int(chunk_size), seed),
+        w.chunks(bases, chunk, seed),
         run_chunk,
         cfg,
         st,

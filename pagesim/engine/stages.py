@@ -518,37 +518,46 @@ def run_chunks(
     range_error=None,
 ) -> int:
     """Every (addresses, kinds) chunk through ``run_chunk``, then the pending fast-path hits
-    attributed. ``chunk_hook`` (pagesim.engine.timing) is called after each chunk with (addresses, kinds,
-    cfg, st); the kernel then logs every walk with its access index and the hook empties the log.
+    attributed. ``chunk_hook`` (pagesim.engine.timing, pagesim.engine.nested) is called after each
+    chunk with (addresses, kinds, cfg, st); the kernel then logs every walk with its access index and
+    the hook empties the log. A hook may return the state the next chunk runs with (the same arrays,
+    another walk log), and its ``finish`` method, if it has one, is called when the chunks end or one
+    fails.
     A ValueError names the first address outside every region and its index (made by
     ``range_error(index)`` when that address is 2**63 or above). Returns the number of accesses run."""
     bar = None
     if progress:
         bar = progress_bar(total=total, desc=desc, unit="acc", unit_scale=True, leave=False)
     done = 0
-    for addrs, kk in chunks:
-        a, ka = kernel_arrays(addrs, kk)
-        if chunk_hook is not None and a.shape[0] > chunk_size:  # the walk log holds chunk_size walks
-            raise RuntimeError(f"internal error: a chunk of {a.shape[0]} accesses exceeds chunk_size={chunk_size}")
-        # Addresses of 2**63 and above are negative here: the kernel stops at the first one, as at
-        # any address outside every region (trace files are also checked line by line as they
-        # are read, traces._iter_chunks).
-        bad = run_chunk(a, ka, cfg, st, cnt)
-        if bad >= 0:
-            addr = int(a[bad]) & ((1 << 64) - 1)
-            if addr >= 1 << 63:
-                if range_error is not None:
-                    raise range_error(done + bad)
-                raise ValueError(f"address {addr:#x} (access {done + bad}) is out of range: pagesim simulates addresses below 2**63")
-            raise ValueError(
-                f"address {addr:#x} (access {done + bad}) lies outside every region of the layout: "
-                f"regions are {', '.join(f'[{r.start:#x}, {r.end:#x})' for r in layout.regions)}"
-            )
-        if chunk_hook is not None:
-            chunk_hook(a, ka, cfg, st)
-        done += a.shape[0]
-        if bar is not None:
-            bar.update(a.shape[0])
+    try:
+        for addrs, kk in chunks:
+            a, ka = kernel_arrays(addrs, kk)
+            if chunk_hook is not None and a.shape[0] > chunk_size:  # the walk log holds chunk_size walks
+                raise RuntimeError(f"internal error: a chunk of {a.shape[0]} accesses exceeds chunk_size={chunk_size}")
+            # Addresses of 2**63 and above are negative here: the kernel stops at the first one, as at
+            # any address outside every region (trace files are also checked line by line as they
+            # are read, traces._iter_chunks).
+            bad = run_chunk(a, ka, cfg, st, cnt)
+            if bad >= 0:
+                addr = int(a[bad]) & ((1 << 64) - 1)
+                if addr >= 1 << 63:
+                    if range_error is not None:
+                        raise range_error(done + bad)
+                    raise ValueError(f"address {addr:#x} (access {done + bad}) is out of range: pagesim simulates addresses below 2**63")
+                raise ValueError(
+                    f"address {addr:#x} (access {done + bad}) lies outside every region of the layout: "
+                    f"regions are {', '.join(f'[{r.start:#x}, {r.end:#x})' for r in layout.regions)}"
+                )
+            if chunk_hook is not None:
+                nxt = chunk_hook(a, ka, cfg, st)
+                if nxt is not None:
+                    st = nxt
+            done += a.shape[0]
+            if bar is not None:
+                bar.update(a.shape[0])
+    finally:
+        if chunk_hook is not None and hasattr(chunk_hook, "finish"):
+            chunk_hook.finish()
     K.finish(st, cnt)
     if bar is not None:
         bar.close()

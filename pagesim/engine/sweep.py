@@ -8,12 +8,11 @@ if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of p
     import xarray as xr
 
 import itertools
-import os
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from ..core.check import check_bool, check_int
+from ..core.check import check_bool, check_int, usable_cores
 from ..core.progress import bar as progress_bar
 from ..core.units import parse_size
 from ..model.machines import Machine
@@ -101,10 +100,7 @@ def check_workers(workers) -> int:
     """The number of threads a sweep runs points in: ``workers`` checked (1..1024), or with None one
     per core this process may use."""
     if workers is None:
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # not on Linux
-            return max(1, os.cpu_count() or 1)
+        return usable_cores()
     return check_int("workers", workers, 1, 1024, " (threads running points at once; None: one per core)")
 
 

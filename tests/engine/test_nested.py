@@ -437,3 +437,104 @@ def test_a_footprint_beyond_guest_ram_is_named():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pagesim.simulate(vm, "random", working_set="512M", accesses=1000)
+
+
+def _replay_threads() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if t.name.startswith("pagesim nested replay")]
+
+
+@pytest.mark.parametrize("pipeline", [True, False], ids=["pipelined", "one thread"])
+@pytest.mark.parametrize("chunk", [1, 7, 60, 500, 4000])
+def test_the_pipelined_replay_counts_as_the_reference(pipeline, chunk, monkeypatch):
+    """The replay of each chunk on a thread of its own, beside the translation of the next, counts
+    as the reference does (the walks reach the host caches in program order), whatever this machine's
+    cores: at chunks of one access and a few (each replayed on the calling thread, fewer than 20
+    walks), of 60 (some chunks on each thread), of 500, and more than the run (one chunk: never
+    pipelined)."""
+    import threading
+
+    from pagesim.engine import nested as NE
+
+    stages, threaded = [], []
+    real, replay = NE.NestedStage.__init__, NE.NestedStage._replay
+
+    def init(self, *a, **k):
+        real(self, *a, **k)
+        stages.append(self)
+
+    monkeypatch.setattr(NE, "pipelined", lambda chunk_size, n: pipeline and chunk_size < n)
+    monkeypatch.setattr(NE, "PIPELINE_MIN_WALKS", 20)
+    monkeypatch.setattr(NE.NestedStage, "__init__", init)
+
+    def spy(self, wlog, nlog, kinds):
+        if threading.current_thread() is not threading.main_thread():
+            threaded.append(nlog)
+        replay(self, wlog, nlog, kinds)
+
+    monkeypatch.setattr(NE.NestedStage, "_replay", spy)
+    m = pagesim.machine("skylake").virtualised("4K", guest_ram="2G", nested_tlb=8)
+    lay = Layout((Region(1 << 40, 8 << 20, K4, "a"), Region((1 << 40) + (8 << 20), 8 << 20, M2, "b")))
+    rng = np.random.default_rng(5)
+    addrs = np.where(rng.random(3000) < 0.5, (1 << 40) + rng.integers(0, 1 << 20, 3000), (1 << 40) + rng.integers(0, 16 << 20, 3000)).astype(np.uint64)
+    kinds = (rng.random(3000) < 0.3).astype(np.uint8)
+    got, _ = dataset_counters(pagesim.simulate(m, addresses=addrs, kinds=kinds, layout=lay, chunk_size=chunk))
+    want, _ = reference_simulate(m, lay, [int(a) for a in addrs], [int(k) for k in kinds])
+    assert got == want
+    assert stages[-1].pipeline == (pipeline and chunk < 3000)
+    assert (len(threaded) > 0) == (pipeline and 50 <= chunk < 3000)
+    assert all(n >= 3 * 20 for n in threaded)
+    assert not _replay_threads()
+
+
+def test_a_failing_chunk_waits_for_the_replay_under_way(monkeypatch):
+    """An address outside the layout in a later chunk is named as in any run, and no replay is left
+    running; an error in the replay itself reaches the caller."""
+    from pagesim.engine import nested as NE
+
+    monkeypatch.setattr(NE, "pipelined", lambda chunk_size, n: chunk_size < n)
+    monkeypatch.setattr(NE, "PIPELINE_MIN_WALKS", 1)
+    m = pagesim.machine("skylake").virtualised("4K")
+    lay = Layout((Region(1 << 40, 8 << 20, K4, "a"),))
+    addrs = (1 << 40) + np.arange(5000, dtype=np.uint64) * np.uint64(4096 + 64) % np.uint64(8 << 20)
+    addrs[3333] = 1 << 41
+    with pytest.raises(ValueError, match=r"address 0x20000000000 \(access 3333\) lies outside every region"):
+        pagesim.simulate(m, addresses=addrs, layout=lay, chunk_size=1000)
+    assert not _replay_threads()
+
+    def broken(self, wlog, nlog, kinds):
+        raise RuntimeError(f"replay of {nlog} words failed")
+
+    monkeypatch.setattr(NE.NestedStage, "_replay", broken)
+    with pytest.raises(RuntimeError, match=r"replay of \d+ words failed"):
+        pagesim.simulate(m, addresses=addrs[:3000], layout=lay, chunk_size=1000)
+    assert not _replay_threads()
+
+
+def test_the_replay_is_pipelined_only_with_a_core_free_for_it(monkeypatch, tmp_path):
+    """More than one chunk, two usable cores (a control group's CPU quota counts) and not a sweep's thread."""
+    import threading
+
+    from pagesim.core import check as C
+    from pagesim.engine import nested as NE
+
+    monkeypatch.setattr(C.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    for text, cores in (("max 100000\n", 4), ("150000 100000\n", 1), ("250000 100000\n", 2), ("garbage", 4)):
+        (tmp_path / "cpu.max").write_text(text)
+        assert C.usable_cores(tmp_path) == cores, text
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    for quota, cores in (("-1", 4), ("100000", 1), ("300000", 3)):
+        (v1 / "cpu" / "cpu.cfs_quota_us").write_text(quota + "\n")
+        assert C.usable_cores(v1) == cores, quota
+    monkeypatch.setattr(NE, "usable_cores", lambda: 2)
+    assert NE.pipelined(1000, 1001) and not NE.pipelined(1000, 1000) and not NE.pipelined(0, 1000)
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(NE.pipelined(1000, 5000)))
+    t.start()
+    t.join()
+    assert seen == [False]
+    monkeypatch.setattr(NE, "usable_cores", lambda: 1)
+    assert not NE.pipelined(1000, 5000)
