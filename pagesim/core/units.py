@@ -61,6 +61,12 @@ def format_size(v: int) -> str:
     return f"{v}B"
 
 
+def format_bytes(v: int) -> str:
+    """A size as a reader says it: 2097152 -> '2 MiB', 1 << 30 -> '1 GiB', 1536 -> '1536 bytes'."""
+    short = format_size(v)
+    return f"{short[:-1]} {short[-1]}iB" if short[-1] != "B" else f"{short[:-1]} bytes"
+
+
 def log2(v: int) -> int:
     return int(v).bit_length() - 1
 

@@ -14,7 +14,7 @@ import json
 import numpy as np
 
 from ..core.check import check_bool, check_int, check_number, check_seed, warn
-from ..core.units import format_size, parse_page_size
+from ..core.units import format_bytes, format_size, parse_page_size
 from ..model.layout import DEFAULT_BASE, Layout, Region
 from ..model.machines import REPLACEMENTS, Machine
 from ..model.machines import machine as get_machine
@@ -95,8 +95,8 @@ def check_covered(w: Addresses, m, top: int, page_size: int):
     if limit == va:
         raise ValueError(f"addresses[{i}]={v:#x} is beyond the virtual address space of machine {m.name!r} ({m.va_bits}-bit: addresses below {va:#x})")
     raise ValueError(
-        f"addresses[{i}]={v:#x} lies in the last {block >> 20} MiB below 2**63: without layout= the addresses are covered by "
-        f"whole {block >> 20} MiB blocks, and regions end below 2**63; give a layout= whose regions end below 2**63"
+        f"addresses[{i}]={v:#x} lies in the last {format_bytes(block)} below 2**63: without layout= the addresses are covered by "
+        f"whole {format_bytes(block)} blocks, and regions end below 2**63; give a layout= whose regions end below 2**63"
     )
 
 

@@ -69,7 +69,7 @@ from .._kernels import textparse as TP
 from .._kernels.regions import distinct_blocks
 from ..core.check import check_bool, check_choice, check_int
 from ..core.progress import bar
-from ..core.units import parse_page_size
+from ..core.units import format_bytes, parse_page_size
 from ..model.layout import Layout
 from .workloads import Workload
 
@@ -578,8 +578,8 @@ class Trace(Workload):
                     f"({machine.va_bits}-bit: addresses below {va:#x})"
                 )
             raise ValueError(
-                f"{path}, {where}: address {addr:#x} lies in the last {block >> 20} MiB below 2**63: a trace is covered by "
-                f"whole {block >> 20} MiB blocks, and regions end below 2**63"
+                f"{path}, {where}: address {addr:#x} lies in the last {format_bytes(block)} below 2**63: a trace is covered by "
+                f"whole {format_bytes(block)} blocks, and regions end below 2**63"
             )
 
     def _located(self, limit: int = 0):

@@ -253,6 +253,8 @@ def test_addresses_at_or_above_2_63():
     m64 = pagesim.machine("skylake").derive(va_bits=64)
     with pytest.raises(ValueError, match=r"addresses\[0\]=0x7fffffffffffffff lies in the last 2 MiB below 2\*\*63: without layout="):
         pagesim.simulate(m64, addresses=np.array([2**63 - 1], dtype=np.uint64))
+    with pytest.raises(ValueError, match=r"lies in the last 1 GiB below 2\*\*63: without layout= the addresses are covered by whole 1 GiB blocks"):
+        pagesim.simulate(m64, addresses=np.array([2**63 - (1 << 29)], dtype=np.uint64), page_size="1G")
     # these named a region the user never made, and no address
     with pytest.raises(ValueError, match=r"addresses\[1\]=0x4000000000000 is beyond the virtual address space of machine 'skylake' \(48-bit"):
         pagesim.simulate("skylake", addresses=np.array([1 << 40, 1 << 50], dtype=np.uint64))
