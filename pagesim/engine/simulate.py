@@ -154,6 +154,11 @@ def simulate(
         (100,000) accesses; the choice depends on the call's inputs only, never on what ran
         before. False: the generic kernel. On a virtualised machine the nested replay is chosen
         the same way, for its host caches' geometry (any page sizes and accesses).
+    chunk_size: the most accesses run at once (a chunk holds 8 bytes an access, and on a
+        virtualised machine 24 bytes a walk of walk log). A virtualised run of more than one chunk, on a process
+        that may use two cores or more, replays each chunk's walks through the host's caches on a
+        second thread while the next chunk is translated, in chunks of at most 262,144 accesses
+        (``pagesim.engine.nested.pipelined``); the counts are the same either way.
 
     Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
     """
