@@ -79,33 +79,58 @@ def warn(message: str, category=UserWarning) -> None:
     warnings.warn(message, category, stacklevel=level)
 
 
-def usable_cores(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+def usable_cores(cgroup="/sys/fs/cgroup", own="/proc/self/cgroup") -> int:
     """The number of cores this process may keep busy at once: its CPU affinity (on Linux; elsewhere
-    the machine's cores), no more than its control group's CPU quota allows (a container such as
-    Binder's may see every core of its host and be given one or two; ``cgroup`` is where the
-    control groups are mounted)."""
+    the machine's cores), no more than the CPU quota of its control group allows
+    (:func:`cgroup_cpu_quota`; a container such as Binder's may see every core of its host and be
+    given one or two)."""
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         n = os.cpu_count() or 1
-    quota = cgroup_cpu_quota(cgroup)
+    quota = cgroup_cpu_quota(cgroup, own)
     if quota is not None:
         n = min(n, int(quota))
     return max(1, n)
 
 
-def cgroup_cpu_quota(cgroup: Path = Path("/sys/fs/cgroup")) -> float | None:
-    """The CPUs' worth of time a period this process's control group may use (cgroup v2's
-    ``cpu.max``, or v1's ``cpu/cpu.cfs_quota_us`` over ``cpu.cfs_period_us``), or None when it sets
-    no quota or none can be read."""
+def cgroup_cpu_quota(cgroup="/sys/fs/cgroup", own="/proc/self/cgroup") -> float | None:
+    """The CPUs' worth of time a period this process may use, by the tightest quota of its control
+    group and the groups above it (``own`` names them; ``cgroup`` is where they are mounted):
+    cgroup v2's ``cpu.max``, v1's ``cpu/.../cpu.cfs_quota_us`` over ``cpu.cfs_period_us``. None when
+    none sets a quota or none can be read."""
+    root = Path(cgroup)
     try:
-        quota, period = (cgroup / "cpu.max").read_text().split()[:2]
-        return None if quota == "max" else int(quota) / int(period)
-    except (OSError, ValueError):
-        pass
+        lines = Path(own).read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    fields = [line.split(":", 2) for line in lines if line.count(":") >= 2]
+    v2 = next((f[2] for f in fields if f[0] == "0" and f[1] == ""), "/")
+    v1 = next((f[2] for f in fields if "cpu" in f[1].split(",")), "/")
+    quotas = [q for d in _groups(root, v2) if (q := _quota(d / "cpu.max", None)) is not None]
+    quotas += [q for d in _groups(root / "cpu", v1) if (q := _quota(d / "cpu.cfs_quota_us", d / "cpu.cfs_period_us")) is not None]
+    return min(quotas) if quotas else None
+
+
+def _groups(mount: Path, path: str) -> list[Path]:
+    """The control group at ``path`` under ``mount`` and each group above it, up to the mount."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        return [mount]
+    return [mount.joinpath(*parts[:k]) for k in range(len(parts), -1, -1)]
+
+
+def _quota(quota_file: Path, period_file: Path | None) -> float | None:
+    """One group's quota in CPUs: v2's "quota period" in one file, or v1's two files; None when it
+    sets none (max, or not above zero) or the files cannot be read."""
     try:
-        quota = int((cgroup / "cpu" / "cpu.cfs_quota_us").read_text())
-        period = int((cgroup / "cpu" / "cpu.cfs_period_us").read_text())
-        return None if quota <= 0 or period <= 0 else quota / period
-    except (OSError, ValueError):
+        if period_file is None:
+            quota, period = quota_file.read_text().split()[:2]
+            if quota == "max":
+                return None
+        else:
+            quota, period = quota_file.read_text().strip(), period_file.read_text().strip()
+        q, p = int(quota), int(period)
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
+    return q / p if q > 0 and p > 0 else None

@@ -12,8 +12,8 @@ next chunk is translated when a core is free for it. The Dataset then counts
 from __future__ import annotations
 
 import json
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -116,7 +116,7 @@ class NestedStage:
         self.kernel = S.nested(self.shape if specialised else None)
         self.pipeline = pipelined(chunk_size, n_accesses)
         self._spare = None  # the walk log the next chunk is translated into, while the other is replayed
-        self._pool = None  # one worker thread, made for the first chunk replayed beside the next
+        self._worker = None  # the thread replaying, made for the first chunk replayed beside the next
         self._pending = None  # the replay under way there
 
     def __call__(self, a, ka, kcfg, kst):
@@ -125,6 +125,11 @@ class NestedStage:
         nlog = int(kst.wlog_n[0])
         kst.wlog_n[0] = 0
         self._wait()  # the chunks before, first
+        if self.pipeline and nlog >= 3 * PIPELINE_MIN_WALKS and self._worker is None:
+            try:
+                self._worker = _ReplayThread()
+            except RuntimeError:  # no thread can start (the interpreter is shutting down)
+                self.pipeline = False
         if not self.pipeline or nlog < 3 * PIPELINE_MIN_WALKS:
             self._replay(kst.wlog, nlog, ka)
             return None
@@ -132,26 +137,24 @@ class NestedStage:
         if self._spare is None:
             self._spare = np.empty_like(log)
         spare, self._spare = self._spare, log
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="pagesim nested replay")
         # the chunk's kinds are copied: a workload may fill the same buffer with the next chunk's
-        self._pending = self._pool.submit(self._replay, log, nlog, ka.copy())
+        self._pending = self._worker.submit(self._replay, log, nlog, ka.copy())
         return kst._replace(wlog=spare)
 
     def finish(self) -> None:
         """Wait for the replay under way, if any (raising the error it ended with), and end the
-        worker thread."""
+        worker thread; a KeyboardInterrupt meanwhile is raised once both are done."""
         try:
             self._wait()
         finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
+            worker, self._worker = self._worker, None
+            if worker is not None:
+                worker.close()
 
     def _wait(self) -> None:
-        f, self._pending = self._pending, None
-        if f is not None:
-            f.result()
+        job, self._pending = self._pending, None
+        if job is not None:
+            job.result()
 
     def _replay(self, wlog, nlog: int, kinds) -> None:
         used = self.kernel(
@@ -216,6 +219,59 @@ class NestedStage:
         )
 
 
+def _uninterrupted(wait) -> None:
+    """``wait()`` to its end, through KeyboardInterrupts; the first of them is raised after it."""
+    interrupted = None
+    while True:
+        try:
+            wait()
+            break
+        except KeyboardInterrupt as e:
+            interrupted = interrupted or e
+    if interrupted is not None:
+        raise interrupted
+
+
+class _Job:
+    """A replay handed to the worker thread: :meth:`result` waits for it (at most one chunk's
+    replay, through Ctrl-C) and raises the error it ended with."""
+
+    def __init__(self, fn, args):
+        self.fn, self.args, self.error, self.done = fn, args, None, threading.Event()
+
+    def result(self) -> None:
+        _uninterrupted(self.done.wait)
+        if self.error is not None:
+            raise self.error
+
+
+class _ReplayThread:
+    """One daemon thread running the replays handed to it, in order; :meth:`close` ends it."""
+
+    def __init__(self):
+        self._jobs = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name="pagesim nested replay", daemon=True)
+        self._thread.start()  # RuntimeError at interpreter shutdown
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                job.fn(*job.args)
+            except BaseException as e:  # raised in the calling thread by _Job.result
+                job.error = e
+            job.args = None
+            job.done.set()
+
+    def submit(self, fn, *args) -> _Job:
+        job = _Job(fn, args)
+        self._jobs.put(job)
+        return job
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        _uninterrupted(self._thread.join)
+
+
 # A chunk of fewer walks is replayed on the calling thread: handing a chunk to the worker thread
 # and waiting for it cost about as much as replaying a few thousand walks (docs/speed.md).
 PIPELINE_MIN_WALKS = 8192
@@ -228,9 +284,15 @@ PIPELINE_CHUNK = 1 << 18
 
 def pipelined(chunk_size: int, n_accesses: int) -> bool:
     """Whether a run's nested replay runs on a thread of its own beside the translation: when the
-    run has more than one chunk, this process may keep two cores busy (:func:`usable_cores`) and the
-    run is not itself one of a sweep's threads (they keep the cores busy already)."""
-    return 0 < chunk_size < n_accesses and usable_cores() > 1 and threading.current_thread() is threading.main_thread()
+    run has more than one chunk of ``chunk_size`` accesses (at most ``PIPELINE_CHUNK``, what a
+    pipelined run's chunks are), this process may keep two cores busy (:func:`usable_cores`) and
+    the run is not itself one of a sweep's threads (they keep the cores busy already)."""
+    return 0 < min(chunk_size, PIPELINE_CHUNK) < n_accesses and usable_cores() > 1 and threading.current_thread() is threading.main_thread()
+
+
+def untimed_error(m: Machine) -> ValueError:
+    """The error of a timed run on virtualised machine ``m``."""
+    return ValueError(f"machine {m.name!r} is virtualised: the timing model does not replay nested walks through caches (simulate() counts them)")
 
 
 def host_caches(host) -> list[tuple[int, int, int, int]]:

@@ -24,7 +24,7 @@ from ..system.memory import PhysicalMemory
 from ..system.paging import granted, huge_page_for, resolve
 from ..system.pressure import run as run_pressure
 from . import stages as E
-from .nested import PIPELINE_CHUNK, NestedStage
+from .nested import PIPELINE_CHUNK, NestedStage, untimed_error
 from .stages import resolve_programmable
 
 MAX_CHUNK = 1 << 24
@@ -155,10 +155,10 @@ def simulate(
         before. False: the generic kernel. On a virtualised machine the nested replay is chosen
         the same way, for its host caches' geometry (any page sizes and accesses).
     chunk_size: the most accesses run at once (a chunk holds 8 bytes an access, and on a
-        virtualised machine 24 bytes a walk of walk log). A virtualised run of more than one chunk, on a process
-        that may use two cores or more, replays each chunk's walks through the host's caches on a
-        second thread while the next chunk is translated, in chunks of at most 262,144 accesses
-        (``pagesim.engine.nested.pipelined``); the counts are the same either way.
+        virtualised machine 24 bytes a walk of walk log). A virtualised run of more than 262,144
+        accesses, on a process that may use two cores or more, runs in chunks of at most that many
+        and replays each chunk's walks through the host's caches on a second thread while the
+        next chunk is translated (``pagesim.engine.nested.pipelined``); the counts are the same.
 
     Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
     """
@@ -262,7 +262,7 @@ def simulate(
     # (a 24 MiB log zeroed for a 1,000-access run took 4 ms); run_chunks checks every chunk fits.
     nested = NestedStage(m_eff, specialize, w.n_accesses, int(chunk_size)) if m_eff.host is not None else None
     if nested is not None and _chunk_hook is not None:
-        raise ValueError(f"machine {m.name!r} is virtualised: the timing model does not replay nested walks through caches (simulate() counts them)")
+        raise untimed_error(m)
     mapped = sum(r.length for r in layout.regions) if nested is not None else 0
     if nested is not None and mapped > m_eff.host.guest_ram:
         warn(

@@ -40,6 +40,7 @@ from ..core.check import check_number
 from ..core.units import is_power_of_two, log2, parse_size
 from ..model.machines import Machine
 from ..model.machines import machine as get_machine
+from .nested import untimed_error
 from .simulate import simulate
 from .xrdata import rebuilt
 
@@ -314,6 +315,8 @@ def simulate_timed(machine, workload=None, *, hierarchy=None, work_cycles=None, 
     for other ``mlp``/``walk_mlp``/``work_cycles``/latencies without simulating again.
     """
     m = get_machine(machine)
+    if m.host is not None:
+        raise untimed_error(m)
     h = _get_hierarchy(m if hierarchy is None else hierarchy)
     mlp, walk_mlp = _check_timing(m, h, mlp, walk_mlp)
     if "_chunk_hook" in kwargs:

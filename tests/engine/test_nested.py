@@ -280,6 +280,8 @@ def test_virtualised_errors_name_the_problem():
         from pagesim.engine.timing import simulate_timed
 
         simulate_timed(pagesim.machine("skylake").virtualised("4K"), "random", hierarchy="opteron-k8", working_set="4M", accesses=100)
+    with pytest.raises(ValueError, match="'skylake-vm-4K' is virtualised: the timing model does not replay nested walks"):
+        simulate_timed(pagesim.machine("skylake").virtualised("4K"), "random", working_set="4M", accesses=100)  # before the hierarchy
     with pytest.raises(ValueError, match="simulate_processes does not model nested paging"):
         from pagesim.engine.processes import simulate_processes
 
@@ -513,24 +515,45 @@ def test_a_failing_chunk_waits_for_the_replay_under_way(monkeypatch):
 
 
 def test_the_replay_is_pipelined_only_with_a_core_free_for_it(monkeypatch, tmp_path):
-    """More than one chunk, two usable cores (a control group's CPU quota counts) and not a sweep's thread."""
+    """More than one chunk, two usable cores (the tightest CPU quota of the process's control group
+    and those above it counts) and not a sweep's thread."""
     import threading
 
     from pagesim.core import check as C
     from pagesim.engine import nested as NE
 
     monkeypatch.setattr(C.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
-    for text, cores in (("max 100000\n", 4), ("150000 100000\n", 1), ("250000 100000\n", 2), ("garbage", 4)):
+    own = tmp_path / "own"
+    own.write_text("0::/\n")
+    cases = {"max 100000\n": 4, "150000 100000\n": 1, "250000 100000\n": 2, "garbage": 4, "100000 0": 4, "0 100000": 4, "-100000 100000": 4, "": 4}
+    for text, cores in cases.items():
         (tmp_path / "cpu.max").write_text(text)
-        assert C.usable_cores(tmp_path) == cores, text
+        assert C.usable_cores(tmp_path, own) == cores == C.usable_cores(str(tmp_path), str(own)), text
+    # a group below the mount, as on a host without a cgroup namespace: its quota and its parent's
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    (tmp_path / "user.slice" / "job").mkdir(parents=True)
+    (tmp_path / "user.slice" / "cpu.max").write_text("300000 100000\n")
+    (tmp_path / "user.slice" / "job" / "cpu.max").write_text("max 100000\n")
+    own.write_text("0::/user.slice/job\n")
+    assert C.usable_cores(tmp_path, own) == 3
+    (tmp_path / "user.slice" / "job" / "cpu.max").write_text("100000 100000\n")
+    assert C.usable_cores(tmp_path, own) == 1
     v1 = tmp_path / "v1"
-    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "lxc").mkdir(parents=True)
     (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
-    for quota, cores in (("-1", 4), ("100000", 1), ("300000", 3)):
+    own.write_text("4:memory:/x\n2:cpu,cpuacct:/\n")
+    for quota, cores in (("-1", 4), ("100000", 1), ("300000", 3), ("0", 4), ("-100000", 4)):
         (v1 / "cpu" / "cpu.cfs_quota_us").write_text(quota + "\n")
-        assert C.usable_cores(v1) == cores, quota
+        assert C.usable_cores(v1, own) == cores, quota
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    (v1 / "cpu" / "lxc" / "cpu.cfs_quota_us").write_text("200000\n")
+    (v1 / "cpu" / "lxc" / "cpu.cfs_period_us").write_text("100000\n")
+    own.write_text("2:cpu,cpuacct:/lxc\n")
+    assert C.usable_cores(v1, own) == 2
+    assert C.usable_cores(tmp_path / "none", tmp_path / "none") == 4
     monkeypatch.setattr(NE, "usable_cores", lambda: 2)
     assert NE.pipelined(1000, 1001) and not NE.pipelined(1000, 1000) and not NE.pipelined(0, 1000)
+    assert NE.pipelined(1 << 20, NE.PIPELINE_CHUNK + 1) and not NE.pipelined(1 << 20, NE.PIPELINE_CHUNK)
     seen = []
     t = threading.Thread(target=lambda: seen.append(NE.pipelined(1000, 5000)))
     t.start()
@@ -538,3 +561,66 @@ def test_the_replay_is_pipelined_only_with_a_core_free_for_it(monkeypatch, tmp_p
     assert seen == [False]
     monkeypatch.setattr(NE, "usable_cores", lambda: 1)
     assert not NE.pipelined(1000, 5000)
+
+
+def test_waits_for_the_replay_go_on_through_ctrl_c():
+    """Waiting for a replay (at most one chunk's) goes on through KeyboardInterrupts, and raises the
+    first once it has ended: no replay is left running after simulate has raised."""
+    from pagesim.engine.nested import _uninterrupted
+
+    calls = []
+
+    def wait():
+        calls.append(1)
+        if len(calls) < 3:
+            raise KeyboardInterrupt(f"Ctrl-C {len(calls)}")
+
+    with pytest.raises(KeyboardInterrupt, match="Ctrl-C 1"):
+        _uninterrupted(wait)
+    assert len(calls) == 3
+
+
+def test_a_run_where_no_thread_can_start_replays_on_the_calling_thread(monkeypatch):
+    """At interpreter shutdown (an atexit handler) no thread starts: the run replays every chunk
+    on the calling thread, with the same counts."""
+    from pagesim.engine import nested as NE
+
+    def refuse():
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    stages = []
+    real = NE.NestedStage.__init__
+    monkeypatch.setattr(NE.NestedStage, "__init__", lambda self, *a, **k: real(self, *a, **k) or stages.append(self))
+    monkeypatch.setattr(NE, "pipelined", lambda chunk_size, n: chunk_size < n)
+    monkeypatch.setattr(NE, "PIPELINE_MIN_WALKS", 1)
+    monkeypatch.setattr(NE, "_ReplayThread", refuse)
+    m = pagesim.machine("skylake").virtualised("4K")
+    lay = Layout((Region(1 << 40, 8 << 20, K4, "a"),))
+    addrs = (1 << 40) + np.random.default_rng(2).integers(0, 8 << 20, 2000).astype(np.uint64)
+    got, _ = dataset_counters(pagesim.simulate(m, addresses=addrs, layout=lay, chunk_size=300))
+    want, _ = reference_simulate(m, lay, [int(a) for a in addrs])
+    assert got == want and not stages[-1].pipeline
+
+
+def test_a_pipelined_run_in_an_atexit_handler(tmp_path):
+    """The same run in an atexit handler as at the top of the script: it once failed there, as the
+    thread pool it used took no work at shutdown."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "at_exit.py"
+    script.write_text(
+        "import atexit\n"
+        "import pagesim\n"
+        "from pagesim.engine import nested as NE\n"
+        "NE.pipelined = lambda chunk_size, n: chunk_size < n\n"
+        "NE.PIPELINE_MIN_WALKS = 1\n"
+        "vm = pagesim.machine('skylake').virtualised('4K')\n"
+        "run = lambda: int(pagesim.simulate(vm, 'random', working_set='64M', accesses=20000, chunk_size=3000)['host_walk_refs'].sum())\n"
+        "atexit.register(lambda: print('at exit', run()))\n"
+        "print('first', run())\n"
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    first, at_exit = r.stdout.split("\n")[:2]
+    assert first.split()[-1] == at_exit.split()[-1] and at_exit.startswith("at exit"), r.stdout
