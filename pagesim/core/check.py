@@ -3,6 +3,7 @@ a numba kernel. Each error names the parameter, the value given and what is allo
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -79,26 +80,32 @@ def warn(message: str, category=UserWarning) -> None:
     warnings.warn(message, category, stacklevel=level)
 
 
-def usable_cores(cgroup="/sys/fs/cgroup", own="/proc/self/cgroup") -> int:
+def usable_cores(cgroup=None, own=None) -> int:
     """The number of cores this process may keep busy at once: its CPU affinity (on Linux; elsewhere
-    the machine's cores), no more than the CPU quota of its control group allows
-    (:func:`cgroup_cpu_quota`; a container such as Binder's may see every core of its host and be
-    given one or two)."""
+    the machine's cores), no more than the CPU quota of its control group allows, in whole cores
+    (:func:`cgroup_cpu_quota`, read once a process unless ``cgroup`` or ``own`` is given; a
+    container such as Binder's may see every core of its host and be given one or two)."""
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         n = os.cpu_count() or 1
-    quota = cgroup_cpu_quota(cgroup, own)
+    quota = _own_quota() if cgroup is None and own is None else cgroup_cpu_quota(cgroup or "/sys/fs/cgroup", own or "/proc/self/cgroup")
     if quota is not None:
         n = min(n, int(quota))
     return max(1, n)
 
 
+@functools.lru_cache(maxsize=1)
+def _own_quota() -> float | None:
+    return cgroup_cpu_quota()
+
+
 def cgroup_cpu_quota(cgroup="/sys/fs/cgroup", own="/proc/self/cgroup") -> float | None:
     """The CPUs' worth of time a period this process may use, by the tightest quota of its control
-    group and the groups above it (``own`` names them; ``cgroup`` is where they are mounted):
-    cgroup v2's ``cpu.max``, v1's ``cpu/.../cpu.cfs_quota_us`` over ``cpu.cfs_period_us``. None when
-    none sets a quota or none can be read."""
+    group and the groups above it (``own`` names them; ``cgroup`` is where they are mounted, as
+    systemd and container runtimes mount them: v1's cpu controller at ``cgroup/cpu``): cgroup v2's
+    ``cpu.max``, v1's ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``. None when none sets a quota
+    or none can be read."""
     root = Path(cgroup)
     try:
         lines = Path(own).read_text().splitlines()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import weakref
 from functools import lru_cache
 
 import numpy as np
@@ -126,10 +127,13 @@ class NestedStage:
         kst.wlog_n[0] = 0
         self._wait()  # the chunks before, first
         if self.pipeline and nlog >= 3 * PIPELINE_MIN_WALKS and self._worker is None:
+            self._replay(kst.wlog, 0, ka)  # compiled here if it is not yet: Ctrl-C need not wait for it
+            self._worker = _ReplayThread()  # kept before it starts: finish ends it, however the start ends
+            weakref.finalize(self, self._worker.submit, None)  # and a stage dropped unfinished ends it too
             try:
-                self._worker = _ReplayThread()
+                self._worker.start()
             except RuntimeError:  # no thread can start (the interpreter is shutting down)
-                self.pipeline = False
+                self._worker, self.pipeline = None, False
         if not self.pipeline or nlog < 3 * PIPELINE_MIN_WALKS:
             self._replay(kst.wlog, nlog, ka)
             return None
@@ -219,48 +223,63 @@ class NestedStage:
         )
 
 
-def _uninterrupted(wait) -> None:
-    """``wait()`` to its end, through KeyboardInterrupts; the first of them is raised after it."""
-    interrupted = None
-    while True:
-        try:
-            wait()
-            break
-        except KeyboardInterrupt as e:
-            interrupted = interrupted or e
-    if interrupted is not None:
-        raise interrupted
-
-
 class _Job:
-    """A replay handed to the worker thread: :meth:`result` waits for it (at most one chunk's
-    replay, through Ctrl-C) and raises the error it ended with."""
+    """Work handed to the worker thread (``fn`` None: the worker's last). :meth:`result` waits for
+    its end through Ctrl-C (a replay is at most one chunk's) and raises the error it ended with, or
+    the first KeyboardInterrupt meanwhile (that error as its context). The wait uses a bare lock and
+    a flag, never a Condition: an interrupt between two of a Condition's steps can leave its lock
+    held, and a wait after that never ends."""
 
     def __init__(self, fn, args):
-        self.fn, self.args, self.error, self.done = fn, args, None, threading.Event()
+        self.fn, self.args, self.error, self.ended = fn, args, None, False
+        self._lock = threading.Lock()
+        self._lock.acquire()  # released by the worker when the job ends
+
+    def end(self, error=None) -> None:
+        """The worker's last word on the job."""
+        self.error, self.fn, self.args = error, None, None  # holding nothing of the run (its stage)
+        self.ended = True
+        self._lock.release()
 
     def result(self) -> None:
-        _uninterrupted(self.done.wait)
+        interrupted = None
+        while not self.ended:
+            try:
+                self._lock.acquire(timeout=0.1)  # whether it acquires is not used: the flag decides
+            except KeyboardInterrupt as e:
+                interrupted = interrupted or e
+        if interrupted is not None:
+            if self.error is not None:
+                interrupted.__context__ = self.error
+            raise interrupted
         if self.error is not None:
             raise self.error
 
 
 class _ReplayThread:
-    """One daemon thread running the replays handed to it, in order; :meth:`close` ends it."""
+    """One daemon thread running the work handed to it, in order; :meth:`close` ends it."""
 
     def __init__(self):
         self._jobs = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._serve, name="pagesim nested replay", daemon=True)
+
+    def start(self) -> None:
         self._thread.start()  # RuntimeError at interpreter shutdown
 
     def _serve(self) -> None:
-        while (job := self._jobs.get()) is not None:
+        while True:
+            job = self._jobs.get()
+            last = job.fn is None
             try:
-                job.fn(*job.args)
+                if not last:
+                    job.fn(*job.args)
             except BaseException as e:  # raised in the calling thread by _Job.result
-                job.error = e
-            job.args = None
-            job.done.set()
+                job.end(e)
+            else:
+                job.end()
+            job = None  # nothing of the run is held while it waits
+            if last:
+                return
 
     def submit(self, fn, *args) -> _Job:
         job = _Job(fn, args)
@@ -268,12 +287,15 @@ class _ReplayThread:
         return job
 
     def close(self) -> None:
-        self._jobs.put(None)
-        _uninterrupted(self._thread.join)
+        """End the thread after the work handed to it. A thread whose start was interrupted
+        before it ran ends by itself when it reaches the last job."""
+        last = self.submit(None)
+        if self._thread.is_alive():
+            last.result()
 
 
-# A chunk of fewer walks is replayed on the calling thread: handing a chunk to the worker thread
-# and waiting for it cost about as much as replaying a few thousand walks (docs/speed.md).
+# A chunk of fewer walks is replayed on the calling thread: handing a chunk over and waiting for it
+# costs tens of microseconds, and so short a replay would overlap little of the next translation.
 PIPELINE_MIN_WALKS = 8192
 
 
@@ -286,7 +308,8 @@ def pipelined(chunk_size: int, n_accesses: int) -> bool:
     """Whether a run's nested replay runs on a thread of its own beside the translation: when the
     run has more than one chunk of ``chunk_size`` accesses (at most ``PIPELINE_CHUNK``, what a
     pipelined run's chunks are), this process may keep two cores busy (:func:`usable_cores`) and
-    the run is not itself one of a sweep's threads (they keep the cores busy already)."""
+    the run is called from the main thread (a sweep's threads, or a caller's own, keep the cores
+    busy already)."""
     return 0 < min(chunk_size, PIPELINE_CHUNK) < n_accesses and usable_cores() > 1 and threading.current_thread() is threading.main_thread()
 
 

@@ -155,10 +155,11 @@ def simulate(
         before. False: the generic kernel. On a virtualised machine the nested replay is chosen
         the same way, for its host caches' geometry (any page sizes and accesses).
     chunk_size: the most accesses run at once (a chunk holds 8 bytes an access, and on a
-        virtualised machine 24 bytes a walk of walk log). A virtualised run of more than 262,144
-        accesses, on a process that may use two cores or more, runs in chunks of at most that many
-        and replays each chunk's walks through the host's caches on a second thread while the
-        next chunk is translated (``pagesim.engine.nested.pipelined``); the counts are the same.
+        virtualised machine 24 bytes a walk of walk log). A virtualised run of more than one chunk
+        (chunks of at most 262,144 accesses then), called from the main thread of a process that
+        may use two cores or more, replays each chunk's walks through the host's caches on a
+        second thread while the next chunk is translated (``pagesim.engine.nested.pipelined``);
+        the counts are the same.
 
     Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
     """

@@ -1,6 +1,8 @@
 """Nested (two-dimensional) paging: hand-checked walks, the kernel against the reference twin, and
 what a virtualised machine's TLBs hold."""
 
+import threading
+
 import numpy as np
 import pytest
 from helpers import assert_matches_reference, dataset_counters
@@ -563,21 +565,98 @@ def test_the_replay_is_pipelined_only_with_a_core_free_for_it(monkeypatch, tmp_p
     assert not NE.pipelined(1000, 5000)
 
 
-def test_waits_for_the_replay_go_on_through_ctrl_c():
-    """Waiting for a replay (at most one chunk's) goes on through KeyboardInterrupts, and raises the
-    first once it has ended: no replay is left running after simulate has raised."""
-    from pagesim.engine.nested import _uninterrupted
+def test_a_wait_for_the_worker_goes_on_through_ctrl_c():
+    """Waiting for a replay goes on through a storm of interrupts (a real signal, its handler raising
+    KeyboardInterrupt at whatever point of the wait it lands) and then raises the first, with the
+    replay's own error as its context: never a hang, never another error in its place."""
+    import itertools
+    import signal
+    import time
 
-    calls = []
+    from pagesim.engine.nested import _Job
 
-    def wait():
-        calls.append(1)
-        if len(calls) < 3:
-            raise KeyboardInterrupt(f"Ctrl-C {len(calls)}")
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers run in the main thread only")
+    count = itertools.count()
 
-    with pytest.raises(KeyboardInterrupt, match="Ctrl-C 1"):
-        _uninterrupted(wait)
-    assert len(calls) == 3
+    def handler(signum, frame):  # an interrupt wherever in the wait it lands; none elsewhere
+        if frame is not None and frame.f_code is _Job.result.__code__:
+            raise KeyboardInterrupt(f"Ctrl-C {next(count)}")
+
+    job = _Job(lambda: None, ())
+    main = threading.main_thread().ident
+    waiting = threading.Event()
+
+    def storm():  # 100 interrupts, then the replay ends (with an error)
+        waiting.wait()
+        time.sleep(0.01)
+        for _ in range(100):
+            signal.pthread_kill(main, signal.SIGUSR1)
+            time.sleep(0.001)
+        time.sleep(0.05)
+        job.end(RuntimeError("the replay failed"))
+
+    old = signal.signal(signal.SIGUSR1, handler)
+    try:
+        t = threading.Thread(target=storm)
+        t.start()
+        with pytest.raises(KeyboardInterrupt, match="Ctrl-C 0") as e:
+            waiting.set()
+            job.result()
+        t.join()
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    assert next(count) > 10 and isinstance(e.value.__context__, RuntimeError)
+    done = _Job(lambda: None, ())
+    done.end()
+    done.result()  # an ended job returns at once
+
+
+def test_ctrl_c_as_the_worker_starts_leaves_no_thread(monkeypatch):
+    """A KeyboardInterrupt as the worker thread starts (Thread.start waits for the thread to run)
+    still ends it: the stage keeps the worker before starting it."""
+    import time
+
+    from pagesim.engine import nested as NE
+
+    monkeypatch.setattr(NE, "pipelined", lambda chunk_size, n: chunk_size < n)
+    monkeypatch.setattr(NE, "PIPELINE_MIN_WALKS", 1)
+    real = threading.Thread.start
+
+    def start(self):
+        real(self)
+        if self.name.startswith("pagesim nested replay"):
+            raise KeyboardInterrupt("Ctrl-C in Thread.start")
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    m = pagesim.machine("skylake").virtualised("4K")
+    lay = Layout((Region(1 << 40, 8 << 20, K4, "a"),))
+    addrs = (1 << 40) + np.random.default_rng(2).integers(0, 8 << 20, 3000).astype(np.uint64)
+    for _ in range(3):
+        with pytest.raises(KeyboardInterrupt, match="Ctrl-C in Thread.start"):
+            pagesim.simulate(m, addresses=addrs, layout=lay, chunk_size=1000)
+    time.sleep(0.2)
+    assert not _replay_threads()
+
+
+def test_a_stage_dropped_unfinished_ends_its_worker(monkeypatch):
+    """A stage whose finish was never called (an interrupt on the way into it) ends its worker
+    when it is dropped."""
+    import gc
+    import time
+
+    from pagesim.engine import nested as NE
+
+    monkeypatch.setattr(NE, "pipelined", lambda chunk_size, n: chunk_size < n)
+    monkeypatch.setattr(NE, "PIPELINE_MIN_WALKS", 1)
+    monkeypatch.setattr(NE.NestedStage, "finish", lambda self: None)
+    m = pagesim.machine("skylake").virtualised("4K")
+    lay = Layout((Region(1 << 40, 8 << 20, K4, "a"),))
+    addrs = (1 << 40) + np.random.default_rng(2).integers(0, 8 << 20, 3000).astype(np.uint64)
+    pagesim.simulate(m, addresses=addrs, layout=lay, chunk_size=1000)
+    gc.collect()
+    time.sleep(0.2)
+    assert not _replay_threads()
 
 
 def test_a_run_where_no_thread_can_start_replays_on_the_calling_thread(monkeypatch):
@@ -585,15 +664,19 @@ def test_a_run_where_no_thread_can_start_replays_on_the_calling_thread(monkeypat
     on the calling thread, with the same counts."""
     from pagesim.engine import nested as NE
 
-    def refuse():
-        raise RuntimeError("can't create new thread at interpreter shutdown")
+    start = threading.Thread.start
+
+    def refuse(self):
+        if self.name.startswith("pagesim nested replay"):
+            raise RuntimeError("can't create new thread at interpreter shutdown")
+        start(self)
 
     stages = []
     real = NE.NestedStage.__init__
     monkeypatch.setattr(NE.NestedStage, "__init__", lambda self, *a, **k: real(self, *a, **k) or stages.append(self))
     monkeypatch.setattr(NE, "pipelined", lambda chunk_size, n: chunk_size < n)
     monkeypatch.setattr(NE, "PIPELINE_MIN_WALKS", 1)
-    monkeypatch.setattr(NE, "_ReplayThread", refuse)
+    monkeypatch.setattr(threading.Thread, "start", refuse)
     m = pagesim.machine("skylake").virtualised("4K")
     lay = Layout((Region(1 << 40, 8 << 20, K4, "a"),))
     addrs = (1 << 40) + np.random.default_rng(2).integers(0, 8 << 20, 2000).astype(np.uint64)
