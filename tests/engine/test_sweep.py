@@ -41,12 +41,19 @@ def test_threads_identical_with_page_size_axis_policy_and_ram():
     assert {"machine", "page_size", "ram"} <= set(b["walks"].dims) and b.sizes["ram"] == 2
 
 
-def test_workers_none_is_one_per_core():
+def test_workers_none_is_one_per_core(monkeypatch):
+    """One per core the process may use: its affinity, no more than its control group's quota."""
     import os
 
+    from pagesim.core import check as C
     from pagesim.engine.sweep import check_workers
 
-    assert check_workers(None) == len(os.sched_getaffinity(0)) >= 1
+    assert 1 <= check_workers(None) <= len(os.sched_getaffinity(0))
+    monkeypatch.setattr(C.os, "sched_getaffinity", lambda pid: set(range(8)))
+    monkeypatch.setattr(C, "_own_quota", lambda: None)
+    assert check_workers(None) == 8
+    monkeypatch.setattr(C, "_own_quota", lambda: 2.5)
+    assert check_workers(None) == 2
 
 
 def test_threads_progress_bar_counts_every_point(capsys):
