@@ -707,3 +707,29 @@ def test_a_pipelined_run_in_an_atexit_handler(tmp_path):
     assert r.returncode == 0, r.stderr
     first, at_exit = r.stdout.split("\n")[:2]
     assert first.split()[-1] == at_exit.split()[-1] and at_exit.startswith("at exit"), r.stdout
+
+
+def test_a_workload_that_reuses_its_kinds_buffer(monkeypatch):
+    """A workload may hand every chunk's kinds in the same buffer, refilled: the replay on the
+    worker thread reads the kinds of its own chunk, not those of the chunk being translated."""
+    from pagesim.engine import nested as NE
+    from pagesim.sources.workloads import Addresses
+
+    class Reused(Addresses):
+        def chunks(self, bases, chunk=1 << 20, seed=0):
+            buf = np.empty(chunk, dtype=np.uint8)
+            for s in range(0, self.addresses.size, chunk):
+                n = min(chunk, self.addresses.size - s)
+                buf[:n] = self.kinds[s : s + n]
+                yield self.addresses[s : s + n], buf[:n]
+
+    monkeypatch.setattr(NE, "pipelined", lambda chunk_size, n: chunk_size < n)
+    monkeypatch.setattr(NE, "PIPELINE_MIN_WALKS", 1)
+    m = pagesim.machine("skylake").virtualised("4K")
+    lay = Layout((Region(1 << 40, 64 << 20, K4, "a"),))
+    rng = np.random.default_rng(4)
+    addrs = (1 << 40) + rng.integers(0, 64 << 20, 4000).astype(np.uint64)
+    kinds = np.repeat(np.array([0, 1] * 4, dtype=np.uint8), 500)  # each chunk of 500 all data or all instructions
+    got, _ = dataset_counters(pagesim.simulate(m, Reused(addresses=addrs, kinds=kinds), layout=lay, chunk_size=500))
+    want, _ = reference_simulate(m, lay, [int(a) for a in addrs], [int(k) for k in kinds])
+    assert got == want
