@@ -12,6 +12,7 @@ next chunk is translated when a core is free for it. The Dataset then counts
 from __future__ import annotations
 
 import json
+import os
 import queue
 import threading
 import weakref
@@ -307,10 +308,14 @@ PIPELINE_CHUNK = 1 << 18
 def pipelined(chunk_size: int, n_accesses: int) -> bool:
     """Whether a run's nested replay runs on a thread of its own beside the translation: when the
     run has more than one chunk of ``chunk_size`` accesses (at most ``PIPELINE_CHUNK``, what a
-    pipelined run's chunks are), this process may keep two cores busy (:func:`usable_cores`) and
-    the run is called from the main thread (a sweep's threads, or a caller's own, keep the cores
-    busy already)."""
-    return 0 < min(chunk_size, PIPELINE_CHUNK) < n_accesses and usable_cores() > 1 and threading.current_thread() is threading.main_thread()
+    pipelined run's chunks are), this process may keep two cores busy (:func:`usable_cores`), the
+    run is called from the main thread (a sweep's threads, or a caller's own, keep the cores busy
+    already) and the environment variable ``PAGESIM_PIPELINE`` is not "0" (set it so when the
+    cores are kept busy otherwise, e.g. by a pool of processes each running simulations)."""
+    flag = os.environ.get("PAGESIM_PIPELINE", "1")
+    if flag not in ("0", "1"):
+        raise ValueError(f"PAGESIM_PIPELINE={flag!r}: allowed are '1' (the default: the replay beside the translation when a core is free) and '0' (never)")
+    return flag == "1" and 0 < min(chunk_size, PIPELINE_CHUNK) < n_accesses and usable_cores() > 1 and threading.current_thread() is threading.main_thread()
 
 
 def untimed_error(m: Machine) -> ValueError:

@@ -158,8 +158,8 @@ def simulate(
         virtualised machine 24 bytes a walk of walk log). A virtualised run of more than one chunk
         (chunks of at most 262,144 accesses then), called from the main thread of a process that
         may use two cores or more, replays each chunk's walks through the host's caches on a
-        second thread while the next chunk is translated (``pagesim.engine.nested.pipelined``);
-        the counts are the same.
+        second thread while the next chunk is translated (``pagesim.engine.nested.pipelined``;
+        the environment variable ``PAGESIM_PIPELINE=0`` turns it off); the counts are the same.
 
     Returns an ``xarray.Dataset`` with counters by structure, side and page size, and the costs.
     """
