@@ -444,9 +444,17 @@ def test_a_footprint_beyond_guest_ram_is_named():
 
 
 def _replay_threads() -> list:
-    import threading
-
     return [t for t in threading.enumerate() if t.name.startswith("pagesim nested replay")]
+
+
+def _replay_threads_after(seconds: float) -> list:
+    """The replay threads still alive once they have had ``seconds`` to end (polled)."""
+    import time
+
+    end = time.monotonic() + seconds
+    while _replay_threads() and time.monotonic() < end:
+        time.sleep(0.01)
+    return _replay_threads()
 
 
 @pytest.mark.parametrize("pipeline", [True, False], ids=["pipelined", "one thread"])
@@ -623,7 +631,6 @@ def test_a_wait_for_the_worker_goes_on_through_ctrl_c():
 def test_ctrl_c_as_the_worker_starts_leaves_no_thread(monkeypatch):
     """A KeyboardInterrupt as the worker thread starts (Thread.start waits for the thread to run)
     still ends it: the stage keeps the worker before starting it."""
-    import time
 
     from pagesim.engine import nested as NE
 
@@ -643,15 +650,13 @@ def test_ctrl_c_as_the_worker_starts_leaves_no_thread(monkeypatch):
     for _ in range(3):
         with pytest.raises(KeyboardInterrupt, match="Ctrl-C in Thread.start"):
             pagesim.simulate(m, addresses=addrs, layout=lay, chunk_size=1000)
-    time.sleep(0.2)
-    assert not _replay_threads()
+    assert not _replay_threads_after(10)
 
 
 def test_a_stage_dropped_unfinished_ends_its_worker(monkeypatch):
     """A stage whose finish was never called (an interrupt on the way into it) ends its worker
     when it is dropped."""
     import gc
-    import time
 
     from pagesim.engine import nested as NE
 
@@ -663,8 +668,7 @@ def test_a_stage_dropped_unfinished_ends_its_worker(monkeypatch):
     addrs = (1 << 40) + np.random.default_rng(2).integers(0, 8 << 20, 3000).astype(np.uint64)
     pagesim.simulate(m, addresses=addrs, layout=lay, chunk_size=1000)
     gc.collect()
-    time.sleep(0.2)
-    assert not _replay_threads()
+    assert not _replay_threads_after(10)
 
 
 def test_a_run_where_no_thread_can_start_replays_on_the_calling_thread(monkeypatch):
