@@ -312,7 +312,7 @@ def pipelined(chunk_size: int, n_accesses: int) -> bool:
     run is called from the main thread (a sweep's threads, or a caller's own, keep the cores busy
     already) and the environment variable ``PAGESIM_PIPELINE`` is not "0" (set it so when the
     cores are kept busy otherwise, e.g. by a pool of processes each running simulations)."""
-    flag = os.environ.get("PAGESIM_PIPELINE", "1")
+    flag = os.environ.get("PAGESIM_PIPELINE") or "1"  # set empty: as unset
     if flag not in ("0", "1"):
         raise ValueError(f"PAGESIM_PIPELINE={flag!r}: allowed are '1' (the default: the replay beside the translation when a core is free) and '0' (never)")
     return flag == "1" and 0 < min(chunk_size, PIPELINE_CHUNK) < n_accesses and usable_cores() > 1 and threading.current_thread() is threading.main_thread()

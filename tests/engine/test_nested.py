@@ -574,8 +574,9 @@ def test_the_replay_is_pipelined_only_with_a_core_free_for_it(monkeypatch, tmp_p
     monkeypatch.setattr(NE, "usable_cores", lambda: 2)
     monkeypatch.setenv("PAGESIM_PIPELINE", "0")
     assert not NE.pipelined(1000, 5000)
-    monkeypatch.setenv("PAGESIM_PIPELINE", "1")
-    assert NE.pipelined(1000, 5000)
+    for on in ("1", ""):
+        monkeypatch.setenv("PAGESIM_PIPELINE", on)
+        assert NE.pipelined(1000, 5000)
     monkeypatch.setenv("PAGESIM_PIPELINE", "off")
     with pytest.raises(ValueError, match=r"PAGESIM_PIPELINE='off': allowed are '1' .* and '0' \(never\)"):
         NE.pipelined(1000, 5000)
