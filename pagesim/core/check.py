@@ -89,7 +89,7 @@ def usable_cores(cgroup=None, own=None) -> int:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         n = os.cpu_count() or 1
-    quota = _own_quota() if cgroup is None and own is None else cgroup_cpu_quota(cgroup or "/sys/fs/cgroup", own or "/proc/self/cgroup")
+    quota = _own_quota() if cgroup is None and own is None else cgroup_cpu_quota(cgroup, own)
     if quota is not None:
         n = min(n, int(quota))
     return max(1, n)
@@ -100,15 +100,15 @@ def _own_quota() -> float | None:
     return cgroup_cpu_quota()
 
 
-def cgroup_cpu_quota(cgroup="/sys/fs/cgroup", own="/proc/self/cgroup") -> float | None:
+def cgroup_cpu_quota(cgroup=None, own=None) -> float | None:
     """The CPUs' worth of time a period this process may use, by the tightest quota of its control
     group and the groups above it (``own`` names them; ``cgroup`` is where they are mounted, as
     systemd and container runtimes mount them: v1's cpu controller at ``cgroup/cpu``): cgroup v2's
     ``cpu.max``, v1's ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``. None when none sets a quota
-    or none can be read."""
-    root = Path(cgroup)
+    or none can be read. Unset, they are /sys/fs/cgroup and /proc/self/cgroup."""
+    root = Path(cgroup or "/sys/fs/cgroup")
     try:
-        lines = Path(own).read_text().splitlines()
+        lines = Path(own or "/proc/self/cgroup").read_text().splitlines()
     except (OSError, UnicodeDecodeError):
         lines = []
     fields = [line.split(":", 2) for line in lines if line.count(":") >= 2]

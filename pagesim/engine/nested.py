@@ -119,6 +119,7 @@ class NestedStage:
         self.pipeline = pipelined(chunk_size, n_accesses)
         self._spare = None  # the walk log the next chunk is translated into, while the other is replayed
         self._worker = None  # the thread replaying, made for the first chunk replayed beside the next
+        self._dropped = None  # what ends the worker if the stage is dropped before finish
         self._pending = None  # the replay under way there
 
     def __call__(self, a, ka, kcfg, kst):
@@ -127,15 +128,17 @@ class NestedStage:
         nlog = int(kst.wlog_n[0])
         kst.wlog_n[0] = 0
         self._wait()  # the chunks before, first
-        if self.pipeline and nlog >= 3 * PIPELINE_MIN_WALKS and self._worker is None:
+        handed = self.pipeline and nlog >= 3 * PIPELINE_MIN_WALKS
+        if handed and self._worker is None:
             self._replay(kst.wlog, 0, ka)  # compiled here if it is not yet: Ctrl-C need not wait for it
             self._worker = _ReplayThread()  # kept before it starts: finish ends it, however the start ends
-            weakref.finalize(self, self._worker.submit, None)  # and a stage dropped unfinished ends it too
+            self._dropped = weakref.finalize(self, self._worker.submit, None)  # and a stage dropped unfinished
             try:
                 self._worker.start()
             except RuntimeError:  # no thread can start (the interpreter is shutting down)
-                self._worker, self.pipeline = None, False
-        if not self.pipeline or nlog < 3 * PIPELINE_MIN_WALKS:
+                self._dropped.detach()
+                self._worker, self.pipeline, handed = None, False, False
+        if not handed:
             self._replay(kst.wlog, nlog, ka)
             return None
         log = kst.wlog
@@ -154,6 +157,7 @@ class NestedStage:
         finally:
             worker, self._worker = self._worker, None
             if worker is not None:
+                self._dropped.detach()
                 worker.close()
 
     def _wait(self) -> None:
