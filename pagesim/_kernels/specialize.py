@@ -154,8 +154,9 @@ def generic_by_key(key: tuple):
 
 
 def nested(shape):
-    """The ``run_chunk`` of the nested replay for the host caches' ``shape`` (writer.nested: the
-    nested TLB or not, each cache's sets, ways and levels skipped), or the generic replay for None."""
+    """The ``run_chunk`` of the nested replay for ``shape`` (writer.nested: the nested TLB or not,
+    each host cache's sets, ways and levels skipped, each guest level's shifts), or the generic
+    replay for None."""
     fn = _by_key.get(("nested", shape))
     if fn is None:
         with _lock:

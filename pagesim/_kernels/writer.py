@@ -813,12 +813,15 @@ def _lane_cache(q: str, sets: int, ways: int, skip: int, wbase: int, last: str, 
 def nested(shape) -> str:
     """The nested replay's module (``nested.py`` states the model and its arguments): for ``shape``
     (1 with a nested TLB first, else 0; then each host cache's (sets, ways, levels skipped, kept
-    as lane lists)) with that geometry written in as constants, or for ``shape`` None one loop over
-    the caches reading it at run time. Constants let LLVM unroll the way search and keep each
-    cache's last key in a register: the random trace of ``benchmarks/bench_nested.py`` on Skylake's
-    host caches replayed its walks about 2-3x faster than with the geometry read at run time; a
-    page-walk cache of up to 4 ways whose keys fit 16 bits is kept as lane lists and looked up
-    branch free (:func:`_lane_cache`), about a third faster again on that trace (docs/speed.md)."""
+    as lane lists); then each guest level's (shift, bits, table frame bits)) with that geometry
+    written in as constants, or for ``shape`` None one loop over the caches and the walk's steps
+    reading it at run time. Constants let LLVM unroll the way search and keep each cache's last key
+    in a register: the random trace of ``benchmarks/bench_nested.py`` on Skylake's host caches
+    replayed its walks about 2-3x faster than with the geometry read at run time; a page-walk cache
+    of up to 4 ways whose keys fit 16 bits is kept as lane lists and looked up branch free
+    (:func:`_lane_cache`), about a third faster again on that trace; one block of lookups a guest
+    level, with that level's shifts written in, about a fifth faster again (each level's lookups
+    are their own branches, whose outcomes differ by level: docs/speed.md)."""
     pre = [
         "c_sets, c_mask, c_ways, c_pways, c_base, c_sbase = hc.sets, hc.mask, hc.ways, hc.pways, hc.base, hc.sbase",
         "c_shift, c_skip, last, tags, order, stamps = hc.shift, hc.skip, hc.last, hc.tags, hc.orders, hc.stamps",
@@ -869,8 +872,8 @@ def nested(shape) -> str:
             caches += block if c < has_ntlb else [f"if walks and {skip} < levels:", *_indent(block, 4)]
             base += sets * pways
             sbase += sets
-        what = f"the nested replay for the host caches {shape}"
-    loop = [
+        what = f"the nested replay for the host caches and guest levels {shape}"
+    head = [
         "a = wlog[q]",
         "rz = wlog[q + 1]",
         "i = wlog[q + 2]",
@@ -880,27 +883,46 @@ def nested(shape) -> str:
         "k = 0 if all_data else np.int64(kinds[i])",
         "top = g_leaf[z]",
         "total = 0",
-        "for step in range(r + 1):",
-        "    if step < r:  # the entry of guest level lv, top first",
-        "        lv = top - r + 1 + step",
-        "        t = a >> (g_shift[lv] + g_bits[lv])",
-        "        e = (a >> g_shift[lv]) & ((1 << g_bits[lv]) - 1)",
-        "        g = (guest_frame(t, lv + 1, t_frame_bits[lv]) << (3 + g_bits[lv])) | (e << 3)",
-        "        levels = host_levels",
-        "        nkey = g >> c_shift[0] if ntlb else 0",
-        "    else:  # the data",
-        "        ps = page_shift[z]",
-        "        ar = d_area[z]",
-        "        g = (ar << ram_bits) | (guest_frame(a >> ps, 0, d_frame_bits[z]) << ps) | (a & ((1 << ps) - 1))",
-        "        levels = d_levels[z]",
-        "        nkey = (g >> d_shift[z]) | (ar << 56)",
-        "    best = 0",
-        "    walks = True",
-        *_indent(caches, 4),
-        "    if walks:",
-        "        total += levels - best",
-        "host_refs[k, z] += total",
     ]
+    data = [
+        "ps = page_shift[z]",
+        "ar = d_area[z]",
+        "g = (ar << ram_bits) | (guest_frame(a >> ps, 0, d_frame_bits[z]) << ps) | (a & ((1 << ps) - 1))",
+        "levels = d_levels[z]",
+        "nkey = (g >> d_shift[z]) | (ar << 56)",
+    ]
+    lookups = ["best = 0", "walks = True", *caches, "if walks:", "    total += levels - best"]
+    if shape is None:
+        entry = [
+            "lv = top - r + 1 + step",
+            "t = a >> (g_shift[lv] + g_bits[lv])",
+            "e = (a >> g_shift[lv]) & ((1 << g_bits[lv]) - 1)",
+            "g = (guest_frame(t, lv + 1, t_frame_bits[lv]) << (3 + g_bits[lv])) | (e << 3)",
+            "levels = host_levels",
+            "nkey = g >> c_shift[0] if ntlb else 0",
+        ]
+        steps = [
+            "for step in range(r + 1):",
+            "    if step < r:  # the entry of guest level lv, top first",
+            *_indent(entry, 8),
+            "    else:  # the data",
+            *_indent(data, 8),
+            *_indent(lookups, 4),
+        ]
+    else:
+        # one block a guest level, its geometry written in (the levels top - r + 1 .. top, top first)
+        steps = ["lo = top - r + 1"]
+        for lv, (gs, gb, fb) in enumerate(shape[2]):
+            entry = [
+                f"t = a >> {gs + gb}",
+                f"e = (a >> {gs}) & {(1 << gb) - 1}",
+                f"g = (guest_frame(t, {lv + 1}, {fb}) << {3 + gb}) | (e << 3)",
+                "levels = host_levels",
+                *(["nkey = g >> sh0"] if shape[0] else []),
+            ]
+            steps += [f"if lo <= {lv} and {lv} <= top:  # the entry of guest level {lv}", *_indent(entry + lookups, 4)]
+        steps += ["# the data", *data, *lookups]
+    loop = [*head, *steps, "host_refs[k, z] += total"]
     kernel = [
         f"def replay({NESTED_PARAMS}):",
         '    """Replay the ``nlog`` words of ``wlog`` (3 a walk) through the host; returns the words used."""',

@@ -31,11 +31,11 @@ from .stages import SPECIALIZE_MIN_ACCESSES, machine_parts
 
 class NestedStage:
     """The chunk hook of a virtualised run: its host caches, kept across chunks, and its counters.
-    The replay has the host caches' geometry written in as constants (``_kernels/writer.py``'s
-    ``nested``; compiled once per :attr:`shape`, seconds of CPU, then cached on disk) when
-    ``specialize`` is True, or "auto" and the run has at least ``SPECIALIZE_MIN_ACCESSES``
-    accesses or a preset's host caches' :func:`host_shape` (:func:`preset_shapes`, compiled by
-    ``pagesim warm``);
+    The replay has the host caches' and the guest levels' geometry written in as constants
+    (``_kernels/writer.py``'s ``nested``; compiled once per :attr:`shape`, seconds of CPU, then
+    cached on disk) when ``specialize`` is True, or "auto" and the run has at least
+    ``SPECIALIZE_MIN_ACCESSES`` accesses or a preset's :func:`replay_shape`
+    (:func:`preset_shapes`, compiled by ``pagesim warm``);
     otherwise the generic replay reads the geometry at run time. Both count the same.
 
     Pipelined (:func:`pipelined`): each chunk's replay (of ``PIPELINE_MIN_WALKS`` walks or more)
@@ -86,7 +86,7 @@ class NestedStage:
             if ways <= 16:
                 self.orders[sb : sb + sets] = sum(w << 4 * (ways - 1 - w) for w in range(ways))
         self.clock = np.zeros(1, dtype=np.int64)
-        self.shape = host_shape(host)
+        self.shape = replay_shape(m)
         lanes = sum(sets for sets, _, _, kept in self.shape[1] if kept)
         self.words = np.full(max(1, lanes), LANE_ONES * np.uint64(LANE_EMPTY), dtype=np.uint64)  # every lane empty
         nk = parts.nc
@@ -348,20 +348,35 @@ def host_shape(host) -> tuple:
     )
 
 
+def guest_shape(m: Machine) -> tuple:
+    """Each guest level's (shift, bits, table frame bits), top level first: the shift of the
+    address bits that index its tables, their count, and the bits of a table's frame number in
+    guest RAM (``NestedStage``'s ``g_shift``, ``g_bits`` and ``t_frame_bits``)."""
+    g, ram_bits = m.walker, log2(m.host.guest_ram)
+    bits = list(g.level_bits)
+    return tuple((g.base_shift + sum(bits[lv + 1 :]), b, max(0, ram_bits - 3 - b)) for lv, b in enumerate(bits))
+
+
+def replay_shape(m: Machine) -> tuple:
+    """What a specialised replay of virtualised machine ``m`` compiles in (``writer.nested``): its
+    host caches' :func:`host_shape`, then its guest levels' :func:`guest_shape`."""
+    return (*host_shape(m.host), guest_shape(m))
+
+
 @lru_cache(maxsize=None)
 def preset_hosts() -> tuple:
-    """(shape, machine) for each distinct host caches' shape (:func:`host_shape`) of the radix
-    presets virtualised, with and without a nested TLB: ``pagesim warm`` compiles their replays."""
+    """(shape, machine) for each distinct replay shape (:func:`replay_shape`) of the radix presets
+    virtualised, with and without a nested TLB: ``pagesim warm`` compiles their replays."""
     hosts = {}
     for name in machines():
         m = machine(name)
         if m.walker.kind == "radix":
             for entries in (0, 32):
                 vm = m.virtualised(m.base_page, nested_tlb=entries)
-                hosts.setdefault(host_shape(vm.host), vm)
+                hosts.setdefault(replay_shape(vm), vm)
     return tuple(hosts.items())
 
 
 def preset_shapes() -> frozenset:
-    """The host caches' shapes of :func:`preset_hosts`."""
+    """The replay shapes of :func:`preset_hosts`."""
     return frozenset(shape for shape, _ in preset_hosts())

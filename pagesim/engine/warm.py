@@ -167,7 +167,7 @@ def _os_and_extras():
 def _presets():
     """Every preset at each of its page sizes: compiles (once, cached) the specialised copy of each
     chain shape, which ``specialize='auto'`` uses for presets at any run length; then the nested
-    replay of each radix preset's host caches (``nested.preset_hosts``)."""
+    replay of each radix preset's replay shape (``nested.preset_hosts``)."""
     before = len(S.loaded())
     n = 0
     for name in machines():
@@ -177,7 +177,7 @@ def _presets():
     hosts = preset_hosts()
     for _, vm in hosts:
         simulate(vm, "random", working_set="16M", accesses=1000)
-    return f"{n} machine and page-size pairs, {len(hosts)} host caches' shapes, {len(S.loaded()) - before} kernels loaded"
+    return f"{n} machine and page-size pairs, {len(hosts)} nested replay shapes, {len(S.loaded()) - before} kernels loaded"
 
 
 KERNELS_FILE = "data/kernels.json"

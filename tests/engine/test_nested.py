@@ -746,3 +746,22 @@ def test_a_workload_that_reuses_its_kinds_buffer(monkeypatch):
     got, _ = dataset_counters(pagesim.simulate(m, Reused(addresses=addrs, kinds=kinds), layout=lay, chunk_size=500))
     want, _ = reference_simulate(m, lay, [int(a) for a in addrs], [int(k) for k in kinds])
     assert got == want
+
+
+@pytest.mark.filterwarnings("ignore:.*more than guest_ram")
+@settings(max_examples=min(settings().max_examples, 25), deadline=None)
+@given(cases(virtualised=True), st.sampled_from([1, 7, 1 << 20]))
+def test_the_specialised_replay_of_any_guest_levels_counts_as_the_reference(case, chunk):
+    """The specialised replay writes each guest level's shifts in (one block of lookups a level):
+    guests of 3 and 4 levels of 2 to 9 bits, guest RAM from 2 MiB (table frames of no bits) to 16
+    GiB, against the plain-Python twin."""
+    from pagesim._kernels import specialize as S
+    from pagesim.engine import nested as NE
+
+    used = []
+    real = S.nested
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(NE, "SPECIALIZE_MIN_ACCESSES", 0)
+        mp.setattr(S, "nested", lambda shape: used.append(shape) or real(shape))
+        assert_matches_reference(case, chunk)
+    assert used and all(shape is not None and shape[2] == NE.guest_shape(case[0]) for shape in used)
