@@ -169,7 +169,7 @@ def nested(shape):
 
 def by_key(kind: str, key: tuple):
     """A kernel by what ``PAGESIM_RECORD_KERNELS`` recorded (``pagesim/data/kernels.json``):
-    ("shape", chain shape), ("generic", key) or ("nested", host caches' shape or None)."""
+    ("shape", chain shape), ("generic", key) or ("nested", replay shape or None)."""
     if kind == "shape":
         return kernel(key)
     if kind == "generic":
