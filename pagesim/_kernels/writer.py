@@ -813,9 +813,9 @@ def _lane_cache(q: str, sets: int, ways: int, skip: int, wbase: int, last: str, 
 def nested(shape) -> str:
     """The nested replay's module (``nested.py`` states the model and its arguments): for ``shape``
     (1 with a nested TLB first, else 0; then each host cache's (sets, ways, levels skipped, kept
-    as lane lists); then each guest level's (shift, bits, table frame bits)) with that geometry
-    written in as constants, or for ``shape`` None one loop over the caches and the walk's steps
-    reading it at run time. Constants let LLVM unroll the way search and keep each cache's last key
+    as lane lists); then each guest level's (shift, bits)) with that geometry written in as
+    constants, or for ``shape`` None one loop over the caches and the walk's steps reading it at
+    run time (a table's frame bits, which follow guest RAM, are read at run time either way). Constants let LLVM unroll the way search and keep each cache's last key
     in a register: the random trace of ``benchmarks/bench_nested.py`` on Skylake's host caches
     replayed its walks about 2-3x faster than with the geometry read at run time; a page-walk cache
     of up to 4 ways whose keys fit 16 bits is kept as lane lists and looked up branch free
@@ -912,11 +912,12 @@ def nested(shape) -> str:
     else:
         # one block a guest level, its geometry written in (the levels top - r + 1 .. top, top first)
         steps = ["lo = top - r + 1"]
-        for lv, (gs, gb, fb) in enumerate(shape[2]):
+        for lv, (gs, gb) in enumerate(shape[2]):
+            pre.append(f"tfb{lv} = t_frame_bits[{lv}]")
             entry = [
                 f"t = a >> {gs + gb}",
                 f"e = (a >> {gs}) & {(1 << gb) - 1}",
-                f"g = (guest_frame(t, {lv + 1}, {fb}) << {3 + gb}) | (e << 3)",
+                f"g = (guest_frame(t, {lv + 1}, tfb{lv}) << {3 + gb}) | (e << 3)",
                 "levels = host_levels",
                 *(["nkey = g >> sh0"] if shape[0] else []),
             ]

@@ -336,7 +336,7 @@ def host_caches(host) -> list[tuple[int, int, int, int]]:
 
 
 def host_shape(host) -> tuple:
-    """What a specialised replay compiles in: 1 with a nested TLB, else 0; each cache's sets, ways,
+    """The host's part of a :func:`replay_shape`: 1 with a nested TLB, else 0; each cache's sets, ways,
     levels skipped, and whether it is kept as lane lists (``rules.lane_lookup``: a page-walk cache
     of up to ``LANE_WAYS`` ways whose every key, a guest-physical address in one of the host page
     sizes' areas of guest RAM shifted by the cache's shift, lies below ``LANE_EMPTY``). The key
@@ -349,12 +349,13 @@ def host_shape(host) -> tuple:
 
 
 def guest_shape(m: Machine) -> tuple:
-    """Each guest level's (shift, bits, table frame bits), top level first: the shift of the
-    address bits that index its tables, their count, and the bits of a table's frame number in
-    guest RAM (``NestedStage``'s ``g_shift``, ``g_bits`` and ``t_frame_bits``)."""
-    g, ram_bits = m.walker, log2(m.host.guest_ram)
+    """Each guest level's (shift, bits), top level first: the shift of the address bits that index
+    its tables and their count (``NestedStage``'s ``g_shift`` and ``g_bits``). Guest RAM is not
+    part of it (a table's frame bits are read at run time), so a preset with another ``guest_ram``
+    runs the preset's replay."""
+    g = m.walker
     bits = list(g.level_bits)
-    return tuple((g.base_shift + sum(bits[lv + 1 :]), b, max(0, ram_bits - 3 - b)) for lv, b in enumerate(bits))
+    return tuple((g.base_shift + sum(bits[lv + 1 :]), b) for lv, b in enumerate(bits))
 
 
 def replay_shape(m: Machine) -> tuple:

@@ -156,6 +156,9 @@ class PageWalkCache:
         object.__setattr__(self, "assumed", tuple(self.assumed))
 
 
+MAX_REACH = 63  # a radix table's reach in bits: every address pagesim takes is below 2**63
+
+
 @dataclass(frozen=True)
 class Walker:
     """The page-table organisation a TLB miss consults.
@@ -163,7 +166,8 @@ class Walker:
     - ``radix``: levels of ``level_bits`` index bits (top level first) above a ``base_shift``-bit
       offset; a page of size 2**s is a leaf ``j`` levels up when s = base_shift + the sum of the
       lowest ``j`` level widths, and its walk takes (levels - j) references, fewer when a
-      page-walk cache (``pwc``) hits.
+      page-walk cache (``pwc``) hits. 1 to 6 levels of 1 to 20 bits, ``base_shift`` 10 to 20,
+      reaching at most 63 bits in all.
     - ``hashed``: POWER hashed page table of ``hpt_ptegs`` groups of 8 entries; 1 reference when
       the entry sits in its primary group, 2 in its secondary group, 2 when it is not in the table
       (first touch, or evicted: then inserted, ``walks.hpt_insert``).
@@ -206,6 +210,12 @@ class Walker:
             for b in self.level_bits:
                 check_int("radix walker level_bits entry", b, 1, 20)
             object.__setattr__(self, "base_shift", check_int("radix walker base_shift", self.base_shift, 10, 20))
+            reach = self.base_shift + sum(self.level_bits)
+            if reach > MAX_REACH:
+                raise ValueError(
+                    f"radix walker base_shift={self.base_shift} + level_bits={self.level_bits!r} reach {reach} bits: "
+                    f"at most {MAX_REACH} (addresses are below 2**63)"
+                )
             for p in self.pwc:
                 if p.skip >= len(self.level_bits):
                     raise ValueError(f"page-walk cache {p.name!r} skip={p.skip} must be below the number of levels ({len(self.level_bits)})")

@@ -765,3 +765,21 @@ def test_the_specialised_replay_of_any_guest_levels_counts_as_the_reference(case
         mp.setattr(S, "nested", lambda shape: used.append(shape) or real(shape))
         assert_matches_reference(case, chunk)
     assert used and all(shape is not None and shape[2] == NE.guest_shape(case[0]) for shape in used)
+
+
+def test_guest_ram_leaves_the_replay_shape_alone():
+    """The replay shape is the host caches' and the guest levels' geometry: a preset virtualised
+    with another guest RAM runs the preset's compiled replay (its tables' frame bits are read at
+    run time), and counts as the reference does."""
+    from pagesim.engine import nested as NE
+
+    sky = pagesim.machine("skylake")
+    shapes = {NE.replay_shape(sky.virtualised("4K", guest_ram=ram)) for ram in ("1G", "16G", "64G")}
+    assert len(shapes) == 1 and shapes <= NE.preset_shapes()
+    lay = Layout((Region(1 << 40, 64 << 20, K4, "a"),))
+    addrs = ((1 << 40) + np.random.default_rng(4).integers(0, 64 << 20, 2000)).astype(np.uint64)
+    for ram in ("1G", "64G"):
+        m = sky.virtualised("4K", guest_ram=ram)
+        want, _ = reference_simulate(m, lay, [int(a) for a in addrs])
+        got, _ = dataset_counters(pagesim.simulate(m, addresses=addrs, layout=lay, specialize=True, chunk_size=333))
+        assert got == want, ram

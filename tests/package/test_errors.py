@@ -640,3 +640,26 @@ def test_planes_takes_a_working_set():
     w = pagesim.workload("planes", working_set="1M", accesses=1000)
     assert w.spans() == [("grid", 1 << 20)] and w.planes == 64
     assert pagesim.workload("planes", working_set="1M", planes=4).plane == 1 << 18
+
+
+def test_a_radix_table_reaching_beyond_63_bits_is_refused():
+    """A radix walker reaching 64 bits or more would have the kernels shift addresses by 64 or more
+    (undefined in compiled code: a virtualised replay lost host translations); it is refused where
+    it is made, naming the parts and the limit. A 63-bit reach, the most allowed, counts as the
+    reference does, with the replay specialised and not."""
+    from helpers import dataset_counters
+    from twins.reference import reference_simulate
+
+    with pytest.raises(ValueError, match=r"radix walker base_shift=12 \+ level_bits=\(16, 9, 9, 9, 9\) reach 64 bits: at most 63"):
+        Walker("radix", level_bits=(16, 9, 9, 9, 9))
+    with pytest.raises(ValueError, match=r"reach 92 bits: at most 63"):
+        Walker("radix", level_bits=(20, 20, 20, 20))
+    w = Walker("radix", level_bits=(15, 9, 9, 9, 9), pwc=(pagesim.PageWalkCache("p", 4, 4, 4), pagesim.PageWalkCache("q", 1, 2, 2)))
+    m = Machine("g63", "a 63-bit reach", (4096,), 4096, (Structure("T", 1, "data", 8, 2, (4096,)),), w)
+    lay = Layout((Region(1 << 33, 1 << 20, 4096, "r"),))
+    addrs = ((1 << 33) + np.random.default_rng(2).integers(0, 1 << 20, 1500)).astype(np.uint64)
+    for vm in (m, m.virtualised("4K", guest_ram="1G", host_walker=w)):
+        want, _ = reference_simulate(vm, lay, [int(a) for a in addrs])
+        for spec in (True, False):
+            got, _ = dataset_counters(pagesim.simulate(vm, addresses=addrs, layout=lay, specialize=spec))
+            assert got == want, (vm.name, spec)
