@@ -207,8 +207,7 @@ class Walker:
         if self.kind == "radix":
             if not 1 <= len(self.level_bits) <= 6:
                 raise ValueError(f"radix walker level_bits={self.level_bits!r}: give 1 to 6 levels")
-            for b in self.level_bits:
-                check_int("radix walker level_bits entry", b, 1, 20)
+            object.__setattr__(self, "level_bits", tuple(check_int("radix walker level_bits entry", b, 1, 20) for b in self.level_bits))
             object.__setattr__(self, "base_shift", check_int("radix walker base_shift", self.base_shift, 10, 20))
             reach = self.base_shift + sum(self.level_bits)
             if reach > MAX_REACH:

@@ -769,8 +769,9 @@ def test_the_specialised_replay_of_any_guest_levels_counts_as_the_reference(case
 
 def test_guest_ram_leaves_the_replay_shape_alone():
     """The replay shape is the host caches' and the guest levels' geometry: a preset virtualised
-    with another guest RAM runs the preset's compiled replay (its tables' frame bits are read at
-    run time), and counts as the reference does."""
+    with another guest RAM (up to where a cache's keys no longer fit its lane lists) runs the
+    preset's compiled replay (its tables' frame bits are read at run time), and counts as the
+    reference does."""
     from pagesim.engine import nested as NE
 
     sky = pagesim.machine("skylake")

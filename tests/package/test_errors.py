@@ -654,6 +654,10 @@ def test_a_radix_table_reaching_beyond_63_bits_is_refused():
         Walker("radix", level_bits=(16, 9, 9, 9, 9))
     with pytest.raises(ValueError, match=r"reach 92 bits: at most 63"):
         Walker("radix", level_bits=(20, 20, 20, 20))
+    # numpy entries are summed as ints: six of 20 bits in int8 would wrap to a negative reach
+    with pytest.raises(ValueError, match=r"radix walker base_shift=10 \+ level_bits=\(20, 20, 20, 20, 20, 20\) reach 130 bits: at most 63"):
+        Walker("radix", level_bits=tuple(np.int8(20) for _ in range(6)), base_shift=10)
+    assert type(Walker("radix", level_bits=np.array([9, 9], dtype=np.int8)).level_bits[0]) is int
     w = Walker("radix", level_bits=(15, 9, 9, 9, 9), pwc=(pagesim.PageWalkCache("p", 4, 4, 4), pagesim.PageWalkCache("q", 1, 2, 2)))
     m = Machine("g63", "a 63-bit reach", (4096,), 4096, (Structure("T", 1, "data", 8, 2, (4096,)),), w)
     lay = Layout((Region(1 << 33, 1 << 20, 4096, "r"),))
