@@ -815,13 +815,14 @@ def nested(shape) -> str:
     (1 with a nested TLB first, else 0; then each host cache's (sets, ways, levels skipped, kept
     as lane lists); then each guest level's (shift, bits)) with that geometry written in as
     constants, or for ``shape`` None one loop over the caches and the walk's steps reading it at
-    run time (a table's frame bits, which follow guest RAM, are read at run time either way). Constants let LLVM unroll the way search and keep each cache's last key
-    in a register: the random trace of ``benchmarks/bench_nested.py`` on Skylake's host caches
-    replayed its walks about 2-3x faster than with the geometry read at run time; a page-walk cache
-    of up to 4 ways whose keys fit 16 bits is kept as lane lists and looked up branch free
-    (:func:`_lane_cache`), about a third faster again on that trace; one block of lookups a guest
-    level, with that level's shifts written in, about a fifth faster again (each level's lookups
-    are their own branches, whose outcomes differ by level: docs/speed.md)."""
+    run time (a table's frame bits, which follow guest RAM, are read at run time either way).
+    Constants let LLVM unroll the way search and keep each cache's last key in a register: the
+    random trace of ``benchmarks/bench_nested.py`` on Skylake's host caches replayed its walks
+    about 2-3x faster than with the geometry read at run time; a page-walk cache of up to 4 ways
+    whose keys fit 16 bits is kept as lane lists and looked up branch free (:func:`_lane_cache`),
+    about a third faster again on that trace; one block of lookups a guest level, with that
+    level's shifts written in, about a fifth less time a walk again (each level's lookups are
+    branches of their own, whose outcomes differ by level: docs/speed.md)."""
     pre = [
         "c_sets, c_mask, c_ways, c_pways, c_base, c_sbase = hc.sets, hc.mask, hc.ways, hc.pways, hc.base, hc.sbase",
         "c_shift, c_skip, last, tags, order, stamps = hc.shift, hc.skip, hc.last, hc.tags, hc.orders, hc.stamps",

@@ -351,8 +351,8 @@ def host_shape(host) -> tuple:
 def guest_shape(m: Machine) -> tuple:
     """Each guest level's (shift, bits), top level first: the shift of the address bits that index
     its tables and their count (``NestedStage``'s ``g_shift`` and ``g_bits``). Guest RAM is not
-    part of it (a table's frame bits are read at run time), so a preset with another ``guest_ram``
-    runs the preset's replay."""
+    part of it (a table's frame bits are read at run time): ``guest_ram`` changes a replay shape
+    only through :func:`host_shape`'s test of which caches' keys fit lane lists."""
     g = m.walker
     bits = list(g.level_bits)
     return tuple((g.base_shift + sum(bits[lv + 1 :]), b) for lv, b in enumerate(bits))
