@@ -50,17 +50,17 @@ class NestedStage:
             raise ValueError(f"machine {m.name!r} is not virtualised (Machine.virtualised makes one)")
         self.m, self.host = m, host
         g = m.walker
-        bits = list(g.level_bits)
         ram_bits = log2(host.guest_ram)
-        self.g_bits = np.array(bits, dtype=np.int64)
-        self.g_shift = np.array([g.base_shift + sum(bits[lv + 1 :]) for lv in range(len(bits))], dtype=np.int64)
+        levels = guest_shape(m)
+        self.g_shift = np.array([s for s, _ in levels], dtype=np.int64)
+        self.g_bits = np.array([b for _, b in levels], dtype=np.int64)
         # by page class (engine.stages.MachineParts.classes): its guest page and its data's host page
         self.parts = parts = machine_parts(m)
         pages = [p for p, _ in parts.classes]
         hosts = [host.page_size if h is None else h for _, h in parts.classes]
         hw = host.walker
         self.g_leaf = np.array([g.leaf_refs(p) - 1 for p in pages], dtype=np.int64)
-        self.t_frame_bits = np.array([max(0, ram_bits - 3 - b) for b in bits], dtype=np.int64)
+        self.t_frame_bits = np.array([max(0, ram_bits - 3 - b) for _, b in levels], dtype=np.int64)
         self.page_shift = np.array([log2(p) for p in pages], dtype=np.int64)
         self.d_frame_bits = np.array([max(0, ram_bits - log2(p)) for p in pages], dtype=np.int64)
         self.d_area = np.array([host.page_sizes.index(h) for h in hosts], dtype=np.int64)

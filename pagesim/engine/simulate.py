@@ -153,7 +153,7 @@ def simulate(
         compiles those) or the run has at least ``pagesim.engine.stages.SPECIALIZE_MIN_ACCESSES``
         (100,000) accesses; the choice depends on the call's inputs only, never on what ran
         before. False: the generic kernel. On a virtualised machine the nested replay is chosen
-        the same way, for its host caches' geometry (any page sizes and accesses).
+        the same way, for its host caches' and guest levels' geometry (any page sizes and accesses).
     chunk_size: the most accesses run at once (a chunk holds 8 bytes an access, and on a
         virtualised machine 24 bytes a walk of walk log). A virtualised run of more than one chunk
         (chunks of at most 262,144 accesses then), called from the main thread of a process that
