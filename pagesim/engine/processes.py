@@ -9,7 +9,8 @@ moved into their own slice of the virtual address space, a multiple of every str
 entry span above the process's own addresses, so an entry's set is the one its own address gives
 (as with an address-space ID) and only the tag differs. What a switch does follows the machine's
 ``context_switch`` ('flush': every TLB and page-walk cache emptied, as x86 without PCID;
-'flush-level1': the level-1 structures and the SLB, as POWER's EA-tagged ERATs; 'tagged': nothing),
+'flush-erat': every structure in front of the last level and the SLB, as POWER's EA-tagged
+ERATs in front of its TLB; 'tagged': nothing),
 or the ``switch`` argument. Modelling simplification: the TSB and the hashed page table are one
 table for all processes.
 
@@ -146,7 +147,7 @@ def simulate_processes(
         Or ``addresses``: a list with one address array per process (then give ``layout``), and
         ``kinds`` a list with one kinds array per process (0 data, 1 instruction), if wanted.
     quantum: accesses a process runs before the next one is switched in.
-    switch: 'flush', 'flush-level1' or 'tagged' (default: the machine's ``context_switch``).
+    switch: 'flush', 'flush-erat' or 'tagged' (default: the machine's ``context_switch``).
     shared: names of regions that are the same memory in every process (e.g. ('table',)).
     shared_tables: share the leaf page tables of the shared regions.
     caches: the data-cache levels page-table references go through (radix walkers), or () for none.
@@ -239,8 +240,9 @@ def simulate_processes(
     nt = len(m_eff.structures)
     if switch == "flush":
         flushed = list(range(len(structs) + len(pwcs)))
-    elif switch == "flush-level1":
-        flushed = [i for i, s in enumerate(structs) if i >= nt or s.level == 1]
+    elif switch == "flush-erat":
+        last = max((s.level for s in m_eff.structures), default=0)
+        flushed = [i for i, s in enumerate(structs) if i >= nt or s.level < last]
     else:
         flushed = []
 

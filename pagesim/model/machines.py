@@ -466,11 +466,12 @@ class Host:
 
 # What a context switch does to the TLBs (pagesim.engine.processes):
 #   flush         every TLB structure and page-walk cache is emptied (x86 without PCID)
-#   flush-level1  the level-1 structures (POWER's EA-tagged ERATs) and the SLB are emptied; the
-#                 rest hold address-space-qualified entries and survive
+#   flush-erat    every structure in front of the last level (POWER's EA-tagged ERATs, primary and
+#                 secondary) and the SLB are emptied; the last level (the TLB) holds
+#                 address-space-qualified entries and survives
 #   tagged        entries carry an address-space ID (PCID, ASID, SPARC context, Itanium region
 #                 ID) and survive; nothing is flushed
-CONTEXT_SWITCH = ("flush", "flush-level1", "tagged")
+CONTEXT_SWITCH = ("flush", "flush-erat", "tagged")
 
 
 @dataclass(frozen=True)
@@ -866,7 +867,7 @@ class Machine:
             lines.append("  " + self.host.describe())
         cs = {
             "flush": "flushes every TLB and walk cache",
-            "flush-level1": "flushes the level-1 structures (and SLB)",
+            "flush-erat": "flushes every structure in front of the last level (the ERATs) and the SLB",
             "tagged": "keeps address-space-tagged entries",
         }[self.context_switch]
         lines.append(

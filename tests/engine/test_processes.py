@@ -42,8 +42,9 @@ def flushed(m, switch):
     slb = ["SLB"] if m.slb is not None else []
     if switch == "flush":
         return names + slb + pwcs
-    if switch == "flush-level1":
-        return [s.name for s in m.structures if s.level == 1] + slb
+    if switch == "flush-erat":
+        last = max((s.level for s in m.structures), default=0)
+        return [s.name for s in m.structures if s.level < last] + slb
     return []
 
 
@@ -84,7 +85,7 @@ def plain_lines(m, layout, log, stride, shared, nproc, line=64):
     return [(num[t] * tb + e * 8) // line for t, e in refs_out], len(tables)
 
 
-@given(cases(), st.integers(1, 3), st.sampled_from([1, 5, 50]), st.sampled_from(["flush", "flush-level1", "tagged"]), st.booleans())
+@given(cases(), st.integers(1, 3), st.sampled_from([1, 5, 50]), st.sampled_from(["flush", "flush-erat", "tagged"]), st.booleans())
 def test_processes_match_reference(case, n, quantum, switch, share):
     m, layout, addrs, kinds, seed = case
     m, _ = resolve_programmable(m, layout)
@@ -123,7 +124,7 @@ def test_processes_match_reference(case, n, quantum, switch, share):
 
 
 @settings(max_examples=min(settings().max_examples, 40))  # long traces: each example costs ~10x a plain one
-@given(cases(wide=True), st.integers(2, 3), st.sampled_from([5, 50, 400]), st.sampled_from(["flush", "flush-level1"]))
+@given(cases(wide=True), st.integers(2, 3), st.sampled_from([5, 50, 400]), st.sampled_from(["flush", "flush-erat"]))
 def test_processes_flush_wide_structures(case, n, quantum, switch):
     """Flushing structures of more than 16 ways empties their hash tables and resets their recency
     lists (an entry left behind would hit, a list left as it was would pick another victim)."""
@@ -168,10 +169,22 @@ def test_shared_tables_touch_fewer_lines_and_miss_less():
 
 def test_machine_says_what_a_switch_does():
     assert pagesim.machine("opteron-k8").context_switch == "flush"
-    assert pagesim.machine("power6").context_switch == "flush-level1"
+    assert pagesim.machine("power6").context_switch == "flush-erat"
     assert pagesim.machine("skylake").context_switch == "tagged"
     assert "context_switch" in pagesim.machine("skylake").assumptions
     assert "context_switch" not in pagesim.machine("power6").assumptions
+
+
+def test_power8_flushes_both_its_data_erats():
+    # POWER8's secondary D-ERAT is EA-tagged like the primary: a switch empties it, the TLB survives
+    kw = dict(processes=2, quantum=5000, working_set="8M", accesses=50_000, caches=(), seed=1)
+    runs = {sw: simulate_processes("power8", "random", switch=sw, **kw) for sw in ("flush", "flush-erat", "tagged")}
+    default = simulate_processes("power8", "random", **kw)
+    miss = {k: int(v["misses"].sel(structure="secondary D-ERAT").sum()) for k, v in runs.items()}
+    assert int(default["misses"].sel(structure="secondary D-ERAT").sum()) == miss["flush-erat"] == miss["flush"]
+    assert miss["tagged"] < miss["flush-erat"] / 5
+    tlb = {k: int(v["misses"].sel(structure="TLB").sum()) for k, v in runs.items()}
+    assert tlb["flush-erat"] == tlb["tagged"] < tlb["flush"]
 
 
 def test_bad_process_input():
