@@ -65,6 +65,15 @@ def check_bool(name: str, value) -> bool:
     return bool(value)
 
 
+def check_result(fn: str, ds):
+    """``ds`` as a simulation's result (an xarray Dataset), or a TypeError naming ``fn``."""
+    import xarray as xr  # deferred: only results need it, and whoever holds one has imported it
+
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"{fn}: ds must be the Dataset a simulation returned (pagesim.simulate and the like), got {type(ds).__name__}")
+    return ds
+
+
 def check_seed(seed) -> int:
     """A seed for numpy's default_rng: an int in 0..2**63-1."""
     return check_int("seed", seed, 0, (1 << 63) - 1)

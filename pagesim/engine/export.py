@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.check import check_bool
+from ..core.check import check_bool, check_result
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -42,10 +42,7 @@ def _need(suffix: str) -> None:
 def save(ds: "xr.Dataset", path, overwrite: bool = False) -> Path:
     """Write ``ds`` to ``path`` (``.nc``: netCDF through h5netcdf; ``.zarr``: a zarr store);
     returns the path. ``load(path)`` gives back an identical Dataset."""
-    import xarray as xr  # deferred: xarray is slow to import; only results need it
-
-    if not isinstance(ds, xr.Dataset):
-        raise TypeError(f"ds: give the Dataset a simulation returned, not {type(ds).__name__}")
+    check_result("save", ds)
     p, suffix = _kind(path)
     check_bool("overwrite", overwrite)
     _need(suffix)

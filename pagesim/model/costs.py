@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core.check import check_result
+
 if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of pagesim's import time
     import xarray as xr
 
@@ -153,6 +155,7 @@ def miss_count(ds: xr.Dataset, structure: str | None = None) -> int:
 
 def summary(ds: xr.Dataset) -> str:
     """A readable summary of one simulation."""
+    check_result("summary", ds)
     lines = [f"machine {ds.attrs['machine']} ({ds.attrs['machine_title']}), workload {ds.attrs['workload_label']}, seed {ds.attrs['seed']}"]
     acc = ds["accesses"].sum("side")
     used = [i for i in range(ds.sizes["page_size"]) if int(acc[i]) or int(ds["pages_mapped"][i])]

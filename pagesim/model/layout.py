@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels.regions import distinct_blocks
-from ..core.check import check_choice, check_int
+from ..core.check import check_choice, check_int, check_result
 from ..core.units import format_size, parse_address, parse_page_size, parse_size
 
 MAX_PAGES = 1 << 28  # simulated pages across all regions: the page-state arrays take one byte each
@@ -58,6 +58,8 @@ class Region:
             raise ValueError(f"{n} fault_around={fa!r} must be a power of two from 1 to 65536 pages")
         object.__setattr__(self, "fault_around", fa)
         check_choice(f"{n} policy", self.policy, POLICIES)
+        if not (isinstance(self.mode, str) and len(self.mode) == 5 and all(c in (f, "-") for c, f in zip(self.mode, "rwxsR"))):
+            raise ValueError(f"{n} mode={self.mode!r} is not a mode as pmap -x shows it: five characters, r w x s R or - in that order (e.g. 'rw---', 'r-x--')")
         object.__setattr__(self, "start", parse_address(self.start, f"{n} start"))
         object.__setattr__(self, "length", parse_size(self.length, f"{n} length"))
         object.__setattr__(self, "page_size", parse_page_size(self.page_size, f"{n} page_size"))
@@ -321,6 +323,7 @@ def _check_total(total: int) -> None:
 
 def pmap(ds, title: str | None = None) -> str:
     """The ``pmap -sx`` view of a simulate() result: the backing actually given, with RSS."""
+    check_result("pmap", ds)
     lay = Layout.from_records(json.loads(ds.attrs["layout"]))
     rss = ds["region_pages_touched"].values
     return lay.pmap(rss_pages=rss, title=title or f"{ds.attrs['machine']}: {ds.attrs['workload_label']} (simulated)")

@@ -33,6 +33,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 SIDES = ("data", "instr", "unified")
+ACCESS_SIDES = ("data", "instr")  # what an access (or a reach) asks for
 
 
 def _check_replacement(n: str, replacement, ways: int) -> None:
@@ -610,6 +611,7 @@ class Machine:
 
     def chain(self, kind: str, page_size: int) -> list[Structure]:
         """Structures a ``kind`` ('data' or 'instr') access to a page of ``page_size`` looks up, in order."""
+        check_choice("kind", kind, ACCESS_SIDES)
         return sorted((s for s in self.structures if s.serves(kind) and s.holds(page_size)), key=lambda s: s.level)
 
     def reach(self, page_size, side: str = "data", structure: str | None = None, programmed: bool = False, host_page=None) -> int:
@@ -625,6 +627,7 @@ class Machine:
         On a virtualised machine with host regions, ``host_page`` says which host page backs the
         pages (default: the host's default page): their entries cover the smaller of the two."""
         p = self.check_page_size(page_size)
+        check_choice("side", side, ACCESS_SIDES)
         if host_page is not None and (self.host is None or not self.host.regions):
             raise ValueError(f"reach: host_page={host_page!r} applies to a virtualised machine with host_regions; {self.name!r} has none")
         if self.host is not None and self.host.regions:
@@ -646,6 +649,7 @@ class Machine:
         """This machine with every programmable structure that serves ``side`` and can hold
         ``page_size`` programmed to it, and the names of those structures."""
         p = self.check_page_size(page_size)
+        check_choice("side", side, ACCESS_SIDES)
         m, names = self, []
         for s in self.structures:
             if s.programmable and s.serves(side) and p in s.sizes:
@@ -940,6 +944,7 @@ def reach_table(names=None):
     unprogrammed, and ``reach_label`` is ``reach`` marked "(T512_1 programmed)" where the two differ."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
+    names = [names] if isinstance(names, str) else names  # one machine's name
     rows = []
     for n in names or machines():
         m = machine(n)

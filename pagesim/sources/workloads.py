@@ -467,6 +467,8 @@ class Addresses(Workload):
 
     def __post_init__(self):
         raw = self.addresses
+        if not isinstance(raw, np.ndarray) and not hasattr(raw, "__len__") and hasattr(raw, "__iter__"):
+            raise TypeError(f"addresses must be an array or a list, got a {type(raw).__name__}: make one with np.fromiter(..., dtype=np.uint64) or list(...)")
         a = np.asarray(raw)
         if a.ndim != 1 or a.size == 0:
             raise ValueError(f"addresses must be a non-empty 1-D array, got shape {a.shape}")
@@ -580,6 +582,12 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
             params.setdefault("n", max(1, ws // (3 * ELEMENT)))
         elif cls is BlockedMatrix:
             params.setdefault("n", max(1, int((ws / (3 * ELEMENT)) ** 0.5)))
+            b = params.get("block", BlockedMatrix.block)
+            if isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 1 << 16 and params["n"] < b:
+                raise ValueError(
+                    f"working_set={format_size(ws)} gives matrices of n={params['n']} (three n x n of {ELEMENT}-byte elements), "
+                    f"smaller than a tile of block={b}: give working_set of at least {format_size(3 * ELEMENT * b * b)} or a smaller block"
+                )
         elif cls is MolecularDynamics:
             params.setdefault("atoms", max(27, ws // params.get("atom_bytes", 64)))
         elif cls is Planes:  # working_set = planes * plane

@@ -12,6 +12,7 @@ Counts are totals over the run, not per second.
 
 from __future__ import annotations
 
+from ..core.check import check_result
 from ..core.units import format_size
 from ..model.machines import machine as get_machine
 
@@ -23,6 +24,7 @@ def trapstat(ds, machine=None, sizes=None):
     event, count, pct_time (one 'all' row per page size and a 'ttl' line)."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
+    check_result("trapstat", ds)
     m = get_machine(machine or ds.attrs["machine"])
     if m.walker.kind != "tsb":
         raise ValueError(f"trapstat needs a TSB walker (UltraSPARC); machine {m.name!r} has a {m.walker.kind} walker")

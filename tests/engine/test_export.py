@@ -31,7 +31,7 @@ def test_errors_name_the_parameter(tmp_path):
     ds = pagesim.simulate("skylake", "random", working_set="1M", accesses=100)
     with pytest.raises(ValueError, match=r"path='.*r.csv': the name must end in .nc"):
         pagesim.save(ds, tmp_path / "r.csv")
-    with pytest.raises(TypeError, match="ds: give the Dataset"):
+    with pytest.raises(TypeError, match="save: ds must be the Dataset a simulation returned"):
         pagesim.save({"a": 1}, tmp_path / "r.nc")
     pagesim.save(ds, tmp_path / "r.nc")
     with pytest.raises(FileExistsError, match="pass overwrite=True"):

@@ -667,3 +667,54 @@ def test_a_radix_table_reaching_beyond_63_bits_is_refused():
         for spec in (True, False):
             got, _ = dataset_counters(pagesim.simulate(vm, addresses=addrs, layout=lay, specialize=spec))
             assert got == want, (vm.name, spec)
+
+
+def test_reach_names_a_side_it_does_not_know():
+    m = pagesim.machine("ultrasparc-iii")
+    assert m.reach("8K", side="instr") < m.reach("8K", side="data")
+    for bad in ("foo", "instruction", None, 5):
+        with pytest.raises(ValueError, match=re.escape(f"side={bad!r} is not allowed: use one of 'data', 'instr'")):
+            m.reach("8K", side=bad)
+    with pytest.raises(ValueError, match="side='dat' is not allowed"):
+        pagesim.machine("skylake").programmed_for("4K", side="dat")
+    with pytest.raises(ValueError, match="kind='unified' is not allowed"):
+        pagesim.machine("skylake").chain("unified", 4096)
+
+
+def test_functions_of_a_result_name_what_they_were_given():
+    from pagesim.system.trapstat import trapstat
+
+    for fn, call in (("summary", pagesim.summary), ("pmap", pagesim.pmap), ("trapstat", trapstat), ("save", lambda d: pagesim.save(d, "x.nc"))):
+        for bad in ({"a": 1}, None):
+            with pytest.raises(TypeError, match=f"{fn}: ds must be the Dataset a simulation returned .*, got {type(bad).__name__}"):
+                call(bad)
+
+
+def test_reach_table_takes_one_name():
+    t = pagesim.reach_table("skylake")
+    assert set(t["machine"]) == {"skylake"}
+
+
+def test_a_region_mode_is_what_pmap_shows():
+    assert Region(0, 4096, 4096, mode="r-x--").mode == "r-x--"
+    assert Region(0, 4096, 4096, mode="rw-s-").mode == "rw-s-"
+    for bad in ("xyz", "rw-p", "wr---", "rw----", 5):
+        with pytest.raises(ValueError, match=re.escape(f"region mode={bad!r} is not a mode as pmap -x shows it")):
+            Region(0, 4096, 4096, mode=bad)
+
+
+def test_a_matrix_working_set_smaller_than_a_tile_names_working_set():
+    with pytest.raises(
+        ValueError, match=r"working_set=64B gives matrices of n=1 .*smaller than a tile of block=32: give working_set of at least 24K or a smaller block"
+    ):
+        pagesim.simulate("skylake", "blocked_matrix", working_set="64", accesses=100)
+    ds = pagesim.simulate("skylake", "blocked_matrix", working_set="64", block=1, accesses=100)
+    assert int(ds["accesses"].sum()) > 0
+    assert pagesim.workload("blocked_matrix", working_set="24K").n == 32
+
+
+def test_addresses_from_a_generator_say_what_to_pass():
+    with pytest.raises(TypeError, match=r"addresses must be an array or a list, got a generator: make one with np.fromiter"):
+        pagesim.simulate("skylake", addresses=(a for a in range(0, 1 << 20, 4096)))
+    ds = pagesim.simulate("skylake", addresses=range(0, 1 << 20, 4096))
+    assert int(ds["accesses"].sum()) == 256
