@@ -238,7 +238,7 @@ A00 = [
     *manual(
         "q5",
         2,
-        "**Q5 (interpreting a figure).** In `notebooks/00_basics.ipynb`, section 3 plots walks per "
+        "**Q5 (interpreting a figure).** In `notebooks/00_basics.ipynb`, section 5 (What a miss costs) plots walks per "
         "access against the working set for 4 KB and 2 MB pages on Skylake. Where does each curve rise, and "
         "why there? What would move the 4 KB knee to the right?",
         "The 4 KB curve rises once the working set passes the STLB's 4 KB reach (1536 x 4 KiB = 6 MiB): "

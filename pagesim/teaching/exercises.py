@@ -402,7 +402,7 @@ def q03_share(rng):
     text = (
         f"trapstat's %tim is the share of time spent in TLB-miss traps. A run takes {misses} dTLB-miss traps of "
         f"{per} cycles each and spends {other} cycles on everything else. What %tim does trapstat show "
-        f"(`q4_tim_pct`, in percent)? And if 4 MB pages removed 99% of the traps?"
+        f"(`q4_tim_pct`, in percent)?"
     )
     return dict(
         params={"traps": misses, "cycles_per_trap": per, "other_cycles": other}, answers={"q4_tim_pct": share}, text=text, tolerance={"q4_tim_pct": 1e-6}
