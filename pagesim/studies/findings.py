@@ -17,7 +17,10 @@ Verdicts (only ``exact`` and ``within`` count as reproduced):
                   band), with the model's reason
   not reproduced  nothing was run for it, or an input the document does not state sets it and the
                   runs over its range fall on both sides of the document's figure (so any figure
-                  could be matched): shown with the reason
+                  could be matched): shown with the reason. :meth:`Findings.robust` applies the
+                  second part to every swept finding outside its band, row by row: a row whose
+                  runs straddle its document figure is marked not reproduced, and the finding is
+                  when every row outside its band is
   arithmetic      a worked calculation that illustrates a figure (a value against its own input,
                   or a ratio fixed by arithmetic): never evidence, never counted as reproduced
   calibrated      a parameter was fitted to this figure: shown, never counted
@@ -103,7 +106,7 @@ class Finding:
     sensitivity: str = ""
     #: the band of a ``measured`` finding as numbers (low, high), for a sweep that asks where it holds
     limits: tuple[float, float] | None = None
-    #: per-row figures of a finding about several systems: [{row, document, simulation, low, high, verdict, ratio}]
+    #: per-row figures of a finding about several systems: [{row, document, doc_low, doc_high, simulation, low, high, verdict, ratio}]
     rows: list | None = None
     #: the id of the finding whose simulated figure this one restates ("" when its own)
     reuses: str = ""
@@ -124,6 +127,8 @@ class Finding:
     #: recorded with ``sign_fixed=True``: the model's set-up gives it the document's sign, so a sweep
     #: that finds the other sign refutes that claim
     sign_fixed: bool = False
+    #: the document's figure of a one-figure ``measured`` finding as (low, high): its range, or the figure twice
+    doc_limits: tuple[float, float] | None = None
 
     @property
     def label(self) -> str:
@@ -326,6 +331,7 @@ class Findings:
             r = self._row("", document, simulation, band, rel, points, unit, change)
             sim_text = f"{_fmt(r['simulation'])}{unit}"
             f = Finding(id, finding, source, r["doc_text"], sim_text, r["verdict"], why, r["band_text"], r["ratio"], sensitivity, (r["low"], r["high"]))
+            f.doc_limits = (r["doc_low"], r["doc_high"])
             meta.setdefault("figures", 0 if meta.get("counted_in") or meta.get("model") else 1)
         f.choices = tuple(choices)
         flat = f.rows or [{"row": "", "verdict": f.verdict, "ratio": f.ratio, "document": 1.0, "simulation": 1.0}]
@@ -405,6 +411,8 @@ class Findings:
         return {
             "row": name,
             "document": d,
+            "doc_low": d_lo,
+            "doc_high": d_hi,
             "simulation": s,
             "low": lo,
             "high": hi,
@@ -448,9 +456,11 @@ class Findings:
         return self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), "calibrated", why or f"{parameter} was fitted to this figure"), **meta)
 
     def not_reproduced(self, id: str, finding: str, source: str, document, simulation, why: str, **meta) -> Finding:  # noqa: A002
-        """A document item nothing was run for, shown with the reason. Where the model ran and
-        disagrees (0%, the other sign, unchanged counts), record ``contradicted`` with the model's
-        reason instead (:meth:`measured`, :meth:`direction` or :meth:`contradicted`)."""
+        """A document item nothing was run for, or whose figure what the model runs cannot set (it is
+        made of what the model does not have, or an unstated input decides it), shown with the
+        reason. Where the model ran and disagrees (0%, the other sign, unchanged counts), record
+        ``contradicted`` with the model's reason instead (:meth:`measured`, :meth:`direction` or
+        :meth:`contradicted`)."""
         if not why:
             raise ValueError(f"{id}: say why the finding is not reproduced")
         return self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), "not reproduced", why), **meta)
@@ -504,7 +514,10 @@ class Findings:
         simulated figure there (a number, or a dict of rows for a finding about several rows).
         The values must reach from x0.5 to x2 of ``chosen``; a choice that cannot go that far (a
         fraction near 1) gives the reachable ``span=(low, high)`` and says ``why``. The finding is
-        robust when every run lies in its band(s); the report prints the values where it holds."""
+        robust when every run lies in its band(s); the report prints the values where it holds. A
+        finding (or row) outside its band whose runs fall on both sides of the document's figure
+        becomes ``not reproduced`` (:meth:`_both_sides`): the choice, not stated by the document,
+        could match any figure there."""
         f = self.get(id)
         if f.limits is None and not f.rows:
             raise ValueError(f"{id}: only a finding recorded with measured() has a band to sweep against")
@@ -521,11 +534,7 @@ class Findings:
             raise ValueError(f"{id}: the runs of {choice} ({_fmt(vals[0])}..{_fmt(vals[-1])}) must include {_fmt(chosen)} and reach {_fmt(lo)}..{_fmt(hi)}")
 
         def inside(sim) -> bool:
-            if f.rows:
-                if not isinstance(sim, dict) or set(sim) != {r["row"] for r in f.rows}:
-                    raise ValueError(f"{id}: each run must give every row ({', '.join(str(r['row']) for r in f.rows)}), got {sim!r}")
-                return all(r["low"] <= float(sim[r["row"]]) <= r["high"] for r in f.rows)
-            return f.limits[0] <= float(sim) <= f.limits[1]
+            return self._inside(f, sim)
 
         runs = {float(v): s for v, s in runs.items()}
         for v, sim in runs.items():  # numbers only, as measured() takes
@@ -579,6 +588,8 @@ class Findings:
                 if flips
                 else "; the document's sign at every value run"
             )
+        if f.verdict in ("direction", "contradicted"):
+            text += self._both_sides(f, choice, runs)
         if why:
             text += f" [{why}]"
         f.robustness = (f.robustness or []) + [text]
@@ -587,6 +598,79 @@ class Findings:
             f.choices = tuple(f.choices) + (choice,)
         f.swept = tuple(f.swept) + (choice,)
         return f
+
+    @staticmethod
+    def _inside(f: Finding, sim) -> bool:
+        """Whether a run's figure (a dict of every row's for a finding about rows) lies in its band(s)."""
+        if f.rows:
+            if not isinstance(sim, dict) or set(sim) != {r["row"] for r in f.rows}:
+                raise ValueError(f"{f.id}: each run must give every row ({', '.join(str(r['row']) for r in f.rows)}), got {sim!r}")
+            return all(r["low"] <= float(sim[r["row"]]) <= r["high"] for r in f.rows)
+        return f.limits[0] <= float(sim) <= f.limits[1]
+
+    def settings(self, id: str, choice: str, chosen: str, runs: dict, why: str) -> Finding:  # noqa: A002
+        """Like :meth:`robust` for a modelling choice that is not a number (how memory is laid out, which
+        pages can move): ``runs`` maps each setting tried, named, to the simulated figure there (a dict
+        of rows for a finding about rows), ``chosen`` names the one the finding was recorded at, and
+        ``why`` says why these settings span what the document leaves open. The same rules follow:
+        robust only when every setting stays in the band, not reproduced where the settings fall on
+        both sides of the document's figure."""
+        f = self.get(id)
+        if f.limits is None and not f.rows:
+            raise ValueError(f"{id}: only a finding recorded with measured() has a band to sweep against")
+        if not isinstance(runs, dict) or len(runs) < 2 or chosen not in runs:
+            raise ValueError(
+                f"{id}: runs must map at least 2 named settings of {choice}, the chosen {chosen!r} among them, to the simulated figure, got {runs!r}"
+            )
+        if not isinstance(why, str) or not why.strip():
+            raise ValueError(f"{id}: say why the settings of {choice} span what the document leaves open")
+        for k, sim in runs.items():
+            for x in sim.values() if isinstance(sim, dict) else [sim]:
+                check_number(f"{id}: the run of {choice} at {k}", x)
+        ok = {k: self._inside(f, sim) for k, sim in runs.items()}
+
+        def show(sim):
+            return ", ".join(f"{k} {_fmt(float(x))}" for k, x in sim.items()) if isinstance(sim, dict) else _fmt(float(sim))
+
+        text = f"{choice} (chosen: {chosen}): " + "; ".join(f"{k}: {show(runs[k])} ({'in' if ok[k] else 'outside'} its band)" for k in runs)
+        if f.verdict in ("direction", "contradicted"):
+            text += self._both_sides(f, choice, runs)
+        f.robustness = (f.robustness or []) + [f"{text} [{why.strip()}]"]
+        f.robust = (f.robust is not False) and all(ok.values())
+        if choice not in f.choices:
+            f.choices = tuple(f.choices) + (choice,)
+        f.swept = tuple(f.swept) + (choice,)
+        return f
+
+    @staticmethod
+    def _both_sides(f: Finding, choice: str, runs: dict) -> str:
+        """The rule of ``not reproduced`` for a swept finding outside its band: a figure (a row) whose
+        runs over ``choice`` fall on both sides of the document's figure (or reach into its range)
+        could be matched by picking the choice, so the model shows nothing either way there. Such
+        rows are marked ``not reproduced``; when every row outside its band is, so is the finding.
+        Returns the text the sweep's line gets."""
+        rows = f.rows or [{"row": "", "doc_low": f.doc_limits[0], "doc_high": f.doc_limits[1], "verdict": f.verdict}]
+        opened = []
+        for r in rows:
+            if r["verdict"] not in ("direction", "contradicted"):
+                continue
+            vals = [float(runs[v][r["row"]] if f.rows else runs[v]) for v in runs]
+            if min(vals) <= r["doc_high"] and max(vals) >= r["doc_low"]:
+                r["verdict"] = "not reproduced"
+                opened.append(r)
+        if not opened:
+            return ""
+        who = ", ".join(str(r["row"]) for r in opened if r["row"] != "")
+        text = f"; {who + ': ' if who else ''}on both sides of the document's figure over this range, so any figure there could be matched (not reproduced)"
+        if all(r["verdict"] in ("within", "not reproduced") for r in rows):
+            f.verdict = "not reproduced"
+            note = (
+                "not reproduced: a modelling choice the document does not state moves the model to both sides of the document's figure"
+                + (" (in every row outside its band, one choice or another)" if f.rows else "")
+                + " over the range swept (the sweeps below), so the figure at the value chosen is neither agreement nor disagreement"
+            )
+            f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
+        return text
 
     def together(self, id: str, choices: str, runs: dict) -> Finding:  # noqa: A002
         """Record finding ``id`` re-run with several modelling choices moved at once: ``runs`` maps

@@ -176,8 +176,9 @@ def test_every_within_is_swept(findings):
 
 def test_fft_is_simulated(findings):
     f = findings["hpcc-fft"]
-    assert f["verdict"] in ("within", "direction", "contradicted")
     assert f["limits"] == [-15.0, -5.0] and f["ratio"] is not None
+    # simulated and swept: a not reproduced here comes from runs on both sides of the document's -10%
+    assert f["verdict"] in ("within", "direction", "contradicted") or "both sides of the document's figure" in " ".join(f["robustness"])
 
 
 def test_strong_scaling_is_judged_row_by_row_per_code(findings):

@@ -10,7 +10,7 @@ from pagesim.studies.findings import Findings
 
 
 def test_mpss_time_base_band_is_the_findings_band():
-    """The sweep of section 1 puts the 4M share against trapstat-after's band: the band the finding gets."""
+    """The sweep of section 1 puts the 4M share against the document's after figure +-50%: the band measured() gives it."""
     doc = D.load("mpss_trapstat")
     F = Findings("t", "t")
     f = F.measured("x", "x", "x", mpss.doc_pct(doc, "after"), 0.1, rel=mpss.AFTER_REL, unit="%", change=False)

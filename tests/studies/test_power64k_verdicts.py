@@ -163,8 +163,11 @@ def test_stream_is_judged_per_system_and_swept(findings):
     assert "The JS22's figure rests on that assumed channel: at " in f["why"]  # the unsourced memory configuration named
     assert set(S.STREAM_CHOICES) <= set(f["swept"])
     for fid in ("stream-other-systems", "stream-chip-pump"):
-        # the model ran: its figure is judged (a projection or a restatement, so no figure counted)
-        assert findings[fid]["verdict"] in ("within", "direction", "contradicted") and findings[fid]["reuses"] == "stream-gain"
+        # the model ran: its figure is judged (a projection or a restatement, so no figure counted), or
+        # its sweeps fall on both sides of the document's figure
+        g = findings[fid]
+        assert g["verdict"] in ("within", "direction", "contradicted") or "both sides of the document's figure" in " ".join(g["robustness"]), fid
+        assert g["reuses"] == "stream-gain"
         assert findings[fid]["figures"] == 0 and set(S.STREAM_CHOICES) <= set(findings[fid]["swept"])
 
 

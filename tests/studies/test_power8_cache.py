@@ -123,12 +123,13 @@ def test_cache_counters_are_judged_row_by_row_and_cover_12_figures(findings):
     # the counted window's user loads (66, the code around the memset) are a count read from the compiled code, the same for
     # every page kind and environment: arithmetic, not a simulation that agreed with the document
     assert ideal["verdict"] == "arithmetic" and ideal["figures"] == 3 and "not what the page size does" in ideal["why"]
-    # the same code for every page kind cannot put THP below 100 and the others above 120
+    # the same code for every page kind cannot put THP below 100 and the others above 120: the count is equal by
+    # construction, so it shows nothing about the difference the document measured (not reproduced, not contradicted)
     pressure = findings["cache-refs-memset-pressure"]
-    assert pressure["verdict"] == "contradicted" and pressure["figures"] == 3 and "0.55x the bound" in pressure["simulation"]
-    # the random rows are not counted within: hugetlb's and THP's '< 6000' would hold only at the band's 0
+    assert pressure["verdict"] == "not reproduced" and pressure["figures"] == 3 and "0.55x the bound" in pressure["simulation"]
+    assert "the same for every page kind by construction" in pressure["why"]
     rnd = findings["cache-refs-random"]
-    assert rnd["verdict"] == "contradicted" and not rnd.get("rows") and rnd["figures"] == 3 and "2x" in rnd["why"]
+    assert rnd["verdict"] == "not reproduced" and not rnd.get("rows") and rnd["figures"] == 3 and "twice as much" in rnd["why"]
     for i in CACHE[3:]:
         assert findings[i]["verdict"] == "contradicted" and findings[i]["figures"] == 1
 

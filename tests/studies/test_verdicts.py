@@ -229,7 +229,7 @@ def test_a_verdict_below_within_that_a_sweep_turns_says_so():
     F = Findings("x", "doc")
     F.measured("e", "share left", "s", 1.6, 22.1, rel=0.5, unit="%", choices=("mc",))
     f = F.robust("e", "mc", 480, {240: 58.7, 480: 22.1, 960: 1.1})
-    assert f.verdict == "contradicted"
+    assert f.verdict == "not reproduced"  # on both sides of 1.6 over the sweep
     assert "in its band at 960 (so this verdict, not within, rests on the value chosen)" in f.robustness[0]
     g = F.robust("e", "other", 2, {1: 30.0, 2: 22.1, 4: 20.0})
     assert "rests on the value chosen" not in g.robustness[-1] and "in its band at none" in g.robustness[-1]
@@ -462,3 +462,55 @@ def test_a_sweep_takes_numbers_only():
     for bad in (float("nan"), "10", True, None):
         with pytest.raises((TypeError, ValueError), match="the run of c at 2"):
             F.robust("a", "c", 1, {0.5: 10, 1: 10, 2: bad})
+
+
+def test_a_sweep_on_both_sides_of_the_document_is_not_reproduced():
+    """A figure outside its band whose runs over an unstated choice fall on both sides of the
+    document's figure could be matched by picking the choice: not reproduced, not contradicted."""
+    F = Findings("x", "doc")
+    f = F.measured("fft", "FFT", "s", -10, -15.8, rel=0.3, unit="%")
+    assert f.verdict == "contradicted" or f.verdict == "direction"
+    f = F.robust("fft", "walk overlap", 1.0, {0.5: -20.0, 1.0: -15.8, 2.0: -9.6})
+    assert f.verdict == "not reproduced" and "both sides of the document's figure" in f.robustness[0]
+    assert "not reproduced: a modelling choice the document does not state" in f.why
+    # a sweep that stays on one side leaves the verdict
+    g = F.measured("g", "gain", "s", 20, 5, rel=0.5, unit="%")
+    g = F.robust("g", "w", 2, {1: 4.0, 2: 5.0, 4: 9.0})
+    assert g.verdict in ("direction", "contradicted") and "both sides" not in g.robustness[0]
+    # a document range is reached from below: that is enough
+    F.measured("rng", "range", "s", (17, 33), 5, rel=0.5, unit="%")
+    assert F.robust("rng", "ws", 32, {16: 2.0, 32: 5.0, 64: 17.5}).verdict == "not reproduced"
+
+
+def test_rows_on_both_sides_are_marked_and_the_finding_follows_the_rest():
+    F = Findings("x", "doc")
+    F.measured("erat", "left", "s", {"JS22": 3.9, "Power 575": 1.6}, {"JS22": 1.4, "Power 575": 22.1}, rel=0.5, unit="%", change=False)
+    f = F.robust("erat", "entries", 128, {64: {"JS22": 1.2, "Power 575": 2.2}, 128: {"JS22": 1.4, "Power 575": 22.1}, 256: {"JS22": 13.9, "Power 575": 39.2}})
+    assert [r["verdict"] for r in f.rows] == ["not reproduced", "contradicted"] and f.verdict == "contradicted"
+    assert "JS22: on both sides of the document's figure" in f.robustness[0]
+    f = F.robust("erat", "rows mc", 480, {240: {"JS22": 3.4, "Power 575": 58.7}, 480: {"JS22": 1.4, "Power 575": 22.1}, 960: {"JS22": 0.6, "Power 575": 1.1}})
+    assert [r["verdict"] for r in f.rows] == ["not reproduced", "not reproduced"] and f.verdict == "not reproduced"
+    assert "in every row outside its band" in f.why
+    # a row inside its band does not hold the finding back; a within is never touched
+    G = Findings("y", "doc")
+    G.measured("k", "kernel", "s", {"a": 200, "b": 200}, {"a": 171, "b": 2500}, rel=0.5)
+    assert G.robust("k", "pressure", 1, {0.5: {"a": 171, "b": 150}, 1: {"a": 171, "b": 2500}, 2: {"a": 171, "b": 3000}}).verdict == "not reproduced"
+    G.measured("w", "within", "s", 10, 11, rel=0.5, choices=("c",))
+    w = G.robust("w", "c", 1, {0.5: 4.0, 1: 11.0, 2: 30.0})
+    assert w.verdict == "within" and w.robust is False
+
+
+def test_named_settings_follow_the_same_rules():
+    F = Findings("x", "doc")
+    F.measured("k", "kernel", "s", {"ideal": 200, "pressure": 200}, {"ideal": 171, "pressure": 2500}, rel=0.5)
+    with pytest.raises(ValueError, match="the chosen 'scattered' among them"):
+        F.settings("k", "placement", "scattered", {"caged": {"ideal": 171, "pressure": 171}}, why="w")
+    with pytest.raises(ValueError, match="say why"):
+        F.settings("k", "placement", "scattered", {"scattered": {"ideal": 171, "pressure": 2500}, "caged": {"ideal": 171, "pressure": 171}}, why="")
+    f = F.settings("k", "placement", "scattered", {"scattered": {"ideal": 171, "pressure": 2500}, "caged": {"ideal": 171, "pressure": 171}}, why="unstated")
+    assert f.verdict == "not reproduced" and "caged: ideal 171, pressure 171 (in its band)" in f.robustness[0] and f.robust is False
+    G = Findings("y", "doc")
+    G.measured("w", "within", "s", 10, 11, rel=0.5, choices=("placement",))
+    g = G.settings("w", "placement", "a", {"a": 11.0, "b": 12.0}, why="unstated")
+    assert g.label == "within (robust)" and g.swept == ("placement",)
+    G.save("")
