@@ -59,7 +59,7 @@ WRITERS = {
     "pinatrace": pinatrace_text,
     "drmemtrace": drmemtrace_text,
     "perf": perf_text,
-    "perf -t ,": lambda prog: perf_text(prog, ","),
+    "perf -x ,": lambda prog: perf_text(prog, ","),
 }
 
 

@@ -21,8 +21,8 @@ blank lines skipped; din ``L HEX ...`` with label 0-4 (3 and 4 skipped); hex ``H
 ``0xHEX`` with an optional ``#`` comment, comment lines skipped; pinatrace ``0xIP: R|W 0xHEX``,
 ``#`` lines skipped; drmemtrace ``REC INSTR: TID KIND ...``: KIND ifetch, read or write with
 ``N byte(s) @ 0xHEX`` is an access, any other KIND a record to skip; perf ``PID TID 0xIP
-0x016HEX`` (perf's own spelling of the address) or, with ``-t ,``, ``PID,TID,0xIP,0xHEX``, ``#`` lines
-skipped, an address of 0 or of the kernel's half skipped.
+0xHEX`` (``0x016HEX`` on its first sample line: perf's own spelling) or, with ``-x ,``,
+``PID,TID,0xIP,0xHEX``, ``#`` lines skipped, an address of 0 or of the kernel's half skipped.
 """
 
 import sys
@@ -523,15 +523,13 @@ def _drmemtrace(p, i, le, w):
 def _perf_address(p, j, le, w, sep):
     """perf's ADDR at ``j`` and what may follow it: (kind, value) as :func:`_line`. ``sep``: the
     comma-separated form (``0xADDR``, then spaces and a comma or the line's end), else the default
-    one (``0x016ADDR``, then a byte that is not a word character, or the line's end)."""
-    if sep:
-        if not _has_0x(p, j, le):
-            return 3, np.uint64(0)
-        j += 2
-    elif not (j + 4 < le and _at(p, j) == 48 and _at(p, j + 1) == 120 and _at(p, j + 2) == 48 and _at(p, j + 3) == 49 and _at(p, j + 4) == 54):
+    one (``0xADDR``, or ``0x016ADDR`` on perf's first sample line, then a byte that is not a word
+    character, or the line's end)."""
+    if not _has_0x(p, j, le):
         return 3, np.uint64(0)
-    else:
-        j += 5
+    j += 2
+    if not sep and j + 2 < le and _at(p, j) == 48 and _at(p, j + 1) == 49 and _at(p, j + 2) == 54:
+        j += 3  # "016": an address printed unpadded never starts with 0
     v, e, ok = _hex(p, j, le, w)
     if e == j:
         return 3, np.uint64(0)
@@ -555,7 +553,7 @@ def _perf(p, i, le, w):
     if k == j:
         return 3, np.uint64(0)
     t = _spaces(p, k, le, w)
-    if t < le and _at(p, t) == 44:  # the comma-separated form (-t ,): TID, IP and ADDR between commas
+    if t < le and _at(p, t) == 44:  # the comma-separated form (-x ,): TID, IP and ADDR between commas
         j, k = _integer(p, _spaces(p, t + 1, le, w), le, w)  # the TID
         t = _spaces(p, k, le, w)
         if k == j or t >= le or _at(p, t) != 44:

@@ -31,10 +31,11 @@ Formats
            lines ``<record#> <instr#>: <tid> ifetch|read|write <n> byte(s) @ 0xADDR ...``; ifetch
            is an instruction fetch, read and write data accesses; markers (``<marker: ...>``),
            the header, prefetches and other records are skipped.
-  perf     ``perf mem report -D`` (raw samples): ``PID TID 0xIP 0x016ADDR ...`` under its
-           ``# PID, TID, IP, ADDR, ...`` header (perf prints ADDR after a literal ``0x016``: its
-           format string has ``0x016%x`` for ``0x%016x``), or with ``-t ,`` the same fields
-           separated by commas, ADDR as ``0xADDR``; each sample is a data access at ADDR. Samples
+  perf     ``perf mem report -D`` (raw samples): ``PID TID 0xIP 0xADDR ...`` under its
+           ``# PID, TID, IP, ADDR, ...`` header (on the first sample line perf prints ADDR after a
+           literal ``0x016``: its format string there has ``0x016%x`` for ``0x%016x``, and the
+           lines after it are printed with single spaces), or with ``-x ,`` the same fields
+           separated by commas; each sample is a data access at ADDR. Samples
            in the kernel's half (ADDR at or above 2**63) or with no address (0) are skipped: a
            sampled trace, so its counts are of the samples, not of the program's accesses.
   champsim ChampSim's binary traces (``.champsimtrace``, usually xz- or gzip-compressed): 64-byte
@@ -84,10 +85,12 @@ _DRMEM = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+(ifetch|read|write)\s+\d+ byte\(s\)
 _DRMEM_ACCESS = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+(ifetch|read|write)(\s|$)")  # an access record, well formed or not
 _DRMEM_OTHER = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+\S")  # a record of another kind, or a marker
 _DRMEM_HEAD = ("Output format:", "<--record#->", "---", "<...>")
-# perf's default form prints ADDR as "0x016" and then the address in hex (its format string,
-# tools/perf/builtin-mem.c dump_raw_samples: "%s0x016%"PRIx64); with -t , the fields are
-# separated by commas and ADDR is 0x and the address
-_PERF = re.compile(r"^\s*-?\d+\s+-?\d+\s+0[xX][0-9A-Fa-f]+\s+0x016([0-9A-Fa-f]+)\b")
+# perf's default form prints the first sample's ADDR as "0x016" and then the address in hex (its
+# format string, tools/perf/builtin-mem.c dump_raw_samples: "%s0x016%"PRIx64), and every later
+# sample's as "0x%"PRIx64 with single spaces (it sets the separator to " " after the first); with
+# -x , the fields are separated by commas and ADDR is 0x and the address. An address printed
+# unpadded never starts with 0, so "0x016" is the first line's spelling
+_PERF = re.compile(r"^\s*-?\d+\s+-?\d+\s+0[xX][0-9A-Fa-f]+\s+0x(?:016)?([0-9A-Fa-f]+)\b")
 _PERF_SEP = re.compile(r"^\s*-?\d+\s*,\s*-?\d+\s*,\s*0[xX][0-9A-Fa-f]+\s*,\s*0[xX]([0-9A-Fa-f]+)\s*(,|$)")
 _PERF_HEAD = "# PID, TID, IP, ADDR"
 GRANULE_SHIFT = 21  # the layout covers the 2 MiB blocks a trace touches
@@ -410,7 +413,7 @@ def _parse_line(s: str, fmt: str):
             return None
         m = _PERF.match(s) or _PERF_SEP.match(s)
         if not m:
-            raise ValueError("expected 'PID TID 0xIP 0x016ADDR ...' or 'PID,TID,0xIP,0xADDR,...' (perf mem report -D)")
+            raise ValueError("expected 'PID TID 0xIP 0xADDR ...' or 'PID,TID,0xIP,0xADDR,...' (perf mem report -D)")
         a = int(m.group(1), 16)
         return None if a == 0 or a > MAX_ADDRESS else (a, 0)  # no address, or the kernel's
     t = s.split("#", 1)[0]

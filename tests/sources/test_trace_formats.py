@@ -85,15 +85,18 @@ def pinatrace_text(prog) -> str:
 
 
 def perf_text(prog, sep: str | None = None) -> str:
-    """As perf mem report -D prints its samples (tools/perf/builtin-mem.c, dump_raw_samples):
-    "%5d%s%5d%s0x%016llx%s0x016%llx%s" then the weight, the data source and the symbol, so ADDR
-    comes after a literal 0x016; with -t SEP, "%d%s%d%s0x%llx%s0x%llx%s"."""
+    """As perf mem report -D prints its samples (tools/perf/builtin-mem.c, dump_raw_samples): the
+    first with "%5d%s%5d%s0x%016llx%s0x016%llx%s" then the weight, the data source and the symbol,
+    so its ADDR comes after a literal 0x016; perf then sets the separator to " ", and every later
+    sample is "%d%s%d%s0x%llx%s0x%llx%s" with single spaces; with -x SEP, that form with SEP."""
     lines = ["# PID, TID, IP, ADDR, LOCAL WEIGHT, DSRC, SYMBOL"]
     samples = [(ip, a) for ip, loads, stores in prog for a in loads + stores]
     samples += [(0xFFFFFFFFB63F645C, 0xFFFFFFFFB752B814), (0x401000, 0)]  # a kernel address, and none: skipped
-    for ip, a in samples:
-        if sep is None:
+    for n, (ip, a) in enumerate(samples):
+        if sep is None and n == 0:
             lines.append(f"{20134:5d} {20134:5d} 0x{ip:016x} 0x016{a:x} {1168:5d} 0x{0x5080144:06x} /usr/bin/prog:main")
+        elif sep is None:
+            lines.append(f"20134 20134 0x{ip:x} 0x{a:x} 1168 0x{0x5080144:x} /usr/bin/prog:main")
         else:
             lines.append(sep.join(["20134", "20134", f"0x{ip:x}", f"0x{a:x}", "1168", "0x5080144", "/usr/bin/prog:main"]))
     return "\n".join(lines) + "\n"
@@ -187,8 +190,8 @@ def test_damaged_or_misnamed_compressed_data_is_named(tmp_path):
     [
         ("pinatrace", "0x401000: X 0x7f00", "line 3: expected '0xIP: R 0xADDR' or '0xIP: W 0xADDR'"),
         ("drmemtrace", "garbage here", "line 3: expected '<record#> <instr#>: <tid> <record>'"),
-        ("perf", "20134 oops", "line 3: expected 'PID TID 0xIP 0x016ADDR ...'"),
-        ("perf", "20134 20134 0x0000000000401000 0x7f0000001000 5 0x1 a:b", "line 3: expected 'PID TID 0xIP 0x016ADDR ...'"),
+        ("perf", "20134 oops", "line 3: expected 'PID TID 0xIP 0xADDR ...'"),
+        ("perf", "20134 20134 0x0000000000401000 7f0000001000 5 0x1 a:b", "line 3: expected 'PID TID 0xIP 0xADDR ...'"),
         ("drmemtrace", "           2           1:        7 read         8 byte(s) @ 0xZZ", "line 3: expected '<kind> <n> byte\\(s\\) @ 0xADDR'"),
     ],
 )
@@ -330,3 +333,20 @@ def test_a_champsim_file_that_is_not_one_names_the_record(tmp_path):
     p.write_bytes(champsim_bytes(program(1))[:30])
     with pytest.raises(UnknownTraceFormat, match=r"shorter than one ChampSim record \(30 bytes"):
         detect_format(p)
+
+
+def test_perf_as_perf_6_prints_it(tmp_path):
+    """The first lines of `perf mem report -D` from perf 6.1 on this project's machines (page faults
+    sampled with -d): the first sample's ADDR after a literal 0x016, every later one as 0xADDR with
+    single spaces."""
+    p = tmp_path / "pf.txt"
+    p.write_text(
+        "# PID, TID, IP, ADDR, LOCAL WEIGHT, DSRC, SYMBOL\n"
+        "17139 17139 0xffffffff81775dda 0x016560eda4cc038     0 0x1e05080021 [kernel.kallsyms]:elf_load\n"
+        "17139 17139 0xffffffff81775dda 0x7f50012f6110 0 0x1e05080021 [kernel.kallsyms]:elf_load\n"
+        "17139 17139 0x7f50012dd7ad 0x7f50012f5e06 0 0x1e05080021 /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2:_dl_start\n"
+        "17139 17139 0x7f50012dd7ad 0xffffffffb752b814 0 0x1e05080021 [kernel.kallsyms]:x\n"
+        "17139 17139 0x7f50012dd7ad 0x0 0 0x1e05080021 [unknown]:y\n"
+    )
+    assert detect_format(p) == "perf"
+    assert accesses(read_trace(p)) == [(0x560EDA4CC038, 0), (0x7F50012F6110, 0), (0x7F50012F5E06, 0)]
