@@ -43,7 +43,7 @@ from .host.probe import measure, table
 from .model.costs import summary
 from .model.layout import Layout, Region
 from .model.machines import machine, machines
-from .sources.record import TraceExists, record
+from .sources.record import TraceExists, record, recording_output
 from .sources.traces import FORMATS as TRACE_FORMATS
 from .sources.traces import UnknownTraceFormat, read_trace
 from .sources.workloads import MAX_ACCESSES
@@ -323,12 +323,23 @@ def cmd_measure(args) -> int:
     def progress(i, r):
         print(f"  pair {i + 1}/{repeat}, THP {'on ' if r.thp else 'off'}: {r.seconds:.3f} s, {r.minor_faults:,} minor faults", file=sys.stderr)
 
+    if args.record is not None:  # where the trace goes is checked before anything runs
+        try:
+            recording_output(command, args.record or None, args.force)
+        except TraceExists as e:
+            raise ValueError(f"{e.path} exists: give --force to replace it, or --record another file") from None
     res = MEASURE.measure(command, repeat=repeat, output=out, progress=None if args.quiet else progress)
     print(res.summary())
     if res.interrupted:
         raise KeyboardInterrupt
+    if res.failed:
+        print(f"pagesim: error: the program failed in some runs (above){'; its trace is not recorded' if args.record is not None else ''}", file=sys.stderr)
+        return 1
     if args.record is not None:
-        rec = record(command, out=args.record or None, data_only=True, program_output=out, force=args.force)
+        try:
+            rec = record(command, out=args.record or None, data_only=True, program_output=out, force=args.force)
+        except TraceExists as e:
+            raise ValueError(f"{e.path} exists: give --force to replace it, or --record another file") from None
         print(rec)
         print(f"simulate it: pagesim simulate --machine skylake --trace {rec.path} --page-size 4K (and --page-size 2M)")
     return 0

@@ -2,18 +2,23 @@
 repeated, and report what changed: the time ratio with its spread, minor faults, and the most
 AnonHugePages the program reached.
 
-- **THP off**: the child is started with ``prctl(PR_SET_THP_DISABLE, 1)``, which it and its own
-  children inherit (across ``execve``): the kernel gives it no transparent huge page, whatever
+- **THP off**: the child is started with ``PR_SET_THP_DISABLE`` set (``prctl``), which it and its
+  own children keep (across ``execve``): the kernel gives it no transparent huge page, whatever
   ``madvise`` it or its libraries call (numpy advises huge pages for large arrays).
+- The child is started with ``posix_spawn`` (in its own process group), so no Python runs in it
+  before the program: its page faults are the program's own.
 - **THP on**: glibc's ``glibc.malloc.hugetlb=1`` tunable (glibc 2.35+) in ``GLIBC_TUNABLES``, so
   malloc advises huge pages for the memory it maps; with the system's THP mode ``always`` every
   anonymous mapping may get them, with ``madvise`` only what is advised (by malloc or the program).
 - Runs alternate off, on, off, on, ... (``repeat`` pairs) so that a change in the machine's load
   falls on both; the ratio is each pair's time off / time on (above 1: THP faster), reported as
-  the median of the pairs with their minimum and maximum.
+  the median of the pairs in which the program succeeded both times, with their minimum and
+  maximum. A run that fails (another exit status than 0, or a signal) is reported, its pair left
+  out of the ratio, and ``pagesim measure`` exits with status 1.
 - Minor and major faults come from the child's resource usage (``wait4``); AnonHugePages from its
   ``/proc/PID/smaps_rollup``, read every ``poll`` seconds while it runs (its own mappings: a
-  program that starts others is measured in its first process only).
+  program that starts others is measured in its first process only; a program that ends within a
+  few readings may use huge pages unseen, and the report says so).
 
 Ctrl-C stops the child (its whole process group) and reports the pairs completed so far.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import select
 import signal
 import statistics
 import subprocess
@@ -56,6 +62,7 @@ class Measurement:
     runs: list = field(default_factory=list)
     thp_mode: str | None = None
     interrupted: bool = False
+    poll: float = 0.02  # seconds between two readings of AnonHugePages
 
     def pairs(self) -> list[tuple[Run, Run]]:
         """(off, on) pairs, in order (a run left alone by an interruption is dropped)."""
@@ -63,9 +70,19 @@ class Measurement:
         on = [r for r in self.runs if r.thp]
         return list(zip(off, on))
 
+    def good_pairs(self) -> list[tuple[Run, Run]]:
+        """The pairs in which the program exited with status 0 both times."""
+        return [(a, b) for a, b in self.pairs() if a.returncode == 0 and b.returncode == 0]
+
+    @property
+    def failed(self) -> list[Run]:
+        """The runs in which the program exited with another status than 0 (or was killed)."""
+        return [r for r in self.runs if r.returncode != 0]
+
     def ratios(self) -> list[float]:
-        """Each pair's time with THP off / time with THP on (above 1: THP faster)."""
-        return [a.seconds / b.seconds for a, b in self.pairs() if b.seconds > 0]
+        """Each pair's time with THP off / time with THP on (above 1: THP faster), over the pairs
+        in which the program succeeded both times."""
+        return [a.seconds / b.seconds for a, b in self.good_pairs() if b.seconds > 0]
 
     def summary(self) -> str:
         lines = [f"pagesim measure: {' '.join(map(str, self.command))}"]
@@ -78,35 +95,66 @@ class Measurement:
             t = [r.seconds for r in rs]
             faults = statistics.median([r.minor_faults for r in rs])
             huge = max(r.anon_huge_peak for r in rs)
-            lines.append(
-                f"  {label}: {statistics.median(t):.3f} s median ({min(t):.3f}..{max(t):.3f}), minor faults {faults:,.0f}, "
-                f"AnonHugePages up to {format_size(huge) if huge else '0'}"
-            )
+            if huge:
+                seen = f"AnonHugePages up to {format_size(huge)}"
+            elif statistics.median(t) < 5 * self.poll:
+                seen = f"AnonHugePages not seen (it is read every {self.poll:g} s while the program runs, and it ran {statistics.median(t):.3f} s)"
+            else:
+                seen = "AnonHugePages up to 0"
+            lines.append(f"  {label}: {statistics.median(t):.3f} s median ({min(t):.3f}..{max(t):.3f}), minor faults {faults:,.0f}, {seen}")
         rat = self.ratios()
-        lines.append(
-            f"  time off / on: {statistics.median(rat):.3f} median of {len(rat)} pairs ({min(rat):.3f}..{max(rat):.3f}; above 1: THP faster)"
-            + (" (interrupted: the pairs run so far)" if self.interrupted else "")
-        )
-        bad = sorted({r.returncode for r in self.runs if r.returncode != 0})
+        if rat:
+            lines.append(
+                f"  time off / on: {statistics.median(rat):.3f} median of {len(rat)} pairs ({min(rat):.3f}..{max(rat):.3f}; above 1: THP faster)"
+                + (" (interrupted: the pairs run so far)" if self.interrupted else "")
+            )
+        bad = self.failed
         if bad:
-            lines.append(f"  the program exited with status {', '.join(map(str, bad))} in some runs: its times may not compare")
+            codes = ", ".join(map(str, sorted({r.returncode for r in bad})))
+            lines.append(
+                f"  the program failed (exit status {codes}; a negative status is the signal that ended it) in {len(bad)} of {len(self.runs)} runs: "
+                + ("the pairs with a failed run are left out of the ratio" if rat else "no pair ran without a failure, so no ratio")
+            )
         return "\n".join(lines)
 
 
-def _disable_thp() -> None:
-    """In the child before exec: no transparent huge pages for it and its children; its own
-    process group, so Ctrl-C reaches pagesim alone and pagesim stops the whole group."""
-    _own_group()
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0:
-        os._exit(126)
+PR_GET_THP_DISABLE = 42  # linux/prctl.h
 
 
-def _own_group() -> None:
-    """In the child before exec: its own process group, and Ctrl-C no longer held back (pagesim
-    holds it while it starts the child)."""
-    os.setpgrp()
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _spawn(command: list, env: dict, thp: bool, output) -> int:
+    """Start ``command`` (searched on PATH) in its own process group, Ctrl-C not held back in it,
+    and return its pid. With THP off, PR_SET_THP_DISABLE is set on this process for the moment of
+    the spawn: glibc's posix_spawn starts the child in this process's memory (CLONE_VFORK) and
+    returns once it has exec'd, and the flag is copied into the new program's memory at exec; a
+    child forked from Python and set up there would add its own page faults (several hundred) to
+    the program's."""
+    null = None
+    actions = []
+    if output is subprocess.DEVNULL:
+        null = os.open(os.devnull, os.O_RDWR)
+        actions = [(os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)]
+    elif output is not None:
+        fd = output if isinstance(output, int) else output.fileno()
+        actions = [(os.POSIX_SPAWN_DUP2, fd, 1), (os.POSIX_SPAWN_DUP2, fd, 2)]
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, []) - {signal.SIGINT}
+    libc = _libc()
+    was = None
+    try:
+        if not thp:
+            was = libc.prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0)
+            if was < 0 or libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, f"prctl(PR_SET_THP_DISABLE) failed: {os.strerror(err)}")
+        return os.posix_spawnp(command[0], command, env, file_actions=actions, setpgroup=0, setsigmask=mask)
+    finally:
+        if was == 0:
+            libc.prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0)
+        if null is not None:
+            os.close(null)
 
 
 def _anon_huge(pid: int) -> int:
@@ -130,36 +178,53 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
     # Ctrl-C is held back while the child starts, so that it arrives below, where the child is stopped
     held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        p = subprocess.Popen(command, env=env, preexec_fn=_own_group if thp else _disable_thp, stdout=output, stderr=output)
+        pid = _spawn(command, env, thp, output)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
     peak = 0
+    fd = None
     try:
+        # a pidfd turns readable when the child ends: the wait between readings of AnonHugePages ends
+        # then, so the time is the program's to well under a millisecond, not to the next reading
+        fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
         while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-            if pid:
+            done, status, ru = os.wait4(pid, os.WNOHANG)
+            if done:
                 break
-            peak = max(peak, _anon_huge(p.pid))
-            time.sleep(poll)
+            peak = max(peak, _anon_huge(pid))
+            if fd is None:
+                time.sleep(poll)
+            else:
+                select.select([fd], [], [], poll)
     except BaseException:  # Ctrl-C (or anything else): the child's whole group goes too
-        _stop(p)
+        _stop(pid)
         raise
+    finally:
+        if fd is not None:
+            os.close(fd)
     seconds = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return Run(thp, seconds, ru.ru_minflt, ru.ru_majflt, peak, p.returncode)
+    return Run(thp, seconds, ru.ru_minflt, ru.ru_majflt, peak, os.waitstatus_to_exitcode(status))
 
 
-def _stop(p: subprocess.Popen) -> None:
+def _stop(pid: int) -> None:
+    """Stop the child's process group (Ctrl-C, then SIGKILL after 2 s) and reap the child."""
     for sig in (signal.SIGINT, signal.SIGKILL):
         try:
-            os.killpg(p.pid, sig)
+            os.killpg(pid, sig)
         except (ProcessLookupError, PermissionError):
-            return
-        try:
-            p.wait(timeout=2)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+            break
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    return
+            except ChildProcessError:
+                return
+            time.sleep(0.01)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def measure(command: list, repeat: int = 3, poll: float = 0.02, output=subprocess.DEVNULL, progress=None) -> Measurement:
@@ -170,7 +235,7 @@ def measure(command: list, repeat: int = 3, poll: float = 0.02, output=subproces
         raise OSError(f"pagesim measure needs Linux (prctl and /proc); this is {sys.platform}")
     if not command:
         raise ValueError("give the program to run after --: pagesim measure -- CMD [ARG ...]")
-    res = Measurement(list(command), thp_mode=thp_mode())
+    res = Measurement(list(command), thp_mode=thp_mode(), poll=poll)
     try:
         for i in range(repeat):
             for thp in (False, True):

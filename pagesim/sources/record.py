@@ -164,6 +164,28 @@ def _term_to_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def recording_output(command, out=None, force: bool = False) -> tuple[list, Path]:
+    """The command (a list of strings, a leading ``--`` dropped) and the trace file :func:`record`
+    would write, checked as it checks them before anything runs: a TypeError or ValueError for a
+    command or a file it cannot take, :class:`TraceExists` for a file that exists without ``force``."""
+    if isinstance(command, (str, bytes)) or not hasattr(command, "__iter__"):
+        raise TypeError(f"command must be a list of strings such as ['ls', '-l'], got {command!r}")
+    command = [str(c) for c in command]
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command or not command[0]:
+        raise ValueError("command is empty: name the program to trace, e.g. pagesim trace record -- ls -l")
+    out = Path(out if out is not None else default_output(command))
+    if out.is_dir() and not out.is_symlink():
+        raise ValueError(f"out={str(out)!r} is a folder: give a file name such as {out / default_output(command)}")
+    _refuse_unless_regular(out)
+    if not out.parent.is_dir():
+        raise ValueError(f"out={str(out)!r}: the folder {str(out.parent)!r} does not exist")
+    if not force and out.exists():
+        raise TraceExists(out)
+    return command, out
+
+
 def record(command, out=None, data_only: bool = False, limit: int | None = None, program_output=None, force: bool = False) -> Recording:
     """Run ``command`` (a list of strings) under valgrind lackey and write its memory trace to
     ``out`` (gzip-compressed when the name ends in .gz; default ``<program>-lackey.txt.gz``).
@@ -177,23 +199,9 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     RuntimeError when valgrind is missing or records nothing, and an OSError naming the file when
     the trace cannot be written (a full disk); no part of the trace is left behind.
     """
-    if isinstance(command, (str, bytes)) or not hasattr(command, "__iter__"):
-        raise TypeError(f"command must be a list of strings such as ['ls', '-l'], got {command!r}")
-    command = [str(c) for c in command]
-    if command[:1] == ["--"]:
-        command = command[1:]
-    if not command or not command[0]:
-        raise ValueError("command is empty: name the program to trace, e.g. pagesim trace record -- ls -l")
+    command, out = recording_output(command, out, force)
     if limit is not None:
         limit = check_int("limit", limit, 1, None, " (a number of accesses, or None for the whole run)")
-    out = Path(out if out is not None else default_output(command))
-    if out.is_dir() and not out.is_symlink():
-        raise ValueError(f"out={str(out)!r} is a folder: give a file name such as {out / default_output(command)}")
-    _refuse_unless_regular(out)
-    if not out.parent.is_dir():
-        raise ValueError(f"out={str(out)!r}: the folder {str(out.parent)!r} does not exist")
-    if not force and out.exists():
-        raise TraceExists(out)
     reason = why_not()
     if reason:
         raise RuntimeError(reason)

@@ -79,3 +79,35 @@ def _running(marker: str) -> bool:
 def test_a_missing_program_is_one_line():
     r = subprocess.run([sys.executable, "-m", "pagesim", "measure"], capture_output=True, text=True)
     assert r.returncode == 2 and "give the program to run after --" in r.stderr
+
+
+def _plain_faults(command) -> int:
+    """Minor faults of ``command`` started as subprocess starts it without a preexec function."""
+    p = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    return os.wait4(p.pid, 0)[2].ru_minflt
+
+
+def test_faults_are_the_programs_own():
+    """The child is started without running Python in it (a forked Python child set up before exec
+    took several hundred faults of its own, more with THP off, and they counted as the program's)."""
+    cmd = ["/bin/true"] if os.path.exists("/bin/true") else ["true"]
+    base = min(_plain_faults(cmd) for _ in range(3))
+    for thp in (False, True):
+        got = min(M.run_once(cmd, thp).minor_faults for _ in range(3))
+        assert abs(got - base) <= 25, (thp, got, base)
+
+
+def test_a_failing_program_gives_no_ratio_and_fails(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--quiet", "--repeat", "2", "--", "sh", "-c", "exit 3"], capture_output=True, text=True)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "failed (exit status 3" in r.stdout and "in 4 of 4 runs: no pair ran without a failure, so no ratio" in r.stdout
+    assert "time off / on" not in r.stdout and "the program failed in some runs" in r.stderr
+
+
+def test_an_existing_trace_file_is_refused_before_anything_runs(tmp_path):
+    out = tmp_path / "t.txt.gz"
+    out.write_bytes(b"x")
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--record", str(out), "--", "sleep", "5"], capture_output=True, text=True)
+    assert r.returncode == 2 and f"{out} exists: give --force to replace it, or --record another file" in r.stderr
+    assert "pair 1" not in r.stderr and time.perf_counter() - t < 20  # the program never ran (six runs of 5 s)
