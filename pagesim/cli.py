@@ -35,7 +35,7 @@ from ._kernels import _jit
 from .core.units import format_size
 from .core.version import __version__
 from .engine import warm as W
-from .engine.export import save
+from .engine.export import destination, save
 from .engine.simulate import simulate
 from .host import measure as MEASURE
 from .host.linux import HUGE, check_region, compare_faults, thp_mode, why_not
@@ -147,8 +147,12 @@ def cmd_simulate(args) -> int:
     if args.out is not None:  # checked before anything runs
         if not args.out.endswith((".nc", ".zarr")):
             raise ValueError(f"--out {args.out}: the name must end in .nc (netCDF) or .zarr (a zarr store)")
-        if Path(args.out).exists() and not args.force:
-            raise ValueError(f"--out {args.out} exists: add --force to replace it")
+        try:
+            destination(args.out, overwrite=args.force)
+        except FileExistsError:
+            raise ValueError(f"--out {args.out} exists: add --force to replace it") from None
+        except FileNotFoundError:
+            raise ValueError(f"--out {args.out}: the folder {Path(args.out).parent} does not exist") from None
     seed = _whole("--seed", args.seed, 0, SEED_MAX)
     if args.trace is not None:
         if args.param or args.working_set is not None or args.accesses is not None:

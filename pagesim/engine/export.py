@@ -39,10 +39,10 @@ def _need(suffix: str) -> None:
         raise ModuleNotFoundError(f"{FORMATS[suffix]} needs {module}: pip install 'pagesim[export]'")
 
 
-def save(ds: "xr.Dataset", path, overwrite: bool = False) -> Path:
-    """Write ``ds`` to ``path`` (``.nc``: netCDF through h5netcdf; ``.zarr``: a zarr store);
-    returns the path. ``load(path)`` gives back an identical Dataset."""
-    check_result("save", ds)
+def destination(path, overwrite: bool = False) -> tuple[Path, str]:
+    """The file :func:`save` would write and its kind, checked as it checks them: the name, the
+    library the format needs, an existing file (FileExistsError without ``overwrite``) and the
+    folder. A caller that runs something long first checks here before it starts."""
     p, suffix = _kind(path)
     check_bool("overwrite", overwrite)
     _need(suffix)
@@ -50,6 +50,14 @@ def save(ds: "xr.Dataset", path, overwrite: bool = False) -> Path:
         raise FileExistsError(f"{p} exists: pass overwrite=True to replace it")
     if not p.parent.is_dir():
         raise FileNotFoundError(f"path={str(path)!r}: the folder {p.parent} does not exist")
+    return p, suffix
+
+
+def save(ds: "xr.Dataset", path, overwrite: bool = False) -> Path:
+    """Write ``ds`` to ``path`` (``.nc``: netCDF through h5netcdf; ``.zarr``: a zarr store);
+    returns the path. ``load(path)`` gives back an identical Dataset."""
+    check_result("save", ds)
+    p, suffix = destination(path, overwrite)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     try:
         if suffix == ".nc":

@@ -8,6 +8,7 @@ if TYPE_CHECKING:  # xarray is imported when a Dataset is built: it is most of p
     import xarray as xr
 
 import itertools
+import json
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
@@ -170,6 +171,11 @@ def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=
         each point runs as one task on that cluster and the results are gathered into the same
         Dataset a serial sweep gives. Every worker needs pagesim (same version) installed.
 
+    The result's attrs are those every run shares; an attr whose value differs between runs (a
+    virtualised machine's ``host``, a derived machine's ``machine_changes``, a workload's
+    parameters) is kept run by run in ``attrs["run_attrs"]``: a JSON list, one entry per run with
+    its labels (``"run"``) and its values of those attrs.
+
     >>> ds = sweep({"machine": ["skylake", "opteron-k8"], "page_size": ["4K", "2M"]},
     ...            workload="random", working_set="64M", accesses=10**5, progress=False)
     >>> ds["walks"].sum(["side", "mapped_page_size"]).shape
@@ -228,4 +234,16 @@ def sweep(axes: dict, progress: bool = True, *, workers: int | None = 1, client=
     # is the i-th value passed
     out = out.isel({k: out.indexes[k].get_indexer(pd.Index(labels[k], tupleize_cols=False)) for k in names})
     out.attrs["sweep_axes"] = str(labels)
+    differ = _differing_attrs(parts)
+    if differ:
+        # what one run's attrs say and the others' do not (a machine's host, its changes): kept run by run
+        out.attrs["run_attrs"] = json.dumps(
+            [{"run": {k: labels[k][i] for k, i in zip(names, c)}, **{a: ds.attrs.get(a) for a in differ}} for c, ds in zip(combos, parts)], default=str
+        )
     return out
+
+
+def _differing_attrs(parts: list) -> list:
+    """The attrs whose value is not the same in every run (missing in some counts as differing)."""
+    keys = sorted({k for ds in parts for k in ds.attrs})
+    return [k for k in keys if len({json.dumps(ds.attrs.get(k), default=str, sort_keys=True) for ds in parts}) > 1]

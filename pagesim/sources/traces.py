@@ -28,9 +28,10 @@ Formats
            tool records no instruction fetch); its closing ``#eof`` and blank lines are skipped.
   drmemtrace DynamoRIO's drmemtrace as its ``view`` tool prints it (``drrun -t drcachesim
            -simulator_type view -indir DIR``; the raw trace files need DynamoRIO's reader): record
-           lines ``<record#> <instr#>: <tid> ifetch|read|write <n> byte(s) @ 0xADDR ...``; ifetch
-           is an instruction fetch, read and write data accesses; markers (``<marker: ...>``),
-           the header, prefetches and other records are skipped.
+           lines ``<record#> <instr#>: <tid> ifetch|read|write <n> byte(s) @ 0xADDR ...`` (or, in
+           its older layout, ``<record#>: T<tid> ...``); ifetch is an instruction fetch, read and
+           write data accesses; markers (``<marker: ...>``), the header, prefetches and other
+           records are skipped, and so are the tool's results and checks printed after the records.
   perf     ``perf mem report -D`` (raw samples): ``PID TID 0xIP 0xADDR ...`` under its
            ``# PID, TID, IP, ADDR, ...`` header (on the first sample line perf prints ADDR after a
            literal ``0x016``: its format string there has ``0x016%x`` for ``0x%016x``, and the
@@ -81,10 +82,14 @@ _LACKEY = re.compile(r"^(I | L| S| M) ?\s*([0-9A-Fa-f]+),(\d+)\s*$")
 _DIN = re.compile(r"^\s*([0-4])\s+(?:0[xX])?([0-9A-Fa-f]+)\b")
 _HEX = re.compile(r"^\s*(?:0[xX])?([0-9A-Fa-f]+)\s*$")
 _PINATRACE = re.compile(r"^0[xX][0-9A-Fa-f]+: ([RW]) 0[xX]([0-9A-Fa-f]+)\s*$")
-_DRMEM = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+(ifetch|read|write)\s+\d+ byte\(s\) @ 0[xX]([0-9A-Fa-f]+)\b")
-_DRMEM_ACCESS = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+(ifetch|read|write)(\s|$)")  # an access record, well formed or not
-_DRMEM_OTHER = re.compile(r"^\s*\d+\s+\d+:\s+\d+\s+\S")  # a record of another kind, or a marker
-_DRMEM_HEAD = ("Output format:", "<--record#->", "---", "<...>")
+# a record's start: "<record#> <instr#>: <tid>", or in the view tool's older layout "<record#>: T<tid>"
+_DRMEM_REC = r"^\s*(?:\d+\s+\d+:\s+\d+|\d+:\s+T\d+)\s+"
+_DRMEM = re.compile(_DRMEM_REC + r"(ifetch|read|write)\s+\d+ byte\(s\) @ 0[xX]([0-9A-Fa-f]+)\b")
+_DRMEM_ACCESS = re.compile(_DRMEM_REC + r"(ifetch|read|write)(\s|$)")  # an access record, well formed or not
+_DRMEM_OTHER = re.compile(_DRMEM_REC + r"\S")  # a record of another kind, or a marker
+_DRMEM_HEAD = ("Output format:", "<--record#->", "<record#>", "---", "<...>")
+# what the view tool prints after the records: its results ("6 : total instructions") and the trace checks
+_DRMEM_TRAILER = re.compile(r"^(View tool results:|=+\s*$|Trace invariant checks passed|\s*[\d,]+ : \S)")
 # perf's default form prints the first sample's ADDR as "0x016" and then the address in hex (its
 # format string, tools/perf/builtin-mem.c dump_raw_samples: "%s0x016%"PRIx64), and every later
 # sample's as "0x%"PRIx64 with single spaces (it sets the separator to " " after the first); with
@@ -398,7 +403,7 @@ def _parse_line(s: str, fmt: str):
             raise ValueError("expected '0xIP: R 0xADDR' or '0xIP: W 0xADDR' (Pin's pinatrace)")
         return int(m.group(2), 16), 0
     if fmt == "drmemtrace":
-        if not s.strip() or s.strip().startswith(_DRMEM_HEAD):
+        if not s.strip() or s.strip().startswith(_DRMEM_HEAD) or _DRMEM_TRAILER.match(s):
             return None
         m = _DRMEM.match(s)
         if m:

@@ -588,8 +588,8 @@ class Findings:
                 if flips
                 else "; the document's sign at every value run"
             )
-        if f.verdict in ("direction", "contradicted"):
-            text += self._both_sides(f, choice, runs)
+        if f.verdict in ("direction", "contradicted"):  # over x0.5..x2 (or the span) only: runs beyond it are shown, not used
+            text += self._both_sides(f, choice, {v: x for v, x in runs.items() if lo - tol <= v <= hi + tol})
         if why:
             text += f" [{why}]"
         f.robustness = (f.robustness or []) + [text]

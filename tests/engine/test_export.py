@@ -73,3 +73,7 @@ def test_the_command_line_saves_with_out(tmp_path):
     assert r.stdout.rstrip().endswith(f"saved: {out}") and int(pagesim.load(out)["walks"].sum()) > 0
     r = subprocess.run([*cmd, "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip() == f"pagesim: error: --out {out} exists: add --force to replace it"
+    gone = tmp_path / "no-such-folder" / "r.nc"
+    r = subprocess.run([*cmd, "--out", str(gone)], capture_output=True, text=True)
+    # refused before the simulation runs: nothing printed of a result
+    assert r.returncode == 2 and r.stderr.strip() == f"pagesim: error: --out {gone}: the folder {gone.parent} does not exist" and not r.stdout

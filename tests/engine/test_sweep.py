@@ -386,3 +386,20 @@ def test_axes_keep_the_order_given(serial, cluster_client):
     got = pagesim.sweep(axes, client=cluster_client, **fixed)
     assert got["page_size"].values.tolist() == [2 << 20, 4 << 10] and got["machine"].values.tolist() == ["skylake", "opteron-k8"]
     xr.testing.assert_identical(got, pagesim.sweep(axes, **fixed))
+
+
+def test_what_differs_between_runs_is_kept_run_by_run():
+    """A sweep over virtualised machines keeps each run's host (the nested TLB of one of them), which
+    the attrs every run shares cannot hold."""
+    import json
+
+    z = pagesim.machine("zen4")
+    ds = pagesim.sweep(
+        {"machine": [z.virtualised("4K"), z.virtualised("4K", nested_tlb=64)]}, workload="random", working_set="16M", accesses=5000, progress=False
+    )
+    runs = json.loads(ds.attrs["run_attrs"])
+    assert [r["run"]["machine"] for r in runs] == list(ds["machine"].values)
+    assert [json.loads(r["host"])["nested_tlb"] for r in runs] == [0, 64]
+    assert "host" not in ds.attrs
+    same = pagesim.sweep({"seed": [1, 2]}, machine="skylake", workload="random", working_set="16M", accesses=5000, progress=False)
+    assert "run_attrs" not in same.attrs or all(set(r) >= {"run"} for r in json.loads(same.attrs["run_attrs"]))

@@ -350,3 +350,34 @@ def test_perf_as_perf_6_prints_it(tmp_path):
     )
     assert detect_format(p) == "perf"
     assert accesses(read_trace(p)) == [(0x560EDA4CC038, 0), (0x7F50012F6110, 0), (0x7F50012F5E06, 0)]
+
+
+def test_drmemtrace_view_as_captured_with_its_results_and_in_the_older_layout(tmp_path):
+    """The view tool ends with its results and the trace checks (DynamoRIO's test expectations,
+    clients/drcachesim/tests/offline-skip.expect, have them); its older layout names a record
+    '<record#>: T<tid>'."""
+    new = tmp_path / "view.txt"
+    new.write_text(
+        "Output format:\n<--record#-> <--instr#->: <---tid---> <record details>\n" + "-" * 60 + "\n"
+        "          86          62:      296231 <marker: timestamp 13319413770947383>\n"
+        "          87          63:      296231 ifetch       2 byte(s) @ 0x0000000000401026 0f 05                syscall  -> %rcx %r11\n"
+        "          88          64:      296231 read         8 byte(s) @ 0x00007f8881e37c70 by PC 0x0000000000401028\n"
+        "          94          68:      296231                                             00\n"
+        "View tool results:\n              6 : total instructions\n\n" + "=" * 75 + "\nTrace invariant checks passed\n"
+    )
+    assert detect_format(new) == "drmemtrace"
+    assert accesses(read_trace(new)) == [(0x401026, 1), (0x7F8881E37C70, 0)]
+    old = tmp_path / "view_old.txt"
+    old.write_text(
+        "Output format:\n<record#>: T<tid> <record details>\n" + "-" * 60 + "\n"
+        "        1: T1774673 <marker: version 4>\n"
+        "   173369: T1774669 ifetch       3 byte(s) @ 0x0000000000402680 f3 48 a5             rep movsq\n"
+        "   173370: T1774669 read         8 byte(s) @ 0x00007f8881e37c70 by PC 0x0000000000402680\n"
+        "   173371: T1774669 write        8 byte(s) @ 0x00007f8881e37a70 by PC 0x0000000000402680\n"
+    )
+    assert detect_format(old) == "drmemtrace"
+    assert accesses(read_trace(old)) == [(0x402680, 1), (0x7F8881E37C70, 0), (0x7F8881E37A70, 0)]
+    bad = tmp_path / "bad.txt"
+    bad.write_text(old.read_text() + "   173372: T1774669 read         8 byte(s) @ 0xZZ\n")
+    with pytest.raises(TraceFormatError, match="line 8: expected '<kind> <n> byte\\(s\\) @ 0xADDR'"):
+        accesses(read_trace(bad))

@@ -514,3 +514,11 @@ def test_named_settings_follow_the_same_rules():
     g = G.settings("w", "placement", "a", {"a": 11.0, "b": 12.0}, why="unstated")
     assert g.label == "within (robust)" and g.swept == ("placement",)
     G.save("")
+
+
+def test_only_the_x05_x2_range_can_make_a_finding_not_reproduced():
+    """Runs beyond x0.5..x2 are shown, but the rule of not reproduced looks at the range alone."""
+    F = Findings("x", "doc")
+    F.measured("s", "scaling", "s", 30, -17.5, rel=0.5, unit="%")
+    f = F.robust("s", "grid", 16, {2: -17.0, 8: -10.0, 16: -17.5, 32: -12.0, 128: 60.0})
+    assert f.verdict == "contradicted" and "both sides" not in f.robustness[0] and "128 (60)" in f.robustness[0]
