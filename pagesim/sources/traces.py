@@ -524,6 +524,9 @@ class Trace(Workload):
     block_data: bytes = field(default=b"", repr=False)
     #: the parse-once cache of the decoded accesses beside the trace ("" when not kept)
     cache: str = ""
+    #: the file as read_trace read it (its size and modification time): a simulation refuses a
+    #: file that has changed since, as the summary (accesses, blocks) would no longer be its own
+    stamp: tuple = ()
 
     def spans(self):
         return []
@@ -609,9 +612,22 @@ class Trace(Workload):
                     continue
                 yield f"line {n}", r[0]
 
+    def _unchanged(self, path: Path) -> None:
+        try:
+            now = _stamp(path)
+        except OSError as e:
+            raise TraceFormatError(f"{path}: the trace read_trace read cannot be read now ({e.strerror or e})") from None
+        if self.stamp and now != tuple(self.stamp):
+            raise TraceFormatError(f"{path} has changed since read_trace read it (its size or modification time differ): read it again with read_trace")
+
     def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
         chunk = check_int("chunk", chunk, 1)
         path = Path(self.path)
+        self._unchanged(path)
+        yield from self._chunks(path, chunk)
+        self._unchanged(path)  # not changed while it was read either
+
+    def _chunks(self, path: Path, chunk: int):
         kept = _kept_chunks(path, self.format, chunk)
         cached = _cache_read(path, self.format, chunk) if self.cache and kept is None else None
         for a, k in kept if kept is not None else cached if cached is not None else _iter_chunks(path, self.format, chunk, True):
@@ -679,6 +695,11 @@ def cache_path(path) -> Path:
     """Where the parse-once cache of the trace at ``path`` lives: beside it, ``NAME.pagesim``."""
     p = Path(path)
     return p.with_name(p.name + CACHE_SUFFIX)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
 
 
 def _cache_key(path: Path) -> tuple[int, int, int, int]:
@@ -834,7 +855,8 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
     The distinct 2 MiB blocks the accesses touch are kept at 8 bytes a block, and the decoded
     accesses of a trace of up to ``KEEP_BYTES`` / 9 accesses are kept in this process, so that
     the simulations of the trace read them instead of parsing the file again (while it is
-    unchanged).
+    unchanged). The summary is the file's as read here: a simulation of the returned Trace refuses
+    the file once its size or modification time has changed (read it again with read_trace).
 
     ``cache=True`` keeps the decoded accesses in a file beside the trace (:func:`cache_path`, 9
     bytes an access): this check writes it, and every later read of the trace (each simulation,
@@ -847,6 +869,7 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
     for name, v in (("instructions", instructions), ("progress", progress), ("cache", cache)):
         check_bool(name, v)
     fmt = detect_format(p) if format == "auto" else format
+    stamp = _stamp(p)
     known = _cache_header(p, fmt) if cache else None
     writer = None
     if cache and known is None:
@@ -878,6 +901,8 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
                 bar.close()
     if n == 0 or (not instructions and n == ni):
         raise TraceFormatError(f"{p}: the file holds no {'data ' if not instructions else ''}accesses")
+    if _stamp(p) != stamp:
+        raise TraceFormatError(f"{p} changed while it was read (its size or modification time differ): read it again once it is complete")
     return Trace(
         path=str(p),
         format=fmt,
@@ -886,4 +911,5 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
         instr_accesses=ni,
         block_data=blocks.flush().tobytes(),
         cache=str(cache_path(p)) if cache and _cache_header(p, fmt) else "",
+        stamp=stamp,
     )

@@ -6,6 +6,7 @@ synthetic program read from each gives the same accesses and identical counters,
 malformed record names the file and the record."""
 
 import gzip
+import os
 import lzma
 import struct
 
@@ -381,3 +382,15 @@ def test_drmemtrace_view_as_captured_with_its_results_and_in_the_older_layout(tm
     bad.write_text(old.read_text() + "   173372: T1774669 read         8 byte(s) @ 0xZZ\n")
     with pytest.raises(TraceFormatError, match="line 8: expected '<kind> <n> byte\\(s\\) @ 0xADDR'"):
         accesses(read_trace(bad))
+
+
+def test_a_trace_changed_after_read_trace_is_refused(tmp_path):
+    p = tmp_path / "t.hex"
+    p.write_text("".join(f"{0x7F0000000000 + i * 4096:x}\n" for i in range(10)))
+    t = read_trace(p)
+    assert int(pagesim.simulate("skylake", t)["faults"].sum()) == 10
+    p.write_text("".join(f"{0x7F0000000000 + i * 4096:x}\n" for i in range(300)))  # same 2 MiB block, 30 times longer
+    os.utime(p, ns=(t.stamp[1] + 10**9, t.stamp[1] + 10**9))
+    with pytest.raises(TraceFormatError, match="t.hex has changed since read_trace read it .*: read it again with read_trace"):
+        pagesim.simulate("skylake", t)
+    assert int(pagesim.simulate("skylake", read_trace(p))["faults"].sum()) == 300

@@ -136,8 +136,12 @@ def test_a_trace_is_parsed_once_in_a_process(tmp_path, monkeypatch):
     for a, _ in tr.chunks():
         a[:] = 0  # what a caller does with its chunk does not change the next read
     assert np.concatenate([a for a, _ in tr.chunks()]).tolist() == [0x1000, 0x2000, 0x3000] and calls == []
-    p.write_text("0x5000\n")  # a changed file is parsed again
-    assert [a.tolist() for a, _ in tr.chunks()] == [[0x5000]] and calls == [p]
+    p.chmod(0o600)  # its status changed, not its contents (size, modification time): parsed again
+    assert [a.tolist() for a, _ in tr.chunks()] == [[0x1000, 0x2000, 0x3000]] and calls == [p]
+    p.write_text("0x5000\n")  # new contents: the summary read_trace made is not theirs
+    with pytest.raises(T.TraceFormatError, match="has changed since read_trace read it"):
+        list(tr.chunks())
+    assert [a.tolist() for a, _ in read_trace(p).chunks()] == [[0x5000]]
 
 
 def test_what_is_kept_is_bounded(tmp_path, monkeypatch):
@@ -542,7 +546,7 @@ def test_threads_reading_a_changed_trace_at_once(tmp_path):
     errors, sizes = [], []
     for i in range(20):
         tr = read_trace(p)
-        os.utime(p, ns=(i + 1, i + 1))  # changed: what is kept is stale
+        p.chmod(0o600 if i % 2 else 0o644)  # its status changed (not its contents): what is kept is stale
         barrier = threading.Barrier(4)
 
         def run(tr=tr, barrier=barrier):
