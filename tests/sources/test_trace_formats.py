@@ -6,8 +6,8 @@ synthetic program read from each gives the same accesses and identical counters,
 malformed record names the file and the record."""
 
 import gzip
-import os
 import lzma
+import os
 import struct
 
 import numpy as np

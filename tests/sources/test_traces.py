@@ -2,7 +2,6 @@
 with the file and line number; the real lackey sample runs through simulate."""
 
 import gzip
-import os
 import subprocess
 import sys
 import threading
