@@ -34,3 +34,19 @@ def write_atomic(files: dict, what: str) -> None:
     finally:
         for tmp in tmps.values():
             tmp.unlink(missing_ok=True)
+
+
+def new_file_mode() -> int:
+    """The permissions a new file gets here (0o666 less the umask), for a file made with mkstemp
+    (0o600) before it is put in place. The umask is read from /proc/self/status where there is
+    one (reading it with os.umask sets it for a moment, which other threads would see)."""
+    try:
+        with open("/proc/self/status") as f:
+            for ln in f:
+                if ln.startswith("Umask:"):
+                    return 0o666 & ~int(ln.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.check import check_int
+from ..core.files import new_file_mode
 
 KINDS = {b"I ": "instr", b" L": "loads", b" S": "stores", b" M": "modifies"}
 INSTALL_HINT = "Debian/Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind; macOS: not supported by current valgrind"
@@ -152,14 +153,6 @@ def _refuse_unless_regular(out: Path) -> None:
         raise ValueError(f"{out} is {what}, not a regular file: a trace is written only to a new path or over a regular file")
 
 
-def _file_mode() -> int:
-    """The permissions a new file gets here (0o666 less the umask): the temporary file, made
-    0o600, gets them before it is put in place."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def _term_to_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -236,7 +229,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     try:
         raw = open(fd, "wb")
         fd = None  # closed with raw
-        os.fchmod(raw.fileno(), _file_mode())
+        os.fchmod(raw.fileno(), new_file_mode())
         sink = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) if out.suffix == ".gz" else raw
         with raw, sink, os.fdopen(rfd, "rb", buffering=1 << 20) as pipe:
             when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")

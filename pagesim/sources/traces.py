@@ -70,6 +70,7 @@ import numpy as np
 from .._kernels import textparse as TP
 from .._kernels.regions import distinct_blocks
 from ..core.check import check_bool, check_choice, check_int
+from ..core.files import new_file_mode
 from ..core.progress import bar
 from ..core.units import format_bytes, parse_page_size
 from ..model.layout import Layout
@@ -754,6 +755,7 @@ class _CacheWriter:
         self.target = cache_path(path)
         self.key = _cache_key(path)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.target.name}.", suffix=".tmp", dir=self.target.parent)  # one per writer
+        os.fchmod(fd, new_file_mode())  # mkstemp's 0o600 would keep the cache from whoever may read the trace
         self.tmp = Path(tmp)
         self.f = os.fdopen(fd, "wb")
         self.f.write(bytes(_CACHE_HEAD.size))

@@ -2,6 +2,7 @@
 with the file and line number; the real lackey sample runs through simulate."""
 
 import gzip
+import os
 import subprocess
 import sys
 import threading
@@ -569,3 +570,12 @@ def test_auto_reads_the_format_of_the_contents_whatever_cache_is_beside_them(tmp
     assert read_trace(p, format="din", cache=True).format == "din"
     tr = read_trace(p, cache=True)
     assert tr.format == "drmemtrace" and [a.tolist() for a, _ in tr.chunks()] == [[0x7F001000, 0x401000]]
+
+
+def test_the_cache_file_gets_the_permissions_of_a_new_file(tmp_path):
+    p = tmp_path / "t.hex"
+    p.write_text("0x1000\n0x2000\n")
+    read_trace(p, cache=True)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert (T.cache_path(p).stat().st_mode & 0o777) == 0o666 & ~mask
