@@ -686,9 +686,9 @@ class _Blocks:
 # (ctime cannot be set back by a program, so a copy with its mtime kept still counts as changed),
 # and rewritten otherwise.
 CACHE_SUFFIX = ".pagesim"
-_CACHE_HEAD = struct.Struct("<8sII6Q")
+_CACHE_HEAD = struct.Struct("<8sII7Q")  # magic, version, format, the trace's key (4), accesses, fetches, CRC-32 of the records
 _CACHE_MAGIC = b"PAGESIMT"
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3
 CACHED = np.dtype([("a", "<u8"), ("k", "u1")])
 
 
@@ -720,12 +720,12 @@ def _cache_header(path: Path, fmt: str):
         return None
     if len(head) != _CACHE_HEAD.size:
         return None
-    magic, version, code, size, mtime, ctime, ino, n, ni = _CACHE_HEAD.unpack(head)
+    magic, version, code, size, mtime, ctime, ino, n, ni, crc = _CACHE_HEAD.unpack(head)
     if magic != _CACHE_MAGIC or version != _CACHE_VERSION or code >= len(FORMATS) or (size, mtime, ctime, ino) != _cache_key(path):
         return None
     if fmt != "auto" and FORMATS[code] != fmt or length != _CACHE_HEAD.size + n * CACHED.itemsize:
         return None
-    return n, ni, FORMATS[code]
+    return n, ni, FORMATS[code], crc
 
 
 def _cache_read(path: Path, fmt: str, chunk: int):
@@ -733,15 +733,20 @@ def _cache_read(path: Path, fmt: str, chunk: int):
     head = _cache_header(path, fmt)
     if head is None:
         return None
-    n = head[0]
+    n, crc = head[0], head[3]
     rec = np.memmap(cache_path(path), dtype=CACHED, mode="r", offset=_CACHE_HEAD.size, shape=(n,)) if n else np.zeros(0, dtype=CACHED)
 
     def chunks():
+        got = 0
         for i in range(0, n, chunk):
-            a, k = np.ascontiguousarray(rec["a"][i : i + chunk]), np.ascontiguousarray(rec["k"][i : i + chunk])
+            part = rec[i : i + chunk]
+            got = zlib.crc32(memoryview(part).cast("B"), got)
+            a, k = np.ascontiguousarray(part["a"]), np.ascontiguousarray(part["k"])
             if a.size and (int(a.max()) > MAX_ADDRESS or int(k.max()) > 1):  # what a trace would be refused for
                 raise TraceFormatError(f"{cache_path(path)}: the cache of {path.name} is damaged (accesses {i + 1}-{i + a.size}): delete it")
             yield a, k
+        if got != crc:  # a damage within range: the simulation that read it fails, never counts it
+            raise TraceFormatError(f"{cache_path(path)}: the cache of {path.name} is damaged (its records' checksum differs): delete it")
 
     return chunks()
 
@@ -759,15 +764,18 @@ class _CacheWriter:
         self.tmp = Path(tmp)
         self.f = os.fdopen(fd, "wb")
         self.f.write(bytes(_CACHE_HEAD.size))
+        self.crc = 0
 
     def add(self, a: np.ndarray, k: np.ndarray) -> None:
         rec = np.empty(a.size, dtype=CACHED)
         rec["a"], rec["k"] = a, k
-        self.f.write(rec.tobytes())
+        b = rec.tobytes()
+        self.crc = zlib.crc32(b, self.crc)
+        self.f.write(b)
 
     def finish(self, n: int, ni: int) -> None:
         self.f.seek(0)
-        self.f.write(_CACHE_HEAD.pack(_CACHE_MAGIC, _CACHE_VERSION, FORMATS.index(self.fmt), *self.key, n, ni))
+        self.f.write(_CACHE_HEAD.pack(_CACHE_MAGIC, _CACHE_VERSION, FORMATS.index(self.fmt), *self.key, n, ni, self.crc))
         self.f.flush()
         os.fsync(self.f.fileno())
         self.f.close()

@@ -579,3 +579,25 @@ def test_the_cache_file_gets_the_permissions_of_a_new_file(tmp_path):
     mask = os.umask(0o022)
     os.umask(mask)
     assert (T.cache_path(p).stat().st_mode & 0o777) == 0o666 & ~mask
+
+
+def test_a_cache_damaged_within_range_is_never_counted(tmp_path):
+    """A flipped bit that leaves every address in range: the checksum finds it. read_trace reads
+    the trace again and writes a new cache; a simulation that meets it fails instead of counting it."""
+    p = tmp_path / "t.hex"
+    p.write_text("".join(f"{0x7F0000000000 + i * 4096:x}\n" for i in range(5000)))
+    tr = read_trace(p, cache=True)
+    good = int(pagesim.simulate("skylake", tr)["faults"].sum())
+    c = T.cache_path(p)
+    raw = bytearray(c.read_bytes())
+    at = T._CACHE_HEAD.size + 100 * T.CACHED.itemsize + 1  # record 100's address, bit 13: a page of the same 2 MiB block
+    raw[at] ^= 0x20
+    key = os.stat(c)
+    c.write_bytes(bytes(raw))
+    os.utime(c, ns=(key.st_atime_ns, key.st_mtime_ns))
+    T._kept.clear()  # what this process kept from read_trace would be read instead of the cache
+    with pytest.raises(T.TraceFormatError, match="t.hex.pagesim: the cache of t.hex is damaged .its records' checksum differs.: delete it"):
+        pagesim.simulate("skylake", tr)
+    with pytest.warns(UserWarning, match="checksum differs.*the trace is read again"):
+        again = read_trace(p, cache=True)
+    assert int(pagesim.simulate("skylake", again)["faults"].sum()) == good == 5000
