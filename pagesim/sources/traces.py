@@ -344,6 +344,14 @@ def detect_format(path) -> str:
         except (EOFError, OSError, zlib.error, lzma.LZMAError):
             head = b""  # damaged compressed data: reading it as text below names the error
     if b"\x00" in head[:4096] and head[:2] not in (b"\xff\xfe", b"\xfe\xff"):  # binary, not UTF-16 text
+        nul = head.index(b"\x00")
+        before = head[:nul]
+        lf = before.count(b"\n")
+        if lf and all(32 <= c < 127 or c in (9, 10, 13) for c in before):  # text up to a stray NUL
+            raise UnknownTraceFormat(
+                f"{path}, line {lf + 1}: a NUL byte (binary data) in what reads as text up to there: "
+                "a text trace holds none; a ChampSim trace is binary from its first byte"
+            )
         rec = np.frombuffer(head[: len(head) // 64 * 64], dtype=CHAMPSIM_RECORD)
         if not rec.size:
             raise UnknownTraceFormat(f"{path}: binary data shorter than one ChampSim record ({len(head)} bytes; a record is 64)")

@@ -394,3 +394,10 @@ def test_a_trace_changed_after_read_trace_is_refused(tmp_path):
     with pytest.raises(TraceFormatError, match="t.hex has changed since read_trace read it .*: read it again with read_trace"):
         pagesim.simulate("skylake", t)
     assert int(pagesim.simulate("skylake", read_trace(p))["faults"].sum()) == 300
+
+
+def test_a_stray_nul_in_a_text_trace_names_its_line(tmp_path):
+    p = tmp_path / "t.hex"
+    p.write_bytes(b"0x7f0000001000\n0x7f0000002000\n\x00\x00junk\n0x7f0000003000\n")
+    with pytest.raises(UnknownTraceFormat, match=r"t.hex, line 3: a NUL byte \(binary data\) in what reads as text up to there"):
+        detect_format(p)
