@@ -29,7 +29,6 @@ import subprocess
 import sys
 import time
 import warnings
-from pathlib import Path
 
 from ._kernels import _jit
 from .core.units import format_size
@@ -151,8 +150,8 @@ def cmd_simulate(args) -> int:
             destination(args.out, overwrite=args.force)
         except FileExistsError:
             raise ValueError(f"--out {args.out} exists: add --force to replace it") from None
-        except FileNotFoundError:
-            raise ValueError(f"--out {args.out}: the folder {Path(args.out).parent} does not exist") from None
+        except FileNotFoundError as e:
+            raise ValueError(f"--out {args.out}: {str(e).split(': ', 1)[1]}") from None
     seed = _whole("--seed", args.seed, 0, SEED_MAX)
     if args.trace is not None:
         if args.param or args.working_set is not None or args.accesses is not None:

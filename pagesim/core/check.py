@@ -65,12 +65,16 @@ def check_bool(name: str, value) -> bool:
     return bool(value)
 
 
-def check_result(fn: str, ds):
-    """``ds`` as a simulation's result (an xarray Dataset), or a TypeError naming ``fn``."""
+def check_result(fn: str, ds, needs: tuple = ()):
+    """``ds`` as a simulation's result (an xarray Dataset, with the attrs in ``needs``), or a
+    TypeError naming ``fn``."""
     import xarray as xr  # deferred: only results need it, and whoever holds one has imported it
 
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"{fn}: ds must be the Dataset a simulation returned (pagesim.simulate and the like), got {type(ds).__name__}")
+    missing = [a for a in needs if a not in ds.attrs]
+    if missing:
+        raise TypeError(f"{fn}: ds is a Dataset without {', '.join(missing)} in its attrs: give one a simulation returned (pagesim.simulate and the like)")
     return ds
 
 

@@ -49,7 +49,8 @@ def destination(path, overwrite: bool = False) -> tuple[Path, str]:
     if p.exists() and not overwrite:
         raise FileExistsError(f"{p} exists: pass overwrite=True to replace it")
     if not p.parent.is_dir():
-        raise FileNotFoundError(f"path={str(path)!r}: the folder {p.parent} does not exist")
+        where = f"{p.parent} is not a folder" if p.parent.exists() else f"the folder {p.parent} does not exist"
+        raise FileNotFoundError(f"path={str(path)!r}: {where}")
     return p, suffix
 
 

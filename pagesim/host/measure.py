@@ -32,6 +32,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -39,6 +40,7 @@ from ..core.units import format_size
 from .linux import thp_mode
 
 PR_SET_THP_DISABLE = 41  # linux/prctl.h
+PR_GET_THP_DISABLE = 42
 TUNABLE = "glibc.malloc.hugetlb=1"
 
 
@@ -90,8 +92,13 @@ class Measurement:
         pairs = self.pairs()
         if not pairs:
             return "\n".join(lines + ["  no complete pair of runs" + (" (interrupted)" if self.interrupted else "")])
+        good = self.good_pairs()
+        if good and len(good) < len(pairs):
+            lines.append(f"  the {len(good)} pairs in which the program succeeded both times:")
+        elif not good:
+            lines.append("  every pair had a failed run; its runs, failed ones included:")
         for label, thp in (("THP off", False), ("THP on ", True)):
-            rs = [r for p in pairs for r in p if r.thp == thp]
+            rs = [r for p in (good or pairs) for r in p if r.thp == thp]
             t = [r.seconds for r in rs]
             faults = statistics.median([r.minor_faults for r in rs])
             huge = max(r.anon_huge_peak for r in rs)
@@ -118,9 +125,6 @@ class Measurement:
         return "\n".join(lines)
 
 
-PR_GET_THP_DISABLE = 42  # linux/prctl.h
-
-
 def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
@@ -142,17 +146,19 @@ def _spawn(command: list, env: dict, thp: bool, output) -> int:
         actions = [(os.POSIX_SPAWN_DUP2, fd, 1), (os.POSIX_SPAWN_DUP2, fd, 2)]
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, []) - {signal.SIGINT}
     libc = _libc()
-    was = None
+    want = 0 if thp else 1  # THP on: cleared too, as pagesim may itself run with it set (inherited)
+    was = libc.prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0)
+    if was < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl(PR_GET_THP_DISABLE) failed: {os.strerror(err)}")
     try:
-        if not thp:
-            was = libc.prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0)
-            if was < 0 or libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, f"prctl(PR_SET_THP_DISABLE) failed: {os.strerror(err)}")
+        if was != want and libc.prctl(PR_SET_THP_DISABLE, want, 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"prctl(PR_SET_THP_DISABLE, {want}) failed: {os.strerror(err)}")
         return os.posix_spawnp(command[0], command, env, file_actions=actions, setpgroup=0, setsigmask=mask)
     finally:
-        if was == 0:
-            libc.prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0)
+        if was != want:
+            libc.prctl(PR_SET_THP_DISABLE, was, 0, 0, 0)
         if null is not None:
             os.close(null)
 
@@ -175,15 +181,20 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
         old = env.get("GLIBC_TUNABLES", "")
         env["GLIBC_TUNABLES"] = f"{old}:{TUNABLE}" if old else TUNABLE
     t0 = time.perf_counter()
-    # Ctrl-C is held back while the child starts, so that it arrives below, where the child is stopped
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # Ctrl-C is noted, not raised, while the child starts, so that it arrives below, where the child
+    # is stopped (a signal mask would hold it in this thread only: another thread would take it)
+    held = _Deferred()
     try:
         pid = _spawn(command, env, thp, output)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    except BaseException:
+        held.close()
+        raise
     peak = 0
     fd = None
     try:
+        held.close()
+        if held.got:
+            raise KeyboardInterrupt
         # a pidfd turns readable when the child ends: the wait between readings of AnonHugePages ends
         # then, so the time is the program's to well under a millisecond, not to the next reading
         fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
@@ -206,25 +217,66 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
     return Run(thp, seconds, ru.ru_minflt, ru.ru_majflt, peak, os.waitstatus_to_exitcode(status))
 
 
+class _Deferred:
+    """While open, Ctrl-C (SIGINT) is noted in ``got`` instead of raising KeyboardInterrupt; in the
+    main thread only (the only one Python raises it in), elsewhere it does nothing."""
+
+    def __init__(self):
+        self.got = False
+        self.old = None
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            self.old = signal.signal(signal.SIGINT, self._note)
+
+    def _note(self, signum, frame) -> None:
+        self.got = True
+
+    def close(self) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+            self.old = None
+
+
 def _stop(pid: int) -> None:
-    """Stop the child's process group (Ctrl-C, then SIGKILL after 2 s) and reap the child."""
+    """Stop the child's process group (Ctrl-C, then SIGKILL after 2 s) and reap the child. Another
+    Ctrl-C meanwhile sends SIGKILL at once (a child that ignores SIGINT would otherwise be left)."""
+    held = _Deferred()
+    try:
+        _stop_group(pid, lambda: held.got)
+    finally:
+        held.close()
+
+
+def _stop_group(pid: int, hurry) -> None:
+    """SIGINT to the child's group, SIGKILL after 2 s (at once when ``hurry()``), the child reaped,
+    then SIGKILL to what is left in its group (what the program started)."""
     for sig in (signal.SIGINT, signal.SIGKILL):
         try:
             os.killpg(pid, sig)
         except (ProcessLookupError, PermissionError):
             break
-        end = time.monotonic() + 2
-        while time.monotonic() < end:
-            try:
-                if os.waitpid(pid, os.WNOHANG)[0]:
-                    return
-            except ChildProcessError:
-                return
-            time.sleep(0.01)
+        if _reaped(pid, time.monotonic() + 2, (lambda: False) if sig == signal.SIGKILL else hurry):
+            break
+    else:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
     try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
         pass
+
+
+def _reaped(pid: int, end: float, hurry) -> bool:
+    """Whether the child ended (and was reaped) before ``end``, or before ``hurry()`` turned true."""
+    while time.monotonic() < end and not hurry():
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                return True
+        except ChildProcessError:
+            return True
+        time.sleep(0.01)
+    return False
 
 
 def measure(command: list, repeat: int = 3, poll: float = 0.02, output=subprocess.DEVNULL, progress=None) -> Measurement:

@@ -155,7 +155,7 @@ def miss_count(ds: xr.Dataset, structure: str | None = None) -> int:
 
 def summary(ds: xr.Dataset) -> str:
     """A readable summary of one simulation."""
-    check_result("summary", ds)
+    check_result("summary", ds, ("machine", "machine_title", "workload_label", "seed"))
     lines = [f"machine {ds.attrs['machine']} ({ds.attrs['machine_title']}), workload {ds.attrs['workload_label']}, seed {ds.attrs['seed']}"]
     acc = ds["accesses"].sum("side")
     used = [i for i in range(ds.sizes["page_size"]) if int(acc[i]) or int(ds["pages_mapped"][i])]

@@ -323,7 +323,7 @@ def _check_total(total: int) -> None:
 
 def pmap(ds, title: str | None = None) -> str:
     """The ``pmap -sx`` view of a simulate() result: the backing actually given, with RSS."""
-    check_result("pmap", ds)
+    check_result("pmap", ds, ("layout", "machine", "workload_label"))
     lay = Layout.from_records(json.loads(ds.attrs["layout"]))
     rss = ds["region_pages_touched"].values
     return lay.pmap(rss_pages=rss, title=title or f"{ds.attrs['machine']}: {ds.attrs['workload_label']} (simulated)")

@@ -347,17 +347,23 @@ def detect_format(path) -> str:
         nul = head.index(b"\x00")
         before = head[:nul]
         lf = before.count(b"\n")
-        if lf and all(32 <= c < 127 or c in (9, 10, 13) for c in before):  # text up to a stray NUL
-            raise UnknownTraceFormat(
-                f"{path}, line {lf + 1}: a NUL byte (binary data) in what reads as text up to there: "
-                "a text trace holds none; a ChampSim trace is binary from its first byte"
-            )
+        text = len(before) > 0 and all(32 <= c < 127 or c in (9, 10, 13) for c in before)  # text up to a stray NUL
+        stray = UnknownTraceFormat(
+            f"{path}, line {lf + 1}: a NUL byte (binary data) in what reads as text up to there: "
+            "a text trace holds none; a ChampSim trace is binary from its first byte"
+        )
+        if text and lf:
+            raise stray
         rec = np.frombuffer(head[: len(head) // 64 * 64], dtype=CHAMPSIM_RECORD)
         if not rec.size:
+            if text:
+                raise stray
             raise UnknownTraceFormat(f"{path}: binary data shorter than one ChampSim record ({len(head)} bytes; a record is 64)")
         bad = ((rec["is_branch"] | rec["branch_taken"]) > 1) | (rec["ip"] == 0)
         if not bad.any():
             return "champsim"
+        if text:
+            raise stray
         i = int(np.argmax(bad))
         raise UnknownTraceFormat(
             f"{path}: binary data that is not a ChampSim trace: record {i + 1} has is_branch={rec['is_branch'][i]}, "
@@ -533,8 +539,10 @@ class Trace(Workload):
     block_data: bytes = field(default=b"", repr=False)
     #: the parse-once cache of the decoded accesses beside the trace ("" when not kept)
     cache: str = ""
-    #: the file as read_trace read it (its size and modification time): a simulation refuses a
-    #: file that has changed since, as the summary (accesses, blocks) would no longer be its own
+    #: the file as read_trace read it (its size, modification and status-change times, inode, as
+    #: for the parse-once cache): a simulation refuses a file that has changed since, as the
+    #: summary (accesses, blocks) would no longer be its own; a copy that keeps the modification
+    #: time (cp -p, rsync) counts as changed
     stamp: tuple = ()
 
     def spans(self):
@@ -623,11 +631,11 @@ class Trace(Workload):
 
     def _unchanged(self, path: Path) -> None:
         try:
-            now = _stamp(path)
+            now = _cache_key(path)
         except OSError as e:
             raise TraceFormatError(f"{path}: the trace read_trace read cannot be read now ({e.strerror or e})") from None
         if self.stamp and now != tuple(self.stamp):
-            raise TraceFormatError(f"{path} has changed since read_trace read it (its size or modification time differ): read it again with read_trace")
+            raise TraceFormatError(f"{path} has changed since read_trace read it (its size, times or inode differ): read it again with read_trace")
 
     def chunks(self, bases=(), chunk: int = 1 << 20, seed: int = 0):
         chunk = check_int("chunk", chunk, 1)
@@ -704,11 +712,6 @@ def cache_path(path) -> Path:
     """Where the parse-once cache of the trace at ``path`` lives: beside it, ``NAME.pagesim``."""
     p = Path(path)
     return p.with_name(p.name + CACHE_SUFFIX)
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    st = path.stat()
-    return st.st_size, st.st_mtime_ns
 
 
 def _cache_key(path: Path) -> tuple[int, int, int, int]:
@@ -874,7 +877,8 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
     accesses of a trace of up to ``KEEP_BYTES`` / 9 accesses are kept in this process, so that
     the simulations of the trace read them instead of parsing the file again (while it is
     unchanged). The summary is the file's as read here: a simulation of the returned Trace refuses
-    the file once its size or modification time has changed (read it again with read_trace).
+    the file once it has changed (its size, modification or status-change time, or inode, as for
+    the cache below; read it again with read_trace).
 
     ``cache=True`` keeps the decoded accesses in a file beside the trace (:func:`cache_path`, 9
     bytes an access): this check writes it, and every later read of the trace (each simulation,
@@ -887,7 +891,7 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
     for name, v in (("instructions", instructions), ("progress", progress), ("cache", cache)):
         check_bool(name, v)
     fmt = detect_format(p) if format == "auto" else format
-    stamp = _stamp(p)
+    stamp = _cache_key(p)
     known = _cache_header(p, fmt) if cache else None
     writer = None
     if cache and known is None:
@@ -919,8 +923,8 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
                 bar.close()
     if n == 0 or (not instructions and n == ni):
         raise TraceFormatError(f"{p}: the file holds no {'data ' if not instructions else ''}accesses")
-    if _stamp(p) != stamp:
-        raise TraceFormatError(f"{p} changed while it was read (its size or modification time differ): read it again once it is complete")
+    if _cache_key(p) != stamp:
+        raise TraceFormatError(f"{p} changed while it was read (its size, times or inode differ): read it again once it is complete")
     return Trace(
         path=str(p),
         format=fmt,

@@ -11,6 +11,7 @@ whatever the chunk size.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import json
 from dataclasses import dataclass
@@ -457,6 +458,18 @@ class Touch(Workload):
 MAX_ADDRESS = 1 << 63  # kernels hold addresses as signed 64-bit integers
 
 
+def _in_order(name: str, raw) -> None:
+    """Refuse what is not an array or a sequence in access order (a generator, a set, a dict's keys)."""
+    if raw is None or isinstance(raw, np.ndarray) or hasattr(raw, "__array__") or isinstance(raw, collections.abc.Sequence):
+        return
+    if hasattr(raw, "__iter__"):
+        raise TypeError(
+            f"{name} must be an array or a list in access order, got a {type(raw).__name__}: make one with "
+            f"np.fromiter(..., dtype={'np.uint8' if name == 'kinds' else 'np.uint64'}) or list(...)"
+            + (" (a set has no order)" if isinstance(raw, collections.abc.Set) else "")
+        )
+
+
 @dataclass(frozen=True)
 class Addresses(Workload):
     """Any array of virtual addresses (and optionally kinds: 0 data, 1 instruction)."""
@@ -467,8 +480,7 @@ class Addresses(Workload):
 
     def __post_init__(self):
         raw = self.addresses
-        if not isinstance(raw, np.ndarray) and not hasattr(raw, "__len__") and hasattr(raw, "__iter__"):
-            raise TypeError(f"addresses must be an array or a list, got a {type(raw).__name__}: make one with np.fromiter(..., dtype=np.uint64) or list(...)")
+        _in_order("addresses", raw)
         a = np.asarray(raw)
         if a.ndim != 1 or a.size == 0:
             raise ValueError(f"addresses must be a non-empty 1-D array, got shape {a.shape}")
@@ -492,6 +504,7 @@ class Addresses(Workload):
         object.__setattr__(self, "addresses", a.view(np.uint64) if a.dtype == np.int64 else a.astype(np.uint64, copy=False))
         object.__setattr__(self, "_signed", a.dtype.kind == "i")
         if self.kinds is not None:
+            _in_order("kinds", self.kinds)
             k = np.asarray(self.kinds)
             if k.shape != a.shape:
                 raise ValueError(f"kinds has shape {k.shape}, addresses {a.shape}: give one kind per address")
@@ -575,6 +588,8 @@ def workload(name, working_set=None, accesses=None, **params) -> Workload:
         raise ValueError(f"workload {name!r} has no parameter(s) {bad}; it takes {sorted(fields)}")
     if working_set is not None:
         ws = parse_size(working_set, "working_set")
+        if ws <= 0:
+            raise ValueError(f"working_set={working_set!r} must be more than 0 bytes")
         target = {StreamTriad: "n", BlockedMatrix: "n", MolecularDynamics: "atoms", Planes: "plane"}.get(cls, "size")
         if target in params:
             raise ValueError(f"workload {name!r}: give working_set={working_set!r} or {target}={params[target]!r}, not both (working_set sets {target})")

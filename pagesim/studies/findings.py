@@ -670,6 +670,14 @@ class Findings:
                 + " over the range swept (the sweeps below), so the figure at the value chosen is neither agreement nor disagreement"
             )
             f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
+        elif f.rows and f.verdict == "contradicted" and all(r["verdict"] in ("within", "direction", "not reproduced") for r in rows):
+            f.verdict = "direction"  # the rows that made it contradicted are not reproduced: the rest have the document's sign
+            left = ", ".join(str(r["row"]) for r in rows if r["verdict"] == "direction")
+            note = (
+                f"direction: the rows on both sides of their document figure are not reproduced, and those left outside their band ({left}) "
+                "have the document's sign"
+            )
+            f.why = note if not f.why else f"{f.why.rstrip('.')}. {note[0].upper()}{note[1:]}"
         return text
 
     def together(self, id: str, choices: str, runs: dict) -> Finding:  # noqa: A002

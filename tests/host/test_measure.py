@@ -111,3 +111,68 @@ def test_an_existing_trace_file_is_refused_before_anything_runs(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--record", str(out), "--", "sleep", "5"], capture_output=True, text=True)
     assert r.returncode == 2 and f"{out} exists: give --force to replace it, or --record another file" in r.stderr
     assert "pair 1" not in r.stderr and time.perf_counter() - t < 20  # the program never ran (six runs of 5 s)
+
+
+def _script(tmp_path, body: str) -> subprocess.CompletedProcess:
+    """Run ``body`` in a Python of its own (a KeyboardInterrupt there does not reach pytest)."""
+    f = tmp_path / "s.py"
+    f.write_text(body)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, str(f)], capture_output=True, text=True, env=env, timeout=60, preexec_fn=_interruptible)
+
+
+def test_thp_on_is_on_even_when_pagesim_runs_with_thp_disabled(tmp_path):
+    out = tmp_path / "status"
+    r = _script(
+        tmp_path,
+        "import ctypes\nfrom pagesim.host import measure as M\n"
+        "assert ctypes.CDLL(None).prctl(41, 1, 0, 0, 0) == 0\n"  # inherited from a parent, say
+        f"f = open({str(out)!r}, 'w')\n"
+        "for thp in (False, True):\n"
+        "    M.run_once(['grep', 'THP_enabled', '/proc/self/status'], thp, output=f)\n"
+        "f.close()\n"
+        "print(ctypes.CDLL(None).prctl(42, 0, 0, 0, 0))\n",
+    )
+    assert r.returncode == 0, r.stderr
+    assert out.read_text().split() == ["THP_enabled:", "0", "THP_enabled:", "1"] and r.stdout.strip() == "1"  # its own flag kept
+
+
+def test_ctrl_c_while_the_program_starts_stops_it(tmp_path):
+    marker = "27.1828"
+    r = _script(
+        tmp_path,
+        "import os, signal\nfrom pagesim.host import measure as M\n"
+        "real = os.posix_spawnp\n"
+        "def spawn(*a, **k):\n"
+        "    pid = real(*a, **k)\n"
+        "    os.kill(os.getpid(), signal.SIGINT)  # held while the child starts\n"
+        "    return pid\n"
+        "os.posix_spawnp = spawn\n"
+        f"res = M.measure(['sleep', {marker!r}], repeat=1)\n"
+        "print(res.interrupted, len(res.runs))\n",
+    )
+    assert r.returncode == 0 and r.stdout.split() == ["True", "0"], (r.stdout, r.stderr)
+    time.sleep(0.5)
+    assert not _running(marker), "the program outlived pagesim"
+
+
+def test_a_second_ctrl_c_still_stops_a_program_that_ignores_the_first(tmp_path):
+    marker = "16.1803"
+    prog = tmp_path / "ignint.sh"
+    prog.write_text(f"#!/bin/sh\ntrap '' INT\nsleep {marker}\n")
+    prog.chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pagesim", "measure", "--", str(prog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=_interruptible
+    )
+    deadline = time.time() + 30
+    while time.time() < deadline and not _running(marker):
+        time.sleep(0.1)
+    assert _running(marker), "the program never started"
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)  # within the 2 s pagesim gives the first
+    p.communicate(timeout=30)
+    assert p.returncode == 130
+    time.sleep(0.5)
+    assert not _running(marker), "the program outlived pagesim"

@@ -714,7 +714,34 @@ def test_a_matrix_working_set_smaller_than_a_tile_names_working_set():
 
 
 def test_addresses_from_a_generator_say_what_to_pass():
-    with pytest.raises(TypeError, match=r"addresses must be an array or a list, got a generator: make one with np.fromiter"):
+    with pytest.raises(TypeError, match=r"addresses must be an array or a list in access order, got a generator: make one with np.fromiter"):
         pagesim.simulate("skylake", addresses=(a for a in range(0, 1 << 20, 4096)))
     ds = pagesim.simulate("skylake", addresses=range(0, 1 << 20, 4096))
     assert int(ds["accesses"].sum()) == 256
+
+
+def test_what_has_no_access_order_is_refused():
+    for bad, what in (({4096, 8192}, "set"), ({4096: 1}.keys(), "dict_keys")):
+        with pytest.raises(TypeError, match=f"addresses must be an array or a list in access order, got a {what}"):
+            pagesim.simulate("skylake", addresses=bad)
+    with pytest.raises(TypeError, match=r"kinds must be an array or a list in access order, got a generator: make one with np.fromiter\(..., dtype=np.uint8\)"):
+        pagesim.simulate("skylake", addresses=[4096, 8192], kinds=(k for k in (0, 1)))
+    with pytest.raises(ValueError, match="working_set=0 must be more than 0 bytes"):
+        pagesim.workload("blocked_matrix", working_set=0)
+
+
+def test_a_dataset_that_is_not_a_result_is_named():
+    import xarray as xr
+
+    with pytest.raises(TypeError, match="summary: ds is a Dataset without machine, machine_title, workload_label, seed in its attrs"):
+        pagesim.summary(xr.Dataset())
+    with pytest.raises(TypeError, match="pmap: ds is a Dataset without layout"):
+        pagesim.pmap(xr.Dataset())
+
+
+def test_out_in_a_file_is_not_a_folder(tmp_path):
+    f = tmp_path / "plain"
+    f.write_text("x")
+    ds = pagesim.simulate("skylake", "random", working_set="1M", accesses=100)
+    with pytest.raises(FileNotFoundError, match=f"{f} is not a folder"):
+        pagesim.save(ds, f / "r.nc")

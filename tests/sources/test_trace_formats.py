@@ -390,7 +390,7 @@ def test_a_trace_changed_after_read_trace_is_refused(tmp_path):
     t = read_trace(p)
     assert int(pagesim.simulate("skylake", t)["faults"].sum()) == 10
     p.write_text("".join(f"{0x7F0000000000 + i * 4096:x}\n" for i in range(300)))  # same 2 MiB block, 30 times longer
-    os.utime(p, ns=(t.stamp[1] + 10**9, t.stamp[1] + 10**9))
+    os.utime(p, ns=(t.stamp[1], t.stamp[1]))  # even with the modification time kept (cp -p)
     with pytest.raises(TraceFormatError, match="t.hex has changed since read_trace read it .*: read it again with read_trace"):
         pagesim.simulate("skylake", t)
     assert int(pagesim.simulate("skylake", read_trace(p))["faults"].sum()) == 300
@@ -401,3 +401,14 @@ def test_a_stray_nul_in_a_text_trace_names_its_line(tmp_path):
     p.write_bytes(b"0x7f0000001000\n0x7f0000002000\n\x00\x00junk\n0x7f0000003000\n")
     with pytest.raises(UnknownTraceFormat, match=r"t.hex, line 3: a NUL byte \(binary data\) in what reads as text up to there"):
         detect_format(p)
+
+
+def test_a_nul_on_the_first_line_of_text_names_it(tmp_path):
+    p = tmp_path / "t.lackey"
+    p.write_bytes(b" L 00601000\x00,8\n L 00601040,8\n")
+    with pytest.raises(UnknownTraceFormat, match="t.lackey, line 1: a NUL byte"):
+        detect_format(p)
+    q = tmp_path / "long.lackey"
+    q.write_bytes(b" L 00\x00601000,8\n" + b" L 00601040,8\n" * 1000)
+    with pytest.raises(UnknownTraceFormat, match="long.lackey, line 1: a NUL byte"):
+        detect_format(q)

@@ -522,3 +522,11 @@ def test_only_the_x05_x2_range_can_make_a_finding_not_reproduced():
     F.measured("s", "scaling", "s", 30, -17.5, rel=0.5, unit="%")
     f = F.robust("s", "grid", 16, {2: -17.0, 8: -10.0, 16: -17.5, 32: -12.0, 128: 60.0})
     assert f.verdict == "contradicted" and "both sides" not in f.robustness[0] and "128 (60)" in f.robustness[0]
+
+
+def test_a_finding_follows_its_rows_left_when_some_are_not_reproduced():
+    F = Findings("x", "doc")
+    F.measured("r", "rows", "s", {"a": 10.0, "b": 10.0}, {"a": 20.0, "b": -5.0}, rel=0.2)
+    f = F.robust("r", "ws", 1.0, {0.5: {"a": 15, "b": -5}, 1.0: {"a": 20, "b": -5}, 2.0: {"a": 25, "b": 12}})
+    assert [r["verdict"] for r in f.rows] == ["direction", "not reproduced"] and f.verdict == "direction"
+    assert "those left outside their band (a) have the document's sign" in f.why
