@@ -20,7 +20,8 @@ AnonHugePages the program reached.
   program that starts others is measured in its first process only; a program that ends within a
   few readings may use huge pages unseen, and the report says so).
 
-Ctrl-C stops the child (its whole process group) and reports the pairs completed so far.
+Ctrl-C stops the child (its whole process group: SIGINT, then SIGKILL after 2 s, or at once on a
+second Ctrl-C) and reports the pairs completed so far.
 """
 
 from __future__ import annotations
