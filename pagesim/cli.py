@@ -27,6 +27,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 
@@ -499,8 +500,15 @@ def main(argv=None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt as e:
-        if not getattr(e, "said", False):  # pagesim notebooks says it when the signal arrives
-            print("pagesim: interrupted", file=sys.stderr)
+        # a further Ctrl-C while it says so is dropped (no traceback); the handler is put back after,
+        # as main() may run inside a process that goes on (a notebook's kernel)
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() else None
+        try:
+            if not getattr(e, "said", False):  # pagesim notebooks says it when the signal arrives
+                print("pagesim: interrupted", file=sys.stderr)
+        finally:
+            if old is not None:
+                signal.signal(signal.SIGINT, old)
         return 128 + getattr(e, "signum", signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM
 
 

@@ -404,7 +404,7 @@ def _din(p, i, le, w):
             return 3, np.uint64(0)
         j += 2
     v, k, ok = _hex(p, j, le, w)
-    if not ok or (k < le and _word(_at(p, k))):
+    if not ok or (k < le and (_word(_at(p, k)) or (_at(p, k) < SP and _at(p, k) != 9))):  # not a letter, a digit or a control byte
         return 3, np.uint64(0)
     if label >= 3:
         return 2, np.uint64(0)

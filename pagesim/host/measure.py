@@ -95,7 +95,7 @@ class Measurement:
             return "\n".join(lines + ["  no complete pair of runs" + (" (interrupted)" if self.interrupted else "")])
         good = self.good_pairs()
         if good and len(good) < len(pairs):
-            lines.append(f"  the {len(good)} pairs in which the program succeeded both times:")
+            lines.append(f"  the {len(good)} pair{'s' if len(good) > 1 else ''} in which the program succeeded both times:")
         elif not good:
             lines.append("  every pair had a failed run; its runs, failed ones included:")
         for label, thp in (("THP off", False), ("THP on ", True)):
@@ -113,7 +113,8 @@ class Measurement:
         rat = self.ratios()
         if rat:
             lines.append(
-                f"  time off / on: {statistics.median(rat):.3f} median of {len(rat)} pairs ({min(rat):.3f}..{max(rat):.3f}; above 1: THP faster)"
+                f"  time off / on: {statistics.median(rat):.3f} median of {len(rat)} pair{'s' if len(rat) > 1 else ''} "
+                f"({min(rat):.3f}..{max(rat):.3f}; above 1: THP faster)"
                 + (" (interrupted: the pairs run so far)" if self.interrupted else "")
             )
         bad = self.failed
@@ -209,7 +210,7 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
             else:
                 select.select([fd], [], [], poll)
     except BaseException:  # Ctrl-C (or anything else): the child's whole group goes too
-        _stop(pid)
+        _stop_surely(pid)
         raise
     finally:
         if fd is not None:
@@ -237,14 +238,25 @@ class _Deferred:
             self.old = None
 
 
-def _stop(pid: int) -> None:
+def _stop(pid: int, at_once: bool = False) -> None:
     """Stop the child's process group (Ctrl-C, then SIGKILL after 2 s) and reap the child. Another
     Ctrl-C meanwhile sends SIGKILL at once (a child that ignores SIGINT would otherwise be left)."""
     held = _Deferred()
     try:
-        _stop_group(pid, lambda: held.got)
+        _stop_group(pid, (lambda: True) if at_once else (lambda: held.got))
     finally:
         held.close()
+
+
+def _stop_surely(pid: int) -> None:
+    """:func:`_stop`, again with SIGKILL at once if a Ctrl-C lands before it holds Ctrl-C back."""
+    at_once = False
+    while True:
+        try:
+            _stop(pid, at_once)
+            return
+        except KeyboardInterrupt:
+            at_once = True
 
 
 def _stop_group(pid: int, hurry) -> None:

@@ -80,7 +80,8 @@ TEXT_FORMATS = TP.FORMATS  # the text formats, in the byte parser's order (its f
 FORMATS = (*TEXT_FORMATS, "champsim")
 MAX_ADDRESS = TP.MAX_ADDRESS
 _LACKEY = re.compile(r"^(I | L| S| M) ?\s*([0-9A-Fa-f]+),(\d+)\s*$")
-_DIN = re.compile(r"^\s*([0-4])\s+(?:0[xX])?([0-9A-Fa-f]+)\b")
+# the address ends at the line's end or a byte that is not a letter, a digit or a control byte (a NUL)
+_DIN = re.compile(r"^\s*([0-4])\s+(?:0[xX])?([0-9A-Fa-f]+)(?=[^\w\x00-\x08\x0b\x0c\x0e-\x1f]|$)")
 _HEX = re.compile(r"^\s*(?:0[xX])?([0-9A-Fa-f]+)\s*$")
 _PINATRACE = re.compile(r"^0[xX][0-9A-Fa-f]+: ([RW]) 0[xX]([0-9A-Fa-f]+)\s*$")
 # a record's start: "<record#> <instr#>: <tid>", or in the view tool's older layout "<record#>: T<tid>"
@@ -347,7 +348,11 @@ def detect_format(path) -> str:
         nul = head.index(b"\x00")
         before = head[:nul]
         lf = before.count(b"\n")
-        text = len(before) > 0 and all(32 <= c < 127 or c in (9, 10, 13) for c in before)  # text up to a stray NUL
+        after = head[nul:].lstrip(b"\x00")[:256]
+        after = after[: after.find(b"\x00")] if b"\x00" in after else after
+        printable = lambda b: all(32 <= c < 127 or c in (9, 10, 13) for c in b)  # noqa: E731
+        # text up to a stray NUL; or NULs first, and text lines after them (a ChampSim record is not)
+        text = printable(before) and (len(before) > 0 or (b"\n" in after and printable(after)))
         stray = UnknownTraceFormat(
             f"{path}, line {lf + 1}: a NUL byte (binary data) in what reads as text up to there: "
             "a text trace holds none; a ChampSim trace is binary from its first byte"

@@ -412,3 +412,17 @@ def test_a_nul_on_the_first_line_of_text_names_it(tmp_path):
     q.write_bytes(b" L 00\x00601000,8\n" + b" L 00601040,8\n" * 1000)
     with pytest.raises(UnknownTraceFormat, match="long.lackey, line 1: a NUL byte"):
         detect_format(q)
+    r = tmp_path / "first.lackey"
+    r.write_bytes(b"\x00 L 7ff000010,8\n L 7ff000020,8\n" * 40)
+    with pytest.raises(UnknownTraceFormat, match="first.lackey, line 1: a NUL byte"):
+        detect_format(r)
+
+
+def test_din_refuses_a_nul_inside_an_address(tmp_path):
+    p = tmp_path / "t.din"
+    p.write_bytes(b"0 7ff000010\n0 7ff\x00000030\n2 400000\n")
+    with pytest.raises(TraceFormatError, match="t.din, line 2: expected 'label address'"):
+        accesses(read_trace(p, format="din"))
+    q = tmp_path / "ok.din"
+    q.write_bytes(b"0 7ff000010 4\r\n1\t0x7ff000020\r\n2 400000\r\n")
+    assert accesses(read_trace(q, format="din")) == [(0x7FF000010, 0), (0x7FF000020, 0), (0x400000, 1)]
