@@ -114,8 +114,7 @@ class Measurement:
         if rat:
             lines.append(
                 f"  time off / on: {statistics.median(rat):.3f} median of {len(rat)} pair{'s' if len(rat) > 1 else ''} "
-                f"({min(rat):.3f}..{max(rat):.3f}; above 1: THP faster)"
-                + (" (interrupted: the pairs run so far)" if self.interrupted else "")
+                f"({min(rat):.3f}..{max(rat):.3f}; above 1: THP faster)" + (" (interrupted: the pairs run so far)" if self.interrupted else "")
             )
         bad = self.failed
         if bad:
