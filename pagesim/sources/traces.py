@@ -931,7 +931,7 @@ def read_trace(path, format: str = "auto", instructions: bool = True, progress: 
     if _cache_key(p) != stamp:
         raise TraceFormatError(f"{p} changed while it was read (its size, times or inode differ): read it again once it is complete")
     return Trace(
-        path=str(p),
+        path=str(p.absolute()),  # a later os.chdir does not lose it
         format=fmt,
         instructions=bool(instructions),
         accesses=n,

@@ -601,3 +601,11 @@ def test_a_cache_damaged_within_range_is_never_counted(tmp_path):
     with pytest.warns(UserWarning, match="checksum differs.*the trace is read again"):
         again = read_trace(p, cache=True)
     assert int(pagesim.simulate("skylake", again)["faults"].sum()) == good == 5000
+
+
+def test_a_trace_read_by_a_relative_path_survives_a_change_of_folder(tmp_path, monkeypatch):
+    (tmp_path / "rel.hex").write_text("0x1000\n0x2000\n")
+    monkeypatch.chdir(tmp_path)
+    tr = read_trace("rel.hex")
+    monkeypatch.chdir("/")
+    assert int(pagesim.simulate("skylake", tr)["accesses"].sum()) == 2 and tr.label == "trace(rel.hex, 2)"
