@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import warnings
+from pathlib import Path
 
 from ._kernels import _jit
 from .core.units import format_size
@@ -151,8 +152,10 @@ def cmd_simulate(args) -> int:
             destination(args.out, overwrite=args.force)
         except FileExistsError:
             raise ValueError(f"--out {args.out} exists: add --force to replace it") from None
-        except FileNotFoundError as e:
-            raise ValueError(f"--out {args.out}: {str(e).split(': ', 1)[1]}") from None
+        except FileNotFoundError:
+            parent = Path(args.out).parent
+            where = f"{parent} is not a folder" if parent.exists() else f"the folder {parent} does not exist"
+            raise ValueError(f"--out {args.out}: {where}") from None
     seed = _whole("--seed", args.seed, 0, SEED_MAX)
     if args.trace is not None:
         if args.param or args.working_set is not None or args.accesses is not None:
