@@ -376,9 +376,9 @@ def record_trapstat(F, ba, doc, tb):
         why="S.WORK (other cycles per access) is chosen so this run shows the document's figure",
         figures=2,
     )
-    T_ = doc[(doc.output == "-T") & (doc.run == "after") & (doc.event == "dtlb-miss")]
-    k_miss = int(T_[(T_["mode"] == "k") & (T_.page_size == "8k")]["count"].sum())
-    u_miss = int(T_[(T_["mode"] == "u") & (T_.page_size == "8k")]["count"].sum())
+    after_t = doc[(doc.output == "-T") & (doc.run == "after") & (doc.event == "dtlb-miss")]
+    k_miss = int(after_t[(after_t["mode"] == "k") & (after_t.page_size == "8k")]["count"].sum())
+    u_miss = int(doc_user_dtlb(doc).loc["8k", "after"])
     F.not_reproduced(
         "trapstat-after",
         "4M heap: TLB-miss time almost gone",
