@@ -157,6 +157,27 @@ def _term_to_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _discard(proc, fd, pipe_fds, part: Path) -> None:
+    """Stop valgrind (and the program it runs), close what is still open and remove the half-written
+    trace ``part``; done again from the start when a further Ctrl-C (or SIGTERM) lands meanwhile,
+    each step harmless to repeat."""
+    while True:
+        try:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for f in [fd, *pipe_fds]:
+                if f is not None:
+                    try:
+                        os.close(f)
+                    except OSError:
+                        pass  # closed on an earlier round
+            part.unlink(missing_ok=True)
+            return
+        except KeyboardInterrupt:
+            continue
+
+
 def recording_output(command, out=None, force: bool = False) -> tuple[list, Path]:
     """The command (a list of strings, a leading ``--`` dropped) and the trace file :func:`record`
     would write, checked as it checks them before anything runs: a TypeError or ValueError for a
@@ -208,30 +229,31 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     written = 0
     truncated = False
     t0 = time.perf_counter()
-    rfd, wfd = os.pipe()
+    proc = status = old_term = None
+    pipe_fds = []
+    publishing = False
     try:
-        proc = subprocess.Popen(
-            [vg, "--tool=lackey", "--trace-mem=yes", f"--log-fd={wfd}", *command], pass_fds=(wfd,), stdout=program_output, stderr=program_output
-        )
-    except OSError as e:
-        os.close(rfd)
+        # SIGTERM (timeout, kill) is turned into KeyboardInterrupt while recording, so the cleanup
+        # below removes the half-written .part file as it does for Ctrl-C (only the main thread may
+        # set it).
+        if threading.current_thread() is threading.main_thread():
+            old_term = signal.signal(signal.SIGTERM, _term_to_interrupt)
+        rfd, wfd = pipe_fds = list(os.pipe())
+        try:
+            proc = subprocess.Popen(
+                [vg, "--tool=lackey", "--trace-mem=yes", f"--log-fd={wfd}", *command], pass_fds=(wfd,), stdout=program_output, stderr=program_output
+            )
+        except OSError as e:
+            raise RuntimeError(f"cannot start valgrind ({vg}): {e}") from None
+        pipe_fds.remove(wfd)
         os.close(wfd)
-        os.close(fd)
-        part.unlink(missing_ok=True)
-        raise RuntimeError(f"cannot start valgrind ({vg}): {e}") from None
-    os.close(wfd)
-    status = None
-    # SIGTERM (timeout, kill) is turned into KeyboardInterrupt while recording, so the cleanup below
-    # removes the half-written .part file as it does for Ctrl-C (only the main thread may set it).
-    old_term = None
-    if threading.current_thread() is threading.main_thread():
-        old_term = signal.signal(signal.SIGTERM, _term_to_interrupt)
-    try:
         raw = open(fd, "wb")
         fd = None  # closed with raw
         os.fchmod(raw.fileno(), new_file_mode())
         sink = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) if out.suffix == ".gz" else raw
-        with raw, sink, os.fdopen(rfd, "rb", buffering=1 << 20) as pipe:
+        pipe = os.fdopen(rfd, "rb", buffering=1 << 20)
+        pipe_fds.remove(rfd)  # closed with pipe
+        with raw, sink, pipe:
             when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
             sink.write(f"==pagesim== {when}: {_valgrind_version(vg)} --tool=lackey --trace-mem=yes, command: {' '.join(command)}\n".encode())
             sink.write(
@@ -275,29 +297,22 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
             if truncated:
                 sink.write(f"==pagesim== stopped after --limit {limit} accesses\n".encode())
         status = proc.wait()
+        if written == 0:
+            raise RuntimeError(
+                f"valgrind recorded no {'data ' if data_only else ''}accesses of {' '.join(command)!r} "
+                f"(exit status {status}): is the command right? (valgrind's message is above)"
+            )
+        size = part.stat().st_size
+        publishing = True  # its errors name the file already
+        _publish(part, out, force)
     except BaseException as e:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if fd is not None:
-            os.close(fd)
-        part.unlink(missing_ok=True)
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
-            old_term = None
-        if isinstance(e, OSError):
+        _discard(proc, fd, pipe_fds, part)
+        if isinstance(e, OSError) and not publishing:
             raise OSError(e.errno, f"cannot write the trace {out} (writing {part}): {e.strerror or e}") from e
         raise
-    if old_term is not None:
-        signal.signal(signal.SIGTERM, old_term)
-    if written == 0:
-        part.unlink(missing_ok=True)
-        raise RuntimeError(
-            f"valgrind recorded no {'data ' if data_only else ''}accesses of {' '.join(command)!r} "
-            f"(exit status {status}): is the command right? (valgrind's message is above)"
-        )
-    size = part.stat().st_size
-    _publish(part, out, force)
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
     return Recording(
         path=str(out),
         command=tuple(command),

@@ -86,6 +86,33 @@ def test_terminated_recording_leaves_nothing(tmp_path):
 
 
 @needs_valgrind
+def test_second_interrupt_during_cleanup_leaves_nothing(tmp_path, monkeypatch):
+    """A second Ctrl-C a few milliseconds after the first (while valgrind was being stopped) once
+    left the .part file behind; the cleanup starts again instead. Both interrupts are raised in
+    place of the signals: the first while the trace is written, the second from the cleanup's
+    first stop of valgrind."""
+    out = tmp_path / "t.txt.gz"
+    real_kill = R.subprocess.Popen.kill
+    kills = []
+
+    def kill_once_interrupted(self):
+        kills.append(1)
+        if len(kills) == 1:
+            raise KeyboardInterrupt
+        real_kill(self)
+
+    def interrupted(vg):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(R.subprocess.Popen, "kill", kill_once_interrupted)
+    monkeypatch.setattr(R, "_valgrind_version", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        R.record([sys.executable, "-c", "import time; time.sleep(60)"], out=out, program_output=subprocess.DEVNULL)
+    assert len(kills) == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_valgrind
 def test_command_not_found_leaves_nothing(tmp_path):
     out = tmp_path / "x.txt.gz"
     with pytest.raises(RuntimeError, match="recorded no accesses of 'no-such-program-here'"):
