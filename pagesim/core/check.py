@@ -65,9 +65,11 @@ def check_bool(name: str, value) -> bool:
     return bool(value)
 
 
-def check_result(fn: str, ds, needs: tuple = ()):
+def check_result(fn: str, ds, needs: tuple = (), variables: dict | None = None):
     """``ds`` as a simulation's result (an xarray Dataset, with the attrs in ``needs``), or a
-    TypeError naming ``fn``."""
+    TypeError naming ``fn``. ``variables`` ({name: dimensions}): the data ``fn`` reads, each with
+    the dimensions it must still have; a result cut down to some of its variables, or with ``.sel``
+    / ``.isel`` of one value (which drops that dimension), is refused with a ValueError saying so."""
     import xarray as xr  # deferred: only results need it, and whoever holds one has imported it
 
     if not isinstance(ds, xr.Dataset):
@@ -75,6 +77,18 @@ def check_result(fn: str, ds, needs: tuple = ()):
     missing = [a for a in needs if a not in ds.attrs]
     if missing:
         raise TypeError(f"{fn}: ds is a Dataset without {', '.join(missing)} in its attrs: give one a simulation returned (pagesim.simulate and the like)")
+    absent = [name for name in variables or {} if name not in ds.variables]
+    if absent:
+        raise ValueError(
+            f"{fn}: ds has no {', '.join(map(repr, absent))}, which a simulation's result has (a Dataset of some of its variables?): pass the whole result"
+        )
+    for name, dims in (variables or {}).items():
+        lost = [d for d in dims if d not in ds[name].dims]
+        if lost:
+            raise ValueError(
+                f"{fn}: ds[{name!r}] has lost its dimension {lost[0]!r} (a result cut with .sel or .isel of one value): pass "
+                f"the whole result, or keep the dimension with a list, as in ds.isel({lost[0]}=[0])"
+            )
     return ds
 
 

@@ -323,7 +323,9 @@ def _check_total(total: int) -> None:
 
 def pmap(ds, title: str | None = None) -> str:
     """The ``pmap -sx`` view of a simulate() result: the backing actually given, with RSS."""
-    check_result("pmap", ds, ("layout", "machine", "workload_label"))
+    check_result("pmap", ds, ("layout", "machine", "workload_label"), {"region_pages_touched": ("region",)})
     lay = Layout.from_records(json.loads(ds.attrs["layout"]))
     rss = ds["region_pages_touched"].values
+    if len(rss) != len(lay.regions):
+        raise ValueError(f"pmap: ds has {len(rss)} of its layout's {len(lay.regions)} regions (a result cut along 'region'): pass the whole result")
     return lay.pmap(rss_pages=rss, title=title or f"{ds.attrs['machine']}: {ds.attrs['workload_label']} (simulated)")

@@ -24,7 +24,12 @@ def trapstat(ds, machine=None, sizes=None):
     event, count, pct_time (one 'all' row per page size and a 'ttl' line)."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
-    check_result("trapstat", ds, () if machine else ("machine",))
+    check_result(
+        "trapstat",
+        ds,
+        () if machine else ("machine",),
+        {"cycles": ("component",), "walks": ("side", "page_size"), "tsb_misses": ("side", "page_size")},
+    )
     m = get_machine(machine or ds.attrs["machine"])
     if m.walker.kind != "tsb":
         raise ValueError(f"trapstat needs a TSB walker (UltraSPARC); machine {m.name!r} has a {m.walker.kind} walker")

@@ -739,6 +739,28 @@ def test_a_dataset_that_is_not_a_result_is_named():
         pagesim.pmap(xr.Dataset())
 
 
+def test_a_result_cut_down_is_named():
+    """A result cut with .isel of one value, or to some of its variables, raised xarray's own error
+    (or, for summary, a KeyError) from inside summary, pmap and trapstat."""
+    ds = pagesim.simulate("skylake", "random", working_set="1M", accesses=100)
+    with pytest.raises(ValueError, match=r"summary: ds\['accesses'\] has lost its dimension 'side' \(a result cut with .sel or .isel of one value\)"):
+        pagesim.summary(ds.isel(side=0))
+    with pytest.raises(ValueError, match=r"summary: ds has no 'accesses', .*pass the whole result"):
+        pagesim.summary(ds[["walks"]])
+    with pytest.raises(ValueError, match=r"pmap: ds\['region_pages_touched'\] has lost its dimension 'region'"):
+        pagesim.pmap(ds.isel(region=0))
+    with pytest.raises(ValueError, match=r"pmap: ds has 0 of its layout's 1 regions"):
+        pagesim.pmap(ds.isel(region=slice(0, 0)))
+    # a cut that keeps the dimensions, and a transposed result, are read by label
+    assert pagesim.summary(ds.transpose()) == pagesim.summary(ds)
+    assert pagesim.summary(ds.sel(side=["data"])).splitlines()[1] == "accesses 100"
+    us = pagesim.simulate("ultrasparc-iii", "random", working_set="1M", accesses=100)
+    from pagesim.system.trapstat import trapstat
+
+    with pytest.raises(ValueError, match=r"trapstat: ds\['walks'\] has lost its dimension 'side'"):
+        trapstat(us.sel(side="data"))
+
+
 def test_out_in_a_file_is_not_a_folder(tmp_path):
     f = tmp_path / "plain"
     f.write_text("x")
