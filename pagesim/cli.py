@@ -36,7 +36,7 @@ from ._kernels import _jit
 from .core.units import format_size
 from .core.version import __version__
 from .engine import warm as W
-from .engine.export import destination, save
+from .engine.export import FolderNotWritable, destination, save
 from .engine.simulate import simulate
 from .host import measure as MEASURE
 from .host.linux import HUGE, check_region, compare_faults, thp_mode, why_not
@@ -152,6 +152,8 @@ def cmd_simulate(args) -> int:
             destination(args.out, overwrite=args.force)
         except FileExistsError:
             raise ValueError(f"--out {args.out} exists: add --force to replace it") from None
+        except FolderNotWritable as e:
+            raise ValueError(f"--out {args.out}: {e.reason}") from None
         except FileNotFoundError:
             parent = Path(args.out).parent
             where = f"{parent} is not a folder" if parent.exists() else f"the folder {parent} does not exist"

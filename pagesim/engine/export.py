@@ -24,6 +24,14 @@ FORMATS = {".nc": "netCDF (h5netcdf)", ".zarr": "zarr"}
 ENGINES = {".nc": "h5netcdf", ".zarr": "zarr"}  # the module each format needs
 
 
+class FolderNotWritable(OSError):
+    """:func:`destination`'s folder takes no new file; ``reason`` says why, without the path."""
+
+    def __init__(self, errno_, message, reason):
+        super().__init__(errno_, message)
+        self.reason = reason
+
+
 def _kind(path) -> tuple[Path, str]:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path={path!r}: give a file name ending in {' or '.join(FORMATS)}")
@@ -51,6 +59,16 @@ def destination(path, overwrite: bool = False) -> tuple[Path, str]:
     if not p.parent.is_dir():
         where = f"{p.parent} is not a folder" if p.parent.exists() else f"the folder {p.parent} does not exist"
         raise FileNotFoundError(f"path={str(path)!r}: {where}")
+    # a folder that takes no new file (no permission, a read-only file system, /proc): found by
+    # making one there, as save() will
+    probe = p.with_name(f".{p.name}.{os.getpid()}.probe")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as e:
+        raise FolderNotWritable(
+            e.errno, f"path={str(path)!r}: cannot write a file in {p.parent}: {e.strerror or e}", reason=f"cannot write a file in {p.parent}: {e.strerror or e}"
+        ) from None
+    probe.unlink(missing_ok=True)
     return p, suffix
 
 

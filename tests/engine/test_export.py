@@ -77,3 +77,16 @@ def test_the_command_line_saves_with_out(tmp_path):
     r = subprocess.run([*cmd, "--out", str(gone)], capture_output=True, text=True)
     # refused before the simulation runs: nothing printed of a result
     assert r.returncode == 2 and r.stderr.strip() == f"pagesim: error: --out {gone}: the folder {gone.parent} does not exist" and not r.stdout
+    # a folder that takes no new file (here /proc/self, which takes none for anyone): refused
+    # before the simulation runs too, where it once failed only when the result was written
+    r = subprocess.run([*cmd, "--out", "/proc/self/r.nc"], capture_output=True, text=True)
+    assert r.returncode == 2 and not r.stdout
+    assert r.stderr.strip() == "pagesim: error: --out /proc/self/r.nc: cannot write a file in /proc/self: No such file or directory"
+
+
+def test_save_refuses_a_folder_that_takes_no_file_and_leaves_nothing(tmp_path):
+    ds = pagesim.simulate("skylake", "random", working_set="1M", accesses=100)
+    with pytest.raises(E.FolderNotWritable, match=r"path='/proc/self/r.nc': cannot write a file in /proc/self"):
+        pagesim.save(ds, "/proc/self/r.nc")
+    pagesim.save(ds, tmp_path / "r.nc")
+    assert [p.name for p in tmp_path.iterdir()] == ["r.nc"]  # the probe is gone
