@@ -334,7 +334,7 @@ def cmd_measure(args) -> int:
 
     if args.record is not None:  # where the trace goes is checked before anything runs
         try:
-            recording_output(command, args.record or None, args.force)
+            recording_output(command, args.record or None, args.force, name="--record")
         except TraceExists as e:
             raise ValueError(f"{e.path} exists: give --force to replace it, or --record another file") from None
     res = MEASURE.measure(command, repeat=repeat, output=out, progress=None if args.quiet else progress)
@@ -342,7 +342,8 @@ def cmd_measure(args) -> int:
     if res.interrupted:
         raise KeyboardInterrupt
     if res.failed:
-        print(f"pagesim: error: the program failed in some runs (above){'; its trace is not recorded' if args.record is not None else ''}", file=sys.stderr)
+        some = "every run" if len(res.failed) == len(res.runs) else f"{len(res.failed)} of {len(res.runs)} runs"
+        print(f"pagesim: error: the program failed in {some} (above){'; its trace is not recorded' if args.record is not None else ''}", file=sys.stderr)
         return 1
     if args.record is not None:
         try:

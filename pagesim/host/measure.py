@@ -16,12 +16,16 @@ AnonHugePages the program reached.
   maximum. A run that fails (another exit status than 0, or a signal) is reported, its pair left
   out of the ratio, and ``pagesim measure`` exits with status 1.
 - Minor and major faults come from the child's resource usage (``wait4``); AnonHugePages from its
-  ``/proc/PID/smaps_rollup``, read every ``poll`` seconds while it runs (its own mappings: a
-  program that starts others is measured in its first process only; a program that ends within a
-  few readings may use huge pages unseen, and the report says so).
+  ``/proc/PID/smaps_rollup`` while it runs: first after ``poll`` seconds, then as often as reading
+  it takes no more than ``READ_SHARE`` (2%) of the time (each reading walks the program's page
+  tables on another core, tens of milliseconds for a GiB of 4 KiB pages; read every 20 ms, it
+  slowed such a program by half). Its own mappings only: a program that starts others is
+  measured in its first process only; a program that ends within a few readings may use huge
+  pages unseen, and the report says so.
 
 Ctrl-C stops the child (its whole process group: SIGINT, then SIGKILL after 2 s, or at once on a
-second Ctrl-C) and reports the pairs completed so far.
+second Ctrl-C) and reports the pairs completed so far; so do SIGTERM and SIGHUP (``timeout``, a
+closed terminal), which would otherwise end pagesim and leave the program running.
 """
 
 from __future__ import annotations
@@ -43,6 +47,11 @@ from .linux import thp_mode
 PR_SET_THP_DISABLE = 41  # linux/prctl.h
 PR_GET_THP_DISABLE = 42
 TUNABLE = "glibc.malloc.hugetlb=1"
+#: the most of a run's time that reading its AnonHugePages may take (each reading walks its page
+#: tables, on another core: on a machine with few cores, time taken from the program)
+READ_SHARE = 0.02
+#: runs shorter than this (seconds) are said to be too short to compare
+SHORT = 0.1
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,7 @@ class Run:
     major_faults: int
     anon_huge_peak: int  # bytes of AnonHugePages, the most seen while it ran
     returncode: int
+    readings: int = 0  # how many times AnonHugePages was read while it ran
 
 
 @dataclass
@@ -90,6 +100,7 @@ class Measurement:
     def summary(self) -> str:
         lines = [f"pagesim measure: {' '.join(map(str, self.command))}"]
         lines.append(f"  THP mode here: {self.thp_mode or 'none (not Linux, or no THP)'}; off = prctl(PR_SET_THP_DISABLE), on = GLIBC_TUNABLES={TUNABLE}")
+        lines.append(f"  AnonHugePages: the program's first process only (not what it starts), read while it runs, at most {READ_SHARE:.0%} of its time")
         pairs = self.pairs()
         if not pairs:
             return "\n".join(lines + ["  no complete pair of runs" + (" (interrupted)" if self.interrupted else "")])
@@ -103,14 +114,24 @@ class Measurement:
             t = [r.seconds for r in rs]
             faults = statistics.median([r.minor_faults for r in rs])
             huge = max(r.anon_huge_peak for r in rs)
+            reads = min(r.readings for r in rs)
             if huge:
                 seen = f"AnonHugePages up to {format_size(huge)}"
-            elif statistics.median(t) < 5 * self.poll:
-                seen = f"AnonHugePages not seen (it is read every {self.poll:g} s while the program runs, and it ran {statistics.median(t):.3f} s)"
+            elif reads < 3:
+                seen = (
+                    f"AnonHugePages not seen (read {reads} time{'' if reads == 1 else 's'} in a run: first after {self.poll:g} s, then "
+                    f"no more than {READ_SHARE:.0%} of the time; it ran {statistics.median(t):.3f} s)"
+                )
             else:
                 seen = "AnonHugePages up to 0"
             lines.append(f"  {label}: {statistics.median(t):.3f} s median ({min(t):.3f}..{max(t):.3f}), minor faults {faults:,.0f}, {seen}")
         rat = self.ratios()
+        short = statistics.median(r.seconds for p in (good or pairs) for r in p)
+        if short < SHORT:
+            lines.append(
+                f"  the runs are short ({short:.3f} s median, under {SHORT:g} s): starting the program and this machine's noise weigh "
+                "in the ratio as much as its memory; time a longer run"
+            )
         if rat:
             lines.append(
                 f"  time off / on: {statistics.median(rat):.3f} median of {len(rat)} pair{'s' if len(rat) > 1 else ''} "
@@ -190,7 +211,7 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
     except BaseException:
         held.close()
         raise
-    peak = 0
+    peak = readings = 0
     fd = None
     try:
         held.close()
@@ -199,15 +220,25 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
         # a pidfd turns readable when the child ends: the wait between readings of AnonHugePages ends
         # then, so the time is the program's to well under a millisecond, not to the next reading
         fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+        due = time.perf_counter() + poll
         while True:
             done, status, ru = os.wait4(pid, os.WNOHANG)
             if done:
                 break
-            peak = max(peak, _anon_huge(pid))
+            now = time.perf_counter()
+            if now >= due:
+                # reading smaps_rollup walks the program's page tables (tens of milliseconds for a GiB
+                # of 4 KiB pages) on another core: the next reading waits long enough that reading
+                # takes at most READ_SHARE of the time
+                peak = max(peak, _anon_huge(pid))
+                readings += 1
+                took = time.perf_counter() - now
+                due = now + max(poll, took / READ_SHARE)
+            wait = max(0.0, due - time.perf_counter())
             if fd is None:
-                time.sleep(poll)
+                time.sleep(min(wait, poll))
             else:
-                select.select([fd], [], [], poll)
+                select.select([fd], [], [], wait)
     except BaseException:  # Ctrl-C (or anything else): the child's whole group goes too
         _stop_surely(pid)
         raise
@@ -215,26 +246,39 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
         if fd is not None:
             os.close(fd)
     seconds = time.perf_counter() - t0
-    return Run(thp, seconds, ru.ru_minflt, ru.ru_majflt, peak, os.waitstatus_to_exitcode(status))
+    return Run(thp, seconds, ru.ru_minflt, ru.ru_majflt, peak, os.waitstatus_to_exitcode(status), readings)
 
 
 class _Deferred:
-    """While open, Ctrl-C (SIGINT) is noted in ``got`` instead of raising KeyboardInterrupt; in the
-    main thread only (the only one Python raises it in), elsewhere it does nothing."""
+    """While open, Ctrl-C (SIGINT), and SIGTERM and SIGHUP where :func:`measure` turns them into
+    Ctrl-C, are noted in ``got`` instead of raising KeyboardInterrupt; in the main thread only (the
+    only one Python raises it in), elsewhere it does nothing."""
 
     def __init__(self):
         self.got = False
-        self.old = None
-        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            self.old = signal.signal(signal.SIGINT, self._note)
+        self.old = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, *ENDING):
+                h = signal.getsignal(sig)
+                if h is _ended or (sig == signal.SIGINT and h is not signal.SIG_IGN):
+                    self.old[sig] = signal.signal(sig, self._note)
 
     def _note(self, signum, frame) -> None:
         self.got = True
 
     def close(self) -> None:
-        if self.old is not None:
-            signal.signal(signal.SIGINT, self.old)
-            self.old = None
+        for sig, h in self.old.items():
+            signal.signal(sig, h)
+        self.old = {}
+
+
+#: signals that would end pagesim and leave the running program behind: while :func:`measure`
+#: runs they stop the program as Ctrl-C does
+ENDING = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _ended(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _stop(pid: int, at_once: bool = False) -> None:
@@ -297,9 +341,14 @@ def measure(command: list, repeat: int = 3, poll: float = 0.02, output=subproces
     stops the running child and returns what ran, with ``interrupted`` set."""
     if not sys.platform.startswith("linux"):
         raise OSError(f"pagesim measure needs Linux (prctl and /proc); this is {sys.platform}")
-    if not command:
+    if not command or not command[0]:
         raise ValueError("give the program to run after --: pagesim measure -- CMD [ARG ...]")
     res = Measurement(list(command), thp_mode=thp_mode(), poll=poll)
+    before = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in ENDING:  # only where the signal would end pagesim (its default action)
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                before[sig] = signal.signal(sig, _ended)
     try:
         for i in range(repeat):
             for thp in (False, True):
@@ -309,4 +358,7 @@ def measure(command: list, repeat: int = 3, poll: float = 0.02, output=subproces
                     progress(i, r)
     except KeyboardInterrupt:
         res.interrupted = True
+    finally:
+        for sig, h in before.items():
+            signal.signal(sig, h)
     return res

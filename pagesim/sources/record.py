@@ -178,10 +178,11 @@ def _discard(proc, fd, pipe_fds, part: Path) -> None:
             continue
 
 
-def recording_output(command, out=None, force: bool = False) -> tuple[list, Path]:
+def recording_output(command, out=None, force: bool = False, name: str = "out") -> tuple[list, Path]:
     """The command (a list of strings, a leading ``--`` dropped) and the trace file :func:`record`
     would write, checked as it checks them before anything runs: a TypeError or ValueError for a
-    command or a file it cannot take, :class:`TraceExists` for a file that exists without ``force``."""
+    command or a file it cannot take, :class:`TraceExists` for a file that exists without ``force``.
+    ``name``: what the errors call ``out`` (a command-line option such as ``--record``)."""
     if isinstance(command, (str, bytes)) or not hasattr(command, "__iter__"):
         raise TypeError(f"command must be a list of strings such as ['ls', '-l'], got {command!r}")
     command = [str(c) for c in command]
@@ -190,11 +191,12 @@ def recording_output(command, out=None, force: bool = False) -> tuple[list, Path
     if not command or not command[0]:
         raise ValueError("command is empty: name the program to trace, e.g. pagesim trace record -- ls -l")
     out = Path(out if out is not None else default_output(command))
+    said = f"{name} {out}" if name.startswith("-") else f"{name}={str(out)!r}"
     if out.is_dir() and not out.is_symlink():
-        raise ValueError(f"out={str(out)!r} is a folder: give a file name such as {out / default_output(command)}")
+        raise ValueError(f"{said} is a folder: give a file name such as {out / default_output(command)}")
     _refuse_unless_regular(out)
     if not out.parent.is_dir():
-        raise ValueError(f"out={str(out)!r}: the folder {str(out.parent)!r} does not exist")
+        raise ValueError(f"{said}: the folder {str(out.parent)!r} does not exist")
     if not force and out.exists():
         raise TraceExists(out)
     return command, out

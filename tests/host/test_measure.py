@@ -101,7 +101,7 @@ def test_a_failing_program_gives_no_ratio_and_fails(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--quiet", "--repeat", "2", "--", "sh", "-c", "exit 3"], capture_output=True, text=True)
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert "failed (exit status 3" in r.stdout and "in 4 of 4 runs: no pair ran without a failure, so no ratio" in r.stdout
-    assert "time off / on" not in r.stdout and "the program failed in some runs" in r.stderr
+    assert "time off / on" not in r.stdout and "the program failed in every run (above)" in r.stderr
 
 
 def test_an_existing_trace_file_is_refused_before_anything_runs(tmp_path):
@@ -176,3 +176,60 @@ def test_a_second_ctrl_c_still_stops_a_program_that_ignores_the_first(tmp_path):
     assert p.returncode == 130
     time.sleep(0.5)
     assert not _running(marker), "the program outlived pagesim"
+
+
+def test_reading_anon_huge_pages_takes_little_of_the_run(monkeypatch):
+    """Each reading of smaps_rollup walks the program's page tables on another core (tens of
+    milliseconds for a GiB of 4 KiB pages); read every 20 ms, it took a core from the program it
+    timed and slowed it by half. Here a reading is made to take 50 ms: over a 1.5 s run the
+    readings are spaced so that they take at most READ_SHARE of it (the count, not the time, is
+    checked)."""
+    calls = []
+
+    def slow(pid):
+        calls.append(pid)
+        time.sleep(0.05)
+        return 0
+
+    monkeypatch.setattr(M, "_anon_huge", slow)
+    r = M.run_once(["sleep", "1.5"], True)
+    assert r.returncode == 0 and r.readings == len(calls)
+    assert 1 <= len(calls) <= 2, len(calls)  # the first after 20 ms, the next 2.5 s later at the soonest
+
+
+def test_short_runs_and_unseen_huge_pages_are_said():
+    runs = [M.Run(thp, 0.004, 60, 0, 0, 0, 0) for thp in (False, True, False, True)]
+    text = M.Measurement(["true"], runs=runs, thp_mode="madvise").summary()
+    assert "the runs are short (0.004 s median, under 0.1 s)" in text
+    assert "AnonHugePages not seen (read 0 times in a run" in text
+    assert "AnonHugePages: the program's first process only (not what it starts)" in text
+    long = [M.Run(thp, 2.0, 60, 0, 0, 0, 40) for thp in (False, True)]
+    text = M.Measurement(["x"], runs=long, thp_mode="madvise").summary()
+    assert "the runs are short" not in text and text.count("AnonHugePages up to 0") == 2
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_the_program_too(sig):
+    """``timeout`` (SIGTERM) or a closed terminal (SIGHUP) ended pagesim and left the program
+    running, in a process group of its own; they stop it as Ctrl-C does."""
+    marker = f"27.18{int(sig)}"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pagesim", "measure", "--repeat", "5", "--", "sleep", marker], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    deadline = time.time() + 30
+    while time.time() < deadline and not _running(marker):
+        time.sleep(0.1)
+    assert _running(marker), "the program never started"
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 130 and "no complete pair of runs (interrupted)" in out, (out, err)
+    time.sleep(0.5)
+    assert not _running(marker), "the program outlived pagesim"
+
+
+def test_an_empty_program_name_and_a_bad_record_folder_are_named():
+    r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--", ""], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip() == "pagesim: error: give the program to run after --: pagesim measure -- CMD [ARG ...]"
+    r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--record", "/no-such-folder/t.gz", "--", "true"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip() == "pagesim: error: --record /no-such-folder/t.gz: the folder '/no-such-folder' does not exist"
