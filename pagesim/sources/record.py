@@ -17,8 +17,11 @@ folder) is refused, with or without ``--force``.
 
 ``data_only`` drops instruction fetches (``I`` lines), about three quarters of a lackey trace;
 ``limit`` stops the program after that many accesses (the trace is then the run's first ``limit``
-accesses, and says so). Only the process valgrind starts is traced (valgrind's default
-``--trace-children=no``): a shell script's children are not.
+accesses, and says so). Only the process valgrind starts is traced: not the programs it runs
+(valgrind's default ``--trace-children=no``: a shell script's children are not), and not the
+processes it forks (``--child-silent-after-fork=yes``: a forked child, still under valgrind, would
+write its accesses into the same trace, interleaved). The recording ends when that process does,
+even if a child it forked runs on.
 
 lackey runs the program on valgrind's JIT, perhaps 50-100 times slower than natively, and a
 compressed trace takes about 0.6-2.5 bytes per access (instruction fetches compress best, random
@@ -27,10 +30,13 @@ data addresses worst).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import errno
+import fcntl
 import gzip
 import os
+import select
 import shutil
 import signal
 import stat
@@ -157,6 +163,41 @@ def _term_to_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+#: valgrind's options for a trace of the process it starts, its forked children silent
+LACKEY = ("--tool=lackey", "--trace-mem=yes", "--child-silent-after-fork=yes")
+
+
+def _next_block(pipe, proc) -> bytes:
+    """The next bytes valgrind wrote to ``pipe``; b"" once it is over: at the pipe's end, or when
+    valgrind has ended and the pipe holds nothing more (a child the program forked, silent, may
+    keep the pipe open long after)."""
+    while True:
+        if select.select([pipe], [], [], 0.2)[0]:
+            return pipe.read(1 << 20)
+        if proc.poll() is not None and not select.select([pipe], [], [], 0)[0]:
+            return b""
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (its children, theirs, ...), from /proc (empty elsewhere)."""
+    parent = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    stat_ = f.read()
+            except OSError:
+                continue
+            parent[int(entry)] = int(stat_[stat_.rindex(b")") + 2 :].split()[1])  # after "pid (comm) state"
+    below, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        below += kids
+        todo += kids
+    return below
+
+
 def _discard(proc, fd, pipe_fds, part: Path) -> None:
     """Stop valgrind (and the program it runs), close what is still open and remove the half-written
     trace ``part``; done again from the start when a further Ctrl-C (or SIGTERM) lands meanwhile,
@@ -164,6 +205,9 @@ def _discard(proc, fd, pipe_fds, part: Path) -> None:
     while True:
         try:
             if proc is not None and proc.poll() is None:
+                for pid in _descendants(proc.pid):  # what the program forked, still under valgrind
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
                 proc.kill()
                 proc.wait()
             for f in [fd, *pipe_fds]:
@@ -242,9 +286,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
             old_term = signal.signal(signal.SIGTERM, _term_to_interrupt)
         rfd, wfd = pipe_fds = list(os.pipe())
         try:
-            proc = subprocess.Popen(
-                [vg, "--tool=lackey", "--trace-mem=yes", f"--log-fd={wfd}", *command], pass_fds=(wfd,), stdout=program_output, stderr=program_output
-            )
+            proc = subprocess.Popen([vg, *LACKEY, f"--log-fd={wfd}", *command], pass_fds=(wfd,), stdout=program_output, stderr=program_output)
         except OSError as e:
             raise RuntimeError(f"cannot start valgrind ({vg}): {e}") from None
         pipe_fds.remove(wfd)
@@ -253,11 +295,13 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         fd = None  # closed with raw
         os.fchmod(raw.fileno(), new_file_mode())
         sink = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) if out.suffix == ".gz" else raw
-        pipe = os.fdopen(rfd, "rb", buffering=1 << 20)
+        with contextlib.suppress(OSError):  # a larger pipe: fewer, larger reads (Linux)
+            fcntl.fcntl(rfd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        pipe = os.fdopen(rfd, "rb", buffering=0)
         pipe_fds.remove(rfd)  # closed with pipe
         with raw, sink, pipe:
             when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-            sink.write(f"==pagesim== {when}: {_valgrind_version(vg)} --tool=lackey --trace-mem=yes, command: {' '.join(command)}\n".encode())
+            sink.write(f"==pagesim== {when}: {_valgrind_version(vg)} {' '.join(LACKEY)}, command: {' '.join(command)}\n".encode())
             sink.write(
                 (
                     "==pagesim== data accesses only: instruction fetches dropped\n"
@@ -270,7 +314,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
                 keep.discard(b"I ")
             rest = b""
             while not truncated:
-                block = pipe.read(1 << 20)
+                block = _next_block(pipe, proc)
                 data = rest + block if block else rest + (b"\n" if rest else b"")
                 cut = data.rfind(b"\n") + 1
                 rest = data[cut:]

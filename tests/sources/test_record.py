@@ -343,3 +343,65 @@ def test_a_program_killed_by_a_signal_is_said_so():
     r = Recording(exit_status=-11, **kw)
     assert str(r).endswith("; the program was killed by SIGSEGV")
     assert str(dataclasses.replace(r, exit_status=3)).endswith("; the program exited with status 3")
+
+
+def _alive(marker: str) -> list[int]:
+    """The processes with ``marker`` among their arguments."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@needs_valgrind
+def test_a_forked_child_neither_writes_to_the_trace_nor_holds_the_recording(tmp_path):
+    """A child the program forks runs on under valgrind (here until it execs sleep): it wrote its
+    accesses into the same trace, and it and what it runs kept the pipe open, so the recording
+    waited for them to end."""
+    marker = "600.3141"  # a sleep no one else runs, which outlives the program by far
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "pagesim", "trace", "record", "-o", str(tmp_path / "t.txt.gz"), "--quiet-program", "--", "sh", "-c", f"sleep {marker} &"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        with gzip.open(tmp_path / "t.txt.gz", "rt") as f:
+            assert "--child-silent-after-fork=yes" in f.readline()
+    finally:
+        for pid in _alive(marker):
+            os.kill(pid, 9)
+
+
+@needs_valgrind
+def test_ctrl_c_stops_what_the_program_forked(tmp_path):
+    """Ctrl-C stopped valgrind but left the processes the program had forked (still valgrind)."""
+    import signal
+    import time
+
+    marker = "601.2718"  # a sleep no one else runs
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pagesim", "trace", "record", "-o", str(tmp_path / "t.gz"), "--quiet-program", "--", "sh", "-c", f"sleep {marker} & sleep 602"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.time() + 120
+        while len(_alive(marker)) < 3 and time.time() < deadline:  # pagesim, the program and its child
+            time.sleep(0.2)
+        assert len(_alive(marker)) >= 3, "the program never forked"
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=60)
+        assert p.returncode != 0
+        time.sleep(0.5)
+        assert _alive(marker) == [] and list(tmp_path.iterdir()) == []
+    finally:
+        for pid in _alive(marker):
+            os.kill(pid, 9)
