@@ -19,7 +19,7 @@ AnonHugePages the program reached.
   ``/proc/PID/smaps_rollup`` while it runs: first after ``poll`` seconds, then as often as reading
   it takes no more than ``READ_SHARE`` (2%) of the time (each reading walks the program's page
   tables on another core, tens of milliseconds for a GiB of 4 KiB pages; read every 20 ms, it
-  slowed such a program by half). Its own mappings only: a program that starts others is
+  slowed such a program markedly). Its own mappings only: a program that starts others is
   measured in its first process only; a program that ends within a few readings may use huge
   pages unseen, and the report says so.
 

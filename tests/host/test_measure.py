@@ -181,7 +181,7 @@ def test_a_second_ctrl_c_still_stops_a_program_that_ignores_the_first(tmp_path):
 def test_reading_anon_huge_pages_takes_little_of_the_run(monkeypatch):
     """Each reading of smaps_rollup walks the program's page tables on another core (tens of
     milliseconds for a GiB of 4 KiB pages); read every 20 ms, it took a core from the program it
-    timed and slowed it by half. Here a reading is made to take 50 ms: over a 1.5 s run the
+    timed and slowed it markedly. Here a reading is made to take 50 ms: over a 1.5 s run the
     readings are spaced so that they take at most READ_SHARE of it (the count, not the time, is
     checked)."""
     calls = []
