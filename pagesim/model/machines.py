@@ -323,6 +323,12 @@ def guest_ram_bytes(value, walker: "Walker", least: int, why: str, name: str = "
     return ram
 
 
+def check_host_walker(walker) -> None:
+    """A host's table is radix: anything else (another kind of Walker, a dict, a name) is refused."""
+    if not isinstance(walker, Walker) or walker.kind != "radix":
+        raise ValueError(f"host walker must be a radix Walker (the host's table over guest-physical addresses), got {walker!r}")
+
+
 @dataclass(frozen=True)
 class Host:
     """The hypervisor's side of a virtualised machine: nested (two-dimensional) paging.
@@ -364,8 +370,7 @@ class Host:
     regions: tuple = ()
 
     def __post_init__(self):
-        if not isinstance(self.walker, Walker) or self.walker.kind != "radix":
-            raise ValueError(f"host walker must be a radix Walker (the host's table over guest-physical addresses), got {self.walker!r}")
+        check_host_walker(self.walker)
         object.__setattr__(self, "page_size", parse_page_size(self.page_size, "host page_size"))
         try:  # the host table must have the page as a leaf
             self.walker.leaf_refs(self.page_size)
@@ -765,6 +770,7 @@ class Machine:
         if host_walker is None:
             lru = tuple(dataclasses.replace(p, replacement="lru") for p in self.walker.pwc)  # the host's caches: LRU
             host_walker = Walker("radix", level_bits=self.walker.level_bits, base_shift=self.walker.base_shift, pwc=lru)
+        check_host_walker(host_walker)  # before the reach checks below, which read a radix table's levels
         host_regions = host_region_triples(host_regions)  # once: an iterator given is read here, not again by Host
         for *_, q in host_regions:
             try:

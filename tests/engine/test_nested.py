@@ -278,6 +278,10 @@ def test_virtualised_errors_name_the_problem():
         pagesim.machine("skylake").virtualised("4K", nested_tlb=10)
     with pytest.raises(ValueError, match="is virtualised already"):
         pagesim.machine("skylake").virtualised("4K").virtualised("4K")
+    # a host walker of another kind gets the error a dict or a name gets, not a reach error
+    for walker in (Walker("hashed", hpt_ptegs=1024), Walker("tsb", tsb_entries=512), {"kind": "radix"}, "radix"):
+        with pytest.raises(ValueError, match=r"host walker must be a radix Walker \(the host's table over guest-physical addresses\), got"):
+            pagesim.machine("skylake").virtualised("4K", host_walker=walker)
     with pytest.raises(ValueError, match="timing model does not replay nested walks"):
         from pagesim.engine.timing import simulate_timed
 
