@@ -845,9 +845,8 @@ class Machine:
         for s in sorted(self.structures, key=lambda s: (s.level, s.side, s.name)):
             mark = " [programmable]" if s.programmable else ""
             ent = f"{s.entries} entries, {s.organisation()}"
-            if s.max_entry:
-                ent += f", entries cover at most {format_size(s.max_entry)}"
-            lines.append(f"  L{s.level} {s.side:<7} {s.name:<18} {ent:<36} {'/'.join(map(format_size, s.sizes))}{mark}, +{s.latency} cycles")
+            cover = f" (an entry covers at most {format_size(s.max_entry)})" if s.max_entry else ""
+            lines.append(f"  L{s.level} {s.side:<7} {s.name:<18} {ent:<36} {'/'.join(map(format_size, s.sizes))}{cover}{mark}, +{s.latency} cycles")
             if sources:
                 lines.append(f"      source: {s.source}")
                 if s.assumed:

@@ -183,6 +183,18 @@ def test_describe_names_each_structures_replacement():
     assert "PDE cache 32 entries (8-way LRU)" in text
 
 
+def test_describe_gives_an_entrys_largest_cover_after_the_page_sizes():
+    """A structure whose entries cover less than its largest page (a virtualised machine's, N1's L1
+    DTLB) reads: its page sizes, then how much an entry covers, each once."""
+    line = next(x for x in pagesim.machine("skylake").virtualised("4K").describe().splitlines() if "L1 DTLB 4K" in x)
+    assert line.endswith("4K/2M/1G (an entry covers at most 4K), +0 cycles"), line
+    assert "at most 4K 4K" not in line
+    line = next(x for x in pagesim.machine("neoverse-n1").describe().splitlines() if "L1 DTLB" in x)
+    assert "4K/2M/1G (an entry covers at most 512M)" in line, line
+    line = next(x for x in pagesim.machine("skylake").describe().splitlines() if "STLB " in x)
+    assert "covers" not in line and "4K/2M, +9 cycles" in line, line
+
+
 def test_walkers_come_from_the_references_or_are_labelled():
     # datasets/architecture/NOTES.md §1.1, Walk concurrency: Skylake 2, Golden Cove 4, Zen 3 6 (Zen 4
     # unsourced: 6 as Zen 3, an assumption); §2.4: POWER8 up to 4
