@@ -33,11 +33,13 @@ from ..core.check import check_int
 from ..core.progress import bar as progress_bar
 from ..core.units import format_size, parse_page_size
 from ..engine.simulate import simulate
+from ..engine.stages import resolve_programmable
 from ..engine.sweep import sweep
 from ..host import here
 from ..host import measure as M
 from ..host.linux import why_not_both
 from ..host.probe import hypervisor, memory_limit
+from ..model.layout import Layout
 from ..model.machines import Structure, machine, machines
 from ..sources.datasets import data_root
 from ..sources.record import count_lines, record, why_not
@@ -249,7 +251,10 @@ def lru_machine(entries: int, page_size="4K", like: str = "skylake"):
 # ------------------------------------------------------------------------------ every preset
 def sweep_presets(s: Sample, names=None, progress: bool = False):
     """Every preset x each of its page sizes: one :func:`pagesim.sweep` per preset over its page
-    sizes, on the sample's addresses. A tidy DataFrame, one row per (machine, page size)."""
+    sizes, on the sample's addresses. A tidy DataFrame, one row per (machine, page size). ``reach``
+    is the data reach the simulation had: a programmable TLB (UltraSPARC III Cu's T512_1) counts
+    where the simulation programmed it (8 or more pages of one of its sizes mapped), and
+    ``programmed`` names it."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
     fp = footprint(s, all_page_sizes(names)).set_index("page_size")
@@ -267,7 +272,12 @@ def sweep_presets(s: Sample, names=None, progress: bool = False):
         acc = ds["accesses"].sum(["side", "mapped_page_size"])
         touched = ds["pages_touched"].sum("mapped_page_size")
         for p in m.page_sizes:
-            reach = m.reach(p, "data")
+            # the reach the simulation had: a programmable TLB (UltraSPARC III Cu's T512_1) programmed as
+            # the simulation programs it for this layout (pagesim.engine.stages.resolve_programmable)
+            used, programmed = m, {}
+            if any(st.programmable for st in m.structures):
+                used, programmed = resolve_programmable(m, Layout.covering_addresses(s.addresses, p))
+            reach = used.reach(p, "data")
             n_acc = int(acc.sel(page_size=p))
             rows.append(
                 {
@@ -283,6 +293,7 @@ def sweep_presets(s: Sample, names=None, progress: bool = False):
                     "translation cycles per access": float(trans.sel(page_size=p)) / n_acc,
                     "pages touched": int(touched.sel(page_size=p)),
                     "reach": reach,
+                    "programmed": ", ".join(programmed),
                     "data footprint": int(fp.loc[p, "data footprint"]),
                     "mapped": int(fp.loc[p, "mapped"]),
                     "covers": reach >= int(fp.loc[p, "data footprint"]),
@@ -328,6 +339,12 @@ def _fmt_w(x: float) -> str:
     return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
 
 
+def _programmed(row) -> str:
+    """' (T512_1 programmed to 4M)' where a row's reach counts a programmable TLB the simulation programmed."""
+    names = row.get("programmed", "")
+    return f" ({names} programmed to {row['page']})" if isinstance(names, str) and names else ""
+
+
 def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
     """Per preset, the page size to use and why (the rule is in this module's docstring); and one
     sentence over every preset in ``table`` (a :func:`sweep_presets` result)."""
@@ -346,7 +363,7 @@ def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
         bloated = g[(g["page_size"] > b["page_size"]) & (g["mapped"] > max_bloat * b["mapped"])]
         if r["page_size"] == b["page_size"]:
             if b["covers"]:
-                why = f"the data footprint {human(b['data footprint'])} fits the {b['page']} reach {human(b['reach'])}"
+                why = f"the data footprint {human(b['data footprint'])} fits the {b['page']} reach {human(b['reach'])}{_programmed(b)}"
             elif len(cand) == 1 and len(bloated):
                 why = (
                     f"every larger page would map more than {max_bloat:g}x the memory touched "
@@ -358,7 +375,7 @@ def recommend(table, max_bloat: float = MAX_BLOAT) -> Recommendation:
         else:
             why = (
                 f"walks per 1,000 accesses {_fmt_w(b['walks per 1000'])} -> {_fmt_w(r['walks per 1000'])}; {r['page']} reach "
-                f"{human(r['reach'])} {'covers' if r['covers'] else 'does not cover'} the data footprint "
+                f"{human(r['reach'])}{_programmed(r)} {'covers' if r['covers'] else 'does not cover'} the data footprint "
                 f"{human(r['data footprint'])}; maps {human(r['mapped'])} "
                 f"({r['mapped'] / b['mapped']:.2g}x base pages)"
             )

@@ -82,6 +82,25 @@ def test_footprint_matches_simulator(gups):
     assert fp.loc["4K", "mapped vs 4K"] == 1.0 and fp.loc["2M", "mapped vs 4K"] > 1
 
 
+def test_reach_is_the_one_the_simulation_used(gups):
+    """UltraSPARC III Cu's T512_1 holds nothing until programmed; the simulation programs it to a large
+    page once 8 or more are mapped (Solaris's rule), so the table's reach, covers and the reason are
+    those of the programmed TLB (2 GiB with 4M pages), not the unprogrammed 64 MiB."""
+    m = pagesim.machine("ultrasparc-iii-cu")
+    t = Y.sweep_presets(gups, ["ultrasparc-iii-cu"]).set_index("page")
+    assert m.reach("4M") == 64 << 20 and m.reach("4M", programmed=True) == 2 << 30
+    assert t.loc["4M", "reach"] == 2 << 30 and t.loc["4M", "programmed"] == "dTLB T512_1"
+    assert bool(t.loc["4M", "covers"]) == (t.loc["4M", "data footprint"] <= 2 << 30)
+    assert t.loc["8K", "reach"] == m.reach("8K") and t.loc["8K", "programmed"] == ""  # 8K pages only: T512_1 is left unused
+    # the simulation programmed it: T512_1 answers lookups with 4M pages and none with 8K
+    ds = pagesim.sweep({"page_size": ["8K", "4M"]}, machine=m, addresses=gups.addresses, kinds=gups.kinds, specialize=False, progress=False)
+    hits = ds["hits"].sel(structure="dTLB T512_1").sum("mapped_page_size")
+    assert int(hits.sel(page_size=4 << 20)) > 0 and int(hits.sel(page_size=8 << 10)) == 0
+    # the whole trace: 4M pages recommended, for the reach they had
+    r = Y.recommend(Y.sweep_presets(Y.load("gups"), ["ultrasparc-iii-cu"])).per_machine.set_index("machine").loc["ultrasparc-iii-cu", "reason"]
+    assert "4M reach 2 GiB (dTLB T512_1 programmed to 4M) covers the data footprint 276 MiB" in r, r
+
+
 def _table(rows):
     cols = ["machine", "page", "page_size", "base", "accesses", "walks", "walks per 1000", "translation share", "reach", "data footprint", "mapped", "covers"]
     df = pd.DataFrame(rows, columns=cols)
