@@ -47,7 +47,7 @@ from ..engine.stages import PROGRAM_THRESHOLD, resolve_programmable
 from ..model.layout import Layout
 from ..model.machines import machine as get_machine
 from ..sources.workloads import Addresses
-from .explain import RADIX_NAMES, translate
+from .explain import radix_names, translate
 
 # Okabe & Ito's palette, distinguishable with the common colour-vision deficiencies (black left out)
 PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
@@ -198,8 +198,7 @@ def _fields(m, a: int, p: int) -> list[dict]:
             f.append({"name": name, "hi": hi, "lo": lo, "value": (a >> lo) & ((1 << (hi - lo + 1)) - 1), "role": role})
 
     if w.kind == "radix":
-        n = len(w.level_bits)
-        names = RADIX_NAMES.get(n, [f"level {i}" for i in range(n)])
+        names = radix_names(m)
         top = w.base_shift + sum(w.level_bits)
         add("unused (copies of the top bit)", va - 1, top, "unused")
         for lvl in range(w.leaf_refs(p)):
@@ -242,7 +241,7 @@ def walk_steps(machine, address, page=None, previous=(), seed: int = 0) -> dict:
     steps = []
     walked = r["walked"]
     if w.kind == "radix":
-        names = RADIX_NAMES.get(len(w.level_bits), [f"level {i}" for i in range(len(w.level_bits))])
+        names = radix_names(m)
         leaf = w.leaf_refs(p) - 1
         best = max([c["skip"] for c in r["pwc"] if c["result"] == "hit"], default=0)
         by_skip = {c["skip"]: c["cache"] for c in r["pwc"] if c["result"] == "hit"}

@@ -3,7 +3,8 @@
 ``translate(machine, address, page_size)`` returns a pandas DataFrame, a row per step: the page
 number and offset; the set and tag each TLB structure of the chain looks at; then the walk: the
 index at each radix level, numbered from 1 at the root like the walk's references (which levels a
-page-walk cache can skip), the hashed-page-table groups
+page-walk cache can skip) and named as its architecture names it (:func:`radix_names`: PML4 to PT on
+x86-64, the Arm ARM's level 0 to level 3 tables on Arm), the hashed-page-table groups
 POWER probes, the TSB slot SPARC probes, or the entry Itanium's short-format VHPT walker reads (a
 linear table of 8-byte entries per region; the hashed VHPT is the long format, which pagesim does
 not model: datasets/architecture/NOTES.md §1.5). The numbers are those the kernel computes.
@@ -24,7 +25,20 @@ from ..core.check import check_choice
 from ..core.units import format_size, log2, parse_address
 from ..model.machines import machine as get_machine
 
-RADIX_NAMES = {4: ["PGD (PML4)", "PUD (PDPT)", "PMD (PD)", "PTE (PT)"], 5: ["PML5", "PML4", "PDPT", "PD", "PT"]}
+X86_NAMES = {4: ["PML4", "PDPT", "PD", "PT"], 5: ["PML5", "PML4", "PDPT", "PD", "PT"]}  # the Intel SDM's and AMD's names
+ARM_VENDORS = ("Arm", "Apple")  # presets whose tables are Armv8's
+
+
+def radix_names(m, walker=None) -> list[str]:
+    """The names of the levels of machine ``m``'s radix table (or of ``walker``'s, a table of the same
+    architecture: a virtualised machine's host table), root first. An Arm or Apple machine's are the
+    Arm ARM's lookup levels, numbered so that the leaf is level 3 (4 levels: level 0 to level 3; a
+    3-level table starts at level 1); another machine's 4 or 5 levels are x86-64's (PML4, PDPT, PD,
+    PT; PML5 above them); any other table's are level 1, 2, ... from the root."""
+    n = len((walker or m.walker).level_bits)
+    if m.vendor in ARM_VENDORS:
+        return [f"level {3 - n + 1 + i} table" for i in range(n)]
+    return list(X86_NAMES.get(n, [f"level {i}" for i in range(1, n + 1)]))
 
 
 class Translation(pd.DataFrame):
@@ -80,8 +94,7 @@ def translate(machine, address, page_size=None, side: str = "data") -> Translati
         )
     w = m.walker
     if w.kind == "radix":
-        n = len(w.level_bits)
-        names = RADIX_NAMES.get(n, [f"level {i}" for i in range(1, n + 1)])
+        names = radix_names(m)
         leaf = w.leaf_refs(p) - 1
         for lvl in range(leaf + 1):  # lvl counts from 0 in the code; the table numbers levels from 1
             shift = w.base_shift + sum(w.level_bits[lvl + 1 :])
@@ -159,8 +172,8 @@ def nested_walk(machine, address, page_size=None) -> Translation:
     g, h = m.walker, m.host
     ram = log2(h.guest_ram)
     host_levels = h.walker.leaf_refs(h.page_size)
-    hnames = RADIX_NAMES.get(len(h.walker.level_bits), [f"level {i}" for i in range(1, len(h.walker.level_bits) + 1)])
-    gnames = RADIX_NAMES.get(len(g.level_bits), [f"level {i}" for i in range(1, len(g.level_bits) + 1)])
+    gnames = radix_names(m)
+    hnames = radix_names(m, h.walker)  # the host's table is of the guest's architecture (EPT, NPT, Arm's stage 2)
     rows: list[dict] = []
     refs = 0
 

@@ -115,6 +115,33 @@ def test_parse_address_refuses_what_could_be_misread(text, match):
         teach.parse_address(text)
 
 
+@pytest.mark.parametrize(
+    "name, names",
+    [
+        ("skylake", ["PML4", "PDPT", "PD", "PT"]),
+        ("opteron-k8", ["PML4", "PDPT", "PD", "PT"]),
+        ("neoverse-n1", ["level 0 table", "level 1 table", "level 2 table", "level 3 table"]),
+        ("apple-m1", ["level 1 table", "level 2 table", "level 3 table"]),  # 16K granule, 47-bit VA: the walk starts at level 1
+    ],
+)
+def test_walk_levels_carry_their_architectures_names(name, names):
+    """x86-64's levels are PML4..PT; Arm's are the Arm ARM's levels 0-3 (the leaf is level 3), in
+    translate, in nested_walk (guest and host tables alike) and in the diagram's bit fields."""
+    from pagesim.teaching import diagrams
+    from pagesim.teaching.explain import nested_walk, translate
+
+    m = pagesim.machine(name)
+    a = 0x7F0000001000 if m.va_bits > 47 else 0x3F0000001000
+    t = translate(m, a)
+    walk = t[t.step.str.startswith("walk level")]["what"].tolist()
+    assert [w.split(":")[0] for w in walk] == names
+    nw = nested_walk(m.virtualised(m.base_page), a)
+    host = nw[nw.step.str.startswith("host level")]["what"].str.replace(" (leaf: the host-physical page)", "")
+    guest = nw[nw.step.str.startswith("guest level")]["what"].str.replace(" (leaf)", "")
+    assert set(host) <= set(names) and list(guest) == [f"read the guest's {n} entry" for n in names]
+    assert [f["name"] for f in diagrams.walk_steps(m, a)["fields"] if f["role"] == "index"] == [f"{n} index" for n in names]
+
+
 def test_translations_take_the_addresses_a_student_types():
     """translate and nested_walk read hexadecimal text as the explorer does (was: parse_size, which
     refused '0x7f0000001000' as 'not a size'); a layout region's start too."""
