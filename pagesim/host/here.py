@@ -70,6 +70,7 @@ class Kernel:
     run: object
     workload: str
     params: dict = field(default_factory=dict)
+    load: object = None  # runs the compiled code over no work: loads it from the cache (or compiles it)
 
     @property
     def size(self) -> int:
@@ -126,6 +127,9 @@ def kernels(quick: bool = False, plane=PLANE, limit=None, seed: int = 0) -> dict
     def f64(bufs):
         return [b.view(np.float64) for b in bufs]
 
+    one, nothing = np.zeros(1, dtype=np.uint64), np.zeros(0, dtype=np.int64)  # the arguments of a call with no work
+    f1 = one.view(np.float64)
+
     out = [
         Kernel(
             "STREAM triad",
@@ -134,6 +138,7 @@ def kernels(quick: bool = False, plane=PLANE, limit=None, seed: int = 0) -> dict
             lambda bufs, bases, log: native.triad(*f64(bufs), 3.0, passes, *bases, log),
             "stream",
             dict(n=n, passes=passes),
+            lambda: native.triad(f1, f1, f1, 3.0, 0, 0, 0, 0, nothing),
         ),
         Kernel(
             "RandomAccess",
@@ -142,6 +147,7 @@ def kernels(quick: bool = False, plane=PLANE, limit=None, seed: int = 0) -> dict
             lambda bufs, bases, log: native.gups(bufs[0], updates, seed, bases[0], log),
             "random",
             dict(size=table, accesses=updates),
+            lambda: native.gups(one, 0, seed, 0, nothing),
         ),
         Kernel(
             "DGEMM",
@@ -150,6 +156,7 @@ def kernels(quick: bool = False, plane=PLANE, limit=None, seed: int = 0) -> dict
             lambda bufs, bases, log: native.dgemm(*f64(bufs), dn, tile, *bases, log),
             "blocked_matrix",
             dict(n=dn, block=tile),
+            lambda: native.dgemm(f1, f1, f1, 0, tile, 0, 0, 0, nothing),
         ),
         Kernel(
             "strided solver",
@@ -158,6 +165,7 @@ def kernels(quick: bool = False, plane=PLANE, limit=None, seed: int = 0) -> dict
             lambda bufs, bases, log: native.planes(f64(bufs)[0], n_planes, per_plane, 1, per_plane, sweeps, bases[0], log),
             "planes",
             dict(planes=n_planes, plane=plane, accesses=n_planes * per_plane * sweeps),
+            lambda: native.planes(f1, 0, per_plane, 1, per_plane, 0, 0, nothing),
         ),
         Kernel(
             "MD",
@@ -166,6 +174,7 @@ def kernels(quick: bool = False, plane=PLANE, limit=None, seed: int = 0) -> dict
             lambda bufs, bases, log: native.md(f64(bufs)[0], slot, cpd, md.atoms_per_cell, words, 1, bases[0], log),
             "md",
             dict(atoms=md.atoms, atom_bytes=md.atom_bytes, atoms_per_cell=md.atoms_per_cell, shuffle=md.shuffle),
+            lambda: native.md(f1, slot, cpd, md.atoms_per_cell, words, 0, 0, nothing),
         ),
     ]
     return {k.name: k for k in out}
@@ -387,7 +396,7 @@ def run(names=None, quick: bool = False, repeats: int = 5, record_n: int | None 
 
 
 # ------------------------------------------------------------------- one kernel as a program
-def program(name: str = "RandomAccess", quick: bool = True, seed: int = 0, limit: int | None = None) -> list[str]:
+def program(name: str = "RandomAccess", quick: bool = True, seed: int = 0, limit: int | None = None, start_only: bool = False) -> list[str]:
     """The command that runs kernel ``name`` once as a program of its own, on numpy arrays (what
     notebook 06 gives ``pagesim measure``). Its memory comes from numpy and malloc, unadvised by
     pagesim: whether it gets huge pages is up to the system and the program's environment (numpy
@@ -397,7 +406,8 @@ def program(name: str = "RandomAccess", quick: bool = True, seed: int = 0, limit
     check_choice("name", name, tuple(kernels(True)))
     limit = memory_limit() if limit is None else parse_size(limit, "limit")
     kernels(quick, limit=limit, seed=seed)  # checks the sizes here, not in the child
-    return [sys.executable, "-m", "pagesim.host.here", name, "--seed", str(check_seed(seed)), "--limit", str(limit)] + (["--quick"] if quick else [])
+    only = ["--start-only"] if check_bool("start_only", start_only) else []
+    return [sys.executable, "-m", "pagesim.host.here", name, "--seed", str(check_seed(seed)), "--limit", str(limit)] + (["--quick"] if quick else []) + only
 
 
 def numpy_buffers(k: Kernel) -> list[np.ndarray]:
@@ -437,8 +447,15 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="the quick sizes")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--limit", type=int, default=None, help="bytes both copies of RandomAccess's table may take (default: half of what is available)")
+    ap.add_argument(
+        "--start-only", action="store_true", help="only what comes before the arrays: the imports, the sizes and the compiled kernel loaded (its start-up)"
+    )
     a = ap.parse_args(argv)
     k = kernels(a.quick, limit=a.limit, seed=check_seed(a.seed))[a.kernel]
+    if a.start_only:
+        k.load()
+        print(f"{k.name}: start-up only (no arrays, no run)")
+        return 0
     bufs = numpy_buffers(k)
     t0 = time.perf_counter()
     k.execute(bufs, bases(k), np.zeros(0, dtype=np.int64))

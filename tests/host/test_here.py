@@ -34,6 +34,24 @@ def test_the_kernel_makes_the_accesses_of_its_workload(name):
     assert first.size == 0, f"{name}: access {first[:1]} differs: {trace[first[:3]]} against {expected[first[:3]]}"
 
 
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_loading_a_kernel_runs_the_compiled_code_a_run_uses(name):
+    """Kernel.load (a program's start-up, --start-only) calls the compiled code with the argument
+    types of a run and no work: it loads the code a run uses, and compiles nothing more."""
+    from pagesim._kernels import native
+
+    fn = {"STREAM triad": native.triad, "RandomAccess": native.gups, "DGEMM": native.dgemm, "strided solver": native.planes, "MD": native.md}[name]
+    k = KERNELS[name]
+    bufs = here.Buffers(k, thp=False)
+    try:
+        here.record(k, bufs, 1000)
+    finally:
+        bufs.close()
+    compiled = list(fn.signatures)
+    k.load()
+    assert list(fn.signatures) == compiled
+
+
 def test_a_record_shorter_than_the_run_stops_writing_at_its_end():
     k = KERNELS["STREAM triad"]
     bufs = here.Buffers(k, thp=False)
@@ -223,6 +241,9 @@ def test_a_kernel_runs_as_a_program_of_its_own():
     assert cmd[1:4] == ["-m", "pagesim.host.here", "DGEMM"] and "--quick" in cmd and cmd[cmd.index("--limit") + 1] == str(64 << 20)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     assert out.startswith("DGEMM: ") and f"{KERNELS['DGEMM'].accesses:,} accesses" in out
+    start = here.program("DGEMM", quick=True, seed=3, limit=64 << 20, start_only=True)
+    assert start == cmd + ["--start-only"]
+    assert subprocess.run(start, capture_output=True, text=True, check=True).stdout == "DGEMM: start-up only (no arrays, no run)\n"
     with pytest.raises(ValueError, match="name"):
         here.program("FFT")
     with pytest.raises(ValueError, match="limit"):
