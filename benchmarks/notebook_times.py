@@ -1,14 +1,18 @@
 """How long each notebook runs, measured, and written where students read it: the first cell of every
 notebook and the table of notebooks/START_HERE.ipynb.
 
-    python benchmarks/notebook_times.py --measure   # runs every notebook four times: quick and full, each with
-                                                    # a fresh kernel cache (cold) and again (warm); ~15 min
+    python benchmarks/notebook_times.py --measure   # runs every notebook four times: quick and full, each
+                                                    # alone with an empty kernel cache (cold), then all of them
+                                                    # again with the caches they filled (warm); ~30 min
+    python benchmarks/notebook_times.py --measure 06  # the named notebooks only, kept beside the others' times
     python benchmarks/notebook_times.py --write     # rewrites the first cells and START_HERE from build/times.json
 
 Times are wall-clock seconds of `pagesim notebooks` per notebook (kernel start included) on whatever machine
 runs this: measure on a quiet machine, and again after a change that makes a notebook faster or slower.
-A warm run is never slower than a cold one except for interference; the full-mode warm figure shown is
-therefore the lower of the two full runs.
+A cold run is a notebook run first on a fresh install without `pagesim warm`: each notebook gets an empty
+kernel cache of its own, so it compiles every kernel it uses, not only those the notebooks before it left
+uncompiled. A warm run is never slower than a cold one except for interference; the full-mode warm figure
+shown is therefore the lower of the two full runs.
 """
 
 from __future__ import annotations
@@ -30,18 +34,25 @@ TIMES = ROOT / "build" / "times.json"
 RUNS = {"quick_cold": ("--quick", True), "quick_warm": ("--quick", False), "full_cold": (None, True), "full_warm": (None, False)}
 
 
-def measure() -> dict:
-    out: dict[str, dict[str, float]] = {}
+def measure(names: list[str]) -> dict:
+    """Each notebook of ``names`` (all when empty) quick and full, cold then warm (module text), merged into
+    the times kept in build/times.json."""
+    nbs = [p.name[:2] for p in sorted(NB.glob("[0-9][0-9]_*.ipynb")) if not names or p.name[:2] in names]
+    out: dict[str, dict[str, float]] = json.loads(TIMES.read_text()) if TIMES.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
         for run, (flag, fresh) in RUNS.items():
-            cache = Path(tmp) / ("cache_" + run.split("_")[0])
-            if fresh:
-                cache.mkdir()
-            cmd = [sys.executable, "-m", "pagesim", "notebooks", "--out", str(Path(tmp) / run)] + ([flag] if flag else [])
-            print(run, "...", flush=True)
-            subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PAGESIM_CACHE_DIR": str(cache)}, check=False)
-            for rec in json.loads((Path(tmp) / run / "report.json").read_text()):
-                out.setdefault(rec["notebook"][:2], {})[run] = rec["seconds"]
+            mode = run.split("_")[0]
+            for nb in nbs:
+                cache = Path(tmp) / f"cache_{mode}_{nb}"  # the notebook's own: a cold run starts it empty
+                if fresh:
+                    cache.mkdir()
+                dest = Path(tmp) / run / nb
+                cmd = [sys.executable, "-m", "pagesim", "notebooks", nb, "--out", str(dest)] + ([flag] if flag else [])
+                print(run, nb, "...", flush=True)
+                subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PAGESIM_CACHE_DIR": str(cache)}, check=False)
+                for rec in json.loads((dest / "report.json").read_text()):
+                    if rec["notebook"][:2] == nb:
+                        out.setdefault(nb, {})[run] = rec["seconds"]
     TIMES.parent.mkdir(parents=True, exist_ok=True)
     TIMES.write_text(json.dumps(out, indent=1))
     return out
@@ -133,6 +144,8 @@ rows = [
 def write_first_cells(T: dict) -> None:
     for path in sorted(NB.glob("[0-9][0-9]_*.ipynb")):
         k = path.name[:2]
+        if k not in T:  # not measured: its cell keeps the times it has
+            continue
         src = ABOUT.format(what=WHAT[k], extra=EXTRA.get(k, ""), progress=PROGRESS.get(k, ""), **{run: shown(T, k, run) for run in RUNS}).strip("\n")
         nb = nbformat.read(path, as_version=4)
         if nb.cells[0].get("id") == "about":
@@ -221,15 +234,22 @@ def write_start_here(T: dict) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--measure", action="store_true", help="run every notebook quick/full, cold/warm; write build/times.json")
+    ap.add_argument("notebooks", nargs="*", help="with --measure: the notebooks to measure (such as 06; default all), kept beside the others' times")
     ap.add_argument("--write", action="store_true", help="write the times into the first cells and START_HERE")
     a = ap.parse_args()
-    times = measure() if a.measure else (json.loads(TIMES.read_text()) if TIMES.exists() else None)
+    if a.notebooks and not a.measure:
+        ap.error("name notebooks with --measure")
+    times = measure(a.notebooks) if a.measure else (json.loads(TIMES.read_text()) if TIMES.exists() else None)
     if times is None:
         ap.error(f"no {TIMES}: run with --measure first")
     print(json.dumps(times, indent=1))
     if a.write:
         write_first_cells(times)
-        write_start_here(times)
+        missing = [f[:2] for f, *_ in rows if f[:2] not in times]
+        if missing:
+            print(f"START_HERE left as it is: no times for {', '.join(missing)} (measure them first)")
+        else:
+            write_start_here(times)
     return 0
 
 
