@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..host import here
 from ..host.linux import why_not_both
+from ..model.machines import machine
 from ..sources import datasets as D
 
 #: the kernels each notebook runs here, by the names of ``pagesim.host.here.kernels``
@@ -72,17 +73,23 @@ def run(notebook: str, quick: bool = False, seed: int = 0, repeats: int | None =
     return here.run(names, quick=quick, repeats=(3 if quick else 7) if repeats is None else repeats, seed=seed, progress=print)
 
 
+def error_column(res) -> str:
+    """The header of :func:`table`'s error column, naming the model it judges: the first of
+    ``res.models`` (the virtual machine's when a hypervisor was detected, else bare metal)."""
+    return f"prediction error, {res.models[0]} (points)"
+
+
 def table(res, notebook: str):
     """One row per kernel: the gain measured here (median, quartiles, how much of the THP buffers
-    the kernel backed with huge pages), each model's prediction, the prediction's error and the
-    document's figure."""
+    the kernel backed with huge pages), each model's prediction, the error of the prediction of the
+    model the run is judged by (its header names it: :func:`error_column`) and the document's figure."""
     doc = document_figures(notebook)
     t = res.table.set_index("kernel")
     out = t[["buffers", "THP backed", "measured gain %", "measured q1..q3 %"]].copy()
     out["THP backed"] = out["THP backed"].map(lambda v: "unknown" if v is None else f"{v:.0%}")
     for model in res.models:
         out[f"predicted, {model} (%)"] = t[f"predicted gain % ({model})"]
-    out["prediction error (points)"] = t["prediction error (points)"]
+    out[error_column(res)] = t["prediction error (points)"]
     out["document"] = [doc[k][0] if k in doc else "not a kernel of this document" for k in t.index]
     out = out.rename(columns={"measured gain %": "measured here (%)", "measured q1..q3 %": "quartiles (%)"})
     for c in out.columns:
@@ -94,9 +101,14 @@ def table(res, notebook: str):
 def describe(res) -> str:
     """What the prediction assumed, in a sentence or two, from the run."""
     m = f"{res.preset}" + (f", virtualised on 4 KiB host pages (a hypervisor was detected: {res.vm})" if res.vm else " on bare metal")
+    pm = machine(res.preset)
+    n = pm.walker.walkers
+    walkers = f"{n} page walker{'s' if n > 1 else ''}" + (", an assumption" if "walker.walkers" in pm.assumptions else "")
     return (
         f"Predicted for {m}, at {res.hz / 1e9:.2f} GHz ({res.hz_source}), with the preset's cycles per walk reference "
-        "(machine(name).costs, mostly assumed) added walk after walk: walks a processor overlaps are charged in full. "
+        f"(machine(name).costs, mostly assumed) and walks overlapped up to the preset's {walkers} (machine(name).walker.walkers): "
+        "the walk cycles are divided by the walkers, as none of these kernels is a chain of dependent loads; the processor's "
+        "other limits on overlap (reorder buffer, miss buffers) are not modelled. "
         "A host's page size cannot be seen from inside a virtual machine: 4 KiB is an assumption (notebook 07 fits which "
         "explains this machine)."
     )
