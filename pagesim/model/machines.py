@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .._kernels import policies
 from .._kernels.translate import MAX_CHAIN  # the kernel's limit, defined once there
-from ..core.check import check_choice, check_int
+from ..core.check import check_choice, check_int, warn
 from ..core.units import format_size, is_power_of_two, log2, parse_address, parse_page_size, parse_size
 
 try:  # Python 3.11+
@@ -502,6 +502,10 @@ class Machine:
     context_switch: str = "flush"
     context_switch_source: str = ""
     host: Host | None = None
+    #: the source saying the processor had no nested paging (hardware translation of a guest's
+    #: addresses: AMD's NPT, Intel's EPT, Arm's stage 2), so that :meth:`virtualised` warns; empty
+    #: where no reference says so (the references state nested paging for no other preset)
+    no_nested_paging: str = ""
 
     def __post_init__(self):
         if not isinstance(self.walker, Walker):
@@ -809,6 +813,11 @@ class Machine:
             elif small:
                 cap = st.max_entry if st.max_entry is None or st.max_entry <= hp else hp
                 structs.append(dataclasses.replace(st, sizes=small, max_entry=cap))
+        if self.no_nested_paging:
+            warn(
+                f"machine {self.name!r}: its processor had no nested paging ({self.no_nested_paging}); "
+                "virtualised() models the hardware two-dimensional walk it lacked: a what-if, not that processor"
+            )
         label = f"virtualised, host {format_size(default)} pages" + (f", nested TLB {nested_tlb}" if nested_tlb else "")
         if host.regions:
             label += ", " + ", ".join(f"[{a:#x}, {b:#x}) on {format_size(p)}" for a, b, p in host.regions)
@@ -884,6 +893,8 @@ class Machine:
             + ((f"; source: {self.context_switch_source}" if self.context_switch_source else " (modelling assumption)") if sources else "")
         )
         if sources:
+            if self.no_nested_paging:
+                lines.append(f"  nested paging: none ({self.no_nested_paging})")
             lines.append(f"  notes: {self.notes}")
             lines.append("  modelling assumptions: " + "; ".join(self.assumptions))
         return "\n".join(lines)

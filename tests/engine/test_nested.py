@@ -259,6 +259,29 @@ def test_every_radix_preset_runs_virtualised(name):
         assert got == want, (name, hp)
 
 
+def test_virtualising_a_processor_without_nested_paging_says_so():
+    """The Opteron K8 had no nested paging (its CPUID: no SVM; NPT came with Family 10h): its
+    virtualised model warns, at the caller's line, and names the source. The other radix presets,
+    for which the references state nothing, virtualise without a word."""
+    import warnings
+
+    k8 = pagesim.machine("opteron-k8")
+    assert "Fn8000_000A" in k8.no_nested_paging and "Sledgehammer" in k8.no_nested_paging
+    with pytest.warns(UserWarning, match=r"machine 'opteron-k8': its processor had no nested paging \(AMD CPUID of Opteron 240") as got:
+        vm = k8.virtualised("4K")
+    assert got[0].filename == __file__ and vm.host is not None
+    assert "nested paging: none (AMD CPUID" in k8.describe(sources=True) and "nested paging" not in pagesim.machine("skylake").describe(sources=True)
+    with pytest.warns(UserWarning, match="no nested paging"):
+        k8.replace_structure("L2 DTLB 4K", entries=1024).virtualised("2M")  # a variant of the K8 too
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in pagesim.machines():
+            m = pagesim.machine(name)
+            if m.walker.kind == "radix" and name != "opteron-k8":
+                assert not m.no_nested_paging
+                m.virtualised(m.base_page)
+
+
 def test_virtualised_tlbs_cap_entries_at_the_host_page():
     m = pagesim.machine("skylake").virtualised("4K")
     assert all(s.entry_size(p) <= K4 for s in m.structures for p in s.sizes)
