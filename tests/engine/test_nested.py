@@ -280,6 +280,11 @@ def test_virtualising_a_processor_without_nested_paging_says_so():
             if m.walker.kind == "radix" and name != "opteron-k8":
                 assert not m.no_nested_paging
                 m.virtualised(m.base_page)
+        # the presets' replay shapes (every preset virtualised, the K8 too) warn no one who simulates
+        from pagesim.engine import nested as NE
+
+        NE.preset_hosts()
+        pagesim.simulate(pagesim.machine("skylake").virtualised("4K"), "random", working_set="1M", accesses=100)
 
 
 def test_virtualised_tlbs_cap_entries_at_the_host_page():
