@@ -65,11 +65,14 @@ def check_bool(name: str, value) -> bool:
     return bool(value)
 
 
-def check_result(fn: str, ds, needs: tuple = (), variables: dict | None = None):
-    """``ds`` as a simulation's result (an xarray Dataset, with the attrs in ``needs``), or a
+def check_result(fn: str, ds, needs: tuple = (), variables: dict | None = None, whole: tuple = ()):
+    """``ds`` as one simulation's result (an xarray Dataset, with the attrs in ``needs``), or a
     TypeError naming ``fn``. ``variables`` ({name: dimensions}): the data ``fn`` reads, each with
-    the dimensions it must still have; a result cut down to some of its variables, or with ``.sel``
-    / ``.isel`` of one value (which drops that dimension), is refused with a ValueError saying so."""
+    exactly these dimensions; a result cut down to some of its variables, with ``.sel`` / ``.isel``
+    of one value (which drops a dimension), or with one more (a sweep's, ``expand_dims``) is refused
+    with a ValueError saying so. ``whole``: dimensions ``fn`` needs uncut, because it reads totals
+    over them (the scalar ``total_cycles`` is the sum of ``cycles`` over its components and page
+    sizes; ``side`` must hold both sides)."""
     import xarray as xr  # deferred: only results need it, and whoever holds one has imported it
 
     if not isinstance(ds, xr.Dataset):
@@ -80,14 +83,27 @@ def check_result(fn: str, ds, needs: tuple = (), variables: dict | None = None):
     absent = [name for name in variables or {} if name not in ds.variables]
     if absent:
         raise ValueError(
-            f"{fn}: ds has no {', '.join(map(repr, absent))}, which a simulation's result has (a Dataset of some of its variables?): pass the whole result"
+            f"{fn}: ds has no {', '.join(map(repr, absent))}, which one simulation's result has (a sweep's result, or a Dataset "
+            "of some of its variables?): pass one simulation's whole result"
         )
     for name, dims in (variables or {}).items():
         lost = [d for d in dims if d not in ds[name].dims]
         if lost:
+            raise ValueError(f"{fn}: ds[{name!r}] has lost its dimension {lost[0]!r} (a result cut with .sel or .isel of one value): pass the whole result")
+        extra = [d for d in ds[name].dims if d not in dims]
+        if extra:
             raise ValueError(
-                f"{fn}: ds[{name!r}] has lost its dimension {lost[0]!r} (a result cut with .sel or .isel of one value): pass "
-                f"the whole result, or keep the dimension with a list, as in ds.isel({lost[0]}=[0])"
+                f"{fn}: ds[{name!r}] has the dimension {extra[0]!r}, which one simulation's result has not (a sweep's result, or "
+                f"expand_dims): pass one simulation's result, as in ds.isel({extra[0]}=0)"
+            )
+    if "side" in whole and sorted(map(str, ds["side"].values)) != ["data", "instr"]:
+        raise ValueError(f"{fn}: ds has the sides {[str(v) for v in ds['side'].values]}, not both (a result cut along 'side'): pass the whole result")
+    if "cycles" in whole:
+        total, parts = float(ds["total_cycles"]), float(ds["cycles"].sum())
+        if abs(total - parts) > 1e-9 * max(abs(total), 1.0):
+            raise ValueError(
+                f"{fn}: ds's cycles add up to {parts:,.0f} of its total_cycles {total:,.0f} (a result cut along 'page_size' or "
+                "'component'): pass the whole result"
             )
     return ds
 

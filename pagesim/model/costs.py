@@ -168,7 +168,10 @@ def summary(ds: xr.Dataset) -> str:
             "misses": ("structure", "page_size"),
             **dict.fromkeys(("page", "pages_mapped", "faults", "pages_touched"), by_page),
             **dict.fromkeys(("total_cycles", "translation_share", "fault_share"), ()),
+            "cycles": ("component", "page_size"),
+            **({"pwc_hits": ("pwc", "page_size"), "pwc_misses": ("pwc", "page_size")} if "pwc_hits" in ds.variables else {}),
         },
+        whole=("side", "cycles"),
     )
     lines = [f"machine {ds.attrs['machine']} ({ds.attrs['machine_title']}), workload {ds.attrs['workload_label']}, seed {ds.attrs['seed']}"]
     acc = ds["accesses"].sum("side")

@@ -24,11 +24,14 @@ def trapstat(ds, machine=None, sizes=None):
     event, count, pct_time (one 'all' row per page size and a 'ttl' line)."""
     import pandas as pd  # deferred: pandas is slow to import; only tables need it
 
+    if hasattr(ds, "data_vars") and "walks" in ds.variables and "tsb_misses" not in ds.variables:
+        raise ValueError(f"trapstat needs a result of a TSB walker (UltraSPARC); ds is a result of machine {ds.attrs.get('machine', '?')!r}, which has no TSB")
     check_result(
         "trapstat",
         ds,
         () if machine else ("machine",),
-        {"cycles": ("component",), "walks": ("side", "page_size"), "tsb_misses": ("side", "page_size")},
+        {"cycles": ("component", "page_size"), "walks": ("side", "page_size"), "tsb_misses": ("side", "page_size"), "total_cycles": ()},
+        whole=("side", "cycles"),
     )
     m = get_machine(machine or ds.attrs["machine"])
     if m.walker.kind != "tsb":

@@ -745,20 +745,37 @@ def test_a_result_cut_down_is_named():
     ds = pagesim.simulate("skylake", "random", working_set="1M", accesses=100)
     with pytest.raises(ValueError, match=r"summary: ds\['accesses'\] has lost its dimension 'side' \(a result cut with .sel or .isel of one value\)"):
         pagesim.summary(ds.isel(side=0))
-    with pytest.raises(ValueError, match=r"summary: ds has no 'accesses', .*pass the whole result"):
+    with pytest.raises(ValueError, match=r"summary: ds has no 'accesses', .*pass one simulation's whole result"):
         pagesim.summary(ds[["walks"]])
     with pytest.raises(ValueError, match=r"pmap: ds\['region_pages_touched'\] has lost its dimension 'region'"):
         pagesim.pmap(ds.isel(region=0))
     with pytest.raises(ValueError, match=r"pmap: ds has 0 of its layout's 1 regions"):
         pagesim.pmap(ds.isel(region=slice(0, 0)))
-    # a cut that keeps the dimensions, and a transposed result, are read by label
-    assert pagesim.summary(ds.transpose()) == pagesim.summary(ds)
-    assert pagesim.summary(ds.sel(side=["data"])).splitlines()[1] == "accesses 100"
+    # a transposed or reordered result is read by label
+    assert pagesim.summary(ds.transpose()) == pagesim.summary(ds) == pagesim.summary(ds.sortby("page_size", ascending=False))
+    # a cut that keeps the dimensions printed totals of the whole beside the cut's counts
+    with pytest.raises(ValueError, match=r"summary: ds has the sides \['instr'\], not both \(a result cut along 'side'\)"):
+        pagesim.summary(ds.isel(side=[0]) if str(ds["side"].values[0]) == "instr" else ds.isel(side=[1]))
+    with pytest.raises(ValueError, match=r"summary: ds's cycles add up to 0 of its total_cycles [\d,]+ \(a result cut along 'page_size' or 'component'\)"):
+        pagesim.summary(ds.isel(page_size=[1, 2]))
+    with pytest.raises(ValueError, match=r"summary: ds\['pwc_hits'\] has lost its dimension 'pwc'"):
+        pagesim.summary(ds.isel(pwc=0))
+    # one dimension more (a sweep's, expand_dims) is named, for summary, pmap and trapstat
+    with pytest.raises(ValueError, match=r"summary: ds\['accesses'\] has the dimension 'run', which one simulation's result has not"):
+        pagesim.summary(ds.expand_dims(run=2))
+    with pytest.raises(ValueError, match=r"pmap: ds\['region_pages_touched'\] has the dimension 'run'"):
+        pagesim.pmap(ds.expand_dims(run=2))
     us = pagesim.simulate("ultrasparc-iii", "random", working_set="1M", accesses=100)
     from pagesim.system.trapstat import trapstat
 
     with pytest.raises(ValueError, match=r"trapstat: ds\['walks'\] has lost its dimension 'side'"):
         trapstat(us.sel(side="data"))
+    with pytest.raises(ValueError, match=r"trapstat: ds has the sides \['data'\], not both"):
+        trapstat(us.sel(side=["data"]))
+    with pytest.raises(ValueError, match=r"trapstat: ds's cycles add up to 0 of its total_cycles"):
+        trapstat(us.isel(component=[]))
+    with pytest.raises(ValueError, match=r"trapstat needs a result of a TSB walker \(UltraSPARC\); ds is a result of machine 'skylake', which has no TSB"):
+        trapstat(ds)
 
 
 def test_out_in_a_file_is_not_a_folder(tmp_path):
