@@ -179,7 +179,7 @@ def _next_block(pipe, proc) -> bytes:
 
 
 def _descendants(pid: int) -> list[int]:
-    """The processes below ``pid`` (its children, theirs, ...), from /proc (empty elsewhere)."""
+    """The live processes below ``pid`` (its children, theirs, ...), from /proc (empty elsewhere)."""
     parent = {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if entry.isdigit():
@@ -188,7 +188,9 @@ def _descendants(pid: int) -> list[int]:
                     stat_ = f.read()
             except OSError:
                 continue
-            parent[int(entry)] = int(stat_[stat_.rindex(b")") + 2 :].split()[1])  # after "pid (comm) state"
+            state, ppid = stat_[stat_.rindex(b")") + 2 :].split()[:2]  # after "pid (comm) "
+            if state != b"Z":  # a zombie is over: its parent has only to reap it
+                parent[int(entry)] = int(ppid)
     below, todo = [], [pid]
     while todo:
         p = todo.pop()
@@ -198,6 +200,25 @@ def _descendants(pid: int) -> list[int]:
     return below
 
 
+def _kill_tree(proc) -> None:
+    """SIGKILL valgrind and every process below it (what the program forked, still under valgrind):
+    valgrind is stopped first (SIGSTOP), so that it forks no more while the others are found, and
+    they are looked for again until none is left."""
+    with contextlib.suppress(OSError):
+        os.kill(proc.pid, signal.SIGSTOP)
+    for _ in range(100):
+        below = _descendants(proc.pid)
+        if not below:
+            break
+        for pid in below:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGSTOP)  # no more forks from it either
+        for pid in below:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    proc.kill()
+
+
 def _discard(proc, fd, pipe_fds, part: Path) -> None:
     """Stop valgrind (and the program it runs), close what is still open and remove the half-written
     trace ``part``; done again from the start when a further Ctrl-C (or SIGTERM) lands meanwhile,
@@ -205,10 +226,8 @@ def _discard(proc, fd, pipe_fds, part: Path) -> None:
     while True:
         try:
             if proc is not None and proc.poll() is None:
-                for pid in _descendants(proc.pid):  # what the program forked, still under valgrind
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal.SIGKILL)
-                proc.kill()
+                _kill_tree(proc)
+            if proc is not None:
                 proc.wait()
             for f in [fd, *pipe_fds]:
                 if f is not None:
@@ -275,7 +294,8 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     written = 0
     truncated = False
     t0 = time.perf_counter()
-    proc = status = old_term = None
+    proc = status = None
+    old_term = {}
     pipe_fds = []
     publishing = False
     try:
@@ -283,7 +303,9 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         # below removes the half-written .part file as it does for Ctrl-C (only the main thread may
         # set it).
         if threading.current_thread() is threading.main_thread():
-            old_term = signal.signal(signal.SIGTERM, _term_to_interrupt)
+            for sig in (signal.SIGTERM, signal.SIGHUP):  # a closed terminal too
+                if signal.getsignal(sig) is signal.SIG_DFL:
+                    old_term[sig] = signal.signal(sig, _term_to_interrupt)
         rfd, wfd = pipe_fds = list(os.pipe())
         try:
             proc = subprocess.Popen([vg, *LACKEY, f"--log-fd={wfd}", *command], pass_fds=(wfd,), stdout=program_output, stderr=program_output)
@@ -330,7 +352,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
                             break
                     n_acc = need
                     truncated = True
-                    proc.kill()  # valgrind runs the program in its own process: this stops both
+                    _kill_tree(proc)  # valgrind runs the program in its own process, and what it forked
                 for ln in lines:
                     kind = KINDS.get(ln[:2])
                     if kind is not None:
@@ -357,8 +379,8 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
             raise OSError(e.errno, f"cannot write the trace {out} (writing {part}): {e.strerror or e}") from e
         raise
     finally:
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
+        for sig, h in old_term.items():
+            signal.signal(sig, h)
     return Recording(
         path=str(out),
         command=tuple(command),

@@ -64,8 +64,10 @@ def test_plain_output_and_default_name(tmp_path):
 
 
 @needs_valgrind
-def test_terminated_recording_leaves_nothing(tmp_path):
-    """SIGTERM (timeout, kill) once left OUT.part behind; it is cleaned up as Ctrl-C is."""
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_terminated_recording_leaves_nothing(tmp_path, sig):
+    """SIGTERM (timeout, kill) and SIGHUP (a closed terminal) left OUT.part behind; they are cleaned
+    up as Ctrl-C is."""
     import signal
     import time
 
@@ -79,7 +81,7 @@ def test_terminated_recording_leaves_nothing(tmp_path):
     while not list(tmp_path.glob(".t.gz.*.part")) and time.time() < deadline:
         time.sleep(0.2)
     assert list(tmp_path.glob(".t.gz.*.part")), "the recording never started"
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(getattr(signal, sig))
     p.communicate(timeout=60)
     assert p.returncode != 0
     assert list(tmp_path.iterdir()) == []
@@ -402,6 +404,19 @@ def test_ctrl_c_stops_what_the_program_forked(tmp_path):
         assert p.returncode != 0
         time.sleep(0.5)
         assert _alive(marker) == [] and list(tmp_path.iterdir()) == []
+    finally:
+        for pid in _alive(marker):
+            os.kill(pid, 9)
+
+
+@needs_valgrind
+def test_limit_stops_what_the_program_forked(tmp_path):
+    """--limit stopped valgrind's own process and left a child the program had forked running."""
+    marker = "603.1415"
+    try:
+        rec = R.record(["sh", "-c", f"sleep {marker} & while :; do :; done"], out=tmp_path / "t.txt", limit=3_000_000, program_output=subprocess.DEVNULL)
+        assert rec.truncated and rec.accesses == 3_000_000
+        assert _alive(marker) == []
     finally:
         for pid in _alive(marker):
             os.kill(pid, 9)
