@@ -50,3 +50,12 @@ def new_file_mode() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+def probe_folder(folder) -> None:
+    """Raise the OSError that making a new file in ``folder`` gives (no permission, a read-only file
+    system, /proc), by making one there and removing it: what a writer that runs something long
+    first checks before it starts."""
+    probe = Path(folder) / f".pagesim-probe.{os.getpid()}"
+    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    probe.unlink(missing_ok=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.check import check_bool, check_result
+from ..core.files import probe_folder
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -54,21 +55,23 @@ def destination(path, overwrite: bool = False) -> tuple[Path, str]:
     p, suffix = _kind(path)
     check_bool("overwrite", overwrite)
     _need(suffix)
-    if p.exists() and not overwrite:
+    try:
+        exists = p.exists()
+    except OSError as e:  # a folder without search permission
+        raise FolderNotWritable(e.errno, f"path={str(path)!r}: cannot reach {p}: {e.strerror or e}", reason=f"cannot reach {p}: {e.strerror or e}") from None
+    if exists and not overwrite:
         raise FileExistsError(f"{p} exists: pass overwrite=True to replace it")
     if not p.parent.is_dir():
         where = f"{p.parent} is not a folder" if p.parent.exists() else f"the folder {p.parent} does not exist"
         raise FileNotFoundError(f"path={str(path)!r}: {where}")
     # a folder that takes no new file (no permission, a read-only file system, /proc): found by
     # making one there, as save() will
-    probe = p.with_name(f".{p.name}.{os.getpid()}.probe")
     try:
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        probe_folder(p.parent)
     except OSError as e:
         raise FolderNotWritable(
             e.errno, f"path={str(path)!r}: cannot write a file in {p.parent}: {e.strerror or e}", reason=f"cannot write a file in {p.parent}: {e.strerror or e}"
         ) from None
-    probe.unlink(missing_ok=True)
     return p, suffix
 
 
@@ -86,6 +89,9 @@ def save(ds: "xr.Dataset", path, overwrite: bool = False) -> Path:
         if p.is_dir():
             shutil.rmtree(p)
         os.replace(tmp, p)
+    except OSError as e:  # a full disk: h5py's and zarr's own words name neither the file nor plainly the cause
+        why = os.strerror(e.errno) if e.errno else str(e)
+        raise OSError(e.errno, f"cannot write {p}: {why}") from e
     finally:
         if tmp.is_dir():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -117,10 +117,10 @@ class Measurement:
             reads = min(r.readings for r in rs)
             if huge:
                 seen = f"AnonHugePages up to {format_size(huge)}"
-            elif reads < 3:
+            elif reads == 0:
                 seen = (
-                    f"AnonHugePages not seen (read {reads} time{'' if reads == 1 else 's'} in a run: first after {self.poll:g} s, then "
-                    f"no more than {READ_SHARE:.0%} of the time; it ran {statistics.median(t):.3f} s)"
+                    f"AnonHugePages not seen (not read in a run: first after {self.poll:g} s, then no more than {READ_SHARE:.0%} "
+                    f"of the time; it ran {statistics.median(t):.3f} s)"
                 )
             else:
                 seen = "AnonHugePages up to 0"

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.check import check_int
-from ..core.files import new_file_mode
+from ..core.files import new_file_mode, probe_folder
 
 KINDS = {b"I ": "instr", b" L": "loads", b" S": "stores", b" M": "modifies"}
 INSTALL_HINT = "Debian/Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind; macOS: not supported by current valgrind"
@@ -260,6 +260,10 @@ def recording_output(command, out=None, force: bool = False, name: str = "out") 
     _refuse_unless_regular(out)
     if not out.parent.is_dir():
         raise ValueError(f"{said}: the folder {str(out.parent)!r} does not exist")
+    try:
+        probe_folder(out.parent)
+    except OSError as e:
+        raise ValueError(f"{said}: cannot write a file in {str(out.parent)!r}: {e.strerror or e}") from None
     if not force and out.exists():
         raise TraceExists(out)
     return command, out

@@ -90,3 +90,22 @@ def test_save_refuses_a_folder_that_takes_no_file_and_leaves_nothing(tmp_path):
         pagesim.save(ds, "/proc/self/r.nc")
     pagesim.save(ds, tmp_path / "r.nc")
     assert [p.name for p in tmp_path.iterdir()] == ["r.nc"]  # the probe is gone
+
+
+def test_a_full_disk_is_said_plainly_and_leaves_nothing(tmp_path, monkeypatch):
+    """h5py reports a full disk as 'Unable to synchronously create file (file write failed: time =
+    ..., buf = 0x...)', naming neither the file nor plainly the cause."""
+    import errno
+
+    import xarray as xr
+
+    ds = pagesim.simulate("skylake", "random", working_set="1M", accesses=100)
+
+    def full(self, path, **kw):
+        open(path, "wb").close()  # a part written before the disk filled
+        raise OSError(errno.ENOSPC, "Unable to synchronously create file (file write failed: time = Mon, buf = 0x55)")
+
+    monkeypatch.setattr(xr.Dataset, "to_netcdf", full)
+    with pytest.raises(OSError, match=rf"cannot write {tmp_path / 'r.nc'}: No space left on device") as got:
+        pagesim.save(ds, tmp_path / "r.nc")
+    assert got.value.errno == errno.ENOSPC and list(tmp_path.iterdir()) == []

@@ -201,9 +201,9 @@ def test_short_runs_and_unseen_huge_pages_are_said():
     runs = [M.Run(thp, 0.004, 60, 0, 0, 0, 0) for thp in (False, True, False, True)]
     text = M.Measurement(["true"], runs=runs, thp_mode="madvise").summary()
     assert "the runs are short (0.004 s median, under 0.1 s)" in text
-    assert "AnonHugePages not seen (read 0 times in a run" in text
+    assert "AnonHugePages not seen (not read in a run" in text
     assert "AnonHugePages: the program's first process only (not what it starts)" in text
-    long = [M.Run(thp, 2.0, 60, 0, 0, 0, 40) for thp in (False, True)]
+    long = [M.Run(thp, 2.0, 60, 0, 0, 0, 1) for thp in (False, True)]  # read once: 0 is what it saw
     text = M.Measurement(["x"], runs=long, thp_mode="madvise").summary()
     assert "the runs are short" not in text and text.count("AnonHugePages up to 0") == 2
 
@@ -233,3 +233,9 @@ def test_an_empty_program_name_and_a_bad_record_folder_are_named():
     assert r.returncode == 2 and r.stderr.strip() == "pagesim: error: give the program to run after --: pagesim measure -- CMD [ARG ...]"
     r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--record", "/no-such-folder/t.gz", "--", "true"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip() == "pagesim: error: --record /no-such-folder/t.gz: the folder '/no-such-folder' does not exist"
+
+
+def test_measure_record_into_a_folder_that_takes_no_file_is_refused_before_anything_runs():
+    r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--record", "/proc/self/t.txt.gz", "--", "sleep", "5"], capture_output=True, text=True)
+    assert r.returncode == 2 and "pair 1" not in r.stderr
+    assert r.stderr.strip() == "pagesim: error: --record /proc/self/t.txt.gz: cannot write a file in '/proc/self': No such file or directory"
