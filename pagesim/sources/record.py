@@ -321,8 +321,9 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         fd = None  # closed with raw
         os.fchmod(raw.fileno(), new_file_mode())
         sink = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) if out.suffix == ".gz" else raw
-        with contextlib.suppress(OSError):  # a larger pipe: fewer, larger reads (Linux)
-            fcntl.fcntl(rfd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        if hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux: a larger pipe, fewer and larger reads
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(rfd, fcntl.F_SETPIPE_SZ, 1 << 20)
         pipe = os.fdopen(rfd, "rb", buffering=0)
         pipe_fds.remove(rfd)  # closed with pipe
         with raw, sink, pipe:
