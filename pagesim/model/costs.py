@@ -153,6 +153,21 @@ def miss_count(ds: xr.Dataset, structure: str | None = None) -> int:
     return int(ds["misses"].sel(structure=structure).sum())
 
 
+#: the dimensions of the variables only some results have, which :func:`summary` reads when present
+OPTIONAL_DIMS = {
+    "pwc_hits": ("pwc", "page_size"),
+    "pwc_misses": ("pwc", "page_size"),
+    "host_walk_refs": ("side", "page_size"),
+    "nested_tlb_hits": ("page_size",),
+    "nested_tlb_misses": ("page_size",),
+    "host_pwc_hits": ("host_pwc", "page_size"),
+    "host_pwc_misses": ("host_pwc", "page_size"),
+    "tsb_hits": ("side", "page_size"),
+    "tsb_misses": ("side", "page_size"),
+    "hpt_secondary": ("page_size",),
+}
+
+
 def summary(ds: xr.Dataset) -> str:
     """A readable summary of one simulation."""
     by_page = ("page_size",)
@@ -169,7 +184,7 @@ def summary(ds: xr.Dataset) -> str:
             **dict.fromkeys(("page", "pages_mapped", "faults", "pages_touched"), by_page),
             **dict.fromkeys(("total_cycles", "translation_share", "fault_share"), ()),
             "cycles": ("component", "page_size"),
-            **({"pwc_hits": ("pwc", "page_size"), "pwc_misses": ("pwc", "page_size")} if "pwc_hits" in ds.variables else {}),
+            **{k: dims for k, dims in OPTIONAL_DIMS.items() if k in getattr(ds, "variables", ())},
         },
         whole=("side", "cycles"),
     )

@@ -257,9 +257,10 @@ def recording_output(command, out=None, force: bool = False, name: str = "out") 
     said = f"{name} {out}" if name.startswith("-") else f"{name}={str(out)!r}"
     if out.is_dir() and not out.is_symlink():
         raise ValueError(f"{said} is a folder: give a file name such as {out / default_output(command)}")
-    _refuse_unless_regular(out)
     if not out.parent.is_dir():
-        raise ValueError(f"{said}: the folder {str(out.parent)!r} does not exist")
+        where = f"{str(out.parent)!r} is not a folder" if out.parent.exists() else f"the folder {str(out.parent)!r} does not exist"
+        raise ValueError(f"{said}: {where}")
+    _refuse_unless_regular(out)
     try:
         probe_folder(out.parent)
     except OSError as e:

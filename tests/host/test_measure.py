@@ -13,8 +13,9 @@ from pagesim.host.linux import thp_mode
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")
 
-# touches 64 MiB of a numpy array (numpy advises huge pages for large arrays), then exits
-PROGRAM = [sys.executable, "-c", "import numpy as np; a = np.zeros(64 << 20, np.uint8); a[::4096] = 1; print(int(a.sum()))"]
+# touches 64 MiB of a numpy array (numpy advises huge pages for large arrays), holds it half a
+# second (AnonHugePages is read while a program runs, at most 2% of its time), then exits
+PROGRAM = [sys.executable, "-c", "import time, numpy as np; a = np.zeros(64 << 20, np.uint8); a[::4096] = 1; time.sleep(0.5); print(int(a.sum()))"]
 
 
 def test_thp_off_gets_no_huge_page_and_on_gets_them_where_the_kernel_gives_them():
@@ -239,3 +240,5 @@ def test_measure_record_into_a_folder_that_takes_no_file_is_refused_before_anyth
     r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--record", "/proc/self/t.txt.gz", "--", "sleep", "5"], capture_output=True, text=True)
     assert r.returncode == 2 and "pair 1" not in r.stderr
     assert r.stderr.strip() == "pagesim: error: --record /proc/self/t.txt.gz: cannot write a file in '/proc/self': No such file or directory"
+    r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--record", "/dev/null/t.txt.gz", "--", "sleep", "5"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip() == "pagesim: error: --record /dev/null/t.txt.gz: '/dev/null' is not a folder"

@@ -760,6 +760,9 @@ def test_a_result_cut_down_is_named():
         pagesim.summary(ds.isel(page_size=[1, 2]))
     with pytest.raises(ValueError, match=r"summary: ds\['pwc_hits'\] has lost its dimension 'pwc'"):
         pagesim.summary(ds.isel(pwc=0))
+    vm = pagesim.simulate(pagesim.machine("skylake").virtualised("4K"), "random", working_set="1M", accesses=100)
+    with pytest.raises(ValueError, match=r"summary: ds\['host_pwc_hits'\] has lost its dimension 'host_pwc'"):
+        pagesim.summary(vm.isel(host_pwc=0))
     # one dimension more (a sweep's, expand_dims) is named, for summary, pmap and trapstat
     with pytest.raises(ValueError, match=r"summary: ds\['accesses'\] has the dimension 'run', which one simulation's result has not"):
         pagesim.summary(ds.expand_dims(run=2))
