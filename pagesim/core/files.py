@@ -53,9 +53,13 @@ def new_file_mode() -> int:
 
 
 def probe_folder(folder) -> None:
-    """Raise the OSError that making a new file in ``folder`` gives (no permission, a read-only file
-    system, /proc), by making one there and removing it: what a writer that runs something long
-    first checks before it starts."""
-    probe = Path(folder) / f".pagesim-probe.{os.getpid()}"
-    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    probe.unlink(missing_ok=True)
+    """Raise the OSError that writing a new file in ``folder`` gives (no permission, a read-only file
+    system, /proc, a full disk), by writing a byte to one there and removing it: what a writer that
+    runs something long first checks before it starts."""
+    probe = Path(folder) / f".pagesim-probe.{os.getpid()}.tmp"
+    try:
+        with open(probe, "wb") as f:
+            f.write(b"p")
+            f.flush()
+    finally:
+        probe.unlink(missing_ok=True)

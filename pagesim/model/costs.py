@@ -191,19 +191,18 @@ def summary(ds: xr.Dataset) -> str:
     lines = [f"machine {ds.attrs['machine']} ({ds.attrs['machine_title']}), workload {ds.attrs['workload_label']}, seed {ds.attrs['seed']}"]
     acc = ds["accesses"].sum("side")
     used = [i for i in range(ds.sizes["page_size"]) if int(acc[i]) or int(ds["pages_mapped"][i])]
-    at = {i: ds.isel(page_size=i) for i in used}
     lines.append(f"accesses {int(acc.sum()):,}")
     lines.append(f"{'structure':<20} {'page':>5} {'hits':>14} {'misses':>14} {'miss rate':>10}")
     for s in ds["structure"].values:
         for i in used:
-            h = int(at[i]["hits"].sel(structure=s))
-            mi = int(at[i]["misses"].sel(structure=s))
+            h = int(ds["hits"].isel(page_size=i).sel(structure=s))
+            mi = int(ds["misses"].isel(page_size=i).sel(structure=s))
             if h + mi:
                 lines.append(f"{s:<20} {ds['page'].values[i]:>5} {h:>14,} {mi:>14,} {mi / (h + mi):>10.4%}")
     for i in used:
         p = ds["page"].values[i]
         lines.append(
-            f"page {p:>5}: walks {int(at[i]['walks'].sum()):,}, walk refs {int(at[i]['walk_refs'].sum()):,}, "
+            f"page {p:>5}: walks {int(ds['walks'].isel(page_size=i).sum()):,}, walk refs {int(ds['walk_refs'].isel(page_size=i).sum()):,}, "
             f"faults {int(ds['faults'][i]):,}, pages touched {int(ds['pages_touched'][i]):,} of {int(ds['pages_mapped'][i]):,} mapped"
         )
     if "pwc_hits" in ds:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from queue import Empty
 
-from ..core.files import write_atomic
+from ..core.files import probe_folder, write_atomic
 from ..core.version import __version__
 from ..studies.findings import regressions
 from .report import coverage, headline, load_baseline, notebooks_dir, render, results, save_baseline
@@ -131,12 +131,7 @@ def prepare_out(arg: str, source: Path) -> Path:
         if os.path.samefile(nb_out, source):  # the same folder by another way than a symlink (a bind mount, a hard-linked path)
             refuse_source()
         for d in (out, nb_out):
-            probe = d / f".pagesim-probe.{os.getpid()}.tmp"
-            try:
-                with open(probe, "wb") as f:
-                    f.write(b"probe")
-            finally:
-                probe.unlink(missing_ok=True)
+            probe_folder(d)
     except BaseException as e:
         for d in reversed(created):
             try:
