@@ -814,6 +814,8 @@ def measured_program(quick: bool = False, repeat: int | None = None, seed: int =
     start = M.measure(here.program(MEASURED_KERNEL, quick=quick, seed=seed, limit=limit, start_only=True), repeat=1)
     if start.interrupted:
         raise KeyboardInterrupt
+    if start.failed:  # its faults would be a failed run's, not the start-up's
+        raise RuntimeError("the program's start-up alone (--start-only) failed:\n" + start.summary())
     (s_off, s_on) = start.pairs()[0]
     faults = {"faults off": int(np.median([a.minor_faults for a, _ in pairs])), "faults on": int(np.median([b.minor_faults for _, b in pairs]))}
     rows = [
