@@ -25,7 +25,10 @@ AnonHugePages the program reached.
 
 Ctrl-C stops the child (its whole process group: SIGINT, then SIGKILL after 2 s, or at once on a
 second Ctrl-C) and reports the pairs completed so far; so do SIGTERM and SIGHUP (``timeout``, a
-closed terminal), which would otherwise end pagesim and leave the program running.
+closed terminal), which would otherwise end pagesim and leave the program running. What a run
+leaves running (a process the program started, in its group or not: a daemon) is stopped when the
+run ends, or on Ctrl-C, and the report names it; it is found by a mark in its environment, as the
+program runs with ``PAGESIM_TREE`` set to a random value.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..core import procs
 from ..core.units import format_size
 from .linux import thp_mode
 
@@ -65,6 +69,7 @@ class Run:
     anon_huge_peak: int  # bytes of AnonHugePages, the most seen while it ran
     returncode: int
     readings: int = 0  # how many times AnonHugePages was read while it ran
+    left: tuple = ()  # the names of the processes it left running when it ended (stopped then)
 
 
 @dataclass
@@ -137,6 +142,13 @@ class Measurement:
                 f"  time off / on: {statistics.median(rat):.3f} median of {len(rat)} pair{'s' if len(rat) > 1 else ''} "
                 f"({min(rat):.3f}..{max(rat):.3f}; above 1: THP faster)" + (" (interrupted: the pairs run so far)" if self.interrupted else "")
             )
+        left = [r for r in self.runs if r.left]
+        if left:
+            names = ", ".join(sorted({n for r in left for n in r.left}))
+            lines.append(
+                f"  the program left processes running after {len(left)} of {len(self.runs)} runs ({names}): stopped then, "
+                "as they would have run during the next runs"
+            )
         bad = self.failed
         if bad:
             codes = ", ".join(map(str, sorted({r.returncode for r in bad})))
@@ -197,8 +209,10 @@ def _anon_huge(pid: int) -> int:
 
 
 def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEVNULL) -> Run:
-    """Run ``command`` once with THP off or on; ``output``: where its stdout and stderr go."""
-    env = dict(os.environ)
+    """Run ``command`` once with THP off or on; ``output``: where its stdout and stderr go. What the
+    program left running when it ended (a process it started, in its group or not) is stopped then,
+    and named in ``left``: it would run during the next runs."""
+    env, token = procs.marked_env()
     if thp:
         old = env.get("GLIBC_TUNABLES", "")
         env["GLIBC_TUNABLES"] = f"{old}:{TUNABLE}" if old else TUNABLE
@@ -241,12 +255,24 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
                 select.select([fd], [], [], wait)
     except BaseException:  # Ctrl-C (or anything else): the child's whole group goes too
         _stop_surely(pid)
+        _stop_marked(token)
         raise
     finally:
         if fd is not None:
             os.close(fd)
     seconds = time.perf_counter() - t0
-    return Run(thp, seconds, ru.ru_minflt, ru.ru_majflt, peak, os.waitstatus_to_exitcode(status), readings)
+    left = _stop_marked(token)
+    return Run(thp, seconds, ru.ru_minflt, ru.ru_majflt, peak, os.waitstatus_to_exitcode(status), readings, tuple(left))
+
+
+def _stop_marked(token: str) -> list[str]:
+    """Stop the processes that carry the run's mark (what the program started, wherever it went),
+    again from the start when a Ctrl-C lands meanwhile; their names."""
+    while True:
+        try:
+            return procs.stop(lambda now: procs.carrying(token, now))
+        except KeyboardInterrupt:
+            continue
 
 
 class _Deferred:

@@ -21,7 +21,9 @@ accesses, and says so). Only the process valgrind starts is traced: not the prog
 (valgrind's default ``--trace-children=no``: a shell script's children are not), and not the
 processes it forks (``--child-silent-after-fork=yes``: a forked child, still under valgrind, would
 write its accesses into the same trace, interleaved). The recording ends when that process does,
-even if a child it forked runs on.
+even if a child it forked runs on. Ctrl-C, SIGTERM, SIGHUP and ``limit`` stop the program and
+every process it started: those below it, and those that left the tree (a daemon, a ``(cmd &)``),
+found by a mark in their environment: the program runs with ``PAGESIM_TREE`` set to a random value.
 
 lackey runs the program on valgrind's JIT, perhaps 50-100 times slower than natively, and a
 compressed trace takes about 0.6-2.5 bytes per access (instruction fetches compress best, random
@@ -48,6 +50,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core import procs
 from ..core.check import check_int
 from ..core.files import new_file_mode, probe_folder
 
@@ -178,55 +181,25 @@ def _next_block(pipe, proc) -> bytes:
             return b""
 
 
-def _descendants(pid: int) -> list[int]:
-    """The live processes below ``pid`` (its children, theirs, ...), from /proc (empty elsewhere)."""
-    parent = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as f:
-                    stat_ = f.read()
-            except OSError:
-                continue
-            state, ppid = stat_[stat_.rindex(b")") + 2 :].split()[:2]  # after "pid (comm) "
-            if state != b"Z":  # a zombie is over: its parent has only to reap it
-                parent[int(entry)] = int(ppid)
-    below, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        kids = [c for c, pp in parent.items() if pp == p]
-        below += kids
-        todo += kids
-    return below
-
-
-def _kill_tree(proc) -> None:
-    """SIGKILL valgrind and every process below it (what the program forked, still under valgrind):
-    valgrind is stopped first (SIGSTOP), so that it forks no more while the others are found, and
-    they are looked for again until none is left."""
+def _kill_tree(proc, token: str) -> None:
+    """SIGKILL valgrind and what the program started: the processes below valgrind (forked, still
+    under valgrind) and those that carry the recording's mark in their environment (which left the
+    tree: a ``(cmd &)`` whose parent ended, a daemon). valgrind is stopped first (SIGSTOP), so that
+    it forks no more while the others are found."""
     with contextlib.suppress(OSError):
         os.kill(proc.pid, signal.SIGSTOP)
-    for _ in range(100):
-        below = _descendants(proc.pid)
-        if not below:
-            break
-        for pid in below:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGSTOP)  # no more forks from it either
-        for pid in below:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+    procs.stop(lambda now: [p for p in procs.descendants(proc.pid, now) + procs.carrying(token, now) if p != proc.pid])
     proc.kill()
 
 
-def _discard(proc, fd, pipe_fds, part: Path) -> None:
+def _discard(proc, token, fd, pipe_fds, part: Path) -> None:
     """Stop valgrind (and the program it runs), close what is still open and remove the half-written
     trace ``part``; done again from the start when a further Ctrl-C (or SIGTERM) lands meanwhile,
     each step harmless to repeat."""
     while True:
         try:
             if proc is not None and proc.poll() is None:
-                _kill_tree(proc)
+                _kill_tree(proc, token)
             if proc is not None:
                 proc.wait()
             for f in [fd, *pipe_fds]:
@@ -300,6 +273,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
     truncated = False
     t0 = time.perf_counter()
     proc = status = None
+    env, token = procs.marked_env()
     old_term = {}
     pipe_fds = []
     publishing = False
@@ -313,7 +287,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
                     old_term[sig] = signal.signal(sig, _term_to_interrupt)
         rfd, wfd = pipe_fds = list(os.pipe())
         try:
-            proc = subprocess.Popen([vg, *LACKEY, f"--log-fd={wfd}", *command], pass_fds=(wfd,), stdout=program_output, stderr=program_output)
+            proc = subprocess.Popen([vg, *LACKEY, f"--log-fd={wfd}", *command], pass_fds=(wfd,), stdout=program_output, stderr=program_output, env=env)
         except OSError as e:
             raise RuntimeError(f"cannot start valgrind ({vg}): {e}") from None
         pipe_fds.remove(wfd)
@@ -358,7 +332,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
                             break
                     n_acc = need
                     truncated = True
-                    _kill_tree(proc)  # valgrind runs the program in its own process, and what it forked
+                    _kill_tree(proc, token)  # valgrind runs the program in its own process, and what it started
                 for ln in lines:
                     kind = KINDS.get(ln[:2])
                     if kind is not None:
@@ -380,7 +354,7 @@ def record(command, out=None, data_only: bool = False, limit: int | None = None,
         publishing = True  # its errors name the file already
         _publish(part, out, force)
     except BaseException as e:
-        _discard(proc, fd, pipe_fds, part)
+        _discard(proc, token, fd, pipe_fds, part)
         if isinstance(e, OSError) and not publishing:
             raise OSError(e.errno, f"cannot write the trace {out} (writing {part}): {e.strerror or e}") from e
         raise

@@ -242,3 +242,45 @@ def test_measure_record_into_a_folder_that_takes_no_file_is_refused_before_anyth
     assert r.stderr.strip() == "pagesim: error: --record /proc/self/t.txt.gz: cannot write a file in '/proc/self': No such file or directory"
     r = subprocess.run([sys.executable, "-m", "pagesim", "measure", "--record", "/dev/null/t.txt.gz", "--", "sleep", "5"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip() == "pagesim: error: --record /dev/null/t.txt.gz: '/dev/null' is not a folder"
+
+
+def test_what_a_run_leaves_running_is_stopped_and_named():
+    """A program that started a process and ended (in its group, or detached from it with setsid)
+    left it running through the later runs and after pagesim; each is stopped when its run ends."""
+    marker, detached = "33.1416", "33.2718"
+    try:
+        res = M.measure(["sh", "-c", f"(sleep {marker} &); setsid -f sleep {detached}"], repeat=2)
+        # the two sleeps, or what was to become them when the program ended (a sh, a setsid)
+        assert all(r.left and set(r.left) <= {"sleep", "sh", "setsid"} for r in res.runs), [r.left for r in res.runs]
+        assert not _running(marker) and not _running(detached)
+        assert "the program left processes running after 4 of 4 runs (" in res.summary()
+        quiet = M.measure(["true"], repeat=1)
+        assert [r.left for r in quiet.runs] == [(), ()] and "left processes" not in quiet.summary()
+    finally:
+        subprocess.run(["pkill", "-f", "^sleep 33\\.(1416|2718)$"])
+
+
+def test_ctrl_c_stops_what_the_program_detached_too():
+    """Ctrl-C stopped the program's process group, not a process it had moved out of it (setsid)."""
+    marker, detached = "34.1416", "34.2718"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pagesim", "measure", "--", "sh", "-c", f"setsid -f sleep {detached}; sleep {marker}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_interruptible,
+    )
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not (_running(marker) and _running(detached)):
+            time.sleep(0.1)
+        assert _running(marker) and _running(detached), "the program never started both"
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+        assert p.returncode == 130, (out, err)
+        time.sleep(0.5)
+        assert not _running(marker) and not _running(detached)
+    finally:
+        subprocess.run(["pkill", "-f", "^sleep 34\\.(1416|2718)$"])

@@ -421,3 +421,48 @@ def test_limit_stops_what_the_program_forked(tmp_path):
     finally:
         for pid in _alive(marker):
             os.kill(pid, 9)
+
+
+@needs_valgrind
+def test_ctrl_c_stops_what_left_the_program_s_tree(tmp_path):
+    """A process the program started that left its tree (a ``(cmd &)`` whose parent ended, or
+    ``setsid -f``) outlived Ctrl-C: only the processes below valgrind were stopped."""
+    import signal
+    import time
+
+    marker, detached, program = "611.2718", "612.2718", "613.2718"
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            *("-m", "pagesim", "trace", "record", "-o", str(tmp_path / "t.gz"), "--quiet-program"),
+            *("--", "sh", "-c", f"(sleep {marker} &); setsid -f sleep {detached}; sleep {program}"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.time() + 120
+        while not all(_alive(f"sleep\0{m}") for m in (marker, detached, program)) and time.time() < deadline:
+            time.sleep(0.2)
+        assert all(_alive(f"sleep\0{m}") for m in (marker, detached, program)), "the program never started all three"
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=60)
+        assert p.returncode != 0
+        time.sleep(0.5)
+        assert [_alive(f"sleep\0{m}") for m in (marker, detached, program)] == [[], [], []] and list(tmp_path.iterdir()) == []
+    finally:
+        for m in (marker, detached, program):
+            for pid in _alive(f"sleep\0{m}"):
+                os.kill(pid, 9)
+
+
+@needs_valgrind
+def test_limit_stops_what_left_the_program_s_tree(tmp_path):
+    marker = "614.2718"
+    try:
+        rec = R.record(["sh", "-c", f"(sleep {marker} &); while :; do :; done"], out=tmp_path / "t.txt", limit=3_000_000, program_output=subprocess.DEVNULL)
+        assert rec.truncated and _alive(f"sleep\0{marker}") == []
+    finally:
+        for pid in _alive(f"sleep\0{marker}"):
+            os.kill(pid, 9)
