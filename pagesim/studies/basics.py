@@ -124,6 +124,7 @@ def record_reach(F, data):
         "two 512-entry TLBs, one programmable (III Cu); one, 8K only (III)",
         f"III Cu {us3cu.loc['4M', 'reach_label']}; III {us3.loc['4M', 'reach']}",
         us3cu.loc["4M", "reach_bytes"] == 512 * (4 << 20) and us3.loc["4M", "reach_bytes"] == 16 * (4 << 20),
+        counted_in="03_solaris_mpss:us3cu",
         why="entries x page size of the presets, whose TLB designs come from this document",
     )
     k8_2m = sum(s.entries for s in k8.chain("data", 2 << 20))

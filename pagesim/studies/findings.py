@@ -281,6 +281,7 @@ class Findings:
         choices=(),
         change: bool = True,
         sign_fixed: bool = False,
+        said: str = "",
         **meta,
     ) -> Finding:
         """A figure the document measured on a real machine (a speed-up in %, a miss reduction...).
@@ -296,9 +297,13 @@ class Findings:
         magnitude off" for a level (``change=False``: a share of time, a residual), which, having
         no sign to agree on, is ``contradicted`` outside its band, never ``direction``. ``sign_fixed``:
         the model's set-up fixes the sign (it cannot come out the other way), so the sign is no
-        evidence and a figure outside its band is ``contradicted``, not ``direction``."""
+        evidence and a figure outside its band is ``contradicted``, not ``direction``. ``said``: the
+        document's own words for a figure it gives as a bound ('over 40% worse'), shown in place of
+        the number the band is set from (one figure only)."""
         if sum(x is not None for x in (band, rel, points)) != 1:
             raise ValueError("give exactly one of band=(lo, hi), rel= or points=")
+        if said and (not isinstance(said, str) or isinstance(document, dict)):
+            raise ValueError(f"{id}: said= is the document's words for one figure (a text), got {said!r} for document={document!r}")
         if isinstance(document, dict):
             if not isinstance(simulation, dict) or set(simulation) != set(document) or not document:
                 raise ValueError(f"{id}: document is per row ({', '.join(map(str, document))}); give simulation as a dict of the same rows, got {simulation!r}")
@@ -330,6 +335,8 @@ class Findings:
         else:
             r = self._row("", document, simulation, band, rel, points, unit, change)
             sim_text = f"{_fmt(r['simulation'])}{unit}"
+            if said:
+                r["doc_text"] = f"{said} ({r['doc_text']} the bound)"
             f = Finding(id, finding, source, r["doc_text"], sim_text, r["verdict"], why, r["band_text"], r["ratio"], sensitivity, (r["low"], r["high"]))
             f.doc_limits = (r["doc_low"], r["doc_high"])
             meta.setdefault("figures", 0 if meta.get("counted_in") or meta.get("model") else 1)
@@ -662,6 +669,9 @@ class Findings:
             return ""
         who = ", ".join(str(r["row"]) for r in opened if r["row"] != "")
         text = f"; {who + ': ' if who else ''}on both sides of the document's figure over this range, so any figure there could be matched (not reproduced)"
+        if f.verdict == "contradicted" and all(r["verdict"] in ("within", "direction", "not reproduced") for r in rows):
+            # the verdict changes below: what measured() said of the values chosen stays, as theirs
+            f.why = re.sub(r"\): contradicted(?! at the values chosen)", "): contradicted at the values chosen", f.why)
         if all(r["verdict"] in ("within", "not reproduced") for r in rows):
             f.verdict = "not reproduced"
             note = (

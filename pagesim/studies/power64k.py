@@ -882,8 +882,8 @@ def record_faults(F, f: dict, waste, facts):
         "prefault-16",
         "emulation mode: one fault maps 16 contiguous 4 KB pages",
         "Page Fault Handling",
-        f"1 fault, {npre - 1} prefaulted besides the faulting page",
-        f"{em['faults']} fault, {em['prefaulted']} prefaulted",
+        f"one 64KB page fault prefaults {npre} contiguous 4KB pages",
+        f"{em['faults']} fault, {em['prefaulted']} prefaulted besides the faulting page",
         em == {"faults": 1, "prefaulted": npre - 1},
         why="fault_around=16 is the input: the simulation returns what it was given",
     )

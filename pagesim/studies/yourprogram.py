@@ -542,7 +542,7 @@ def record_count(F, s: Sample, recorded) -> None:
     if s.format == "lackey":
         lines = count_lines(s.path)
         want = recorded.accesses if recorded is not None else lines
-        F.check(
+        F.arithmetic(
             "count",
             "accesses read from the trace equal its lackey access lines" + (" and the recorder's count" if recorded else ""),
             Path(s.path).name,

@@ -214,6 +214,8 @@ def test_linpack_erat_is_judged_on_the_misses_left(findings):
 
 def test_inputs_that_fix_a_result_are_arithmetic(findings):
     assert findings["prefault-waste"]["verdict"] == "arithmetic"
+    # the document's words: "one 64KB page fault results in prefaulting 16 contiguous 4KB pages"
+    assert findings["prefault-16"]["document"] == "one 64KB page fault prefaults 16 contiguous 4KB pages"
 
 
 @pytest.mark.parametrize(

@@ -491,6 +491,28 @@ def test_rows_on_both_sides_are_marked_and_the_finding_follows_the_rest():
     f = F.robust("erat", "rows mc", 480, {240: {"JS22": 3.4, "Power 575": 58.7}, 480: {"JS22": 1.4, "Power 575": 22.1}, 960: {"JS22": 0.6, "Power 575": 1.1}})
     assert [r["verdict"] for r in f.rows] == ["not reproduced", "not reproduced"] and f.verdict == "not reproduced"
     assert "in every row outside its band" in f.why
+
+
+def test_a_verdict_the_sweeps_change_is_not_also_said_to_be_contradicted():
+    """The note said "...outside the band (...): contradicted. Not reproduced: ...", two verdicts at
+    once: what was said of the values chosen says so."""
+    F = Findings("x", "doc")
+    F.measured("erat", "left", "s", {"JS22": 3.9, "Power 575": 1.6}, {"JS22": 1.4, "Power 575": 22.1}, rel=0.5, unit="%", change=False)
+    assert F.get("erat").why.endswith("): contradicted. Power 575: more than ten times the document's figure (13.8x): the same sign, but not agreement")
+    F.robust("erat", "entries", 128, {64: {"JS22": 1.2, "Power 575": 2.2}, 128: {"JS22": 1.4, "Power 575": 22.1}, 256: {"JS22": 13.9, "Power 575": 39.2}})
+    assert "): contradicted." in F.get("erat").why  # still contradicted: Power 575 stays on one side
+    f = F.robust("erat", "rows mc", 480, {240: {"JS22": 3.4, "Power 575": 58.7}, 480: {"JS22": 1.4, "Power 575": 22.1}, 960: {"JS22": 0.6, "Power 575": 1.1}})
+    assert f.verdict == "not reproduced" and "): contradicted at the values chosen. Power 575" in f.why and "): contradicted." not in f.why
+    f = F.robust("erat", "ways", 2, {1: {"JS22": 8.2, "Power 575": 48.3}, 2: {"JS22": 1.4, "Power 575": 22.1}, 4: {"JS22": 8.6, "Power 575": 17.8}})
+    assert f.why.count("at the values chosen") == 1
+
+
+def test_a_bound_is_shown_in_the_document_s_words():
+    F = Findings("x", "doc")
+    f = F.measured("ra", "random access", "table 2", -40, -67.4, band=(-80, -40), unit="%", said="over 40% worse")
+    assert f.document == "over 40% worse (-40% the bound)" and f.verdict == "within"
+    with pytest.raises(ValueError, match="said= is the document's words for one figure"):
+        F.measured("rows", "r", "s", {"a": 1, "b": 2}, {"a": 1, "b": 2}, rel=0.5, said="x")
     # a row inside its band does not hold the finding back; a within is never touched
     G = Findings("y", "doc")
     G.measured("k", "kernel", "s", {"a": 200, "b": 200}, {"a": 171, "b": 2500}, rel=0.5)
