@@ -24,6 +24,9 @@ Verdicts (only ``exact`` and ``within`` count as reproduced):
   arithmetic      a worked calculation that illustrates a figure (a value against its own input,
                   or a ratio fixed by arithmetic): never evidence, never counted as reproduced
   calibrated      a parameter was fitted to this figure: shown, never counted
+  shown           a measurement of the machine that runs the notebook, or a prediction of the
+                  model, set beside what could explain it, with no document figure to agree or
+                  disagree with: not judged (only for ``host`` and ``model`` findings)
 
 A finding about several systems or rows (``document`` and ``simulation`` given as dicts with the same
 keys) is ``within`` only when every row lies inside its own band; otherwise ``direction`` when every
@@ -71,9 +74,9 @@ from pathlib import Path
 from ..core.check import check_choice, check_number
 from ..core.files import write_atomic
 
-VERDICTS = ("exact", "within", "direction", "contradicted", "not reproduced", "arithmetic", "calibrated")
+VERDICTS = ("exact", "within", "direction", "contradicted", "not reproduced", "arithmetic", "calibrated", "shown")
 #: the verdicts as the report shows them: a within that survived its sweeps is "within (robust)"
-LABELS = ("exact", "within (robust)", "within", "direction", "contradicted", "not reproduced", "arithmetic", "calibrated")
+LABELS = ("exact", "within (robust)", "within", "direction", "contradicted", "not reproduced", "arithmetic", "calibrated", "shown")
 REPRODUCED = ("exact", "within (robust)", "within")
 #: verdicts that can regress, best first; the others are fixed by how a finding is written
 RANKED = ("exact", "within (robust)", "within", "direction", "contradicted")
@@ -479,7 +482,7 @@ class Findings:
             raise ValueError(f"{id}: say why the model disagrees")
         return self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), "contradicted", why), **meta)
 
-    # -- a computed condition instead of ==, and a shorter name for not_reproduced ----------------------
+    # -- a computed condition instead of ==, and a shorter name for shown ----------------------------------
     def check(self, id: str, finding: str, source: str, document, simulation, holds: bool, kind: str = "exact", why: str = "", **meta) -> bool:  # noqa: A002
         """For an exact count whose agreement is not ``document == simulation`` (a dict of counts, a
         condition over several rows): kind 'exact' -> exact/contradicted as ``holds`` says;
@@ -493,9 +496,24 @@ class Findings:
         self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), verdict, why), **meta)
         return bool(holds)
 
+    def shown(self, id: str, finding: str, source: str, document, simulation, why: str, **meta) -> Finding:  # noqa: A002
+        """A measurement of the machine that runs the notebook (a knee of a latency curve), or a
+        prediction of the model, set beside what could explain it (a preset's reach) with no document
+        figure to agree or disagree with: ``shown``, not judged. Only for a finding measured here
+        (``host``) or a prediction of the model (``model=True``): a document's figure is judged."""
+        host = self.host if meta.get("host") is None else bool(meta["host"])
+        if not (host or meta.get("model")):
+            raise ValueError(
+                f"{id}: 'shown' is for a measurement of this machine (host=True) or a prediction of the model (model=True); "
+                "a document's figure is judged (measured, exact, direction, contradicted, not_reproduced, ...)"
+            )
+        if not why:
+            raise ValueError(f"{id}: say what the figure shows")
+        return self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), "shown", why), **meta)
+
     def note(self, id: str, finding: str, source: str, document, simulation, why: str, **meta) -> Finding:  # noqa: A002
-        """:meth:`not_reproduced`."""
-        return self.not_reproduced(id, finding, source, document, simulation, why, **meta)
+        """:meth:`shown`."""
+        return self.shown(id, finding, source, document, simulation, why, **meta)
 
     # -- sensitivity ------------------------------------------------------------------------------
     def get(self, id: str) -> Finding:  # noqa: A002

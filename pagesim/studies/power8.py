@@ -687,7 +687,7 @@ def record_pressure(F, mx, nc, tp, late: str) -> None:
     pressure and where it keeps its one fault (:func:`thp_pressure_sweep`), and a hugetlb pool
     reserved late (:func:`reserve_late`): predictions of the model."""
     moved = int(_pressure_thp(mx, "pages migrated"))
-    F.note(
+    F.shown(
         "thp-fallback",
         "THP under pressure without compaction",
         "(model)",
@@ -710,7 +710,7 @@ def record_pressure(F, mx, nc, tp, late: str) -> None:
     )
     for pattern in ("memset", "random"):
         F.holds_for(f"faults-pressure-{pattern}-THP", thp_pressure_holds(tp))
-    F.note(
+    F.shown(
         "hugetlb-late",
         "a hugetlb pool reserved after memory is fragmented",
         "(model)",
@@ -1033,7 +1033,8 @@ def record_host(F, host_size, seed: int = 0) -> list:
         reason = why_not(thp)
         if reason:
             print(f"{'THP' if thp else '4K'}: cannot compare on this machine: {reason}")
-            F.note(f"host-{thp}", f"your machine, {'THP' if thp else '4 KiB'}", "section 4 of this notebook", "real faults", "not run", reason, host=True)
+            what = f"your machine, {'THP' if thp else '4 KiB'}"
+            F.not_reproduced(f"host-{thp}", what, "section 4 of this notebook", "real faults", "not run", reason, host=True)
             continue
         for pattern in ("sequential", "random"):
             r = compare_faults(host_size, thp=thp, pattern=pattern, seed=seed)

@@ -326,7 +326,7 @@ def record_models(F, fit, preset: str, why_vm) -> None:
         largest = ", ".join(f"{r['model']} {r['4K/THP model at the clock']:.2f}" for _, r in fit.iterrows())
         text += f"; at the preset's costs and this clock, nothing fitted: {clock['model']} (ratio RMS error: {errors}; "
         text += f"4K/THP at {best['largest size']}: {largest})"
-    F.note(
+    F.shown(
         "model-fit",
         f"which model of {preset} explains the measured 4K/THP gap (fitted: one cost per {unit} each" + ("; at the clock: none fitted)" if by_cycles else ")"),
         "pointer-chase probe",
@@ -391,7 +391,7 @@ def plot_knees(res: ProbeResult, presets):
 def record_knees(F, loc) -> None:
     """Section 2: each structure looked for, and the knee found near it (notes: nothing to check)."""
     for r in loc.itertuples():
-        F.note(
+        F.shown(
             "knee-" + r.structure.replace(",", "").replace(":", ""),  # finding ids hold no separator
             f"{r.structure}: knee of the {r.curve} curve",
             "pointer-chase probe",
@@ -434,7 +434,7 @@ def record_thp(F, d: dict) -> None:
     """Section 3: THP no slower than 4K pages beyond the 4K L2 TLB reach (the median ratio)."""
     fs = format_size
     if d["holds"] is None:
-        F.note("thp-direction", "THP no slower than 4K pages beyond the 4K L2 TLB reach", "pointer-chase probe", "-", "-", d["why"])
+        F.not_reproduced("thp-direction", "THP no slower than 4K pages beyond the 4K L2 TLB reach", "pointer-chase probe", "-", "-", d["why"])
         return
     pairs = thp_pairs(d)
     s, f4, ft = d["worst"]
@@ -467,7 +467,7 @@ def record_chase(F, res: ProbeResult, sim, preset: str) -> None:
     """Section 4: the first size where the simulated chase walks on most loads, beside the measured knee."""
     steps = first_walks(sim)
     tlb4 = [k for k in res.knees if k.curve.startswith("4K pages, page") and "L2 TLB" in k.meaning]
-    F.note(
+    F.shown(
         "sim-step-4k",
         f"4K: first size where {preset} walks on most loads (simulated) beside the measured knee",
         "pointer-chase probe",
@@ -475,7 +475,7 @@ def record_chase(F, res: ProbeResult, sim, preset: str) -> None:
         format_size(steps["4K"]) if steps.get("4K") else "never within the sizes measured",
         "the preset is a stand-in for this processor: the agreement is shown, not required",
     )
-    F.note(
+    F.shown(
         "sim-step-2m",
         f"2M: first size where {preset} walks on most loads (simulated)",
         "pointer-chase probe",
@@ -512,8 +512,8 @@ def record_faults(F, ft) -> None:
         got = f"equal at {int(g['equal'].sum())} of {len(g)} sizes; total real {int(g['real_faults'].sum()):,}, simulated {int(g['simulated_faults'].sum()):,}"
         if granted:
             F.check(f"faults-{page}", what, "this machine's kernel", f"{int(g['real_faults'].sum()):,} real", got, bool(g["equal"].all()))
-        else:
-            F.note(
+        else:  # the check cannot be made: the simulation assumed every request granted
+            F.not_reproduced(
                 f"faults-{page}",
                 what,
                 "this machine's kernel",

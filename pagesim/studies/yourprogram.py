@@ -552,7 +552,7 @@ def record_count(F, s: Sample, recorded) -> None:
             why=SELF_CHECK["count"],
         )
     else:
-        F.note("count", "accesses read from the trace", Path(s.path).name, "-", f"{s.total:,}", f"a {s.format} file: the lackey line count does not apply")
+        F.shown("count", "accesses read from the trace", Path(s.path).name, "-", f"{s.total:,}", f"a {s.format} file: the lackey line count does not apply")
 
 
 def footprint_table(fp):
@@ -665,8 +665,8 @@ def record_sweep(F, s: Sample, table, fp, direct) -> None:
             bool((direct["sweep walks"] == direct["simulate walks"]).all() and (direct["sweep accesses"] == direct["simulate accesses"]).all()),
             why=SELF_CHECK["sweep-vs-simulate"],
         )
-    else:
-        F.note(
+    else:  # nothing to compare
+        F.not_reproduced(
             "sweep-vs-simulate",
             "sweep vs a direct simulate of the file",
             Path(s.path).name,
@@ -707,7 +707,7 @@ def plot_recommendation(s: Sample, rec):
 
 def record_recommendation(F, s: Sample, rec) -> None:
     """Section 5: the recommendation (a note: nothing to check it against)."""
-    F.note(
+    F.shown(
         "recommendation",
         f"recommendation for {s.name}",
         Path(s.path).name,
@@ -736,7 +736,7 @@ def record_sampling(F, sens) -> str:
     parts = sens[sens.window != "whole sample"]
     agree = int((parts["recommended"].values == whole.loc[parts["machine"]].values).sum())
     base = parts["walks per 1000 (base)"]
-    F.note(
+    F.shown(
         "sampling",
         "the recommendation on parts of the sample",
         f"{len(parts)} (preset, part) pairs",
@@ -764,7 +764,7 @@ def shipped_text(shipped: dict) -> str:
 def record_shipped(F, shipped: dict) -> None:
     """Section 7: each shipped trace's recommendation (notes)."""
     for name, (t, r) in shipped.items():
-        F.note(
+        F.shown(
             f"shipped-{name}",
             f"recommendation for the shipped trace {name}",
             SHIPPED[name],

@@ -35,6 +35,10 @@ MEANING = {
     ),
     "arithmetic": "a worked calculation that illustrates a figure: not evidence",
     "calibrated": "a parameter was fitted to this figure: not evidence",
+    "shown": (
+        "a measurement of the machine that ran the notebook, or a prediction of the model, set beside what could explain it, with no "
+        "document figure to agree or disagree with: not judged"
+    ),
 }
 
 
@@ -126,8 +130,10 @@ def headline(records: list[dict], complete: bool = True) -> str:
     if host:
         hc = counts([{"findings": [f for _, f in host]}])
         text += (
-            f" Apart: {len(host)} check{'s' * (len(host) != 1)} of pagesim against the machine that ran the notebooks (real faults, a trace, this machine's "
-            "latencies), not evidence about a document (" + ", ".join(f"{k} {v}" for v, k in hc.items() if k) + ")."
+            f" Apart: {len(host)} finding{'s' * (len(host) != 1)} measured on the machine that ran the notebooks (real faults, a trace, this machine's "
+            "latencies): checks of pagesim against it, and measurements shown beside the model, not evidence about a document ("
+            + ", ".join(f"{k} {v}" for v, k in hc.items() if k)
+            + ")."
         )
     if c["contradicted"]:
         text += f" {c['contradicted']} contradicted: read them below."
@@ -257,19 +263,20 @@ def render(records: list[dict], names: list[str] | None = None) -> str:
     lines += ["", f"Against the committed baseline (`notebooks/verdicts.json`): {len(reg)} regressions, {len(ch)} changes."]
     lines += [f"- REGRESSION {x}" for x in reg] + [f"- changed: {x}" for x in ch if x not in reg]
     head = "| notebook | status | mode | run at (UTC) | code | seconds | peak MiB | "
+    judged = tuple(v for v in LABELS if v != "shown")  # shown is for the findings of the last two columns only
     apart = ("restated", "model only", "host checks")
     lines += [
         "",
         "The verdict columns count each notebook's own findings about its document, each simulated figure once; "
         "restatements, the model's own predictions and checks on the machine that ran it are counted in the last three columns.",
         "",
-        head + " | ".join((*LABELS, *apart)) + " |",
-        "|---|---|---|---|---|---|---|" + "---|" * (len(LABELS) + len(apart)),
+        head + " | ".join((*judged, *apart)) + " |",
+        "|---|---|---|---|---|---|---|" + "---|" * (len(judged) + len(apart)),
     ]
     by = {n: [r for r in records if notebook_stem(r) == n] for n in names}
     for n in names:
         if not by[n]:
-            lines.append(f"| {n}.ipynb | not run | | | | | | " + " | ".join("" for _ in (*LABELS, *apart)) + " |")
+            lines.append(f"| {n}.ipynb | not run | | | | | | " + " | ".join("" for _ in (*judged, *apart)) + " |")
         for r in by[n]:
             c = counts(counted(records, only=r))
             fs = r.get("findings", [])
@@ -279,7 +286,7 @@ def render(records: list[dict], names: list[str] | None = None) -> str:
             c["host checks"] = host
             peak = round(r["peak_rss_mib"]) if r.get("peak_rss_mib") else ""
             cells = [r["notebook"], r["status"], _mode(r), r.get("started", ""), _code(r), r.get("seconds", ""), peak]
-            lines.append("| " + " | ".join(str(x) for x in cells) + " | " + " | ".join(str(c[v]) for v in (*LABELS, *apart)) + " |")
+            lines.append("| " + " | ".join(str(x) for x in cells) + " | " + " | ".join(str(c[v]) for v in (*judged, *apart)) + " |")
     for n in names:
         for r in by[n]:
             lines += ["", f"## {r['notebook']}" + (f" ({r['document']})" if r.get("document") else ""), ""]

@@ -205,3 +205,20 @@ def test_plot_models_draws_what_the_table_judges():
         (fitted,) = [v for k, v in ends.items() if k.startswith(f"{row['model']} (fitted")]
         (clock,) = [v for k, v in ends.items() if k.startswith(f"{row['model']} (at the clock")]
         assert fitted == pytest.approx(row["4K/THP model"]) and clock == pytest.approx(row["4K/THP model at the clock"])
+
+
+def test_a_measured_knee_is_shown_not_called_not_reproduced():
+    """07's knees (a measurement of this machine beside the sizes that could explain it) were
+    recorded as "not reproduced", which the report defines as nothing run or an unstated choice on
+    both sides: they are shown, not judged; a document's figure cannot be merely shown."""
+    import pandas as pd
+
+    F = Findings("07_your_machine.ipynb", "this machine", host=True)
+    row = {"structure": "L1 DTLB reach, 4K pages", "curve": "4K pages, page stride", "expected (closest presets or Linux)": "zen4 288K"}
+    loc = pd.DataFrame([{**row, "measured knee": "256K -> 364K (2.0 -> 3.8 ns)", "start": 256 << 10}])
+    yourmachine.record_knees(F, loc)
+    assert [f.verdict for f in F.items] == ["shown"]
+    D_ = Findings("01_power_64k.ipynb", "a document")
+    with pytest.raises(ValueError, match="'shown' is for a measurement of this machine"):
+        D_.shown("x", "a document's figure", "table 1", 5, 4, "beside it")
+    assert D_.shown("p", "a prediction", "(model)", "-", 4, "the model's", model=True).verdict == "shown"

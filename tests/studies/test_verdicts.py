@@ -137,7 +137,7 @@ def test_host_checks_are_counted_apart():
     F.exact("faults", "faults", "s", 256, 256)
     F.exact("host-a", "real faults", "this machine", 16384, 16384, host=True)
     h = headline([_rec(F, "04_x.ipynb")])
-    assert "counted once: 1 (1 exact)" in h and "Apart: 1 check of pagesim against the machine" in h
+    assert "counted once: 1 (1 exact)" in h and "Apart: 1 finding measured on the machine" in h
     G = Findings("07_your_machine", "this machine", host=True)
     assert G.exact("k", "k", "s", 1, 1).host
     # the per-notebook table: the verdict columns count the document's findings only, host checks in their own column

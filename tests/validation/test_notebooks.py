@@ -106,7 +106,7 @@ def test_verdicts_and_regressions():
     assert "Every finding" not in h and "1 contradicted" in h and "Reproduced (exact, or within their band): 2 of the 5 that are checked" in h
     own = {"notebook": "06_your_program.ipynb", "status": "ok", "findings": [{"id": "k", "verdict": "exact"}]}
     h = headline([rec, own])
-    assert "2 of the 5 that are checked" in h and "Apart: 1 check of pagesim against the machine" in h
+    assert "2 of the 5 that are checked" in h and "Apart: 1 finding measured on the machine" in h
 
 
 def test_kernel_messages_are_awaited_in_slices():
