@@ -132,6 +132,9 @@ class Finding:
     sign_fixed: bool = False
     #: the document's figure of a one-figure ``measured`` finding as (low, high): its range, or the figure twice
     doc_limits: tuple[float, float] | None = None
+    #: a finding outside its band (or a row of it) that is inside it at another value of a choice swept:
+    #: its disagreement rests on the value chosen
+    reaches: bool = False
 
     @property
     def label(self) -> str:
@@ -592,6 +595,9 @@ class Findings:
                         turned.append(f"{r['row']} in its band at {', '.join(_fmt(v) for v in at)}")
             if turned:
                 text += f"; {'; '.join(turned)} (so that row's verdict rests on the value chosen)"
+                f.reaches = True
+        if held and f.verdict != "within":
+            f.reaches = True
         if f.verdict == "direction" or f.sign_fixed:
             # a direction is evidence only where the sign holds: name the values where it turns; a sign
             # the set-up fixes must not turn
@@ -658,7 +664,10 @@ class Findings:
             return ", ".join(f"{k} {_fmt(float(x))}" for k, x in sim.items()) if isinstance(sim, dict) else _fmt(float(sim))
 
         text = f"{choice} (chosen: {chosen}): " + "; ".join(f"{k}: {show(runs[k])} ({'in' if ok[k] else 'outside'} its band)" for k in runs)
-        if f.verdict in ("direction", "contradicted"):
+        if f.verdict != "within":  # in its band (or a row outside its own in it) at another setting: the disagreement rests on the one chosen
+            out = [r for r in f.rows or () if not r["low"] <= float(r["simulation"]) <= r["high"]]
+            if any(ok.values()) or any(r["low"] <= float(s[r["row"]]) <= r["high"] for r in out for s in runs.values()):
+                f.reaches = True
             text += self._both_sides(f, choice, runs)
         f.robustness = (f.robustness or []) + [f"{text} [{why.strip()}]"]
         f.robust = (f.robust is not False) and all(ok.values())

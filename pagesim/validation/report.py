@@ -136,7 +136,13 @@ def headline(records: list[dict], complete: bool = True) -> str:
             + ")."
         )
     if c["contradicted"]:
-        text += f" {c['contradicted']} contradicted: read them below."
+        resting = [f["id"] for r in counted(records) for f in r.get("findings", []) if label(f) == "contradicted" and f.get("reaches")]
+        text += f" {c['contradicted']} contradicted: read them below" + (
+            f"; of them, in their band (or with a row in its own) at another value of a choice swept (x0.5..x2 of an unstated figure): "
+            f"{len(resting)} ({', '.join(resting)}), whose disagreement rests on the value chosen, as a within that is not robust rests on it."
+            if resting
+            else "."
+        )
     if total and evidence and sum(every[v] for v in REPRODUCED) == total and complete:
         text += " Every finding is reproduced."
     return text

@@ -552,3 +552,29 @@ def test_a_finding_follows_its_rows_left_when_some_are_not_reproduced():
     f = F.robust("r", "ws", 1.0, {0.5: {"a": 15, "b": -5}, 1.0: {"a": 20, "b": -5}, 2.0: {"a": 25, "b": 12}})
     assert [r["verdict"] for r in f.rows] == ["direction", "not reproduced"] and f.verdict == "direction"
     assert "those left outside their band (a) have the document's sign" in f.why
+
+
+def test_a_contradiction_that_a_swept_choice_brings_into_the_band_says_so():
+    """A within that leaves its band at another value of a choice is not robust; a contradicted whose
+    figure (or a row of it) enters its band at another value rested on the value chosen, and the
+    headline said only "contradicted"."""
+    from dataclasses import asdict
+
+    from pagesim.validation.report import headline
+
+    F = Findings("01_x.ipynb", "doc")
+    F.measured("stream", "gain", "s", {"JS22": 6.3, "P575": 56.9}, {"JS22": 0.0, "P575": 18.3}, rel=0.5, unit="%", sign_fixed=True)
+    F.robust("stream", "ramp", 2, {1: {"JS22": 0.0, "P575": 3.2}, 2: {"JS22": 0.0, "P575": 18.3}, 4: {"JS22": 0.0, "P575": 47.7}})
+    F.measured("far", "gain", "s", 10, 1.0, rel=0.5, unit="%", sign_fixed=True)
+    F.robust("far", "ramp", 2, {1: 0.5, 2: 1.0, 4: 2.0})
+    assert F.get("stream").verdict == F.get("far").verdict == "contradicted"
+    assert F.get("stream").reaches and not F.get("far").reaches
+    h = headline([{"notebook": "01_x.ipynb", "status": "ok", "findings": [asdict(f) for f in F.items]}])
+    assert "2 contradicted: read them below; of them, in their band (or with a row in its own) at another value of a choice swept" in h
+    assert "unstated figure): 1 (stream), whose disagreement rests on the value chosen" in h
+    G = Findings("01_y.ipynb", "doc")
+    G.measured("k", "kernel", "s", {"a": 200, "b": 200}, {"a": 171, "b": 2500}, rel=0.5)
+    G.settings("k", "pages", "scattered", {"scattered": {"a": 171, "b": 2500}, "caged": {"a": 171, "b": 2400}}, "where they lie")
+    assert not G.get("k").reaches  # row a is in its band at every setting, b at none
+    G.settings("k", "more", "scattered", {"scattered": {"a": 171, "b": 2500}, "other": {"a": 90, "b": 250}}, "x")
+    assert G.get("k").reaches
