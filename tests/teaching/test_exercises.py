@@ -434,7 +434,7 @@ def test_a_wrong_answer_is_never_called_passed(built, tmp_path):
     assert len(out) == len(exercises.Sheet(name, 0).names) + 1, out
     text = "\n".join(out.values())
     assert "pass" not in text.lower(), text
-    assert "q1_leaf_4k should be an int" in out['grader.check("q1")'], out
+    assert "q1_leaf_4k should be a whole number" in out['grader.check("q1")'], out
     for q in ("q2", "q3"):
         assert "form OK" in out[f'grader.check("{q}")'] and "graded after submission" in out[f'grader.check("{q}")'], out
     assert "not in the expected form" in out["grader.check_all()"], out
