@@ -808,6 +808,8 @@ def sweep_table(swept):
 CONFIG_8GB = "x86-64 4-way 8 GB"
 #: the message's cache-miss figures (its "L1 and L2 cache misses") by the cache they are compared with
 CACHES = {"L1D": "L1 cache misses reduction", "L2": "L2 cache misses reduction"}
+#: what the rows named L1D stand for
+L1_READ = "the message says 'L1', read here as the L1 data cache (the rows' L1D, the model's data cache)"
 
 
 #: the other reading of the message's "L1 and L2 cache misses": NetBurst's replay-event metrics of
@@ -1008,7 +1010,8 @@ def record_sharing(F, wm, eff, doc):
         rel=0.5,
         unit="%",
         choices=SIM_CHOICES,
-        why="band: each cache's figure +-50% (a stated default); one sentence of the message gives both, so both must hold. "
+        why="band: each cache's figure +-50% (a stated default); one sentence of the message gives both, so both must hold; "
+        f"{L1_READ}. "
         f"The walks' references served from memory fall "
         f"{-eff['walk refs from memory']:.0f}%; every buffer-pool read is uniform, so it misses L1D and L2 whatever the tables do, "
         "and the database's own locality (hot index and row pages, its code), which sets the share of the misses the walks take, "
@@ -1101,7 +1104,7 @@ def record_hugepages(F, wm2, eff2, curve2, base, doc):
         unit="%",
         choices=SIM_CHOICES,
         why="band: each cache's figure +-50% (a stated default); one sentence gives both, so both must hold, and the document's L2 "
-        "falls more than its L1. With 2 MiB pages a walk reads three entries, the upper two mostly "
+        f"falls more than its L1; {L1_READ}. With 2 MiB pages a walk reads three entries, the upper two mostly "
         f"cached, so the uniform reads' data misses set the count (walk references served from memory {eff2['walk refs from memory']:+.0f}%; "
         "the database's own locality is not stated). " + retired_load_reading(eff2),
     )

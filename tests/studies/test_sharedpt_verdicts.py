@@ -169,4 +169,5 @@ def test_the_two_caches_of_one_sentence_are_judged_together(findings):
     for fid in ("miss", "miss-huge"):
         f = findings[fid]
         assert {r["row"] for r in f["rows"]} == {"L1D", "L2"}
+        assert "the message says 'L1', read here as the L1 data cache" in f["why"]  # its rows' L1D is the model's reading
         assert (f["verdict"] == "within") == all(r["verdict"] == "within" for r in f["rows"])
