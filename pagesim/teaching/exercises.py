@@ -59,8 +59,9 @@ class Question:
     """One generated question: parameters, the text a student reads, and named answers (computed
     on first use: a simulation's answer costs a run, a question's text does not)."""
 
-    def __init__(self, name: str, text: str, params: dict, answers, tolerance: dict):
-        self.name, self.text, self.params, self.tolerance = name, text, params, tolerance  # tolerance: relative, 0 exact
+    def __init__(self, name: str, text: str, params: dict, answers, precision: dict):
+        # precision: answer -> ("sig", n) (n significant figures) or ("dec", n) (n decimals); absent: exact
+        self.name, self.text, self.params, self.precision = name, text, params, precision
         self._answers = answers
 
     @property
@@ -68,6 +69,33 @@ class Question:
         if callable(self._answers):
             self._answers = self._answers()
         return self._answers
+
+
+SIG3 = ("sig", 3)  # graded to 3 significant figures
+DEC1 = ("dec", 1)  # graded to one decimal place
+
+
+def precision_text(precision, what: str = "it") -> str:
+    """How precise a float answer must be, as its question says it (one sentence)."""
+    kind, n = precision
+    if kind == "sig":
+        return f"Give {what} to {n} significant figures: an answer within one unit of the exact value's {_ordinal(n)} figure scores."
+    places = "one decimal place" if n == 1 else f"{n} decimal places"
+    return f"Give {what} to {places}: an answer within {10.0**-n:g} of the exact value scores."
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third", 4: "fourth"}.get(n, f"{n}th")
+
+
+def _unit(expected: float, precision) -> float:
+    """One unit of the last place a float answer is graded at."""
+    kind, n = precision
+    if kind == "dec":
+        return 10.0**-n
+    if expected == 0:
+        return 0.0
+    return 10.0 ** (math.floor(math.log10(abs(expected))) - (n - 1))
 
 
 def _pick(rng, seq):
@@ -174,13 +202,13 @@ def q00_simulate(rng):
         f"Simulate {acc} uniformly random accesses over a {format_size(ws)} working set on `{name}` with "
         f'{format_size(m.base_page)} pages (`pagesim.simulate("{name}", "random", working_set="{format_size(ws)}", '
         f'accesses={acc}, page_size="{format_size(m.base_page)}", seed={seed})`) and give the page walks per '
-        f"access (`q4_walks_per_access`, a float)."
+        f"access (`q4_walks_per_access`, a float). {precision_text(SIG3)}"
     )
     return dict(
         params={"machine": name, "working_set": ws, "accesses": acc, "seed": seed, "page_size": m.base_page},
         answers=lambda: {"q4_walks_per_access": _walks_per_access(name, ws, acc, m.base_page, seed)},
         text=text,
-        tolerance={"q4_walks_per_access": 1e-9},
+        precision={"q4_walks_per_access": SIG3},
     )
 
 
@@ -248,13 +276,13 @@ def q01_erat(rng):
         f"Simulate {acc} random accesses over {format_size(ws)} on `power6` with 4 KB and with 64 KB pages "
         f'(`working_set="{format_size(ws)}", accesses={acc}, seed={seed}`) and give the reduction in data-ERAT '
         f"misses, in percent (`q4_reduction_pct` = 100 x (1 - misses 64K / misses 4K); "
-        f'`pagesim.model.costs.miss_count(ds, "D-ERAT")` counts them). Predict first: inside or beyond the 64 KB reach?'
+        f'`pagesim.model.costs.miss_count(ds, "D-ERAT")` counts them). {precision_text(DEC1)} Predict first: inside or beyond the 64 KB reach?'
     )
     return dict(
         params={"machine": "power6", "working_set": ws, "accesses": acc, "seed": seed},
         answers=lambda: {"q4_reduction_pct": _erat_reduction(ws, acc, seed)},
         text=text,
-        tolerance={"q4_reduction_pct": 1e-9},
+        precision={"q4_reduction_pct": DEC1},
     )
 
 
@@ -309,7 +337,7 @@ def q02_walks(rng):
     text = (
         f"Simulate {acc} random accesses over {format_size(ws)} on `opteron-k8` with 4 KB pages and with 2 MB "
         f'pages (`working_set="{format_size(ws)}", accesses={acc}, seed={seed}`) and give the walks per access '
-        f"of each (`q3_walks_4k`, `q3_walks_2m`)."
+        f"of each (`q3_walks_4k`, `q3_walks_2m`). {precision_text(SIG3, 'each')}"
     )
     return dict(
         params={"machine": "opteron-k8", "working_set": ws, "accesses": acc, "seed": seed},
@@ -318,7 +346,7 @@ def q02_walks(rng):
             "q3_walks_2m": _walks_per_access("opteron-k8", ws, acc, "2M", seed),
         },
         text=text,
-        tolerance={"q3_walks_4k": 1e-9, "q3_walks_2m": 1e-9},
+        precision={"q3_walks_4k": SIG3, "q3_walks_2m": SIG3},
     )
 
 
@@ -402,10 +430,10 @@ def q03_share(rng):
     text = (
         f"trapstat's %tim is the share of time spent in TLB-miss traps. A run takes {misses} dTLB-miss traps of "
         f"{per} cycles each and spends {other} cycles on everything else. What %tim does trapstat show "
-        f"(`q4_tim_pct`, in percent)?"
+        f"(`q4_tim_pct`, in percent)? {precision_text(DEC1)} (trapstat prints one decimal.)"
     )
     return dict(
-        params={"traps": misses, "cycles_per_trap": per, "other_cycles": other}, answers={"q4_tim_pct": share}, text=text, tolerance={"q4_tim_pct": 1e-6}
+        params={"traps": misses, "cycles_per_trap": per, "other_cycles": other}, answers={"q4_tim_pct": share}, text=text, precision={"q4_tim_pct": DEC1}
     )
 
 
@@ -505,10 +533,10 @@ def q05_freed(rng):
         f"A database of {db['processes']} processes ({format_size(db['buffer_pool'])} shared pool in 4 KB pages, "
         f"{format_size(db['shared_text'])} shared text, {format_size(db['private'])} private each) on a machine with "
         f"{format_size(ram)} of RAM: what share of RAM, in percent, "
-        f"does sharing the page tables free (`q3_freed_pct`, pool in 4 KB pages)? Predict before computing: does "
-        f"it grow with the process count?"
+        f"does sharing the page tables free (`q3_freed_pct`, pool in 4 KB pages)? {precision_text(SIG3)} Predict before computing: "
+        f"does it grow with the process count?"
     )
-    return dict(params={**db, "ram": ram}, answers={"q3_freed_pct": float(freed)}, text=text, tolerance={"q3_freed_pct": 1e-9})
+    return dict(params={**db, "ram": ram}, answers={"q3_freed_pct": float(freed)}, text=text, precision={"q3_freed_pct": SIG3})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -551,7 +579,7 @@ class Sheet:
             idx = list(gens).index(name)
             rng = np.random.default_rng([self.seed, int(self.assignment), idx])
             out = gens[name](rng)
-            self._questions[name] = Question(name, out["text"], out["params"], out["answers"], out.get("tolerance", {}))
+            self._questions[name] = Question(name, out["text"], out["params"], out["answers"], out.get("precision", {}))
         return self._questions[name]
 
     @property
@@ -576,20 +604,46 @@ class Sheet:
         return list(self.answers())
 
 
-def _match(value, expected, rel: float) -> bool:
-    if value is None or value is Ellipsis or isinstance(value, (str, bytes)):
-        return False
+def number(value) -> int | float | None:
+    """An answer as the checks read it: an int (Python's or numpy's, or a 0-d array or xarray value
+    holding one), a finite float (anything ``float()`` reads that is not an array of one or more
+    dimensions), or None for anything else (None, ``...``, str, bytes, bool, nan, an array)."""
+    if value is None or value is Ellipsis or isinstance(value, (str, bytes, bytearray, bool, np.bool_)):
+        return None
+    try:
+        if getattr(value, "ndim", 0) != 0:
+            return None
+        if hasattr(value, "item") and not isinstance(value, (int, float)):
+            value = value.item()  # numpy scalars, 0-d arrays and xarray values: the Python number
+        if isinstance(value, (bool, str, bytes)):
+            return None
+        if isinstance(value, (int, np.integer)):
+            return int(value)
+        v = float(value)
+    except Exception:  # noqa: BLE001 - any object a student made: not a number
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _integral(v) -> int | None:
+    """``v`` (from :func:`number`) as an int when it is one (5 or 5.0), else None."""
+    if isinstance(v, int):
+        return v
+    return int(v) if isinstance(v, float) and v.is_integer() else None
+
+
+def _match(value, expected, precision=None) -> bool:
     if isinstance(expected, bool):
         return isinstance(value, (bool, np.bool_)) and bool(value) == expected
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
+    v = number(value)
+    if v is None:
         return False
-    if not math.isfinite(v):
-        return False
-    if rel == 0:
+    if isinstance(expected, (int, np.integer)):
+        return _integral(v) == int(expected)
+    if precision is None:
         return v == float(expected)
-    return math.isclose(v, float(expected), rel_tol=rel, abs_tol=1e-12)
+    # within one unit of the last place asked (a rounded or a truncated answer), and float noise
+    return abs(v - float(expected)) <= _unit(float(expected), precision) * (1 + 1e-9) + 1e-12
 
 
 def correct(assignment, student, answer: str, value) -> bool:
@@ -598,21 +652,17 @@ def correct(assignment, student, answer: str, value) -> bool:
     for n in sheet.names:
         q = sheet.question(n)
         if answer in q.answers:
-            return _match(value, q.answers[answer], q.tolerance.get(answer, 0))
+            return _match(value, q.answers[answer], q.precision.get(answer))
     raise ValueError(f"answer={answer!r} is not in assignment {sheet.assignment}: allowed {sheet.answer_names()}")
 
 
 def plausible(value, lo=0, hi=None, integer=False) -> bool:
-    """The public tests' check of form: a number (an int if asked) in [lo, hi]; never the answer."""
-    if value is None or value is Ellipsis or isinstance(value, (bool, np.bool_, str, bytes)):
+    """The public tests' check of form: a number (an integral one if asked: 5, 5.0, a numpy or
+    0-d xarray value holding one, as the hidden tests read it) in [lo, hi]; never the answer."""
+    v = number(value)
+    if v is None or (integer and _integral(v) is None):
         return False
-    if integer and not isinstance(value, (int, np.integer)):
-        return False
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return False
-    return math.isfinite(v) and v >= lo and (hi is None or v <= hi)
+    return v >= lo and (hi is None or v <= hi)
 
 
 def size(value) -> int:
@@ -671,6 +721,22 @@ class FormReport:
         return "".join(f"<p{colour}>{html.escape(line)}</p>" for line in self.lines)
 
 
+class _NoCheck:
+    """What :meth:`FormChecks.check` shows for a question it has no check for."""
+
+    def __init__(self, question, checked):
+        self.line = (
+            f"{question!r} has no check: it is not one of this notebook's autograded questions ({', '.join(checked)}). "
+            "A written answer is graded by hand by your instructor, with the assignment's rubric."
+        )
+
+    def __repr__(self):
+        return self.line
+
+    def _repr_html_(self):
+        return f"<p>{html.escape(self.line)}</p>"
+
+
 def _latex_available() -> bool:
 
     return bool(shutil.which("xelatex") and shutil.which("pandoc"))
@@ -688,6 +754,8 @@ class FormChecks:
 
     def check(self, question, global_env=None):
 
+        if question not in self._questions:  # a written answer (graded by hand) or a name with no check
+            return _NoCheck(question, self._questions)
         env = sys._getframe(1).f_globals if global_env is None else global_env
         result = self._otter.check(question, env)
         return None if result is None else FormReport([(question, result)])

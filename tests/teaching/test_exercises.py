@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 import subprocess
 import sys
@@ -501,3 +502,65 @@ def test_export_makes_the_pdf_through_html_without_latex(tmp_path, monkeypatch, 
     assert nb.got["pdf"] is False and "files" not in nb.got
     out = capsys.readouterr().out
     assert out.startswith("No PDF: LaTeX is not installed and the HTML route failed (No suitable version of chromium") and out.count("\n") == 1
+
+
+def test_float_answers_are_graded_at_the_precision_their_question_states():
+    """A float answer once needed 1e-9 relative (1e-6 for 03's %tim, which trapstat prints to one
+    decimal), and no question said how precise to be: 44.7 for 44.66 scored 0. Each float question
+    says its precision, and the hidden test accepts an answer within one unit of that place."""
+    for sid in range(40):
+        tim = exercises.Sheet("03", sid).answers()["q4_tim_pct"]
+        assert "one decimal place" in exercises.Sheet("03", sid).question("q4").text
+        for ok in (round(tim, 1), math.floor(tim * 10) / 10, tim + 0.09):
+            assert exercises.correct("03", sid, "q4_tim_pct", ok), (sid, tim, ok)
+        for bad in (tim + 0.15, tim - 0.15, tim / 100):
+            assert not exercises.correct("03", sid, "q4_tim_pct", bad), (sid, tim, bad)
+        freed = exercises.Sheet("05", sid).answers()["q3_freed_pct"]
+        assert "3 significant figures" in exercises.Sheet("05", sid).question("q3").text
+        unit = 10 ** (math.floor(math.log10(freed)) - 2)
+        assert exercises.correct("05", sid, "q3_freed_pct", float(f"{freed:.3g}")), (sid, freed)
+        assert exercises.correct("05", sid, "q3_freed_pct", freed + 0.9 * unit)
+        assert not exercises.correct("05", sid, "q3_freed_pct", freed + 2 * unit), (sid, freed)
+    assert exercises.correct("00", 1, "q1_top", exercises.Sheet("00", 1).answers()["q1_top"])  # ints stay exact
+    assert not exercises.correct("00", 1, "q1_top", exercises.Sheet("00", 1).answers()["q1_top"] + 0.5)
+    for key, sheet in ((k, exercises.Sheet(k, 0)) for k in exercises.ASSIGNMENTS):
+        for q in sheet.names:
+            question = sheet.question(q)
+            if callable(question._answers):
+                continue  # a simulation: its answers' types are those of the non-simulated ones below
+            for var, value in question.answers.items():
+                assert isinstance(value, int) or var in question.precision, f"{key} {var}: a float answer without a stated precision"
+    for key, q in (("00", "q4"), ("01", "q4"), ("02", "q3")):  # simulated float answers
+        question = exercises.Sheet(key, 0).question(q)
+        assert question.precision and "Give " in question.text, (key, q)
+
+
+@pytest.mark.parametrize(
+    "value, integral",
+    [(5, True), (5.0, True), ("np.int64(5)", True), ("np.array(5)", True), ("xr.DataArray(5)", True), ("xr.DataArray(5.0)", True), (5.5, False)],
+)
+def test_form_and_hidden_test_agree_on_integral_numbers(value, integral):
+    """ds["walks"].sum() (a 0-d xarray value, the notebooks' own hint) or 5.0 for an int answer was
+    called the wrong form by grader.check while the hidden test gave full marks: both accept an
+    integral number, and both refuse an array of one element and a fraction."""
+    import numpy as np
+    import xarray as xr
+
+    v = eval(value, {"np": np, "xr": xr}) if isinstance(value, str) else value
+    assert exercises.plausible(v, 0, None, integer=True) is integral
+    right = exercises.Sheet("00", 3).answers()["q1_top"]
+    shifted = v - 5 + right  # the same kind of value, holding the right answer
+    assert exercises.correct("00", 3, "q1_top", shifted) is integral
+    assert not exercises.plausible(np.array([5]), 0, None, integer=True) and not exercises.correct("00", 3, "q1_top", np.array([right]))
+    assert not exercises.plausible(True, 0, None, integer=True) and not exercises.plausible("5", 0, None)
+
+
+def test_checking_a_written_question_says_it_is_graded_by_hand():
+    """grader.check("q5") on a written question gave otter's raw `ValueError: Test q5 not found`."""
+
+    class Otter:
+        def check(self, question, env):
+            raise ValueError(f"Test {question} not found")
+
+    out = repr(exercises.FormChecks(Otter(), ["q1", "q2", "q3", "q4"]).check("q5"))
+    assert "'q5' has no check" in out and "graded by hand" in out and "rubric" in out and "q1, q2, q3, q4" in out, out
