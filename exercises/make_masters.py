@@ -159,7 +159,7 @@ def exact(key, var, points=1):
 
 
 def form(var, lo=0, hi=None, integer=True):
-    kind = "an int" if integer else "a number"
+    kind = "a whole number" if integer else "a number"
     rng = f" between {lo} and {hi}" if hi is not None else f" of at least {lo}"
     return public(
         f"from pagesim.teaching.exercises import plausible\nassert plausible({var}, {lo}, {hi}, integer={integer})",
@@ -203,7 +203,7 @@ A00 = [
         "q1_leaf = (a >> shift) & ((1 << bits[-1]) - 1)  # SOLUTION\n"
         '# check: pagesim.teaching.explain.translate(p1["machine"], p1["address"])\n'
         "q1_top, q1_leaf",
-        [form("q1_top", 0, 4095), form("q1_leaf", 0, 4095), exact("00", "q1_top"), exact("00", "q1_leaf")],
+        [form("q1_top", 0), form("q1_leaf", 0), exact("00", "q1_top"), exact("00", "q1_leaf")],
     ),
     *question(
         "q2",
@@ -345,7 +345,7 @@ A02 = [
             'q2_sets = len({((p2["base"] + i * p2["stride"]) >> 12) % p2["sets"] for i in range(p2["planes"])})',
             'q2_set_plane1 = ((p2["base"] + p2["stride"]) >> 12) % p2["sets"]',
         ],
-        {"q2_sets": (dict(lo=1, hi=128), 1), "q2_set_plane1": (dict(lo=0, hi=127), 1)},
+        {"q2_sets": (dict(lo=1), 1), "q2_set_plane1": (INT, 1)},
     ),
     *auto(
         "02",
@@ -400,7 +400,7 @@ A03 = [
         "**Q1 (prediction, by hand).** Shift the address by log2(page size), keep the low 15 bits. "
         'Check with `pagesim.teaching.explain.translate("ultrasparc-iii", address, page)`.',
         ['q1_slot_8k = (p1["address"] >> 13) % p1["tsb_entries"]', 'q1_slot_big = (p1["address"] >> (p1["big_page"].bit_length() - 1)) % p1["tsb_entries"]'],
-        {"q1_slot_8k": (dict(lo=0, hi=32767), 1), "q1_slot_big": (dict(lo=0, hi=32767), 1)},
+        {"q1_slot_8k": (INT, 1), "q1_slot_big": (INT, 1)},
     ),
     *auto(
         "03",
@@ -472,7 +472,7 @@ A04 = [
             'ds2 = pagesim.simulate("power8", "touch", size=p2["size"], pattern="random", accesses=p2["touches"], page_size="64K", seed=p2["seed"])',
             'q2_faults = int(ds2["faults"].sum())',
         ],
-        {"q2_faults": (dict(lo=1, hi=256), 2)},
+        {"q2_faults": (dict(lo=1), 2)},
     ),
     *auto(
         "04",
@@ -486,7 +486,7 @@ A04 = [
             'q3_primary = (vsid3 ^ pidx3) % p3["ptegs"]',
             'q3_secondary = (~q3_primary) % p3["ptegs"]',
         ],
-        {"q3_primary": (dict(lo=0, hi=65535), 1), "q3_secondary": (dict(lo=0, hi=65535), 1)},
+        {"q3_primary": (INT, 1), "q3_secondary": (INT, 1)},
     ),
     *manual(
         "q4",

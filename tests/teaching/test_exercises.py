@@ -555,6 +555,53 @@ def test_form_and_hidden_test_agree_on_integral_numbers(value, integral):
     assert not exercises.plausible(True, 0, None, integer=True) and not exercises.plausible("5", 0, None)
 
 
+def _public_forms() -> dict[str, dict[str, tuple]]:
+    """Each master's public checks of form: assignment -> answer -> (lo, hi, integer)."""
+    pat = re.compile(r"assert plausible\((\w+), ([-\d.]+), (None|[-\d.]+), integer=(True|False)\)")
+    out = {}
+    for name in NAMES:
+        nb = nbformat.read(str(MASTERS / f"{name}.ipynb"), as_version=4)
+        found = [m for c in nb.cells if c.cell_type == "code" for m in pat.finditer(c.source)]
+        out[name] = {m[1]: (float(m[2]), None if m[3] == "None" else float(m[3]), m[4] == "True") for m in found}
+    return out
+
+
+def test_public_forms_do_not_reveal_wrong_answers():
+    """04 q2's public range (1..256) was the very bound the question asks students to predict, so
+    grader.check called most wrong answers above it wrong form. Over 1,000 ids, a public check
+    accepts every right answer, each assignment's classic misconception and the slips of an int
+    answer (one more, twice, ten times): it rules out only what no answer of that kind can be."""
+    import pagesim
+
+    forms = _public_forms()
+    for name in NAMES:
+        key = name[:2]
+        for sid in IDS:
+            sheet = exercises.Sheet(key, sid, note=False)
+            ns = {f"p{q[1:]}": sheet.params(q) for q in sheet.names}
+            values = {}
+            for q in sheet.names:
+                if not _simulated(key, q):
+                    values.update(sheet.question(q).answers)
+            for var, right in list(values.items()):
+                lo, hi, integer = forms[name][var]
+                assert exercises.plausible(right, lo, hi, integer), f"{name} {var}: the right answer {right} fails its public check"
+                if integer:
+                    for slip in (right + 1, 2 * right, 10 * right):
+                        why = f"{name} {var}: the public check rejects {slip} (right {right}): it tells a wrong answer"
+                        assert exercises.plausible(slip, lo, hi, integer), why
+            ns.update(values)
+            if "p2" in ns and "machine" in ns["p2"]:
+                ns["m2"] = pagesim.machine(ns["p2"]["machine"])
+            for var, (expr, _) in exercises.WRONG[key].items():
+                try:
+                    wrong = eval(expr, {}, ns)
+                except NameError:
+                    continue  # needs a simulated answer
+                lo, hi, integer = forms[name][var]
+                assert exercises.plausible(wrong, lo, hi, integer), f"{name} {var}: the public check rejects the misconception's {wrong} for {sid}"
+
+
 def test_checking_a_written_question_says_it_is_graded_by_hand():
     """grader.check("q5") on a written question gave otter's raw `ValueError: Test q5 not found`."""
 
