@@ -40,11 +40,25 @@ def encode(value) -> dict:
     if isinstance(value, (bytes, bytearray)):
         return {"t": "bytes"}
     try:
+        if getattr(value, "ndim", 0) != 0:  # an array (of one element too): not a number
+            return {"t": "object", "type": type(value).__name__[:100]}
+        if hasattr(value, "item") and not isinstance(value, (int, float)):  # a 0-d array or xarray value: its number
+            item = value.item()
+            if isinstance(item, (bool, int, float)):
+                return encode(item)
         if isinstance(value, numbers.Integral):
             return {"t": "int", "v": str(int(value))}
         return {"t": "number", "v": repr(float(value))}
-    except Exception:  # noqa: BLE001 - any object a student made: the tests cannot read it as a number
+    except BaseException:  # noqa: BLE001 - any object a student made (its __float__ may even raise SystemExit): not a number
         return {"t": "object", "type": type(value).__name__[:100]}
+
+
+def _encode_any(value) -> dict:
+    """:func:`encode`, and an unreadable object for whatever an answer's methods raise there."""
+    try:
+        return encode(value)
+    except BaseException:  # noqa: BLE001 - a student's object (isinstance can call its __class__)
+        return {"t": "object", "type": "unreadable"}
 
 
 class _NoGrader:
@@ -57,6 +71,16 @@ class _NoGrader:
         if name.startswith("_"):
             raise AttributeError(name)
         return lambda *args, **kwargs: None
+
+
+PACKAGE_MAGICS = ("pip", "conda", "mamba", "micromamba", "uv")  # magics that install packages: disabled here
+
+
+def _no_install(magic: str):
+    def run(line="", cell=None):
+        print(f"%{magic} does nothing while the notebook is graded")
+
+    return run
 
 
 def _parent_gone(parent: int) -> bool:
@@ -107,6 +131,8 @@ def main(argv=None) -> int:
         cfg = Config()
         cfg.HistoryManager.enabled = False
         shell = InteractiveShell.instance(config=cfg)
+        for magic in PACKAGE_MAGICS:  # a submission installs nothing into the grader's environment
+            shell.register_magic_function(_no_install(magic), magic_kind="line_cell", magic_name=magic)
     except Exception as e:  # noqa: BLE001 - reported to the grading process in one line
         _write(progress, {"error": f"{type(e).__name__}: {e}"})
         return 1
@@ -125,7 +151,7 @@ def main(argv=None) -> int:
         shell.run_cell(source, store_history=False)
     _write(progress, {"cell": None})
     ns = shell.user_ns
-    values = {n: encode(ns[n]) for n in names if n in ns}
+    values = {n: _encode_any(ns[n]) for n in names if n in ns}
     tmp = answers + ".part"
     with open(tmp, "w") as fh:
         json.dump(values, fh)

@@ -62,11 +62,18 @@ import zipfile
 from pathlib import Path
 
 from .exercises import PLACEHOLDER_ID, WRONG, assignment_key, seed_of
+from .grade_child import PACKAGE_MAGICS, encode
 
 REPO = Path(__file__).resolve().parents[2]
 MASTERS = REPO / "exercises" / "masters"
 ASSIGNMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # an assignment's folder in the build, never a path
 STUDENT_ID_RE = re.compile(r"""^STUDENT_ID\s*=\s*(?P<v>"[^"\n]*"|'[^'\n]*'|\d+)""", re.M)
+
+
+def default_build() -> Path:
+    """Where ``pagesim exercises build`` writes and ``grade`` and ``samples`` read by default: the
+    checkout's ``build/exercises``, whatever the current folder."""
+    return REPO / "build" / "exercises"
 
 
 def _otter() -> list[str]:
@@ -176,58 +183,172 @@ def _read_nb(path):
     (notebooks saved by older Jupyter versions), which is no reason to fail or to say anything."""
     import nbformat  # deferred: only running notebooks needs nbformat
 
+    _check_shape(path)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Cell is missing an id field")
         return nbformat.read(str(path), as_version=4)
 
 
-def assignment_of(notebook) -> str:
-    """The otter assignment name stored in a notebook's metadata (student and autograder versions)."""
+def _check_shape(path) -> None:
+    """A clear error for JSON that is not a notebook's shape (an object whose "cells" is a list of
+    objects), which nbformat reports in terms of its own code ('list' object has no attribute 'get')."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (ValueError, UnicodeDecodeError):
+        return  # not JSON: nbformat says so
+    kind = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true or false", type(None): "null"}
+    if not isinstance(data, dict):
+        raise ValueError(f'its JSON is {kind.get(type(data), type(data).__name__)}, not a notebook (an object with "cells")')
+    cells = data.get("cells")
+    if "cells" in data and not isinstance(cells, list):
+        raise ValueError(f'its "cells" is {kind.get(type(cells), type(cells).__name__)}, not a list of cells')
+    if isinstance(cells, list):
+        for i, c in enumerate(cells, 1):
+            if not isinstance(c, dict):
+                raise ValueError(f"its cell {i} is {kind.get(type(c), type(c).__name__)}, not a cell (an object with a cell_type and a source)")
 
+
+def assignment_of(notebook, label=None) -> str:
+    """The otter assignment name stored in a notebook's metadata (student and autograder versions);
+    errors name the submission as ``label`` (default: the notebook's path)."""
+
+    shown = str(label if label is not None else notebook)
     try:
         nb = _read_nb(notebook)
     except Exception as e:  # noqa: BLE001 - a submission can be any file
-        raise ValueError(f"submission {str(notebook)!r} is not a readable notebook: {e}") from None
+        raise ValueError(f"submission {shown!r} is not a readable notebook: {e}") from None
     otter = nb.metadata.get("otter")
     name = otter.get("assignment_name") if isinstance(otter, dict) else None
     if not name:
-        raise ValueError(
-            f"submission {str(notebook)!r} has no otter assignment name in its metadata (is it a student notebook from `pagesim exercises build`?)"
-        )
+        raise ValueError(f"submission {shown!r} has no otter assignment name in its metadata (is it a student notebook from `pagesim exercises build`?)")
     if not isinstance(name, str) or not ASSIGNMENT_RE.fullmatch(name):
         raise ValueError(
-            f"submission {str(notebook)!r}: its otter assignment name {_clean(repr(name))[:80]} is not an assignment's name "
+            f"submission {shown!r}: its otter assignment name {_clean(repr(name))[:80]} is not an assignment's name "
             "(letters, digits, '_' and '-', as `pagesim exercises build` writes them)"
         )
     return name
 
 
 def student_of(notebook) -> str:
-    """The STUDENT_ID a notebook sets (its first assignment), or '' when none."""
+    """The STUDENT_ID a notebook's code sets (its first assignment) as text, or '' when none."""
+
+    value, _ = _student_value(notebook)
+    return "" if isinstance(value, _Unread) else str(value)
+
+
+class _Unread:
+    """A STUDENT_ID assignment whose value the reading cannot tell (not a constant expression)."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+    def __repr__(self):
+        return f"<unread: {self.why}>"
+
+
+_ARITH = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+
+
+def _constant(node):
+    """The value of a constant expression: a literal, or + - * // % ** and unary - + on numbers
+    (and + on strings), with small operands; ValueError for anything else."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _constant(node.operand)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return -v if isinstance(node.op, ast.USub) else +v
+    elif isinstance(node, ast.BinOp):
+        a, b = _constant(node.left), _constant(node.right)
+        nums = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+        if nums and all(abs(x) < 1 << 64 for x in (a, b)):
+            if isinstance(node.op, ast.Pow) and abs(b) <= 64:
+                return a**b
+            if type(node.op) in _ARITH and not (isinstance(node.op, (ast.FloorDiv, ast.Mod)) and b == 0):
+                return _ARITH[type(node.op)](a, b)
+        if isinstance(node.op, ast.Add) and isinstance(a, str) and isinstance(b, str):
+            return a + b
+    raise ValueError("not a constant expression")
+
+
+def _student_value(notebook) -> tuple[object, int]:
+    """The STUDENT_ID a notebook's first assignment sets, as Python reads it (a quoted id is a str,
+    a bare number an int seed, ``2**40`` its value), and how many assignments set it. The cells are
+    read with ``ast`` (after IPython's magics are transformed): ``STUDENT_ID = ...``,
+    ``STUDENT_ID: str = ...``, several statements on a line, parentheses, a constant expression.
+    A value the reading cannot tell is an :class:`_Unread` saying why; ('', 0) when no cell sets it."""
+    from IPython.core.inputtransformer2 import TransformerManager  # deferred: IPython, only in a notebook
 
     nb = _read_nb(notebook)
-    for c in nb.cells:
-        if c.cell_type == "code":
-            m = STUDENT_ID_RE.search(c.source)
-            if m:
-                v = m.group("v")
-                return v[1:-1] if v[0] in "\"'" else v
-    return ""
-
-
-def _student_value(notebook) -> tuple[str | int, int]:
-    """The STUDENT_ID a notebook's first assignment sets, as the notebook's code has it (a quoted id
-    is a str, a bare number an int seed), and how many cells assign it."""
-
-    nb = _read_nb(notebook)
-    found = [m.group("v") for c in nb.cells if c.cell_type == "code" for m in STUDENT_ID_RE.finditer(c.source)]
+    tm = TransformerManager()
+    found = []
+    for i, c in enumerate(nb.cells, 1):
+        if c.cell_type != "code" or "STUDENT_ID" not in c.source:
+            continue
+        try:
+            tree = ast.parse(tm.transform_cell(c.source))
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            found.append(_Unread(f"cell {i} does not parse"))
+            continue
+        trees = [tree]
+        for code in dict.fromkeys(_magic_code(tree)):  # %time STUDENT_ID = ...: the Python a magic runs
+            with contextlib.suppress(SyntaxError, ValueError, MemoryError, RecursionError):
+                trees.append(ast.parse(code))
+        sets = []
+        for node in (n for t in trees for n in ast.walk(t)):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "STUDENT_ID" for t in node.targets):
+                sets.append((node, node.value))
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name) and node.target.id == "STUDENT_ID":
+                if isinstance(node, ast.AnnAssign) and node.value is None:
+                    continue  # an annotation alone sets nothing
+                sets.append((node, None if isinstance(node, ast.AugAssign) else node.value))
+            elif isinstance(node, (ast.Assign, ast.For, ast.With)) and any(
+                isinstance(n, ast.Name) and n.id == "STUDENT_ID" and isinstance(n.ctx, ast.Store) for t in _targets(node) for n in ast.walk(t)
+            ):
+                sets.append((node, None))  # unpacking, a loop variable: no single value
+        for _node, value in sorted(sets, key=lambda nv: (nv[0].lineno, nv[0].col_offset)):
+            try:
+                if value is None:
+                    raise ValueError
+                found.append(_constant(value))
+            except (ValueError, TypeError, OverflowError, MemoryError, RecursionError):
+                what = f"`{_clean(' '.join(ast.unparse(value).split()))[:40]}`" if value is not None else "a value"
+                found.append(_Unread(f"cell {i} sets it to {what}, not a constant"))
     if not found:
         return "", 0
-    v = found[0]
-    try:
-        return ast.literal_eval(v), len(found)  # the literal as Python reads it (escapes decoded)
-    except (ValueError, SyntaxError):  # a character Python's parser refuses (a NUL, a lone surrogate)
-        return (v[1:-1] if v[0] in "\"'" else int(v)), len(found)
+    return found[0], len(found)
+
+
+def _targets(node) -> list:
+    if isinstance(node, ast.Assign):
+        return [t for t in node.targets if not isinstance(t, ast.Name)]
+    if isinstance(node, ast.For):
+        return [node.target]
+    return [item.optional_vars for item in node.items if item.optional_vars is not None]
+
+
+def _saved_seeds(notebook) -> list[int]:
+    """The seeds the notebook's saved outputs show (``your seed: N``, printed by its sheet cell when
+    it was last run), in order."""
+    nb = _read_nb(notebook)
+    seeds = []
+    for c in nb.cells:
+        if c.cell_type != "code":
+            continue
+        for o in c.get("outputs", []):
+            text = o.get("text", "") if o.get("output_type") == "stream" else (o.get("data", {}) or {}).get("text/plain", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            seeds += [int(m) for m in re.findall(r"^your seed: (\d{1,10})\s*$", text, re.M)]
+    return seeds
 
 
 DEFAULT_TIMEOUT = 900.0  # seconds per submission (--timeout): a notebook that loops forever fails alone
@@ -468,8 +589,10 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT, gra
             raise GradingError(f"the notebook's process ended without a status {where}")
         if code < 0:
             raise GradingError(f"the notebook's process was killed by {_signal_name(-code)} {where}")
-        if code > 0 or not state["done"]:
+        if code > 0:
             raise GradingError(f"the notebook's process exited with code {code} {where}")
+        if not state["done"]:
+            raise GradingError(f"the notebook's process ended {where} before its answers were written (exit code 0: a cell ended it, as os._exit(0) does)")
         try:
             raw = _read_shared(answers, ANSWERS_LIMIT)
             if raw is None:
@@ -494,10 +617,11 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT, gra
 
 
 # What flags a submission (a static reading of its code cells; see scan).
-_SHELL_MODULES = {"subprocess", "pty", "pexpect", "ctypes", "commands", "sh", "plumbum"}
+_SHELL_MODULES = {"subprocess", "pty", "pexpect", "ctypes", "commands", "sh", "plumbum", "multiprocessing", "pip", "conda", "mamba"}
 _SHELL_FUNCS = {"os.system", "os.popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.posix_spawnp", "os.startfile"}
 _SHELL_PREFIXES = ("os.exec", "os.spawn")
 _SHELL_MAGICS = {"system", "sx", "bash", "sh", "script", "perl", "ruby", "python", "python2", "python3", "pypy", "run", "writefile"}
+_EXIT_FUNCS = {"os._exit", "os.abort"}
 _SIGNAL_FUNCS = {"os.kill", "os.killpg", "signal.pthread_kill", "signal.raise_signal", "os.setsid", "os.setpgid", "os.setpgrp"}
 _FILE_FUNCS = {"os.chdir", "os.fchdir", "os.chroot", "os.path.expanduser", "os.path.expandvars", "pathlib.Path.home", "pathlib.Path.cwd"}
 _DYNAMIC = {"eval", "exec", "compile", "__import__", "importlib", "builtins", "runpy"}
@@ -552,8 +676,10 @@ def scan(notebook) -> list[str]:
     """What a static reading of a notebook's code cells finds that grading should not see: shell
     commands or other programs run (``os.system``, ``subprocess``, ``os.exec*``, ``pty``, ``!cmd``,
     ``%%bash`` ...), files outside its folder (absolute, ``~`` or ``..`` paths, ``os.chdir``,
-    ``__file__``), signals to processes (``os.kill``) and code built at run time (``eval``,
-    ``exec``, ``__import__``), which such a reading cannot see into. Each finding names the cell
+    ``__file__``), signals to processes (``os.kill``), code built at run time (``eval``,
+    ``exec``, ``__import__``), which such a reading cannot see into, package installs (``%pip``,
+    ``%conda``, ``%mamba``, ``import pip``: these magics do nothing while a submission is graded)
+    and ending its own process (``os._exit``, ``os.abort``). Each finding names the cell
     (counting every cell, 1-based). A reading of the code, not a sandbox: code can hide from it."""
     from IPython.core.inputtransformer2 import TransformerManager  # deferred: IPython, only in a notebook
 
@@ -587,6 +713,8 @@ def scan(notebook) -> list[str]:
                     aliases[a.asname or a.name] = f"{node.module}.{a.name}"
     kinds = (
         "runs shell commands or programs",
+        "installs packages (not run while graded)",
+        "ends its own process",
         "touches files outside its folder",
         "signals processes or leaves its process group",
         "runs code built at run time",
@@ -613,6 +741,8 @@ def scan(notebook) -> list[str]:
                         magic = str(node.args[0].value)
                         if magic in _SHELL_MAGICS:
                             add("runs shell commands or programs", ("%%" if f.attr == "run_cell_magic" else "%") + magic, i)
+                        elif magic in PACKAGE_MAGICS:
+                            add("installs packages (not run while graded)", ("%%" if f.attr == "run_cell_magic" else "%") + magic, i)
                         elif magic in _PYTHON_MAGICS and not all(isinstance(a, ast.Constant) for a in node.args):
                             add("runs code built at run time", f"%{magic} of a value", i)
                     elif f.attr in ("run_cell", "run_cell_magic", "run_line_magic", "ex", "ev", "run_code", "safe_execfile", "safe_run_module"):
@@ -622,7 +752,9 @@ def scan(notebook) -> list[str]:
                 mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 for m in mods:
                     top = m.split(".")[0]
-                    if top in _SHELL_MODULES:
+                    if top in ("pip", "conda", "mamba"):
+                        add("installs packages (not run while graded)", f"import {m}", i)
+                    elif top in _SHELL_MODULES:
                         add("runs shell commands or programs", f"import {m}", i)
                     elif top in _DYNAMIC:
                         add("runs code built at run time", f"import {m}", i)
@@ -633,6 +765,8 @@ def scan(notebook) -> list[str]:
                             add("runs shell commands or programs", name, i)
                         elif name in _SIGNAL_FUNCS:
                             add("signals processes or leaves its process group", name, i)
+                        elif name in _EXIT_FUNCS:
+                            add("ends its own process", name, i)
                 continue
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _outside_path(node.value):
                 add("touches files outside its folder", repr(node.value[:40]), i)
@@ -649,8 +783,12 @@ def scan(notebook) -> list[str]:
                 name = _dotted(node, aliases)
                 if name is None:
                     continue
-                if name in _SHELL_FUNCS or name.startswith(_SHELL_PREFIXES) or name.split(".")[0] in _SHELL_MODULES and isinstance(node, ast.Attribute):
+                if name.split(".")[0] in ("pip", "conda", "mamba") and isinstance(node, ast.Attribute):
+                    add("installs packages (not run while graded)", name, i)
+                elif name in _SHELL_FUNCS or name.startswith(_SHELL_PREFIXES) or name.split(".")[0] in _SHELL_MODULES and isinstance(node, ast.Attribute):
                     add("runs shell commands or programs", name, i)
+                elif name in _EXIT_FUNCS:
+                    add("ends its own process", name, i)
                 elif name in _SIGNAL_FUNCS:
                     add("signals processes or leaves its process group", name, i)
                 elif name in _FILE_FUNCS or name.endswith(".home"):
@@ -670,7 +808,7 @@ def _tests_of(autograder_notebook):
     return {q: OKTestFile.from_spec(s, path=str(autograder_notebook)) for q, s in specs.items()}
 
 
-def grade_in_process(submission, autograder_notebook) -> dict[str, tuple[float, float]]:
+def grade_in_process(submission, autograder_notebook, graded: dict | None = None) -> dict[str, tuple[float, float]]:
     """Execute a notebook's code cells here (errors in a cell are ignored, as otter does), then
     score it with the autograder notebook's tests: question -> (score, max).
 
@@ -695,6 +833,8 @@ def grade_in_process(submission, autograder_notebook) -> dict[str, tuple[float, 
                         exec(compile(c.source, "<cell>", "exec"), env)
                     except (Exception, SystemExit):  # noqa: BLE001 - a student's error (or exit) costs that question, not the grading
                         pass
+            if graded is not None and "STUDENT_ID" in env:  # the id the tests see, read as grade_isolated reads it
+                graded["STUDENT_ID"] = _decode(encode(env["STUDENT_ID"]))
             out = {}
             for q, tf in tests.items():
                 tf.run(env)
@@ -785,10 +925,11 @@ def _sigterm_as_interrupt():
 def grade(
     submissions, build_dir, out_csv=None, in_process: bool = False, quiet: bool = False, timeout=DEFAULT_TIMEOUT, lms_format: str | None = None
 ) -> list[dict]:
-    """Grade every ``*.ipynb`` under ``submissions`` into ``out_csv`` (default
+    """Grade every notebook under ``submissions`` (a ``*.ipynb``, or the one in a zip that
+    ``grader.export()`` wrote; any other file is a row saying why it was not graded) into ``out_csv`` (default
     ``submissions/grades.csv``): file, assignment, student, seed, one column per question, total,
     max, an empty column per written question (``q5 manual``, yours to fill, and ``manual max``),
-    id (a duplicate id within an assignment, or the placeholder id), error (why a submission was
+    id (an id that is not a valid id or seed, a duplicate id within an assignment, or the placeholder id), error (why a submission was
     not graded, or something to check by hand; empty otherwise) and flags (what :func:`scan` found
     in its code). ``lms_format`` ("canvas" or "moodle") also writes the gradebook import file
     beside it (:func:`write_lms`). Each submission runs in its own process
@@ -804,18 +945,87 @@ def grade(
     build_dir = Path(build_dir).resolve()
     if not build_dir.is_dir():
         raise ValueError(f"build={str(build_dir)!r} does not exist: the assignments are not built; run `pagesim exercises build --out {build_dir}` first")
-    files = sorted(p for p in sub.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-    if not files:
-        raise ValueError(f"no notebooks (*.ipynb) in {sub}")
-    # every submission's assignment first, so the CSV's columns are known before the first row
+    out_path = Path(out_csv) if out_csv else sub / "grades.csv"
+    files = _submission_files(sub, out_path)
+    if not any(f.suffix.lower() in (".ipynb", ".zip") for f in files):
+        raise ValueError(f"no notebooks (*.ipynb) or zips of one (grader.export()'s) in {sub}")
+    unzipped = Path(tempfile.mkdtemp(prefix="pagesim-unzip-"))
+    try:
+        return _grade_files(sub, files, unzipped, build_dir, out_path, in_process, quiet, timeout, lms_format)
+    finally:
+        shutil.rmtree(unzipped, ignore_errors=True)
+
+
+def _submission_files(sub: Path, out_csv: Path) -> list[Path]:
+    """Every file under ``sub`` that is a submission: not hidden (a name starting with a dot, such
+    as Jupyter's .ipynb_checkpoints) and not a CSV this command writes (the grades, the LMS files)."""
+    ours = {out_csv.resolve()} | {out_csv.resolve().with_name(f"{out_csv.stem}-{f}.csv") for f in LMS_FORMATS}
+    ours |= {(sub / n).resolve() for n in ("grades.csv", *(f"grades-{f}.csv" for f in LMS_FORMATS))}
+    out = []
+    for p in sorted(sub.rglob("*")):
+        rel = p.relative_to(sub)
+        if any(part.startswith(".") for part in rel.parts) or not p.is_file() or p.resolve() in ours:
+            continue
+        out.append(p)
+    return out
+
+
+ZIP_NOTEBOOK_LIMIT = 64 << 20  # bytes of a notebook read from a zip
+
+
+def notebook_of_zip(path: Path, dest: Path) -> Path:
+    """The notebook a submitted zip holds (what ``grader.export()`` writes: the notebook, otter's
+    log, maybe a PDF), written into ``dest``; ValueError when it holds none, several, or is not a
+    readable zip."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            nbs = [
+                i
+                for i in zf.infolist()
+                if not i.is_dir()
+                and i.filename.lower().endswith(".ipynb")
+                and not any(part.startswith(".") or part == "__MACOSX" for part in i.filename.replace("\\", "/").split("/"))
+            ]
+            if not nbs:
+                raise ValueError("the zip holds no notebook (.ipynb): it should hold the one grader.export() puts in it")
+            if len(nbs) > 1:
+                names = ", ".join(_clean(i.filename)[:60] for i in nbs[:5]) + (" ..." if len(nbs) > 5 else "")
+                raise ValueError(f"the zip holds {len(nbs)} notebooks ({names}): it should hold one, as grader.export() writes it")
+            info = nbs[0]
+            if info.file_size > ZIP_NOTEBOOK_LIMIT:
+                raise ValueError(f"the notebook in the zip is larger than {ZIP_NOTEBOOK_LIMIT >> 20} MiB")
+            with zf.open(info) as fh:
+                data = fh.read(ZIP_NOTEBOOK_LIMIT + 1)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as e:
+        raise ValueError(f"not a readable zip ({_one_line(e)})") from None
+    if len(data) > ZIP_NOTEBOOK_LIMIT:
+        raise ValueError(f"the notebook in the zip is larger than {ZIP_NOTEBOOK_LIMIT >> 20} MiB")
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", info.filename.replace("\\", "/").rsplit("/", 1)[-1]).lstrip(".") or "submission.ipynb"
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / name
+    out.write_bytes(data)
+    return out
+
+
+def _grade_files(sub, files, unzipped, build_dir, out_path, in_process, quiet, timeout, lms_format) -> list[dict]:
+    # every submission's notebook and assignment first, so the CSV's columns are known before the first row
     found, questions, tests, manual = {}, [], {}, {}
-    for f in files:
+    for k, f in enumerate(files):
         try:
-            name = assignment_of(f)
+            if f.suffix.lower() == ".ipynb":
+                nb = f
+            elif zipfile.is_zipfile(f) or f.suffix.lower() == ".zip":
+                try:
+                    nb = notebook_of_zip(f, unzipped / str(k))
+                except ValueError as e:
+                    raise ValueError(f"submission {str(f)!r}: {e}") from None
+            else:
+                raise ValueError(f"submission {str(f)!r} is not a notebook (.ipynb) or a zip holding one (what grader.export() writes): not graded")
+            name = assignment_of(nb, label=f)
         except Exception as e:  # noqa: BLE001 - any file can be submitted: its row says why
             found[f] = e
             continue
-        found[f] = name
+        found[f] = (nb, name)
         ag = build_dir / name / "autograder" / f"{name}.ipynb"
         if name not in tests and ag.exists():
             tests[name] = ag
@@ -824,50 +1034,38 @@ def grade(
     written_qs = sorted({q for m in manual.values() for q in m}, key=lambda q: (len(q), q))
     cols = ["file", "assignment", "student", "seed"] + sorted(questions, key=lambda q: (len(q), q)) + ["total", "max"]
     cols += [f"{q} manual" for q in written_qs] + (["manual max"] if written_qs else []) + ["id", "error", "flags"]
-    out = _Csv(Path(out_csv) if out_csv else sub / "grades.csv", cols)
+    out = _Csv(out_path, cols)
     say = (lambda *a, **k: None) if quiet else print
     with _sigterm_as_interrupt():
         for f in files:
             row = {"file": str(f.relative_to(sub)), "assignment": "", "student": "", "seed": "", "error": "", "flags": ""}
+            nb = None
             try:  # one bad submission is a row with its error, never the end of the batch
                 if isinstance(found[f], Exception):
                     raise found[f]
-                name = row["assignment"] = found[f]
+                nb, name = found[f]
+                row["assignment"] = name
                 if name not in tests:
                     ag = build_dir / name / "autograder" / f"{name}.ipynb"
                     raise ValueError(f"no autograder notebook {ag}: run `pagesim exercises build --out {build_dir}` first")
-                row["flags"] = "; ".join(scan(f))
+                row["flags"] = "; ".join(scan(nb))
                 if row["flags"]:
                     say(_clean(f"{row['file']}: FLAGGED: {row['flags']}"), file=sys.stderr)
                 graded = {}
-                scores = grade_in_process(f, tests[name]) if in_process else grade_isolated(f, tests[name], timeout, graded)
-                written, times = _student_value(f)
+                scores = grade_in_process(nb, tests[name], graded) if in_process else grade_isolated(nb, tests[name], timeout, graded)
+                written, times = _student_value(nb)
             except Exception as e:  # noqa: BLE001 - any file can be submitted
                 row["error"] = _one_line(e)
-                with contextlib.suppress(Exception):
-                    row["student"] = str(_student_value(f)[0])  # whose it claims to be, to tell rows apart
+                if nb is not None:
+                    with contextlib.suppress(Exception):
+                        row["student"] = _id_text(_student_value(nb)[0])  # whose it claims to be, to tell rows apart
                 out.add(row)
                 say(_clean(f"{row['file']}: NOT GRADED: {row['error']}"), file=sys.stderr)
                 continue
             # The id whose questions were graded is the one the tests saw at run time; the CSV
             # shows that one, and says so when the notebook's STUDENT_ID cell reads otherwise.
-            value = written if in_process else graded.get("STUDENT_ID")
-            if isinstance(value, (str, int)) and not isinstance(value, bool):
-                try:
-                    seed = seed_of(value)
-                except (TypeError, ValueError):
-                    seed = ""
-                row.update(student=str(value), seed=seed)
-            notes = []
-            if not isinstance(value, (str, int)) or isinstance(value, bool) or value == "":
-                notes.append("no STUDENT_ID was set when the notebook ran: graded with no id's questions")
-            elif value != written or type(value) is not type(written):
-                ran, cell = _clean(repr(value))[:60], _clean(repr(written))[:60]
-                notes.append(f"STUDENT_ID was {ran} when the notebook ran, not {cell} as its STUDENT_ID cell reads: graded as {ran}")
-            elif times > 1:
-                notes.append(f"STUDENT_ID is assigned {times} times: check by hand which id was meant")
-            row["error"] = "; ".join(notes)
-            if notes:
+            row["error"] = "; ".join(_id_notes(row, graded, written, times, nb))
+            if row["error"]:
                 say(_clean(f"{row['file']}: CHECK: {row['error']}"), file=sys.stderr)
             for q, (s, _) in scores.items():
                 row[q] = s
@@ -880,13 +1078,60 @@ def grade(
     for r in out.rows:
         if r.get("id"):
             say(_clean(f"{r['file']}: ID: {r['id']}"), file=sys.stderr)
-    say(f"wrote {out.path}")
+    say(_clean(f"wrote {out.path}"))
     if lms_format:
         path, left = write_lms(out.rows, lms_format, out.path.with_name(f"{out.path.stem}-{lms_format}.csv"), manual)
         for r in left:
             say(_clean(f"{r['file']}: not in the {lms_format} file: {r['_left']}"), file=sys.stderr)
-        say(f"wrote {path}")
+        say(_clean(f"wrote {path}"))
     return out.rows
+
+
+ALLOWED_IDS = 'allowed: a non-empty id such as "ada@example.edu", or an int seed 0 .. 2**32-1'
+
+
+def _id_text(value) -> str:
+    """An id as the CSV's ``student`` column and the LMS files hold it: a str without the spaces
+    around it (as :func:`pagesim.teaching.exercises.seed_of` hashes it), an int in digits."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def _id_notes(row: dict, graded: dict, written, times: int, nb: Path) -> list[str]:
+    """Fill the row's ``student`` and ``seed`` from the id the tests saw, and say what to check by
+    hand: no id, an id that is neither an id nor a seed, an id cell that reads otherwise or that
+    the reading cannot tell, several assignments, and saved outputs run with another seed."""
+    notes = []
+    if "STUDENT_ID" not in graded:
+        return ["no STUDENT_ID was set when the notebook ran: graded with no id's questions"]
+    value = graded["STUDENT_ID"]
+    shown = _clean(repr(value))[:60]
+    try:
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise TypeError
+        seed = seed_of(value)
+    except (TypeError, ValueError):
+        row.update(student=_id_text(value), _bad_id=True)
+        return [f"STUDENT_ID {shown} is not a valid id or seed ({ALLOWED_IDS}): graded with no id's questions"]
+    row.update(student=_id_text(value), seed=seed)
+    if isinstance(written, _Unread):
+        notes.append(f"could not read the id cell ({written.why}): graded as {shown}, check that this is the student's id")
+    elif times == 0:
+        notes.append(f"no cell of the notebook assigns STUDENT_ID: graded as {shown}, check that this is the student's id")
+    elif value != written or type(value) is not type(written):
+        notes.append(f"STUDENT_ID was {shown} when the notebook ran, not {_clean(repr(written))[:60]} as its STUDENT_ID cell reads: graded as {shown}")
+    if times > 1:
+        notes.append(f"STUDENT_ID is assigned {times} times: check by hand which id was meant")
+    other = sorted({s for s in _saved_seeds(nb) if s != seed})
+    if other:
+        notes.append(
+            f"its saved output shows 'your seed: {', '.join(map(str, other))}', not the seed graded ({seed}): it was last run with "
+            "another STUDENT_ID than the one graded; check whose work it is"
+        )
+    return notes
 
 
 def manual_questions(built: Path) -> dict[str, float]:
@@ -914,14 +1159,17 @@ def _manual_of_master(master: Path) -> dict[str, float]:
 
 
 def _check_ids(rows: list[dict]) -> None:
-    """The ``id`` column: the placeholder id (the student never set STUDENT_ID), and an id that
-    more than one submission of the same assignment holds (which one is the student's?)."""
+    """The ``id`` column: an id that is neither an id nor a seed, the placeholder id (the student
+    never set STUDENT_ID), and an id that more than one submission of the same assignment holds
+    (which one is the student's?)."""
     by = {}
     for r in rows:
         if r.get("student"):
             by.setdefault((r.get("assignment"), r["student"]), []).append(r["file"])
     for r in rows:
         notes = []
+        if r.get("_bad_id"):
+            notes.append(f"not a valid id or seed ({ALLOWED_IDS}): whose work this is is unknown")
         if r.get("student") == PLACEHOLDER_ID:
             notes.append(f"placeholder id {PLACEHOLDER_ID}: STUDENT_ID was never set, so whose work this is is unknown")
         others = [f for f in by.get((r.get("assignment"), r.get("student")), []) if f != r["file"]]
@@ -937,8 +1185,9 @@ def write_lms(rows: list[dict], fmt: str, path: Path, manual: dict[str, dict[str
     """A gradebook import file for Canvas or Moodle from the grades' rows: one row per student,
     one column of autograded points per assignment and an empty column per written question (fill
     them before importing, or leave them empty: both LMSs skip empty cells). Rows that cannot be
-    imported are left out and returned (their ``_left`` says why): not graded, no id, the
-    placeholder id, or an id that two submissions of one assignment hold.
+    imported are left out and returned (their ``_left`` says why): not graded, no id, an id
+    that is neither an id nor a seed, the placeholder id, or an id that two submissions of one
+    assignment hold.
 
     - ``canvas``: Canvas's gradebook CSV, whose import needs four parts: Student name, ID or SIS
       User ID (one of the three), SIS Login ID, Section, then a column per assignment; a new column
@@ -963,7 +1212,7 @@ def write_lms(rows: list[dict], fmt: str, path: Path, manual: dict[str, dict[str
         grade_cols += [f"{a} autograded"] + [f"{a} {q} manual" for q in manual.get(a, {})]
     keep, left = [], []
     for r in rows:
-        why = "not graded" if r.get("total", "") == "" else "no student id" if not r.get("student") else r["id"] if r.get("id") else ""
+        why = "not graded" if r.get("total", "") == "" else r["id"] if r.get("id") else "no student id" if not r.get("student") else ""
         if why:
             left.append({**r, "_left": why})
         else:

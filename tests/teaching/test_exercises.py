@@ -611,3 +611,163 @@ def test_checking_a_written_question_says_it_is_graded_by_hand():
 
     out = repr(exercises.FormChecks(Otter(), ["q1", "q2", "q3", "q4"]).check("q5"))
     assert "'q5' has no check" in out and "graded by hand" in out and "rubric" in out and "q1, q2, q3, q4" in out, out
+
+
+@pytest.mark.parametrize(
+    "cell, want",
+    [
+        ('STUDENT_ID: str = "ann@uni.edu"', "ann@uni.edu"),
+        ('STUDENT_ID = ("par@uni.edu")', "par@uni.edu"),
+        ('x = 1; STUDENT_ID = "semi@uni.edu"', "semi@uni.edu"),
+        ("STUDENT_ID = 2**40", 2**40),
+        ("STUDENT_ID = -5", -5),
+        ('%time STUDENT_ID = "t@uni.edu"', "t@uni.edu"),
+        ("STUDENT_ID = input()", None),
+        ("a, STUDENT_ID = 1, 2", None),
+    ],
+)
+def test_the_id_cell_is_read_with_ast(tmp_path, cell, want):
+    """The id cell was read with a regular expression: an annotated, parenthesised or second
+    statement gave '' (a false "not ''" note) and 2**40 gave 2. A value that is not a constant is
+    said to be unread, never guessed."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# a"), nbformat.v4.new_code_cell(cell)])
+    p = tmp_path / "a.ipynb"
+    nbformat.write(nb, str(p))
+    value, times = grading._student_value(p)
+    assert times == 1
+    if want is None:
+        assert isinstance(value, grading._Unread) and "cell 2 sets it to" in value.why, value
+    else:
+        assert value == want and type(value) is type(want), value
+
+
+def _with_id(nb_path: Path, cell: str, out: Path, outputs=None) -> Path:
+    nb = nbformat.read(str(nb_path), as_version=4)
+    idc = next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith("STUDENT_ID"))
+    idc.source = cell
+    if outputs is not None:
+        sheet = next(c for c in nb.cells if c.cell_type == "code" and "your seed:" in c.source)
+        sheet.outputs = [nbformat.v4.new_output("stream", name="stdout", text=outputs)]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(out))
+    return out
+
+
+def test_ids_are_normalised_and_unusable_ids_are_errors(built, tmp_path):
+    """An id with spaces around it got its trimmed id's seed but escaped the duplicate check and
+    was exported raw; "   ", 2**40, -5, True, 3.0 and "" were graded 0 with no error (or "no
+    STUDENT_ID was set") and 2**40, -5 were exported to Moodle. An id is trimmed everywhere; an
+    unusable one is an error naming it and what is allowed, and is left out of the LMS files."""
+    name = NAMES[-1]
+    sol = SAMPLES / name / "solution.ipynb"
+    sub = tmp_path / "subs"
+    _with_id(sol, 'STUDENT_ID = "alice@uni.edu"', sub / "alice.ipynb")
+    _with_id(sol, 'STUDENT_ID = "alice@uni.edu "', sub / "alice2.ipynb")
+    _with_id(sol, 'STUDENT_ID = "bob@uni.edu"', sub / "bob.ipynb")
+    bad = {"spaces": '"   "', "big": "2**40", "neg": "-5", "bool": "True", "float": "3.0", "empty": '""'}
+    for f, v in bad.items():
+        _with_id(sol, f"STUDENT_ID = {v}", sub / f"{f}.ipynb")
+    build_dir = next(iter(built.values())).parent
+    grading.grade(sub, build_dir, in_process=True, quiet=True, lms_format="moodle")
+    by = {Path(r["file"]).stem: r for r in csv.DictReader(open(sub / "grades.csv"))}
+    assert by["alice2"]["student"] == "alice@uni.edu" and by["alice2"]["seed"] == by["alice"]["seed"]
+    assert "duplicate id: alice.ipynb" in by["alice2"]["id"] and "duplicate id: alice2.ipynb" in by["alice"]["id"]
+    for f in bad:
+        err = by[f]["error"]
+        assert err.startswith("STUDENT_ID ") and "is not a valid id or seed (allowed: a non-empty id" in err and "2**32-1" in err, (f, err)
+        assert "no STUDENT_ID was set" not in err and "not a valid id or seed" in by[f]["id"], (f, by[f])
+        assert by[f]["seed"] == "", by[f]
+    moodle = [r[0] for r in csv.reader(open(sub / "grades-moodle.csv"))][1:]
+    assert moodle == ["bob@uni.edu"], moodle
+
+
+def test_a_saved_output_of_another_seed_is_flagged(built, tmp_path):
+    """A notebook run as one id, then given another id without being run again, was graded with
+    nothing said: its saved "your seed:" output shows another seed than the one graded."""
+    name = NAMES[-1]
+    sol = SAMPLES / name / "solution.ipynb"
+    sub = tmp_path / "subs"
+    _with_id(sol, 'STUDENT_ID = "faye@uni.edu"', sub / "edited.ipynb", outputs=f"your seed: {exercises.seed_of('other@uni.edu')}\n")
+    _with_id(sol, 'STUDENT_ID = "gil@uni.edu"', sub / "run.ipynb", outputs=f"your seed: {exercises.seed_of('gil@uni.edu')}\n")
+    build_dir = next(iter(built.values())).parent
+    grading.grade(sub, build_dir, in_process=True, quiet=True)
+    by = {Path(r["file"]).stem: r for r in csv.DictReader(open(sub / "grades.csv"))}
+    want = f"its saved output shows 'your seed: {exercises.seed_of('other@uni.edu')}', not the seed graded ({exercises.seed_of('faye@uni.edu')})"
+    assert want in by["edited"]["error"], by["edited"]
+    assert by["run"]["error"] == ""
+
+
+def test_zips_and_other_files_get_rows(built, tmp_path):
+    """Only *.ipynb got a row: the zip grader.export() writes (which students are told to submit)
+    and any other file were left out in silence. A zip's notebook is graded; a zip with none or
+    several, and any other file, is a row saying why it was not graded."""
+    import zipfile
+
+    name = NAMES[-1]
+    sol = (SAMPLES / name / "solution.ipynb").read_bytes()
+    sub = tmp_path / "subs"
+    (sub / "bob").mkdir(parents=True)
+    with zipfile.ZipFile(sub / "bob" / f"{name}_2026_01_01T00_00_00_000000.zip", "w") as zf:
+        zf.writestr(f"{name}.ipynb", sol)
+        zf.writestr(".OTTER_LOG", b"\x00log")
+        zf.writestr("__zip_filename__", "x.zip")
+    with zipfile.ZipFile(sub / "none.zip", "w") as zf:
+        zf.writestr("notes.txt", "hello")
+    with zipfile.ZipFile(sub / "two.zip", "w") as zf:
+        zf.writestr("a.ipynb", sol)
+        zf.writestr("b/b.ipynb", sol)
+    (sub / "notes\x1b[31m.txt").write_text("hello")
+    (sub / "broken.zip").write_bytes(b"PK\x03\x04 not really")
+    (sub / ".DS_Store").write_bytes(b"\x00")
+    build_dir = next(iter(built.values())).parent
+    grading.grade(sub, build_dir, in_process=True, quiet=True)
+    grading.grade(sub, build_dir, in_process=True, quiet=True)  # again: its own grades.csv is not a submission
+    by = {r["file"]: r for r in csv.DictReader(open(sub / "grades.csv"))}
+    assert set(by) == {f"bob/{name}_2026_01_01T00_00_00_000000.zip", "none.zip", "two.zip", "notes?[31m.txt", "broken.zip"}, set(by)
+    graded = by[f"bob/{name}_2026_01_01T00_00_00_000000.zip"]
+    assert graded["error"] == "" and float(graded["total"]) == float(graded["max"]) > 0 and graded["assignment"] == name
+    assert "the zip holds no notebook (.ipynb)" in by["none.zip"]["error"] and by["none.zip"]["total"] == ""
+    assert "the zip holds 2 notebooks (a.ipynb, b/b.ipynb)" in by["two.zip"]["error"]
+    assert "not a readable zip" in by["broken.zip"]["error"] or "is not a notebook" in by["broken.zip"]["error"]
+    assert "is not a notebook (.ipynb) or a zip holding one" in by["notes?[31m.txt"]["error"] and "\x1b" not in by["notes?[31m.txt"]["error"]
+
+
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("[1, 2, 3]", "its JSON is a list, not a notebook"),
+        ('{"cells": "nope", "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', 'its "cells" is a string, not a list of cells'),
+        ('{"cells": [1], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "its cell 1 is a number, not a cell"),
+    ],
+)
+def test_a_notebook_of_the_wrong_shape_is_named_plainly(tmp_path, text, want):
+    """A notebook whose JSON is a list was reported as "'list' object has no attribute 'get'"."""
+    p = tmp_path / "a.ipynb"
+    p.write_text(text)
+    with pytest.raises(ValueError) as e:
+        grading.assignment_of(p)
+    assert want in str(e.value) and "attribute" not in str(e.value), str(e.value)
+
+
+def test_an_answer_that_exits_when_read_is_an_unreadable_answer():
+    """An answer whose __float__ raised SystemExit(3) ended the grading process after the last cell
+    ("exited with code 3"): it is an answer that cannot be read as a number, and the others count."""
+    import numpy as np
+    import xarray as xr
+
+    from pagesim.teaching.grade_child import _encode_any, encode
+
+    class Exits:
+        def __float__(self):
+            raise SystemExit(3)
+
+    assert encode(Exits()) == {"t": "object", "type": "Exits"}
+    assert encode(np.array(5)) == {"t": "int", "v": "5"} and encode(xr.DataArray(7)) == {"t": "int", "v": "7"}
+    assert encode(np.array([5]))["t"] == "object" and encode(np.array(2.5)) == {"t": "number", "v": "2.5"}
+
+    class Odd:
+        @property
+        def __class__(self):
+            raise SystemExit(4)
+
+    assert _encode_any(Odd())["t"] == "object"

@@ -75,6 +75,11 @@ def batch(build, tmp_path_factory):
     _hostile(sub / "killparent.ipynb", "import os\nos.kill(os.getppid(), 9)")
     _hostile(sub / "exit3.ipynb", "import os\nos._exit(3)")
     _hostile(sub / "swap.ipynb", 'globals()["STUDENT_ID"] = "friend@example.edu"')
+    _hostile(sub / "exit0.ipynb", "import os\nos._exit(0)")
+    _hostile(sub / "pip.ipynb", f"%pip --log {base / 'piplog.txt'} --version")
+    exits = nbformat.read(str(SOLUTION), as_version=4)
+    exits.cells.append(nbformat.v4.new_code_cell("class Exits:\n    def __float__(self):\n        raise SystemExit(3)\n\nq1_leaf_2m = Exits()"))
+    nbformat.write(exits, str(sub / "floatexit.ipynb"))
     fifo = nbformat.read(str(SOLUTION), as_version=4)
     fifo.cells.append(nbformat.v4.new_code_cell("import os, sys\nfor p in sys.argv[1:3]:\n    os.remove(p)\n    os.mkfifo(p)"))
     nbformat.write(fifo, str(sub / "fifo.ipynb"))
@@ -89,13 +94,13 @@ def batch(build, tmp_path_factory):
         "    json.dump({'cwd': os.getcwd(), 'files': [os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs], 'env': dict(os.environ)}, fh)",
     )
     r, rows = _grade_cli(sub, build, base / "tmp", "--timeout", "300")
-    return {"run": r, "rows": rows, "probe": json.loads(probe.read_text()) if probe.exists() else None, "tmp": base / "tmp", "build": build}
+    return {"run": r, "rows": rows, "probe": json.loads(probe.read_text()) if probe.exists() else None, "tmp": base / "tmp", "build": build, "base": base}
 
 
 def test_the_batch_survives_and_the_csv_is_complete(batch):
     r, rows = batch["run"], batch["rows"]
     assert r.returncode == 0, r.stderr[-2000:]
-    assert set(rows) == {"solution", "system", "killparent", "exit3", "probe", "swap", "unset", "fifo"}
+    assert set(rows) == {"solution", "system", "killparent", "exit3", "probe", "swap", "unset", "fifo", "exit0", "pip", "floatexit"}
     assert rows["fifo"]["error"] == "the notebook removed the grader's progress file or put something that is not a file in its place", rows["fifo"]
     for k in ("solution", "system", "probe"):  # graded as usual, after and before the hostile ones
         assert rows[k]["error"] == "" and float(rows[k]["total"]) == float(rows[k]["max"]) == 6, rows[k]
@@ -124,6 +129,30 @@ def test_os_exit_is_one_line(batch):
     assert row["error"] == f"the notebook's process exited with code 3 in cell 4 of {CELLS}"
     assert f"exit3.ipynb: NOT GRADED: {row['error']}" in batch["run"].stderr.splitlines()
     assert "Traceback" not in batch["run"].stderr
+
+
+def test_os_exit_0_is_not_called_an_exit_code_alone(batch):
+    """os._exit(0) was reported as "exited with code 0", which reads like success."""
+    row = batch["rows"]["exit0"]
+    assert row["error"] == (
+        f"the notebook's process ended in cell 4 of {CELLS} before its answers were written (exit code 0: a cell ended it, as os._exit(0) does)"
+    ), row
+    assert "ends its own process: os._exit (cell 4)" in row["flags"]
+
+
+def test_pip_does_not_run_while_grading(batch):
+    """A %pip cell ran the grader's own pip during grading, unflagged: it is flagged and does nothing."""
+    row = batch["rows"]["pip"]
+    assert "installs packages (not run while graded): %pip (cell 4)" in row["flags"], row
+    assert row["error"] == "" and float(row["total"]) == 6, row
+    assert not (batch["base"] / "piplog.txt").exists(), "pip ran while the notebook was graded"
+
+
+def test_an_answer_that_exits_when_read_costs_only_that_answer(batch):
+    """An answer whose __float__ raised SystemExit(3) ended the notebook's process after its last
+    cell ("exited with code 3"): the answer is unreadable, the others are graded."""
+    row = batch["rows"]["floatexit"]
+    assert row["error"] == "" and float(row["total"]) == 5 and float(row["q1"]) == 1, row
 
 
 def test_the_tests_are_not_where_the_notebook_runs(batch):
@@ -194,6 +223,15 @@ def _nb(tmp_path, *cells) -> Path:
         ("import os\nos.chdir('x')", "os.chdir (cell 3)"),
         ("import os\nos.kill(os.getppid(), 9)", "signals processes or leaves its process group: os.kill (cell 3)"),
         ("eval('1 + 1')", "runs code built at run time: eval (cell 3)"),
+        ("%pip install requests", "installs packages (not run while graded): %pip (cell 3)"),
+        ("%%pip\ninstall requests", "installs packages (not run while graded): %%pip (cell 3)"),
+        ("%conda install numpy", "%conda (cell 3)"),
+        ("%mamba install numpy", "%mamba (cell 3)"),
+        ('get_ipython().run_line_magic("pip", "install x")', "installs packages (not run while graded): %pip (cell 3)"),
+        ("import pip\npip.main(['install', 'x'])", "installs packages (not run while graded): import pip (cell 3), pip.main (cell 3)"),
+        ("import os\nos._exit(0)", "ends its own process: os._exit (cell 3)"),
+        ("from os import abort\nabort()", "ends its own process: os.abort (cell 3)"),
+        ("import multiprocessing\nmultiprocessing.Process(target=print).start()", "runs shell commands or programs: import multiprocessing (cell 3)"),
         ("__import__('os')", "__import__ (cell 3)"),
     ],
 )
