@@ -388,11 +388,13 @@ def _cache_dir():
 def cmd_exercises(args) -> int:
     """Instructor's commands (exercises/README.md): build with otter assign, grade with otter's tests."""
     if args.ex_cmd == "build":
-        grading.build(args.out, masters_dir=args.masters, only=args.only or None, check=not args.no_check)
+        grading.build(args.out or grading.default_build(), masters_dir=args.masters, only=args.only or None, check=not args.no_check)
     elif args.ex_cmd == "grade":
-        grading.grade(args.submissions, args.build, out_csv=args.csv, in_process=args.in_process, timeout=args.timeout, lms_format=args.format)
+        build = args.build or grading.default_build()
+        grading.grade(args.submissions, build, out_csv=args.csv, in_process=args.in_process, timeout=args.timeout, lms_format=args.format)
     else:
-        for name, paths in grading.samples(args.build, args.out, only=args.only or None).items():
+        samples_out = args.out or grading.REPO / "exercises" / "samples"
+        for name, paths in grading.samples(args.build or grading.default_build(), samples_out, only=args.only or None).items():
             print(f"{name}: " + ", ".join(str(p) for p in paths))
     return 0
 
@@ -473,13 +475,13 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("exercises", help="instructor: build the assignments (otter assign), grade a folder of submissions")
     exsub = ex.add_subparsers(dest="ex_cmd", metavar="SUBCOMMAND", title="subcommands")
     eb = exsub.add_parser("build", help="student and autograder versions of every master in exercises/masters/")
-    eb.add_argument("--out", default="build/exercises", help="output folder (default build/exercises; not committed)")
+    eb.add_argument("--out", help="output folder (default: the checkout's build/exercises, wherever the command runs; not committed)")
     eb.add_argument("--masters", help="folder of master notebooks (default: exercises/masters/)")
     eb.add_argument("--no-check", action="store_true", help="skip running the solutions against their tests")
     eb.add_argument("only", nargs="*", help="assignments to build, e.g. 00 or 00_basics (default: all)")
     eg = exsub.add_parser("grade", help="grade every notebook in SUBMISSIONS_DIR into a CSV of scores per question")
     eg.add_argument("submissions", help="folder of submitted notebooks (searched recursively)")
-    eg.add_argument("--build", default="build/exercises", help="where 'pagesim exercises build' wrote (default build/exercises)")
+    eg.add_argument("--build", help="where 'pagesim exercises build' wrote (default: the checkout's build/exercises, wherever the command runs)")
     eg.add_argument("--csv", help="the CSV to write (default SUBMISSIONS_DIR/grades.csv)")
     eg.add_argument(
         "--timeout",
@@ -493,8 +495,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the gradebook import file of this LMS beside the CSV (NAME-canvas.csv, NAME-moodle.csv)",
     )
     es = exsub.add_parser("samples", help="write sample submissions (solution, blank, wrong) from a build")
-    es.add_argument("--build", default="build/exercises", help="where 'pagesim exercises build' wrote (default build/exercises)")
-    es.add_argument("--out", default="exercises/samples", help="output folder (default exercises/samples)")
+    es.add_argument("--build", help="where 'pagesim exercises build' wrote (default: the checkout's build/exercises, wherever the command runs)")
+    es.add_argument("--out", help="output folder (default: the checkout's exercises/samples)")
     es.add_argument("only", nargs="*", help="assignments (default: all built)")
     sub.add_parser("notebooks", help="execute every notebook with papermill and write the validation report (--quick, --out DIR)", add_help=False)
     return ap

@@ -155,6 +155,21 @@ def test_an_answer_that_exits_when_read_costs_only_that_answer(batch):
     assert row["error"] == "" and float(row["total"]) == 5 and float(row["q1"]) == 1, row
 
 
+def test_grade_finds_the_checkouts_build_from_any_folder(tmp_path, monkeypatch):
+    """`pagesim exercises grade` resolved its default --build against the current folder: run
+    elsewhere, it said the assignments were not built although they were."""
+    from pagesim.cli import main
+
+    seen = {}
+    monkeypatch.setattr(grading, "grade", lambda sub, build, **k: seen.update(build=Path(build)) or [])
+    monkeypatch.setattr(grading, "samples", lambda build, out, **k: seen.update(samples=(Path(build), Path(out))) or {})
+    monkeypatch.chdir(tmp_path)
+    assert main(["exercises", "grade", str(tmp_path)]) == 0
+    assert seen["build"] == REPO / "build" / "exercises"
+    assert main(["exercises", "samples"]) == 0
+    assert seen["samples"] == (REPO / "build" / "exercises", REPO / "exercises" / "samples")
+
+
 def test_the_tests_are_not_where_the_notebook_runs(batch):
     seen = batch["probe"]
     assert seen is not None, "the probe notebook did not run"
