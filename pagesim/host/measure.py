@@ -5,8 +5,8 @@ AnonHugePages the program reached.
 - **THP off**: the child is started with ``PR_SET_THP_DISABLE`` set (``prctl``), which it and its
   own children keep (across ``execve``): the kernel gives it no transparent huge page, whatever
   ``madvise`` it or its libraries call (numpy advises huge pages for large arrays).
-- The child is started with ``posix_spawn`` (in its own process group), so no Python runs in it
-  before the program: its page faults are the program's own.
+- The child is started with ``posix_spawn`` (in its own process group, its stdin /dev/null), so
+  no Python runs in it before the program: its page faults are the program's own.
 - **THP on**: glibc's ``glibc.malloc.hugetlb=1`` tunable (glibc 2.35+) in ``GLIBC_TUNABLES``, so
   malloc advises huge pages for the memory it maps; with the system's THP mode ``always`` every
   anonymous mapping may get them, with ``madvise`` only what is advised (by malloc or the program).
@@ -27,8 +27,10 @@ Ctrl-C stops the child (its whole process group: SIGINT, then SIGKILL after 2 s,
 second Ctrl-C) and reports the pairs completed so far; so do SIGTERM and SIGHUP (``timeout``, a
 closed terminal), which would otherwise end pagesim and leave the program running. What a run
 leaves running (a process the program started, in its group or not: a daemon) is stopped when the
-run ends, or on Ctrl-C, and the report names it; it is found by a mark in its environment, as the
-program runs with ``PAGESIM_TREE`` set to a random value.
+run ends, or on Ctrl-C, and the report names it; it is found in the program's process group, or by
+a mark in its environment, as the program runs with ``PAGESIM_TREE`` set to a random value. A
+process that both leaves the group (``setsid``) and clears or rewrites its environment cannot be
+found so, and is left running.
 """
 
 from __future__ import annotations
@@ -171,13 +173,15 @@ def _spawn(command: list, env: dict, thp: bool, output) -> int:
     child forked from Python and set up there would add its own page faults (several hundred) to
     the program's."""
     null = None
-    actions = []
+    # stdin from /dev/null: in a process group of its own the program is not the terminal's
+    # foreground, and a read from the terminal would stop it (SIGTTIN) for good
+    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)]
     if output is subprocess.DEVNULL:
         null = os.open(os.devnull, os.O_RDWR)
-        actions = [(os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)]
+        actions += [(os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)]
     elif output is not None:
         fd = output if isinstance(output, int) else output.fileno()
-        actions = [(os.POSIX_SPAWN_DUP2, fd, 1), (os.POSIX_SPAWN_DUP2, fd, 2)]
+        actions += [(os.POSIX_SPAWN_DUP2, fd, 1), (os.POSIX_SPAWN_DUP2, fd, 2)]
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, []) - {signal.SIGINT}
     libc = _libc()
     want = 0 if thp else 1  # THP on: cleared too, as pagesim may itself run with it set (inherited)
@@ -261,18 +265,25 @@ def run_once(command: list, thp: bool, poll: float = 0.02, output=subprocess.DEV
         if fd is not None:
             os.close(fd)
     seconds = time.perf_counter() - t0
-    left = _stop_marked(token)
+    left = _stop_marked(token, group=pid)
     return Run(thp, seconds, ru.ru_minflt, ru.ru_majflt, peak, os.waitstatus_to_exitcode(status), readings, tuple(left))
 
 
-def _stop_marked(token: str) -> list[str]:
+def _stop_marked(token: str, group: int | None = None) -> list[str]:
     """Stop the processes that carry the run's mark (what the program started, wherever it went),
-    again from the start when a Ctrl-C lands meanwhile; their names."""
+    and those left in the program's process group ``group`` (its pid, the program reaped: a process
+    that cleared its environment); their names. A Ctrl-C meanwhile starts it again and is raised
+    once they are stopped."""
+    interrupted = False
     while True:
         try:
-            return procs.stop(lambda now: procs.carrying(token, now))
+            left = procs.stop(lambda now: procs.carrying(token, now) + (procs.in_group(group, now) if group else []))
+            break
         except KeyboardInterrupt:
-            continue
+            interrupted = True
+    if interrupted:
+        raise KeyboardInterrupt
+    return left
 
 
 class _Deferred:

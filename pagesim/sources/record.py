@@ -23,7 +23,8 @@ processes it forks (``--child-silent-after-fork=yes``: a forked child, still und
 write its accesses into the same trace, interleaved). The recording ends when that process does,
 even if a child it forked runs on. Ctrl-C, SIGTERM, SIGHUP and ``limit`` stop the program and
 every process it started: those below it, and those that left the tree (a daemon, a ``(cmd &)``),
-found by a mark in their environment: the program runs with ``PAGESIM_TREE`` set to a random value.
+found by a mark in their environment: the program runs with ``PAGESIM_TREE`` set to a random value
+(a process that leaves the tree and clears or rewrites its environment is not found, and runs on).
 
 lackey runs the program on valgrind's JIT, perhaps 50-100 times slower than natively, and a
 compressed trace takes about 0.6-2.5 bytes per access (instruction fetches compress best, random

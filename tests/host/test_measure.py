@@ -1,6 +1,7 @@
 """pagesim measure: a real program with transparent huge pages off and on, on this machine."""
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -284,3 +285,60 @@ def test_ctrl_c_stops_what_the_program_detached_too():
         assert not _running(marker) and not _running(detached)
     finally:
         subprocess.run(["pkill", "-f", "^sleep 34\\.(1416|2718)$"])
+
+
+def test_ctrl_c_between_short_runs_is_not_lost():
+    """With runs of a few milliseconds most of the time is spent looking for what they left; a
+    Ctrl-C landing there was swallowed, and measure ran every pair and exited 0."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for delay in (1.5, 1.9, 2.3):
+        p = subprocess.Popen(
+            [sys.executable, "-m", "pagesim", "measure", "--repeat", "1000", "--", "true"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            preexec_fn=_interruptible,
+        )
+        time.sleep(delay)  # start-up, then short runs one after another
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 130 and "interrupted" in out + err, (delay, p.returncode, out, err)
+
+
+def test_what_is_left_in_the_program_s_group_without_the_mark_is_stopped_too():
+    marker = "35.1416"
+    try:
+        res = M.measure(["sh", "-c", f"env -i sleep {marker} &"], repeat=1)
+        assert all(r.left for r in res.runs) and not _running(marker), [r.left for r in res.runs]
+    finally:
+        subprocess.run(["pkill", "-f", "^sleep 35\\.1416$"])
+
+
+def test_the_program_reads_no_terminal():
+    """In a process group of its own the program is not the terminal's foreground: one that read
+    its stdin from the terminal was stopped (SIGTTIN) and measure waited for ever. Its stdin is
+    /dev/null, so ``cat`` ends at once. Run on a pseudo-terminal, as from a shell."""
+    import pty
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session of its own, the pty its terminal and it in the foreground
+        os.execve(sys.executable, [sys.executable, "-m", "pagesim", "measure", "--repeat", "1", "--", "cat"], env)
+    out, status, deadline = b"", None, time.time() + 60
+    try:
+        while status is None and time.time() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    out += os.read(fd, 4096)
+                except OSError:  # the other end closed
+                    pass
+            done, st = os.waitpid(pid, os.WNOHANG)
+            status = st if done else None
+    finally:
+        if status is None:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+    assert status is not None, f"measure never ended: {out.decode(errors='replace')}"
+    assert os.waitstatus_to_exitcode(status) == 0 and b"time off / on" in out, out
