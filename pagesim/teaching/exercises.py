@@ -72,7 +72,9 @@ class Question:
 
 
 SIG3 = ("sig", 3)  # graded to 3 significant figures
+SIG4 = ("sig", 4)  # graded to 4 significant figures
 DEC1 = ("dec", 1)  # graded to one decimal place
+DEC2 = ("dec", 2)  # graded to two decimal places
 
 
 def precision_text(precision, what: str = "it") -> str:
@@ -270,19 +272,21 @@ def _erat_reduction(ws, acc, seed) -> float:
 
 
 def q01_erat(rng):
-    ws = int(_pick(rng, (2, 4, 6, 8, 12, 16, 32))) << 20
+    # any whole MiB from 2 to 32: inside the 64 KB reach the reduction is set by the working set
+    # alone (a few cold misses), so each size is one answer and few students share one
+    ws = int(rng.integers(2, 33)) << 20
     seed, acc = _seed(rng), 20_000
     text = (
         f"Simulate {acc} random accesses over {format_size(ws)} on `power6` with 4 KB and with 64 KB pages "
         f'(`working_set="{format_size(ws)}", accesses={acc}, seed={seed}`) and give the reduction in data-ERAT '
         f"misses, in percent (`q4_reduction_pct` = 100 x (1 - misses 64K / misses 4K); "
-        f'`pagesim.model.costs.miss_count(ds, "D-ERAT")` counts them). {precision_text(DEC1)} Predict first: inside or beyond the 64 KB reach?'
+        f'`pagesim.model.costs.miss_count(ds, "D-ERAT")` counts them). {precision_text(DEC2)} Predict first: inside or beyond the 64 KB reach?'
     )
     return dict(
         params={"machine": "power6", "working_set": ws, "accesses": acc, "seed": seed},
         answers=lambda: {"q4_reduction_pct": _erat_reduction(ws, acc, seed)},
         text=text,
-        precision={"q4_reduction_pct": DEC1},
+        precision={"q4_reduction_pct": DEC2},
     )
 
 
@@ -425,7 +429,11 @@ def q03_traps(rng):
 def q03_share(rng):
     misses = int(rng.integers(10, 500)) * 1000
     per = int(_pick(rng, (50, 80, 100, 150, 200)))
-    other = int(rng.integers(20, 200)) * 1_000_000
+    # everything else takes 1 to 19 times the trap cycles (whole millions): %tim from 5% to 50%.
+    # Leaving the traps out of the total (traps x cycles / other) then overshoots by
+    # 100 p^2 / (1 - p) > 0.26 points, more than the 0.1 an answer may be off
+    trap_cycles = misses * per
+    other = int(rng.integers(-(-trap_cycles // 1_000_000), 19 * trap_cycles // 1_000_000 + 1)) * 1_000_000
     share = 100.0 * misses * per / (misses * per + other)
     text = (
         f"trapstat's %tim is the share of time spent in TLB-miss traps. A run takes {misses} dTLB-miss traps of "
@@ -451,7 +459,9 @@ def q04_faults(rng):
 
 
 def q04_random(rng):
-    touches = int(rng.integers(16, 1025))  # from few touches (each its own page, mostly) to four per page
+    # from half as many touches as pages to four per page: with at least 128 touches of 256 pages,
+    # some two touches share a page (every touch faulting is never the answer)
+    touches = int(rng.integers(128, 1025))
     seed = _seed(rng)
     size = 16 << 20
     text = (
@@ -533,10 +543,10 @@ def q05_freed(rng):
         f"A database of {db['processes']} processes ({format_size(db['buffer_pool'])} shared pool in 4 KB pages, "
         f"{format_size(db['shared_text'])} shared text, {format_size(db['private'])} private each) on a machine with "
         f"{format_size(ram)} of RAM: what share of RAM, in percent, "
-        f"does sharing the page tables free (`q3_freed_pct`, pool in 4 KB pages)? {precision_text(SIG3)} Predict before computing: "
+        f"does sharing the page tables free (`q3_freed_pct`, pool in 4 KB pages)? {precision_text(SIG4)} Predict before computing: "
         f"does it grow with the process count?"
     )
-    return dict(params={**db, "ram": ram}, answers={"q3_freed_pct": float(freed)}, text=text, precision={"q3_freed_pct": SIG3})
+    return dict(params={**db, "ram": ram}, answers={"q3_freed_pct": float(freed)}, text=text, precision={"q3_freed_pct": SIG4})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -676,7 +686,13 @@ WRONG = {
     "00": {"q2_reach_huge": ('p2["entries"] * m2.base_page', "misconception: reach = entries x base page, even for huge pages")},
     "01": {"q1_faults_4k": ('p1["size"] // 8', "misconception: one fault per access (every 8-byte store faults)")},
     "02": {"q1_reach_2m": ('p1["l2_4k_entries"] * 2 * 2**20', "misconception: 2 MB pages also fill the L2 TLB")},
-    "03": {"q2_reach_big": ('p2["entries"] * 8192', "misconception: reach = entries x base page, even for the 4M-programmed TLB")},
+    "03": {
+        "q2_reach_big": ('p2["entries"] * 8192', "misconception: reach = entries x base page, even for the 4M-programmed TLB"),
+        "q4_tim_pct": (
+            '100 * p4["traps"] * p4["cycles_per_trap"] / p4["other_cycles"]',
+            "misconception: %tim = trap cycles / other cycles (the traps left out of the total)",
+        ),
+    },
     "04": {"q2_faults": ('p2["touches"]', "misconception: faults counted per access (every touch faults)")},
     "05": {"q2_shared": ('q2_private // p2["processes"]', "misconception: sharing divides every table by the process count")},
 }
