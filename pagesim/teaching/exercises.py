@@ -23,6 +23,7 @@ import html
 import math
 import shutil
 import sys
+import unicodedata
 
 import numpy as np
 
@@ -52,6 +53,12 @@ def seed_of(student) -> int:
     s = student.strip()
     if not s:
         raise ValueError("student='' is empty: give your student id (e.g. STUDENT_ID = \"ada@example.edu\")")
+    hidden = [ch for ch in s if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
+    if hidden:
+        raise ValueError(
+            f"student={student!r} holds an invisible or control character (U+{ord(hidden[0]):04X}): an id is printable "
+            'characters only (e.g. STUDENT_ID = "ada@example.edu")'
+        )
     return int.from_bytes(hashlib.sha256(s.encode()).digest()[:4], "big")
 
 

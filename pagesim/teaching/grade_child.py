@@ -38,7 +38,7 @@ def encode(value) -> dict:
     if isinstance(value, str):
         return {"t": "str", "v": str(value)} if len(value) <= MAX_STR else {"t": "object", "type": "str (too long)"}
     if isinstance(value, (bytes, bytearray)):
-        return {"t": "bytes"}
+        return {"t": "bytes", "v": bytes(value[:MAX_STR]).hex()}
     try:
         if getattr(value, "ndim", 0) != 0:  # an array (of one element too): not a number
             return {"t": "object", "type": type(value).__name__[:100]}
@@ -49,8 +49,8 @@ def encode(value) -> dict:
         if isinstance(value, numbers.Integral):
             return {"t": "int", "v": str(int(value))}
         return {"t": "number", "v": repr(float(value))}
-    except BaseException:  # noqa: BLE001 - any object a student made (its __float__ may even raise SystemExit): not a number
-        return {"t": "object", "type": type(value).__name__[:100]}
+    except BaseException as e:  # noqa: BLE001 - any object a student made (its __float__ may even raise SystemExit): not a number
+        return {"t": "object", "type": type(value).__name__[:100], "why": type(e).__name__[:100]}
 
 
 def _encode_any(value) -> dict:

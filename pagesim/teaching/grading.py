@@ -231,7 +231,8 @@ def assignment_of(notebook, label=None) -> str:
 
 
 def student_of(notebook) -> str:
-    """The STUDENT_ID a notebook's code sets (its first assignment) as text, or '' when none."""
+    """The STUDENT_ID a notebook's code sets (its last assignment, the value it holds once the cells
+    have run in order) as text, or '' when none."""
 
     value, _ = _student_value(notebook)
     return "" if isinstance(value, _Unread) else str(value)
@@ -281,7 +282,8 @@ def _constant(node):
 
 
 def _student_value(notebook) -> tuple[object, int]:
-    """The STUDENT_ID a notebook's first assignment sets, as Python reads it (a quoted id is a str,
+    """The STUDENT_ID a notebook's last assignment sets (the value it holds once the cells have run
+    in order), as Python reads it (a quoted id is a str,
     a bare number an int seed, ``2**40`` its value), and how many assignments set it. The cells are
     read with ``ast`` (after IPython's magics are transformed): ``STUDENT_ID = ...``,
     ``STUDENT_ID: str = ...``, several statements on a line, parentheses, a constant expression.
@@ -325,7 +327,7 @@ def _student_value(notebook) -> tuple[object, int]:
                 found.append(_Unread(f"cell {i} sets it to {what}, not a constant"))
     if not found:
         return "", 0
-    return found[0], len(found)
+    return found[-1], len(found)
 
 
 def _targets(node) -> list:
@@ -401,10 +403,11 @@ def _names_read_by(tests) -> set[str]:
 
 
 class _Unreadable:
-    """An answer that was not a number, a bool, a str or None (float() of it fails, as it did)."""
+    """An answer that was not a number, a bool, a str or None (float() of it fails, as it did);
+    ``why``: what reading it raised, when it raised something."""
 
-    def __init__(self, kind: str):
-        self.kind = kind
+    def __init__(self, kind: str, why: str | None = None):
+        self.kind, self.why = kind, why
 
     def __repr__(self):
         return f"<a {self.kind} answer>"
@@ -422,15 +425,16 @@ def _decode(record):
             return v
         if t == "str" and isinstance(v, str):
             return v
-        if t == "bytes":
-            return b""
+        if t == "bytes" and isinstance(v, str):
+            return bytes.fromhex(v)
         if t == "int" and isinstance(v, str):
             return int(v)
         if t == "number" and isinstance(v, str):
             return float(v)
     except (ValueError, OverflowError):
         pass
-    return _Unreadable(str(record.get("type", t)) if isinstance(record, dict) else "malformed")
+    why = record.get("why") if isinstance(record, dict) else None
+    return _Unreadable(str(record.get("type", t)) if isinstance(record, dict) else "malformed", why if isinstance(why, str) else None)
 
 
 def _signal_name(n: int) -> str:
@@ -592,7 +596,9 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT, gra
         if code > 0:
             raise GradingError(f"the notebook's process exited with code {code} {where}")
         if not state["done"]:
-            raise GradingError(f"the notebook's process ended {where} before its answers were written (exit code 0: a cell ended it, as os._exit(0) does)")
+            raise GradingError(
+                f"the notebook's process ended {where} before its answers were written (exit code 0: a cell ended it, as os._exit(0) or posix._exit(0) does)"
+            )
         try:
             raw = _read_shared(answers, ANSWERS_LIMIT)
             if raw is None:
@@ -618,13 +624,16 @@ def grade_isolated(submission, autograder_notebook, timeout=DEFAULT_TIMEOUT, gra
 
 # What flags a submission (a static reading of its code cells; see scan).
 _SHELL_MODULES = {"subprocess", "pty", "pexpect", "ctypes", "commands", "sh", "plumbum", "multiprocessing", "pip", "conda", "mamba"}
-_SHELL_FUNCS = {"os.system", "os.popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.posix_spawnp", "os.startfile"}
-_SHELL_PREFIXES = ("os.exec", "os.spawn")
+_SHELL_FUNCS = {"os.system", "os.popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.posix_spawnp", "os.startfile", "concurrent.futures.ProcessPoolExecutor"}
+_SHELL_PREFIXES = ("os.exec", "os.spawn", "posix.exec", "posix.spawn")
 _SHELL_MAGICS = {"system", "sx", "bash", "sh", "script", "perl", "ruby", "python", "python2", "python3", "pypy", "run", "writefile"}
 _EXIT_FUNCS = {"os._exit", "os.abort"}
 _SIGNAL_FUNCS = {"os.kill", "os.killpg", "signal.pthread_kill", "signal.raise_signal", "os.setsid", "os.setpgid", "os.setpgrp"}
 _FILE_FUNCS = {"os.chdir", "os.fchdir", "os.chroot", "os.path.expanduser", "os.path.expandvars", "pathlib.Path.home", "pathlib.Path.cwd"}
 _DYNAMIC = {"eval", "exec", "compile", "__import__", "importlib", "builtins", "runpy"}
+# os's functions are posix's (nt's on Windows) under another name: `import posix; posix._exit(0)`
+for _funcs in (_SHELL_FUNCS, _EXIT_FUNCS, _SIGNAL_FUNCS, _FILE_FUNCS):
+    _funcs |= {f"{mod}.{f[3:]}" for f in list(_funcs) if f.startswith("os.") and not f.startswith("os.path.") for mod in ("posix", "nt")}
 
 
 def _outside_path(s: str) -> bool:
@@ -1064,7 +1073,7 @@ def _grade_files(sub, files, unzipped, build_dir, out_path, in_process, quiet, t
                 continue
             # The id whose questions were graded is the one the tests saw at run time; the CSV
             # shows that one, and says so when the notebook's STUDENT_ID cell reads otherwise.
-            row["error"] = "; ".join(_id_notes(row, graded, written, times, nb))
+            row["error"] = "; ".join(_id_notes(row, graded, written, times, nb) + _answer_notes(graded))
             if row["error"]:
                 say(_clean(f"{row['file']}: CHECK: {row['error']}"), file=sys.stderr)
             for q, (s, _) in scores.items():
@@ -1087,7 +1096,7 @@ def _grade_files(sub, files, unzipped, build_dir, out_path, in_process, quiet, t
     return out.rows
 
 
-ALLOWED_IDS = 'allowed: a non-empty id such as "ada@example.edu", or an int seed 0 .. 2**32-1'
+ALLOWED_IDS = 'allowed: a non-empty id of printable characters such as "ada@example.edu", or an int seed 0 .. 2**32-1'
 
 
 def _id_text(value) -> str:
@@ -1098,6 +1107,16 @@ def _id_text(value) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return ""
+
+
+def _answer_notes(graded: dict) -> list[str]:
+    """One note per answer that reading as a number raised an exception in (its ``__float__``
+    raised SystemExit, say): it scores 0, and the row says which answer and why."""
+    return [
+        f"answer {name} (a {_clean(v.kind)[:40]}) could not be read as a number: reading it raised {_clean(v.why)[:40]}; it scores 0"
+        for name, v in sorted(graded.items())
+        if name != "STUDENT_ID" and isinstance(v, _Unreadable) and v.why
+    ]
 
 
 def _id_notes(row: dict, graded: dict, written, times: int, nb: Path) -> list[str]:

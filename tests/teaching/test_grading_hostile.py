@@ -135,7 +135,8 @@ def test_os_exit_0_is_not_called_an_exit_code_alone(batch):
     """os._exit(0) was reported as "exited with code 0", which reads like success."""
     row = batch["rows"]["exit0"]
     assert row["error"] == (
-        f"the notebook's process ended in cell 4 of {CELLS} before its answers were written (exit code 0: a cell ended it, as os._exit(0) does)"
+        f"the notebook's process ended in cell 4 of {CELLS} before its answers were written "
+        "(exit code 0: a cell ended it, as os._exit(0) or posix._exit(0) does)"
     ), row
     assert "ends its own process: os._exit (cell 4)" in row["flags"]
 
@@ -152,7 +153,9 @@ def test_an_answer_that_exits_when_read_costs_only_that_answer(batch):
     """An answer whose __float__ raised SystemExit(3) ended the notebook's process after its last
     cell ("exited with code 3"): the answer is unreadable, the others are graded."""
     row = batch["rows"]["floatexit"]
-    assert row["error"] == "" and float(row["total"]) == 5 and float(row["q1"]) == 1, row
+    assert float(row["total"]) == 5 and float(row["q1"]) == 1, row
+    # once scored 0 with nothing in the error column
+    assert row["error"] == "answer q1_leaf_2m (a Exits) could not be read as a number: reading it raised SystemExit; it scores 0", row
 
 
 def test_grade_finds_the_checkouts_build_from_any_folder(tmp_path, monkeypatch):
@@ -246,6 +249,13 @@ def _nb(tmp_path, *cells) -> Path:
         ("import pip\npip.main(['install', 'x'])", "installs packages (not run while graded): import pip (cell 3), pip.main (cell 3)"),
         ("import os\nos._exit(0)", "ends its own process: os._exit (cell 3)"),
         ("from os import abort\nabort()", "ends its own process: os.abort (cell 3)"),
+        ("import posix\nposix._exit(0)", "ends its own process: posix._exit (cell 3)"),
+        ("from posix import system\nsystem('ls')", "runs shell commands or programs: posix.system (cell 3)"),
+        (
+            "from concurrent.futures import ProcessPoolExecutor\nProcessPoolExecutor().submit(print)",
+            "runs shell commands or programs: concurrent.futures.ProcessPoolExecutor (cell 3)",
+        ),
+        ("import concurrent.futures as cf\ncf.ProcessPoolExecutor()", "runs shell commands or programs: concurrent.futures.ProcessPoolExecutor (cell 3)"),
         ("import multiprocessing\nmultiprocessing.Process(target=print).start()", "runs shell commands or programs: import multiprocessing (cell 3)"),
         ("__import__('os')", "__import__ (cell 3)"),
     ],
