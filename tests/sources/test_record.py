@@ -411,15 +411,18 @@ def test_ctrl_c_stops_what_the_program_forked(tmp_path):
 
 
 @needs_valgrind
-def test_limit_stops_what_the_program_forked(tmp_path):
-    """--limit stopped valgrind's own process and left a child the program had forked running."""
+@pytest.mark.parametrize("shape", ["sleep {} & ", "(sleep {} &); "], ids=["forked", "left-the-tree"])
+def test_limit_stops_what_the_program_started(tmp_path, shape):
+    """--limit stopped valgrind's own process and left a child the program had forked running, or
+    one that had left the tree (a ``(cmd &)`` whose parent ended)."""
     marker = "603.1415"
     try:
-        rec = R.record(["sh", "-c", f"sleep {marker} & while :; do :; done"], out=tmp_path / "t.txt", limit=3_000_000, program_output=subprocess.DEVNULL)
+        program = ["sh", "-c", shape.format(marker) + "while :; do :; done"]
+        rec = R.record(program, out=tmp_path / "t.txt", limit=3_000_000, program_output=subprocess.DEVNULL)
         assert rec.truncated and rec.accesses == 3_000_000
-        assert _alive(marker) == []
+        assert _alive(f"sleep\0{marker}") == []
     finally:
-        for pid in _alive(marker):
+        for pid in _alive(f"sleep\0{marker}"):
             os.kill(pid, 9)
 
 
@@ -455,14 +458,3 @@ def test_ctrl_c_stops_what_left_the_program_s_tree(tmp_path):
         for m in (marker, detached, program):
             for pid in _alive(f"sleep\0{m}"):
                 os.kill(pid, 9)
-
-
-@needs_valgrind
-def test_limit_stops_what_left_the_program_s_tree(tmp_path):
-    marker = "614.2718"
-    try:
-        rec = R.record(["sh", "-c", f"(sleep {marker} &); while :; do :; done"], out=tmp_path / "t.txt", limit=3_000_000, program_output=subprocess.DEVNULL)
-        assert rec.truncated and _alive(f"sleep\0{marker}") == []
-    finally:
-        for pid in _alive(f"sleep\0{marker}"):
-            os.kill(pid, 9)
