@@ -6,7 +6,9 @@ AnonHugePages the program reached.
   own children keep (across ``execve``): the kernel gives it no transparent huge page, whatever
   ``madvise`` it or its libraries call (numpy advises huge pages for large arrays).
 - The child is started with ``posix_spawn`` (in its own process group, its stdin /dev/null), so
-  no Python runs in it before the program: its page faults are the program's own.
+  no Python runs in it before the program: its page faults are the program's own. Not being the
+  terminal's foreground, a program that opens the terminal itself (``/dev/tty``) to read from it is
+  stopped there by the kernel (SIGTTIN) until Ctrl-C: measure a program that needs no terminal.
 - **THP on**: glibc's ``glibc.malloc.hugetlb=1`` tunable (glibc 2.35+) in ``GLIBC_TUNABLES``, so
   malloc advises huge pages for the memory it maps; with the system's THP mode ``always`` every
   anonymous mapping may get them, with ``madvise`` only what is advised (by malloc or the program).
