@@ -437,7 +437,7 @@ def _misconceived(key, sheet, pagesim) -> dict:
 
 @pytest.mark.parametrize("key", sorted(exercises.ASSIGNMENTS))
 def test_misconceptions_never_score(key):
-    """Over 1,000 ids (and the ids an outside tester found), no misconception's answer scores: once
+    """Over 1,000 ids (and three ids where it once scored), no misconception's answer scores: once
     03 q4's traps x cycles / other scored for 4.9% of ids (%tim as low as 0.25%), 05 q3's shared =
     private // processes for 1.8% (3 significant figures) and 04 q2's "every touch faults" for
     0.4% (18 touches on 18 pages)."""
