@@ -1,1 +1,2 @@
-"""Layer 0: sizes and their units, argument checks and warnings, atomic file writes, progress bars, the version. Imports nothing of pagesim."""
+"""Layer 0: sizes and their units, argument checks and warnings, atomic file writes, progress bars,
+the version, the processes a command started. Imports nothing of pagesim."""
