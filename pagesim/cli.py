@@ -393,8 +393,7 @@ def cmd_exercises(args) -> int:
         build = args.build or grading.default_build()
         grading.grade(args.submissions, build, out_csv=args.csv, in_process=args.in_process, timeout=args.timeout, lms_format=args.format)
     else:
-        samples_out = args.out or grading.REPO / "exercises" / "samples"
-        for name, paths in grading.samples(args.build or grading.default_build(), samples_out, only=args.only or None).items():
+        for name, paths in grading.samples(args.build or grading.default_build(), args.out or grading.SAMPLES, only=args.only or None).items():
             print(f"{name}: " + ", ".join(str(p) for p in paths))
     return 0
 

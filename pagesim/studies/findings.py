@@ -485,7 +485,7 @@ class Findings:
             raise ValueError(f"{id}: say why the model disagrees")
         return self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), "contradicted", why), **meta)
 
-    # -- a computed condition instead of ==, and a shorter name for shown ----------------------------------
+    # -- a computed condition instead of ==, and what is only shown --------------------------------------
     def check(self, id: str, finding: str, source: str, document, simulation, holds: bool, kind: str = "exact", why: str = "", **meta) -> bool:  # noqa: A002
         """For an exact count whose agreement is not ``document == simulation`` (a dict of counts, a
         condition over several rows): kind 'exact' -> exact/contradicted as ``holds`` says;
@@ -513,10 +513,6 @@ class Findings:
         if not why:
             raise ValueError(f"{id}: say what the figure shows")
         return self._add(Finding(id, finding, source, _fmt(document), _fmt(simulation), "shown", why), **meta)
-
-    def note(self, id: str, finding: str, source: str, document, simulation, why: str, **meta) -> Finding:  # noqa: A002
-        """:meth:`shown`."""
-        return self.shown(id, finding, source, document, simulation, why, **meta)
 
     # -- sensitivity ------------------------------------------------------------------------------
     def get(self, id: str) -> Finding:  # noqa: A002

@@ -66,6 +66,7 @@ from .grade_child import PACKAGE_MAGICS, encode
 
 REPO = Path(__file__).resolve().parents[2]
 MASTERS = REPO / "exercises" / "masters"
+SAMPLES = REPO / "exercises" / "samples"  # where `pagesim exercises samples` writes by default
 ASSIGNMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # an assignment's folder in the build, never a path
 STUDENT_ID_RE = re.compile(r"""^STUDENT_ID\s*=\s*(?P<v>"[^"\n]*"|'[^'\n]*'|\d+)""", re.M)
 
